@@ -1,0 +1,116 @@
+package server
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Defaults match the reference nats-server so operators can carry settings over.
+const (
+	DefaultHost           = "0.0.0.0"
+	DefaultPort           = 4222
+	DefaultHTTPPort       = 8222
+	DefaultMaxPayload     = 1 << 20 // 1 MiB
+	DefaultMaxControlLine = 4096
+	DefaultMaxConnections = 64 * 1024
+	DefaultMaxPending     = 64 << 20 // 64 MiB
+	DefaultPingInterval   = 2 * time.Minute
+	DefaultMaxPingsOut    = 2
+	DefaultWriteDeadline  = 10 * time.Second
+	DefaultStoreDir       = "./data"
+)
+
+// Options configures a Server. The zero value of a field means "use the
+// default" except where a field documents otherwise; call WithDefaults to see
+// the effective values.
+type Options struct {
+	Host string // listen address for clients
+	// Port for clients. 0 picks a free port (see Server.Addr); the binary
+	// passes 4222 by default.
+	Port int
+	// HTTPPort serves monitoring (/healthz, /varz). 0 disables it, -1 picks
+	// a free port (see Server.HTTPAddr).
+	HTTPPort int
+
+	ServerName string // defaults to the generated server id
+	StoreDir   string // where persistent streams live
+
+	MaxPayload       int           // largest PUB/HPUB body in bytes
+	MaxControlLine   int           // longest protocol line in bytes
+	MaxConnections   int           // concurrent client connections
+	MaxSubscriptions int           // per connection; 0 means unlimited
+	MaxPending       int64         // outbound bytes queued per connection before it is a slow consumer
+	PingInterval     time.Duration // between server PINGs
+	MaxPingsOut      int           // unanswered PINGs before the connection is stale
+	WriteDeadline    time.Duration // a socket write taking longer marks a slow consumer
+
+	// FirstPingDelay caps the delay before the first PING after CONNECT; the
+	// reference sends its first PING about 2 s in, whatever PingInterval is.
+	FirstPingDelay time.Duration
+
+	Logger *slog.Logger // nil discards logs
+}
+
+// WithDefaults returns a copy of o with every unset field at its default.
+func (o Options) WithDefaults() Options {
+	if o.Host == "" {
+		o.Host = DefaultHost
+	}
+	if o.StoreDir == "" {
+		o.StoreDir = DefaultStoreDir
+	}
+	if o.MaxPayload == 0 {
+		o.MaxPayload = DefaultMaxPayload
+	}
+	if o.MaxControlLine == 0 {
+		o.MaxControlLine = DefaultMaxControlLine
+	}
+	if o.MaxConnections == 0 {
+		o.MaxConnections = DefaultMaxConnections
+	}
+	if o.MaxPending == 0 {
+		o.MaxPending = DefaultMaxPending
+	}
+	if o.PingInterval == 0 {
+		o.PingInterval = DefaultPingInterval
+	}
+	if o.MaxPingsOut == 0 {
+		o.MaxPingsOut = DefaultMaxPingsOut
+	}
+	if o.WriteDeadline == 0 {
+		o.WriteDeadline = DefaultWriteDeadline
+	}
+	if o.FirstPingDelay == 0 {
+		o.FirstPingDelay = 2 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// validate reports the first option that cannot work, naming it.
+func (o Options) validate() error {
+	switch {
+	case o.Port < 0 || o.Port > 65535:
+		return fmt.Errorf("server: port %d out of range 0..65535", o.Port)
+	case o.HTTPPort < -1 || o.HTTPPort > 65535:
+		return fmt.Errorf("server: http port %d out of range -1..65535", o.HTTPPort)
+	case o.MaxPayload < 0:
+		return fmt.Errorf("server: max payload %d is negative", o.MaxPayload)
+	case o.MaxControlLine < 0:
+		return fmt.Errorf("server: max control line %d is negative", o.MaxControlLine)
+	case o.MaxConnections < 0:
+		return fmt.Errorf("server: max connections %d is negative", o.MaxConnections)
+	case o.MaxSubscriptions < 0:
+		return fmt.Errorf("server: max subscriptions %d is negative", o.MaxSubscriptions)
+	case o.MaxPending < 0:
+		return fmt.Errorf("server: max pending %d is negative", o.MaxPending)
+	case o.PingInterval < 0 || o.WriteDeadline < 0 || o.FirstPingDelay < 0:
+		return fmt.Errorf("server: durations must not be negative")
+	case o.MaxPingsOut < 0:
+		return fmt.Errorf("server: max pings out %d is negative", o.MaxPingsOut)
+	}
+	return nil
+}
