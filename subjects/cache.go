@@ -1,0 +1,135 @@
+package subjects
+
+import "sync"
+
+// The match cache keeps recent Match results by subject, so that a hot
+// subject costs a hash and two map lookups instead of a trie walk and an
+// allocation.
+//
+// Sharding: a result is stored in one of cacheShards shards, picked by a
+// hash of the subject, each with its own lock. Publishers on different
+// subjects rarely touch the same lock, and publishers on the same subject
+// only share read locks.
+//
+// Exactness: results are computed and stored while the trie's read lock is
+// held, and Insert and Remove invalidate while holding its write lock, so no
+// result can be stored from a trie state older than the last change. A
+// change drops exactly the cached subjects its pattern matches: one map
+// lookup for a literal pattern (the common case of inbox churn), a scan of
+// every shard for a wildcard pattern. Nothing else is flushed.
+//
+// Bounds: each shard holds at most cacheShardSize results. When a shard is
+// full, storing evicts an arbitrary entry (the first the map iterator
+// yields, which Go randomises); that costs nothing to track and is good
+// enough for a working set that fits.
+const (
+	cacheShards    = 16 // a power of two
+	cacheShardSize = 256
+)
+
+type cache[T comparable] struct {
+	shards [cacheShards]cacheShard[T]
+}
+
+type cacheShard[T comparable] struct {
+	mu      sync.RWMutex          // guards results
+	results map[string]*Result[T] // created on first put
+	// Keep the next shard's lock off this shard's cache line, or shards
+	// would contend through false sharing.
+	_ [64]byte
+}
+
+func (c *cache[T]) shard(h uint64) *cacheShard[T] {
+	return &c.shards[h&(cacheShards-1)]
+}
+
+// getBytes looks up a subject in a network buffer; h is hashBytes(subject).
+// It does not allocate: the compiler indexes the map by the bytes in place.
+func (c *cache[T]) getBytes(h uint64, subject []byte) (*Result[T], bool) {
+	s := c.shard(h)
+	s.mu.RLock()
+	r, ok := s.results[string(subject)]
+	s.mu.RUnlock()
+	return r, ok
+}
+
+// get looks up a subject; h is hashString(subject).
+func (c *cache[T]) get(h uint64, subject string) (*Result[T], bool) {
+	s := c.shard(h)
+	s.mu.RLock()
+	r, ok := s.results[subject]
+	s.mu.RUnlock()
+	return r, ok
+}
+
+// put stores the result for subject; h is hashString(subject). The caller
+// holds the trie's read lock, and r is from that same lock hold.
+func (c *cache[T]) put(h uint64, subject string, r *Result[T]) {
+	s := c.shard(h)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.results == nil {
+		s.results = make(map[string]*Result[T], cacheShardSize)
+	}
+	if _, ok := s.results[subject]; !ok && len(s.results) >= cacheShardSize {
+		for k := range s.results {
+			delete(s.results, k)
+			break
+		}
+	}
+	s.results[subject] = r
+}
+
+// invalidate drops every cached subject that pattern matches. The caller
+// holds the trie's write lock, and pattern is valid.
+func (c *cache[T]) invalidate(pattern string) {
+	if isLiteral(pattern) {
+		// A literal pattern matches exactly the subject equal to it.
+		s := c.shard(hashString(pattern))
+		s.mu.Lock()
+		delete(s.results, pattern)
+		s.mu.Unlock()
+		return
+	}
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		for subject := range s.results {
+			if matches(pattern, subject) {
+				delete(s.results, subject)
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// FNV-1a, 64 bit. It needs no seed, so a zero Trie works, and it is cheap
+// for subject-sized inputs.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func hashBytes(b []byte) uint64 {
+	h := uint64(fnvOffset)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= fnvPrime
+	}
+	return fold(h)
+}
+
+func hashString(s string) uint64 {
+	h := uint64(fnvOffset)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime
+	}
+	return fold(h)
+}
+
+// fold mixes the high bits into the low ones, which pick the shard; FNV's
+// low bits depend mostly on the last few bytes.
+func fold(h uint64) uint64 {
+	return h ^ h>>32
+}
