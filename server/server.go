@@ -2,8 +2,20 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base32"
 	"errors"
+	"fmt"
+	"log/slog"
+	mathrand "math/rand/v2"
 	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bus-dev/bus/subjects"
 )
 
 // Version is the server version reported in INFO and /varz. Clients gate
@@ -13,7 +25,28 @@ const Version = "2.11.0"
 // Server is a NATS-protocol message server. Create it with New, run it with
 // Start and stop it with Shutdown.
 type Server struct {
-	opts Options
+	opts    Options
+	id      string
+	name    string
+	log     *slog.Logger
+	started time.Time
+	subs    *subjects.Trie[*subscription]
+	port    int // the client port actually bound, set by Start
+
+	mu       sync.Mutex // guards the fields below
+	ln       net.Listener
+	httpLn   net.Listener
+	httpSrv  *http.Server
+	conns    map[uint64]*conn
+	shutdown bool
+
+	nextID        atomic.Uint64
+	totalConns    atomic.Int64
+	slowConsumers atomic.Int64
+	// Traffic of connections that have closed; live ones count their own.
+	closedInMsgs, closedInBytes, closedOutMsgs, closedOutBytes atomic.Int64
+
+	wg sync.WaitGroup // every goroutine the server started
 }
 
 // New validates opts and returns a server that is not yet listening.
@@ -22,18 +55,210 @@ func New(opts Options) (*Server, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	return &Server{opts: opts}, nil
+	id, err := newServerID()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		opts:  opts,
+		id:    id,
+		name:  opts.ServerName,
+		log:   opts.Logger,
+		subs:  subjects.NewTrie[*subscription](),
+		conns: make(map[uint64]*conn),
+	}
+	if s.name == "" {
+		s.name = id
+	}
+	return s, nil
 }
 
-// Start opens the listeners and begins accepting clients.
-func (s *Server) Start() error { return errors.New("server: not implemented yet") }
+// newServerID makes an id shaped like the reference's: 'N' and 55
+// base32 characters.
+func newServerID() (string, error) {
+	var b [35]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("server: generate id: %w", err)
+	}
+	enc := base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:])
+	return "N" + enc[:55], nil
+}
 
-// Addr is the client listener's address once Start has returned.
-func (s *Server) Addr() net.Addr { return nil }
+// Start opens the client listener (and the monitoring one, if enabled)
+// and begins accepting connections. It returns once both are listening.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shutdown {
+		return ErrServerClosed
+	}
+	if s.ln != nil {
+		return errors.New("server: already started")
+	}
+	addr := net.JoinHostPort(s.opts.Host, strconv.Itoa(s.opts.Port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("server: listen on %s: %w", addr, err)
+	}
+	if s.opts.HTTPPort != 0 {
+		if err := s.startMonitoring(); err != nil {
+			_ = ln.Close()
+			return err
+		}
+	}
+	s.ln = ln
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
+		s.port = tcp.Port
+	}
+	s.started = time.Now()
+	s.wg.Add(1)
+	go s.acceptLoop(ln)
+	s.log.Info("listening for clients", "addr", ln.Addr().String(), "server_id", s.id, "version", Version)
+	return nil
+}
+
+// Addr is the client listener's address, or nil before Start.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
 
 // HTTPAddr is the monitoring listener's address, or nil when disabled.
-func (s *Server) HTTPAddr() net.Addr { return nil }
+func (s *Server) HTTPAddr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.httpLn == nil {
+		return nil
+	}
+	return s.httpLn.Addr()
+}
 
-// Shutdown stops accepting, flushes and closes every connection, and
-// returns when all goroutines are gone or ctx is done.
-func (s *Server) Shutdown(ctx context.Context) error { return nil }
+// ID is the server's unique id, as sent in INFO.
+func (s *Server) ID() string { return s.id }
+
+func (s *Server) acceptLoop(ln net.Listener) {
+	defer s.wg.Done()
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of file descriptors and the like: wait a little, retry.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			s.log.Warn("accept failed", "err", err, "retry_in", backoff)
+			time.Sleep(backoff)
+			continue
+		}
+		backoff = 0
+		s.accept(nc)
+	}
+}
+
+// accept registers a new connection, sends INFO and starts its reader and
+// writer goroutines.
+func (s *Server) accept(nc net.Conn) {
+	id := s.nextID.Add(1)
+	c := newConn(s, nc, id)
+	info := s.infoFor(c)
+	s.mu.Lock()
+	if s.shutdown {
+		s.mu.Unlock()
+		_ = nc.Close()
+		return
+	}
+	full := len(s.conns) >= s.opts.MaxConnections
+	if !full {
+		s.conns[id] = c
+	}
+	s.wg.Add(2)
+	s.mu.Unlock()
+	s.totalConns.Add(1)
+
+	c.out.appendControl(info)
+	if full {
+		c.out.appendControl("-ERR '" + errMaxConnections.text + "'\r\n")
+		c.closing.Store(true)
+		c.out.close()
+		go func() { defer s.wg.Done(); c.writeLoop() }()
+		s.wg.Done()
+		s.log.Warn("connection refused", "remote", nc.RemoteAddr().String(), "reason", errMaxConnections.text)
+		return
+	}
+	c.log.Info("client connected")
+	c.resetPingTimer(s.firstPingDelay())
+	c.out.signal()
+	go func() { defer s.wg.Done(); c.writeLoop() }()
+	go func() { defer s.wg.Done(); c.readLoop() }()
+}
+
+// firstPingDelay is the reference's short first keepalive: at most
+// FirstPingDelay, plus up to 20% jitter so connections don't ping in step.
+func (s *Server) firstPingDelay() time.Duration {
+	d := min(s.opts.PingInterval, s.opts.FirstPingDelay)
+	if j := int64(d / 5); j > 0 {
+		d += time.Duration(mathrand.Int64N(j))
+	}
+	return d
+}
+
+// removeConn forgets a closed connection, folding its traffic into the
+// server totals.
+func (s *Server) removeConn(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c.id)
+	s.mu.Unlock()
+	outMsgs, outBytes := c.out.counts()
+	s.closedInMsgs.Add(c.inMsgs.Load())
+	s.closedInBytes.Add(c.inBytes.Load())
+	s.closedOutMsgs.Add(outMsgs)
+	s.closedOutBytes.Add(outBytes)
+}
+
+// Shutdown stops accepting, lets every connection flush what is queued for
+// it and closes it, then waits for all goroutines. When ctx ends first,
+// the remaining sockets are closed at once and ctx's error is returned.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.shutdown {
+		s.mu.Unlock()
+		s.wg.Wait()
+		return nil
+	}
+	s.shutdown = true
+	ln, httpSrv := s.ln, s.httpSrv
+	conns := make([]*conn, 0, len(s.conns))
+	for _, c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+
+	if ln != nil {
+		_ = ln.Close()
+	}
+	if httpSrv != nil {
+		_ = httpSrv.Shutdown(ctx)
+	}
+	for _, c := range conns {
+		c.close("Server Shutdown", true)
+	}
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		s.log.Info("server stopped")
+		return nil
+	case <-ctx.Done():
+		for _, c := range conns {
+			_ = c.nc.Close()
+		}
+		<-done
+		return ctx.Err()
+	}
+}
+

@@ -1,0 +1,323 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Read buffer bounds: idle connections stay small, busy ones read in big
+// gulps so one syscall carries many ops.
+const (
+	minReadBuf = 512
+	maxReadBuf = 64 * 1024
+)
+
+// maxDeferredWakes bounds the list of writers a read wakes at its end;
+// past it, writers are woken at once.
+const maxDeferredWakes = 64
+
+// conn is one client connection. Its reader goroutine (readLoop) parses
+// and acts on ops; its writer goroutine (writeLoop) drains out. Other
+// connections' readers deliver messages into out.
+type conn struct {
+	srv   *Server
+	nc    net.Conn
+	id    uint64
+	ip    string
+	start time.Time
+	log   *slog.Logger
+	out   *outbound
+
+	// Owned by the reader goroutine.
+	parser  *parser
+	opts    connectOptions
+	wakes   []*conn // writers to wake once the current read is processed
+	scratch []byte  // for building status headers
+
+	inMsgs  atomic.Int64
+	inBytes atomic.Int64
+
+	mu        sync.Mutex               // guards the fields below; taken before the trie's lock
+	subs      map[string]*subscription // by sid; nil once closed
+	pingsOut  int
+	pingTimer *time.Timer
+	reason    string // why the connection closed
+
+	closing atomic.Bool
+}
+
+// connectOptions are what a client declared in CONNECT. Before CONNECT
+// the reference behaves as if verbose, pedantic and echo were on.
+type connectOptions struct {
+	Verbose      *bool  `json:"verbose"`
+	Pedantic     *bool  `json:"pedantic"`
+	Echo         *bool  `json:"echo"`
+	Headers      bool   `json:"headers"`
+	NoResponders bool   `json:"no_responders"`
+	Protocol     int    `json:"protocol"`
+	Name         string `json:"name"`
+	Lang         string `json:"lang"`
+	Version      string `json:"version"`
+
+	verbose, pedantic, echo bool
+}
+
+func newConn(s *Server, nc net.Conn, id uint64) *conn {
+	c := &conn{
+		srv:    s,
+		nc:     nc,
+		id:     id,
+		start:  time.Now(),
+		out:    newOutbound(s.opts.MaxPending),
+		parser: newParser(s.opts.MaxControlLine, s.opts.MaxPayload),
+		subs:   make(map[string]*subscription),
+	}
+	c.opts.verbose, c.opts.pedantic, c.opts.echo = true, true, true
+	if addr, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
+		c.ip = addr.IP.String()
+	}
+	c.log = s.log.With("cid", id, "remote", nc.RemoteAddr().String())
+	return c
+}
+
+// readLoop is the reader goroutine: it reads, parses and acts until the
+// connection fails or breaks the protocol.
+func (c *conn) readLoop() {
+	buf := make([]byte, minReadBuf)
+	for {
+		n, err := c.nc.Read(buf)
+		if n > 0 {
+			perr := c.parser.parse(buf[:n], c)
+			c.wakeWriters()
+			if perr != nil {
+				c.protocolFailure(perr)
+				return
+			}
+			switch {
+			case n == len(buf) && len(buf) < maxReadBuf:
+				buf = make([]byte, 2*len(buf))
+			case n < len(buf)/8 && len(buf) > minReadBuf:
+				buf = make([]byte, len(buf)/2)
+			}
+		}
+		if err != nil {
+			switch {
+			case c.closing.Load():
+			case errors.Is(err, io.EOF):
+				c.close("Client Closed", false)
+			default:
+				c.close("Read Error: "+err.Error(), false)
+			}
+			return
+		}
+	}
+}
+
+// writeLoop is the writer goroutine: it sleeps until woken, writes all
+// that is queued in one call, and exits once the queue is closed and
+// drained or the socket fails.
+func (c *conn) writeLoop() {
+	defer c.nc.Close()
+	deadline := c.srv.opts.WriteDeadline
+	for range c.out.wake {
+		for b := c.out.take(); b != nil; b = c.out.take() {
+			_ = c.nc.SetWriteDeadline(time.Now().Add(deadline))
+			_, err := c.nc.Write(b)
+			c.out.written(b)
+			if err != nil {
+				if errors.Is(err, os.ErrDeadlineExceeded) {
+					c.srv.slowConsumers.Add(1)
+					c.close("Slow Consumer (Write Deadline)", false)
+				} else {
+					c.close("Write Error: "+err.Error(), false)
+				}
+				return
+			}
+		}
+		if c.out.isClosed() {
+			return
+		}
+	}
+}
+
+// queueControl queues a protocol line for this connection's own writer.
+func (c *conn) queueControl(line string) {
+	c.out.appendControl(line)
+	c.deferWake(c)
+}
+
+// sendErr queues -ERR with the reference's text.
+func (c *conn) sendErr(e *protoError) {
+	c.queueControl("-ERR '" + e.text + "'\r\n")
+}
+
+// deferWake records that t's writer has new frames; the reader wakes it
+// after processing the current read, so a burst becomes one write.
+func (c *conn) deferWake(t *conn) {
+	for i := len(c.wakes) - 1; i >= 0; i-- {
+		if c.wakes[i] == t {
+			return
+		}
+	}
+	if len(c.wakes) == maxDeferredWakes {
+		t.out.signal()
+		return
+	}
+	c.wakes = append(c.wakes, t)
+}
+
+func (c *conn) wakeWriters() {
+	for i, t := range c.wakes {
+		t.out.signal()
+		c.wakes[i] = nil
+	}
+	c.wakes = c.wakes[:0]
+}
+
+// protocolFailure reports a parse or handler error to the client the way
+// the reference does and closes the connection.
+func (c *conn) protocolFailure(err error) {
+	var pe *protoError
+	if !errors.As(err, &pe) {
+		c.close("Protocol Error: "+err.Error(), true)
+		return
+	}
+	if pe.text != "" {
+		c.sendErr(pe)
+		c.wakeWriters()
+	}
+	if pe.fatal {
+		reason := pe.text
+		if reason == "" {
+			reason = "Protocol Violation"
+		}
+		c.close(reason, true)
+	}
+}
+
+// handleOp acts on one op; see opHandler.
+func (c *conn) handleOp(o *op) error {
+	switch o.kind {
+	case opPub:
+		return c.processPub(o)
+	case opSub:
+		return c.processSub(o)
+	case opUnsub:
+		c.processUnsub(o)
+	case opPing:
+		c.queueControl("PONG\r\n")
+	case opPong:
+		c.mu.Lock()
+		c.pingsOut = 0
+		c.mu.Unlock()
+	case opConnect:
+		return c.processConnect(o.json)
+	}
+	return nil
+}
+
+func (c *conn) processConnect(js []byte) error {
+	opts := connectOptions{}
+	if err := json.Unmarshal(js, &opts); err != nil {
+		return errMalformed
+	}
+	if opts.Protocol < 0 || opts.Protocol > 1 {
+		return errBadClientProtocol
+	}
+	if opts.NoResponders && !opts.Headers {
+		return errNoRespNeedsHeaders
+	}
+	opts.verbose = opts.Verbose == nil || *opts.Verbose
+	opts.pedantic = opts.Pedantic == nil || *opts.Pedantic
+	opts.echo = opts.Echo == nil || *opts.Echo
+	c.opts = opts
+	if opts.verbose {
+		c.queueControl("+OK\r\n")
+	}
+	c.log.Debug("client connect", "name", opts.Name, "lang", opts.Lang, "version", opts.Version)
+	c.resetPingTimer(c.srv.firstPingDelay())
+	return nil
+}
+
+func (c *conn) ok() {
+	if c.opts.verbose {
+		c.queueControl("+OK\r\n")
+	}
+}
+
+// close tears the connection down once. With flush, frames already queued
+// (such as a final -ERR) are written before the socket closes; without,
+// the socket closes at once.
+func (c *conn) close(reason string, flush bool) {
+	if !c.closing.CompareAndSwap(false, true) {
+		return
+	}
+	c.mu.Lock()
+	c.reason = reason
+	subs := c.subs
+	c.subs = nil
+	if c.pingTimer != nil {
+		c.pingTimer.Stop()
+	}
+	for _, sub := range subs {
+		_ = c.srv.subs.Remove(sub.subject, sub.queue, sub)
+	}
+	c.mu.Unlock()
+	c.out.close()
+	if !flush {
+		_ = c.nc.Close()
+	}
+	c.srv.removeConn(c)
+	c.log.Info("client closed", "reason", reason)
+}
+
+// slowConsumer drops a connection that cannot keep up, without slowing
+// the publisher that found it over its limit.
+func (c *conn) slowConsumer() {
+	if c.closing.Load() {
+		return
+	}
+	c.srv.slowConsumers.Add(1)
+	c.close("Slow Consumer (Pending Bytes)", false)
+}
+
+// resetPingTimer (re)arms the keepalive timer to fire after d.
+func (c *conn) resetPingTimer(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.subs == nil { // closed
+		return
+	}
+	if c.pingTimer != nil {
+		c.pingTimer.Stop()
+	}
+	c.pingTimer = time.AfterFunc(d, c.pingTimerFired)
+}
+
+// pingTimerFired sends a keepalive PING, or drops the connection as stale
+// when too many are unanswered.
+func (c *conn) pingTimerFired() {
+	c.mu.Lock()
+	if c.subs == nil {
+		c.mu.Unlock()
+		return
+	}
+	if c.pingsOut+1 > c.srv.opts.MaxPingsOut {
+		c.mu.Unlock()
+		c.out.appendControl("-ERR '" + errStaleConnection.text + "'\r\n")
+		c.close("Stale Connection", true)
+		return
+	}
+	c.pingsOut++
+	c.pingTimer = time.AfterFunc(c.srv.opts.PingInterval, c.pingTimerFired)
+	c.mu.Unlock()
+	c.out.appendControl("PING\r\n")
+	c.out.signal()
+}

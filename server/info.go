@@ -1,0 +1,44 @@
+package server
+
+import (
+	"encoding/json"
+	"runtime"
+)
+
+// serverInfo is the INFO a client gets on connect, with the fields nats.go
+// reads (PROTOCOL.md §2.1).
+type serverInfo struct {
+	ServerID     string `json:"server_id"`
+	ServerName   string `json:"server_name"`
+	Version      string `json:"version"`
+	Proto        int    `json:"proto"`
+	Go           string `json:"go"`
+	Host         string `json:"host"`
+	Port         int    `json:"port"`
+	Headers      bool   `json:"headers"`
+	MaxPayload   int    `json:"max_payload"`
+	JetStream    bool   `json:"jetstream,omitempty"`
+	ClientID     uint64 `json:"client_id"`
+	ClientIP     string `json:"client_ip,omitempty"`
+	AuthRequired bool   `json:"auth_required,omitempty"`
+}
+
+// infoFor renders the INFO line for a new connection. The reference ends
+// it with "} \r\n"; so do we.
+func (s *Server) infoFor(c *conn) string {
+	info := serverInfo{
+		ServerID:   s.id,
+		ServerName: s.name,
+		Version:    Version,
+		Proto:      1,
+		Go:         runtime.Version(),
+		Host:       s.opts.Host,
+		Port:       s.port,
+		Headers:    true,
+		MaxPayload: s.opts.MaxPayload,
+		ClientID:   c.id,
+		ClientIP:   c.ip,
+	}
+	js, _ := json.Marshal(info) // a struct of plain fields cannot fail
+	return "INFO " + string(js) + " \r\n"
+}

@@ -1,0 +1,158 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"runtime"
+	"strconv"
+	"time"
+)
+
+// startMonitoring serves /healthz and /varz on HTTPPort (-1: any free
+// port). Called by Start with s.mu held.
+func (s *Server) startMonitoring() error {
+	port := s.opts.HTTPPort
+	if port < 0 {
+		port = 0
+	}
+	addr := net.JoinHostPort(s.opts.Host, strconv.Itoa(port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("server: monitoring listen on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /varz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, s.Varz())
+	})
+	s.httpLn = ln
+	s.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := s.httpSrv.Serve(ln); err != nil && err != http.ErrServerClosed {
+			s.log.Error("monitoring stopped", "err", err)
+		}
+	}()
+	s.log.Info("monitoring listening", "addr", ln.Addr().String())
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v) // the client went away; nothing to do
+}
+
+// Varz is the /varz document, with the reference server's field names.
+type Varz struct {
+	ServerID         string        `json:"server_id"`
+	ServerName       string        `json:"server_name"`
+	Version          string        `json:"version"`
+	Proto            int           `json:"proto"`
+	Go               string        `json:"go"`
+	Host             string        `json:"host"`
+	Port             int           `json:"port"`
+	HTTPPort         int           `json:"http_port"`
+	MaxConnections   int           `json:"max_connections"`
+	MaxSubscriptions int           `json:"max_subscriptions"`
+	PingInterval     time.Duration `json:"ping_interval"`
+	MaxPingsOut      int           `json:"ping_max"`
+	MaxControlLine   int           `json:"max_control_line"`
+	MaxPayload       int           `json:"max_payload"`
+	MaxPending       int64         `json:"max_pending"`
+	WriteDeadline    time.Duration `json:"write_deadline"`
+	Start            time.Time     `json:"start"`
+	Now              time.Time     `json:"now"`
+	Uptime           string        `json:"uptime"`
+	Mem              int64         `json:"mem"`
+	Cores            int           `json:"cores"`
+	Connections      int           `json:"connections"`
+	TotalConnections int64         `json:"total_connections"`
+	InMsgs           int64         `json:"in_msgs"`
+	OutMsgs          int64         `json:"out_msgs"`
+	InBytes          int64         `json:"in_bytes"`
+	OutBytes         int64         `json:"out_bytes"`
+	SlowConsumers    int64         `json:"slow_consumers"`
+	Subscriptions    int           `json:"subscriptions"`
+}
+
+// Varz snapshots the server's identity, limits and traffic counters.
+func (s *Server) Varz() Varz {
+	s.mu.Lock()
+	conns := make([]*conn, 0, len(s.conns))
+	for _, c := range s.conns {
+		conns = append(conns, c)
+	}
+	httpPort := 0
+	if s.httpLn != nil {
+		httpPort = s.httpLn.Addr().(*net.TCPAddr).Port
+	}
+	s.mu.Unlock()
+	var mem runtime.MemStats
+	runtime.ReadMemStats(&mem)
+	now := time.Now()
+	v := Varz{
+		ServerID:         s.id,
+		ServerName:       s.name,
+		Version:          Version,
+		Proto:            1,
+		Go:               runtime.Version(),
+		Host:             s.opts.Host,
+		Port:             s.port,
+		HTTPPort:         httpPort,
+		MaxConnections:   s.opts.MaxConnections,
+		MaxSubscriptions: s.opts.MaxSubscriptions,
+		PingInterval:     s.opts.PingInterval,
+		MaxPingsOut:      s.opts.MaxPingsOut,
+		MaxControlLine:   s.opts.MaxControlLine,
+		MaxPayload:       s.opts.MaxPayload,
+		MaxPending:       s.opts.MaxPending,
+		WriteDeadline:    s.opts.WriteDeadline,
+		Start:            s.started.UTC(),
+		Now:              now.UTC(),
+		Uptime:           uptime(now.Sub(s.started)),
+		Mem:              int64(mem.Sys),
+		Cores:            runtime.NumCPU(),
+		Connections:      len(conns),
+		TotalConnections: s.totalConns.Load(),
+		InMsgs:           s.closedInMsgs.Load(),
+		InBytes:          s.closedInBytes.Load(),
+		OutMsgs:          s.closedOutMsgs.Load(),
+		OutBytes:         s.closedOutBytes.Load(),
+		SlowConsumers:    s.slowConsumers.Load(),
+		Subscriptions:    s.subs.Count(),
+	}
+	for _, c := range conns {
+		outMsgs, outBytes := c.out.counts()
+		v.InMsgs += c.inMsgs.Load()
+		v.InBytes += c.inBytes.Load()
+		v.OutMsgs += outMsgs
+		v.OutBytes += outBytes
+	}
+	return v
+}
+
+// uptime formats like the reference: "1d2h3m4s", largest unit first.
+func uptime(d time.Duration) string {
+	secs := int64(d.Seconds())
+	days, secs := secs/86400, secs%86400
+	hours, secs := secs/3600, secs%3600
+	mins, secs := secs/60, secs%60
+	out := ""
+	if days > 0 {
+		out += strconv.FormatInt(days, 10) + "d"
+	}
+	if days > 0 || hours > 0 {
+		out += strconv.FormatInt(hours, 10) + "h"
+	}
+	if days > 0 || hours > 0 || mins > 0 {
+		out += strconv.FormatInt(mins, 10) + "m"
+	}
+	return out + strconv.FormatInt(secs, 10) + "s"
+}

@@ -1,0 +1,187 @@
+package server
+
+import (
+	"math/rand/v2"
+	"sync/atomic"
+
+	"github.com/bus-dev/bus/subjects"
+)
+
+// subscription is one SUB of one connection. The trie holds pointers to
+// it; publishers on any connection read it concurrently.
+type subscription struct {
+	conn    *conn
+	subject string
+	queue   string // "" for a plain subscription
+	sid     []byte // exactly as the client sent it
+
+	max       atomic.Int64 // auto-unsubscribe after this many deliveries; 0 = none
+	delivered atomic.Int64 // deliveries since SUB, for UNSUB <sid> <max>
+}
+
+// publish routes one message from a client to every matching
+// subscription: a copy to each plain subscriber and one to a member of each
+// queue group. It returns how many subscriptions were handed the message.
+// see BenchmarkPublishFanout
+func (c *conn) publish(subject, reply []byte, hdr int, msg []byte) int {
+	r := c.srv.subs.Match(subject)
+	echo := c.opts.echo
+	delivered := 0
+	for _, sub := range r.Plain {
+		if !echo && sub.conn == c {
+			continue
+		}
+		if c.deliver(sub, subject, reply, hdr, msg) {
+			delivered++
+		}
+	}
+	for i := range r.Queues {
+		members := r.Queues[i].Members
+		start := rand.IntN(len(members)) // the reference picks at random too
+		for k := range members {
+			sub := members[(start+k)%len(members)]
+			if !echo && sub.conn == c {
+				continue
+			}
+			if c.deliver(sub, subject, reply, hdr, msg) {
+				delivered++
+				break
+			}
+		}
+	}
+	return delivered
+}
+
+// deliver queues one message on a subscription's connection, honouring
+// auto-unsubscribe and the slow-consumer limit.
+func (c *conn) deliver(sub *subscription, subject, reply []byte, hdr int, msg []byte) bool {
+	n := sub.delivered.Add(1)
+	limit := sub.max.Load()
+	if limit > 0 && n > limit {
+		return false
+	}
+	to := sub.conn
+	queued, overLimit := to.out.appendMsg(subject, sub.sid, reply, hdr, msg)
+	if overLimit {
+		to.slowConsumer()
+		return false
+	}
+	if queued {
+		c.deferWake(to)
+	}
+	if limit > 0 && n == limit {
+		to.removeSub(sub)
+	}
+	return queued
+}
+
+// sendNoResponders answers a request nobody received with the 503 status,
+// delivered to the requester's own subscription on the reply subject.
+func (c *conn) sendNoResponders(subject, reply []byte) {
+	r := c.srv.subs.Match(reply)
+	var sub *subscription
+	for _, s := range r.Plain {
+		if s.conn == c {
+			sub = s
+			break
+		}
+	}
+	if sub == nil {
+		return
+	}
+	h := append(c.scratch[:0], "NATS/1.0 503\r\nNats-Subject: "...)
+	h = append(h, subject...)
+	h = append(h, "\r\n\r\n"...)
+	c.scratch = h
+	c.deliver(sub, reply, nil, len(h), h)
+}
+
+func (c *conn) processPub(o *op) error {
+	if o.hdr >= 0 && !c.opts.Headers {
+		return errMalformed
+	}
+	if c.opts.pedantic && !subjects.ValidLiteralBytes(o.subject) {
+		c.sendErr(errInvalidPubSubject) // the reference still routes it
+	}
+	c.inMsgs.Add(1)
+	c.inBytes.Add(int64(len(o.msg)))
+	c.ok()
+	if c.publish(o.subject, o.reply, o.hdr, o.msg) == 0 && len(o.reply) > 0 && c.opts.NoResponders {
+		c.sendNoResponders(o.subject, o.reply)
+	}
+	return nil
+}
+
+func (c *conn) processSub(o *op) error {
+	if !subjects.ValidSubjectBytes(o.subject) {
+		c.sendErr(errInvalidSubject)
+		return nil
+	}
+	c.mu.Lock()
+	if c.subs == nil {
+		c.mu.Unlock()
+		return nil
+	}
+	if _, dup := c.subs[string(o.sid)]; dup { // first SUB with a sid wins
+		c.mu.Unlock()
+		c.ok()
+		return nil
+	}
+	if limit := c.srv.opts.MaxSubscriptions; limit > 0 && len(c.subs) >= limit {
+		c.mu.Unlock()
+		c.sendErr(errMaxSubscriptions)
+		return nil
+	}
+	sub := &subscription{
+		conn:    c,
+		subject: string(o.subject),
+		queue:   string(o.queue),
+		sid:     append([]byte(nil), o.sid...),
+	}
+	err := c.srv.subs.Insert(sub.subject, sub.queue, sub)
+	if err == nil {
+		c.subs[string(sub.sid)] = sub
+	}
+	c.mu.Unlock()
+	if err != nil {
+		c.sendErr(errInvalidSubject)
+		return nil
+	}
+	c.ok()
+	return nil
+}
+
+func (c *conn) processUnsub(o *op) {
+	c.mu.Lock()
+	sub := c.subs[string(o.sid)]
+	if sub != nil {
+		sub.max.Store(int64(o.max))
+		// A publisher may deliver between the store and this check; either
+		// way the subscription goes once it has delivered max messages.
+		if o.max == 0 || sub.delivered.Load() >= int64(o.max) {
+			delete(c.subs, string(o.sid))
+			_ = c.srv.subs.Remove(sub.subject, sub.queue, sub)
+		}
+	}
+	c.mu.Unlock()
+	c.ok()
+}
+
+// removeSub drops a subscription that reached its auto-unsubscribe count.
+func (c *conn) removeSub(sub *subscription) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.subs == nil || c.subs[string(sub.sid)] != sub {
+		return
+	}
+	delete(c.subs, string(sub.sid))
+	_ = c.srv.subs.Remove(sub.subject, sub.queue, sub)
+}
+
+// numSubs counts this connection's live subscriptions.
+func (c *conn) numSubs() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.subs)
+}
+

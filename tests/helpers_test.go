@@ -1,0 +1,121 @@
+package tests
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/bus-dev/bus/server"
+)
+
+// startBus runs an in-process bus on a free loopback port and stops it
+// when the test ends.
+func startBus(t *testing.T, opts server.Options) *server.Server {
+	t.Helper()
+	opts.Host = "127.0.0.1"
+	if opts.StoreDir == "" {
+		opts.StoreDir = t.TempDir()
+	}
+	s, err := server.New(opts)
+	if err != nil {
+		t.Fatalf("new server: %v", err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatalf("start server: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return s
+}
+
+func busURL(s *server.Server) string { return "nats://" + s.Addr().String() }
+
+// connect opens a nats.go connection that is closed when the test ends.
+func connect(t *testing.T, url string, opts ...nats.Option) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		t.Fatalf("connect %s: %v", url, err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// rawConn is a plain TCP client for byte-exact protocol tests.
+type rawConn struct {
+	t  *testing.T
+	nc net.Conn
+	r  *bufio.Reader
+}
+
+func dialRaw(t *testing.T, addr string) *rawConn {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	t.Cleanup(func() { _ = nc.Close() })
+	rc := &rawConn{t: t, nc: nc, r: bufio.NewReader(nc)}
+	if line := rc.line(); !strings.HasPrefix(line, "INFO {") {
+		t.Fatalf("first line %q, want INFO", line)
+	}
+	return rc
+}
+
+func (rc *rawConn) send(s string) {
+	rc.t.Helper()
+	if _, err := rc.nc.Write([]byte(s)); err != nil {
+		rc.t.Fatalf("write: %v", err)
+	}
+}
+
+// line reads one line including its CRLF, failing after 5 s.
+func (rc *rawConn) line() string {
+	rc.t.Helper()
+	_ = rc.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	s, err := rc.r.ReadString('\n')
+	if err != nil {
+		rc.t.Fatalf("read line: %v (got %q)", err, s)
+	}
+	return s
+}
+
+// expect reads len(want) bytes and compares them.
+func (rc *rawConn) expect(want string) {
+	rc.t.Helper()
+	got := make([]byte, 0, len(want))
+	for len(got) < len(want) {
+		got = append(got, rc.line()...)
+	}
+	if string(got) != want {
+		rc.t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// expectClosed reads until EOF and returns what came before it.
+func (rc *rawConn) expectClosed() string {
+	rc.t.Helper()
+	_ = rc.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var sb strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := rc.r.Read(buf)
+		sb.Write(buf[:n])
+		if err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				rc.t.Fatalf("connection still open; got %q", sb.String())
+			}
+			return sb.String()
+		}
+	}
+}
