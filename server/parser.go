@@ -53,8 +53,8 @@ var clientOps = [...]opName{
 	{"PING", opPing, stateSkipLine},
 	{"PONG", opPong, stateSkipLine},
 	{"CONNECT", opConnect, stateArgSpace},
-	{"INFO", 0, stateArgSpace}, // clients may echo INFO; ignored
-	{"+OK", 0, stateSkipLine},  // ignored
+	{"INFO", 0, stateArgSpace},  // clients may echo INFO; ignored
+	{"+OK", 0, stateSkipLine},   // ignored
 	{"-ERR", 0, stateNeedSpace}, // a client's -ERR closes the connection
 }
 

@@ -184,4 +184,3 @@ func (c *conn) numSubs() int {
 	defer c.mu.Unlock()
 	return len(c.subs)
 }
-
