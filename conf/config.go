@@ -1,0 +1,62 @@
+package conf
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Log formats accepted by the log_format key.
+const (
+	LogText = "text" // logfmt-style key=value lines
+	LogJSON = "json" // one JSON object per line
+)
+
+// Config is the server's configuration as plain values. The zero value is
+// not useful: start from Default, or get one from Load, which also validates
+// it.
+type Config struct {
+	Host       string // interface to listen on for clients
+	Port       int    // client port; 0 or -1 picks a free port
+	HTTPPort   int    // monitoring port; 0 disables monitoring, -1 picks a free port
+	ServerName string // empty means the server's generated id
+	StoreDir   string // directory for persistent streams
+
+	MaxPayload       int64         // largest message payload, in bytes
+	MaxControlLine   int64         // longest protocol line, in bytes
+	MaxConnections   int           // concurrent client connections
+	MaxSubscriptions int           // per connection; 0 means unlimited
+	MaxPending       int64         // bytes queued to one connection before it is a slow consumer
+	PingInterval     time.Duration // between server PINGs to a client
+	MaxPingsOut      int           // unanswered PINGs before a connection is stale
+	WriteDeadline    time.Duration // a socket write taking longer marks a slow consumer
+
+	LogLevel  slog.Level // one of slog.LevelDebug, LevelInfo, LevelWarn, LevelError
+	LogFormat string     // LogText or LogJSON
+}
+
+// Limits that are not defaults. nats-server documents 64MB as the largest
+// max_payload; its code allows up to max_pending, and we enforce both.
+const (
+	maxPayloadLimit = 64 << 20
+	maxInt32        = 1<<31 - 1
+)
+
+// Default returns the configuration used for every key that no source sets.
+// The values are nats-server's defaults.
+func Default() Config {
+	return Config{
+		Host:           "0.0.0.0",
+		Port:           4222,
+		HTTPPort:       8222,
+		StoreDir:       "./data",
+		MaxPayload:     1 << 20,
+		MaxControlLine: 4096,
+		MaxConnections: 64 * 1024,
+		MaxPending:     64 << 20,
+		PingInterval:   2 * time.Minute,
+		MaxPingsOut:    2,
+		WriteDeadline:  10 * time.Second,
+		LogLevel:       slog.LevelInfo,
+		LogFormat:      LogText,
+	}
+}

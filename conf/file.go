@@ -1,0 +1,52 @@
+package conf
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/viper"
+)
+
+// fileFormat returns the viper format that parses a config file, chosen by
+// its extension.
+func fileFormat(path string) (string, error) {
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".yaml", ".yml":
+		return "yaml", nil
+	case ".toml":
+		return "toml", nil
+	case ".json":
+		return "json", nil
+	default:
+		return "", fmt.Errorf("conf: config file %q: unknown format %q (want .yaml, .yml, .toml or .json)", path, ext)
+	}
+}
+
+// readFile parses the config file at path into nested maps, keys
+// lowercased. A file that is empty or holds only comments gives an empty
+// map. Keys with no value (a bare "port:" in YAML) are left out, so they keep
+// their defaults.
+func readFile(path string) (map[string]any, error) {
+	format, err := fileFormat(path)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("conf: read config: %w", err)
+	}
+	// JSON has no comments, but an empty file is still an empty config
+	// rather than a syntax error.
+	if len(bytes.TrimSpace(data)) == 0 {
+		return map[string]any{}, nil
+	}
+	v := viper.New()
+	v.SetConfigType(format)
+	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
+		return nil, fmt.Errorf("conf: parse %s: %w", path, err)
+	}
+	return v.AllSettings(), nil
+}

@@ -1,0 +1,112 @@
+package conf
+
+import (
+	"slices"
+	"strings"
+)
+
+// key is one setting: its name in files, the names the other sources derive
+// from it, and the Config field it sets.
+type key struct {
+	name    string   // lowercase, words joined by "_"; "." separates a section
+	aliases []string // nats-server spellings also accepted in files
+	usage   string   // one line for --help
+	value   value    // bound to one field of a Config
+}
+
+// keys lists every setting, bound to the fields of c. The order is the
+// order of --help and of bus.example.yaml.
+func keys(c *Config) []key {
+	return []key{
+		{name: "host", aliases: []string{"net"}, value: stringValue{&c.Host},
+			usage: "interface to listen on for clients"},
+		{name: "port", value: intValue{&c.Port},
+			usage: "client port; 0 or -1 picks a free port"},
+		{name: "http_port", aliases: []string{"monitor_port"}, value: intValue{&c.HTTPPort},
+			usage: "monitoring port (/healthz, /varz); 0 disables, -1 picks a free port"},
+		{name: "server_name", value: stringValue{&c.ServerName},
+			usage: "name reported to clients and in monitoring (default: the server id)"},
+		{name: "store_dir", aliases: []string{"storedir"}, value: stringValue{&c.StoreDir},
+			usage: "directory for persistent streams"},
+		{name: "max_payload", value: sizeValue{&c.MaxPayload},
+			usage: "largest message payload, at most 64MB and max_pending"},
+		{name: "max_control_line", value: sizeValue{&c.MaxControlLine},
+			usage: "longest protocol line"},
+		{name: "max_connections", aliases: []string{"max_conn"}, value: intValue{&c.MaxConnections},
+			usage: "concurrent client connections"},
+		{name: "max_subscriptions", aliases: []string{"max_subs"}, value: intValue{&c.MaxSubscriptions},
+			usage: "subscriptions per connection; 0 means unlimited"},
+		{name: "max_pending", value: sizeValue{&c.MaxPending},
+			usage: "bytes queued to one connection before it is closed as a slow consumer"},
+		{name: "ping_interval", value: durationValue{&c.PingInterval},
+			usage: "time between server PINGs to a client"},
+		{name: "max_pings_out", aliases: []string{"ping_max"}, value: intValue{&c.MaxPingsOut},
+			usage: "unanswered PINGs before a connection is closed as stale"},
+		{name: "write_deadline", value: durationValue{&c.WriteDeadline},
+			usage: "a socket write taking longer closes the connection as a slow consumer"},
+		{name: "log_level", value: levelValue{&c.LogLevel},
+			usage: "least severe level logged: " + strings.Join(levelNames(), ", ")},
+		{name: "log_format", value: choiceValue{&c.LogFormat, []string{LogText, LogJSON}},
+			usage: "log line format: text or json"},
+	}
+}
+
+// flag is the key's command-line flag: max_payload is max-payload.
+func (k key) flag() string {
+	return strings.NewReplacer("_", "-", ".", "-").Replace(k.name)
+}
+
+// env is the key's environment variable: max_payload is BUS_MAX_PAYLOAD.
+func (k key) env() string {
+	return "BUS_" + strings.ToUpper(strings.ReplaceAll(k.name, ".", "_"))
+}
+
+// keySet indexes keys by file name, alias and environment variable.
+type keySet struct {
+	list    []key
+	byName  map[string]key    // file name, aliases included
+	byEnv   map[string]key    // BUS_… variable
+	aliasOf map[string]string // alias → key name
+}
+
+func newKeySet(c *Config) keySet {
+	ks := keySet{
+		list:    keys(c),
+		byName:  map[string]key{},
+		byEnv:   map[string]key{},
+		aliasOf: map[string]string{},
+	}
+	for _, k := range ks.list {
+		ks.byName[k.name] = k
+		ks.byEnv[k.env()] = k
+		for _, a := range k.aliases {
+			ks.byName[a] = k
+			ks.aliasOf[a] = k.name
+		}
+	}
+	return ks
+}
+
+// isSection reports whether name is a section holding keys, such as "tls"
+// once there is a "tls.cert_file".
+func (ks keySet) isSection(name string) bool {
+	return slices.ContainsFunc(ks.list, func(k key) bool { return strings.HasPrefix(k.name, name+".") })
+}
+
+// names lists the key names (not aliases), for hints.
+func (ks keySet) names() []string {
+	out := make([]string, len(ks.list))
+	for i, k := range ks.list {
+		out[i] = k.name
+	}
+	return out
+}
+
+// envNames lists the environment variables, for hints.
+func (ks keySet) envNames() []string {
+	out := make([]string, len(ks.list))
+	for i, k := range ks.list {
+		out[i] = k.env()
+	}
+	return out
+}

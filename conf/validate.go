@@ -1,0 +1,75 @@
+package conf
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Validate reports every field of c outside its allowed range, joined, each a
+// *KeyError wrapping ErrOutOfRange with an empty Source. Load calls it; call
+// it yourself on a Config you build by hand.
+func (c Config) Validate() error { return join(c.check()) }
+
+// check is Validate without the join, so that Load can fill in sources.
+func (c Config) check() []*KeyError {
+	var errs []*KeyError
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, &KeyError{Key: key, Reason: fmt.Sprintf(format, args...), Err: ErrOutOfRange})
+	}
+	port := func(key string, p int) {
+		if p < -1 || p > 65535 {
+			bad(key, "%d is out of range 0..65535 (or -1 for a free port)", p)
+		}
+	}
+	positive := func(key string, n int64, show func(int64) string) {
+		if n <= 0 {
+			bad(key, "%s must be more than 0", show(n))
+		}
+	}
+	plain := func(n int64) string { return fmt.Sprint(n) }
+
+	if strings.TrimSpace(c.Host) == "" {
+		bad("host", "must not be empty")
+	}
+	port("port", c.Port)
+	port("http_port", c.HTTPPort)
+	// nats-server refuses names with spaces: they break subjects such as
+	// $SYS.SERVER.<name>.…
+	if strings.ContainsAny(c.ServerName, " \t\r\n") {
+		bad("server_name", "%q must not contain spaces", c.ServerName)
+	}
+	if strings.TrimSpace(c.StoreDir) == "" {
+		bad("store_dir", "must not be empty")
+	}
+
+	positive("max_payload", c.MaxPayload, formatSize)
+	switch {
+	case c.MaxPayload > maxPayloadLimit:
+		bad("max_payload", "%s is more than the %s limit", formatSize(c.MaxPayload), formatSize(maxPayloadLimit))
+	case c.MaxPayload > c.MaxPending && c.MaxPending > 0:
+		bad("max_payload", "%s is more than max_pending (%s)", formatSize(c.MaxPayload), formatSize(c.MaxPending))
+	}
+	positive("max_control_line", c.MaxControlLine, formatSize)
+	if c.MaxControlLine > maxInt32 {
+		bad("max_control_line", "%s is more than %d bytes", formatSize(c.MaxControlLine), maxInt32)
+	}
+	// Zero here would mean "refuse every client" to nats-server but "the
+	// default" to server.Options, so neither reading is allowed.
+	positive("max_connections", int64(c.MaxConnections), plain)
+	if c.MaxSubscriptions < 0 {
+		bad("max_subscriptions", "%d is negative (0 means unlimited)", c.MaxSubscriptions)
+	}
+	positive("max_pending", c.MaxPending, formatSize)
+	positive("ping_interval", int64(c.PingInterval), func(int64) string { return formatDuration(c.PingInterval) })
+	positive("max_pings_out", int64(c.MaxPingsOut), plain)
+	positive("write_deadline", int64(c.WriteDeadline), func(int64) string { return formatDuration(c.WriteDeadline) })
+
+	if !slices.Contains(levelNames(), strings.ToLower(c.LogLevel.String())) {
+		bad("log_level", "%s is not one of %s", c.LogLevel, strings.Join(levelNames(), ", "))
+	}
+	if c.LogFormat != LogText && c.LogFormat != LogJSON {
+		bad("log_format", "%q is not one of %s, %s", c.LogFormat, LogText, LogJSON)
+	}
+	return errs
+}
