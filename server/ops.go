@@ -99,10 +99,8 @@ func (o *op) parseUnsub(line []byte) error {
 	case 1:
 		o.sid = f[0]
 	case 2:
-		o.sid = f[0]
-		if o.max = parseSize(f[1]); o.max < 0 {
-			return errMalformed
-		}
+		// A max that is not a number unsubscribes at once, as in the reference.
+		o.sid, o.max = f[0], parseSize(f[1])
 	default:
 		return errMalformed
 	}

@@ -153,12 +153,14 @@ func (c *conn) processSub(o *op) error {
 
 func (c *conn) processUnsub(o *op) {
 	c.mu.Lock()
-	sub := c.subs[string(o.sid)]
-	if sub != nil {
-		sub.max.Store(int64(o.max))
+	if sub := c.subs[string(o.sid)]; sub != nil {
+		max := int64(o.max)
+		if max > 0 {
+			sub.max.Store(max)
+		}
 		// A publisher may deliver between the store and this check; either
 		// way the subscription goes once it has delivered max messages.
-		if o.max == 0 || sub.delivered.Load() >= int64(o.max) {
+		if max <= 0 || sub.delivered.Load() >= max {
 			delete(c.subs, string(o.sid))
 			_ = c.srv.subs.Remove(sub.subject, sub.queue, sub)
 		}

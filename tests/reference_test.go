@@ -1,0 +1,40 @@
+package tests
+
+import (
+	"testing"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+)
+
+// startReference runs the real nats-server in-process on a free loopback
+// port, as the oracle for differential tests.
+func startReference(t *testing.T, jetstream bool) *natsserver.Server {
+	t.Helper()
+	opts := &natsserver.Options{
+		Host:      "127.0.0.1",
+		Port:      -1,
+		HTTPPort:  -1,
+		NoLog:     true,
+		NoSigs:    true,
+		JetStream: jetstream,
+	}
+	if jetstream {
+		opts.StoreDir = t.TempDir()
+	}
+	ns, err := natsserver.NewServer(opts)
+	if err != nil {
+		t.Fatalf("reference server: %v", err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("reference server not ready")
+	}
+	t.Cleanup(func() {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+	})
+	return ns
+}
+
+func refAddr(ns *natsserver.Server) string { return ns.Addr().String() }
