@@ -1,0 +1,427 @@
+package jetlog
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+type opKind uint8
+
+const (
+	opAppend opKind = iota
+	opDelete
+	opPurge
+	opExpire
+	opConfig
+	opClose
+	opSync
+)
+
+// request is what producers hand to the appender. The appender replies by
+// filling the result fields and sending on done.
+type request struct {
+	op    opKind
+	msgs  []Msg
+	one   [1]Msg
+	acks  []PubAck
+	seq   uint64
+	purge PurgeOptions
+	cfg   StreamConfig
+	n     uint64
+	err   error
+	done  chan struct{} // capacity 1
+}
+
+// maxBatch bounds how many requests one commit gathers.
+const maxBatch = 4096
+
+// appender is the state the appender goroutine owns.
+type appender struct {
+	dd       dedup
+	buf      []byte
+	idx      indexBuilder // index of the active segment
+	staged   []stagedMsg
+	deletes  []uint64 // explicit deletes in the current commit
+	ids      map[string]uint64
+	perSubj  map[string]int64
+	touched  []*subjectState
+	tomb     pendingTomb
+	tombBuf  []byte
+	lastSync time.Time
+	dirty    bool // bytes written and not synced
+}
+
+// stagedMsg is a message encoded into the commit buffer but not yet
+// published.
+type stagedMsg struct {
+	req  *request
+	idx  int // in req.msgs
+	seq  uint64
+	ts   int64
+	off  int64
+	size uint32
+	id   []byte
+}
+
+// pendingTomb holds removals applied to the catalog but not yet journaled.
+// Recovery re-applies limits, so losing it in a crash only matters for
+// explicit deletes, which are journaled before they return.
+type pendingTomb struct {
+	floor uint64
+	seqs  []uint64
+	force bool // write a tombstone even if empty (first record of a segment)
+}
+
+func (t *pendingTomb) empty() bool { return t.floor == 0 && len(t.seqs) == 0 && !t.force }
+
+func (t *pendingTomb) clear() {
+	t.floor, t.seqs, t.force = 0, t.seqs[:0], false
+}
+
+func (l *Log) getReq() *request {
+	if r, ok := l.pool.Get().(*request); ok {
+		return r
+	}
+	return &request{done: make(chan struct{}, 1)}
+}
+
+func (l *Log) putReq(r *request) {
+	done, acks := r.done, r.acks[:0]
+	*r = request{done: done, acks: acks}
+	l.pool.Put(r)
+}
+
+// send hands r to the appender and waits for the reply.
+func (l *Log) send(r *request) error {
+	select {
+	case l.reqs <- r:
+	case <-l.done:
+		return ErrClosed
+	}
+	<-r.done
+	return nil
+}
+
+// run is the appender goroutine.
+func (l *Log) run() {
+	defer close(l.done)
+	batch := make([]*request, 0, 64)
+	var expire <-chan time.Time
+	if l.opts.ExpireEvery > 0 {
+		t := time.NewTicker(l.opts.ExpireEvery)
+		defer t.Stop()
+		expire = t.C
+	}
+	syncTimer := time.NewTimer(time.Hour)
+	syncTimer.Stop()
+	defer syncTimer.Stop()
+	for {
+		select {
+		case r := <-l.reqs:
+			batch = append(batch[:0], r)
+		drain:
+			for len(batch) < maxBatch {
+				select {
+				case r := <-l.reqs:
+					batch = append(batch, r)
+				default:
+					break drain
+				}
+			}
+			if l.process(batch) {
+				return
+			}
+			if l.ap.dirty && l.cfg.Durability == DurabilityInterval {
+				syncTimer.Reset(max(time.Until(l.ap.lastSync.Add(l.cfg.SyncInterval)), 0))
+			}
+		case <-expire:
+			l.expire()
+		case <-syncTimer.C:
+			if l.ap.dirty {
+				if err := l.syncActive(); err != nil {
+					l.opts.Logger.Error("jetlog: interval sync failed", "dir", l.dir, "err", err)
+				}
+			}
+		}
+	}
+}
+
+// process handles one gathered batch: runs of appends and deletes are
+// group-committed; other operations run alone. It reports whether the log
+// closed.
+func (l *Log) process(batch []*request) bool {
+	for i := 0; i < len(batch); {
+		r := batch[i]
+		if r.op == opAppend || r.op == opDelete {
+			j := i + 1
+			for j < len(batch) && (batch[j].op == opAppend || batch[j].op == opDelete) {
+				j++
+			}
+			l.commit(batch[i:j])
+			for _, r := range batch[i:j] {
+				r.done <- struct{}{}
+			}
+			i = j
+			continue
+		}
+		closing := r.op == opClose
+		l.control(r)
+		if closing {
+			for _, rest := range batch[i+1:] {
+				rest.err = ErrClosed
+				rest.done <- struct{}{}
+			}
+			r.done <- struct{}{}
+			return true
+		}
+		r.done <- struct{}{}
+		i++
+	}
+	return false
+}
+
+// failAll sets err on every request of a run.
+func failAll(run []*request, err error) {
+	for _, r := range run {
+		if r.err == nil {
+			r.err = err
+		}
+	}
+}
+
+// commit encodes a run of appends and deletes into one buffer, writes it
+// with one call, syncs once (per durability mode), then publishes.
+// see BenchmarkAppend
+func (l *Log) commit(run []*request) {
+	ap := &l.ap
+	if l.fatal != nil {
+		failAll(run, l.fatal)
+		return
+	}
+	if err := l.maybeRoll(); err != nil {
+		failAll(run, err)
+		return
+	}
+	seg := l.active()
+	cfg := &l.cfg
+	now := l.opts.Now().UnixNano()
+	ts := max(now, l.cat.lastTS)
+	ap.buf = ap.buf[:0]
+	ap.staged = ap.staged[:0]
+	ap.deletes = ap.deletes[:0]
+	clear(ap.ids)
+	clear(ap.perSubj)
+	mark := ap.idx.mark()
+	next := l.cat.last + 1
+	var stagedBytes uint64
+	for _, r := range run {
+		if r.op == opDelete {
+			if _, ok := l.cat.meta(r.seq); !ok || containsSeq(ap.deletes, r.seq) {
+				r.err = fmt.Errorf("jetlog: delete seq %d: %w", r.seq, ErrNotFound)
+				continue
+			}
+			ap.deletes = append(ap.deletes, r.seq)
+			continue
+		}
+		for i := range r.msgs {
+			m := &r.msgs[i]
+			ack, size, id, err := l.admit(m, next, stagedBytes, now)
+			if err != nil {
+				r.err = err
+				break
+			}
+			if ack.Duplicate {
+				r.acks = append(r.acks, ack)
+				continue
+			}
+			off := seg.size + int64(len(ap.buf))
+			ap.buf = appendRecord(ap.buf, kindMsg, next, ts, m.Subject, m.Header, m.Data)
+			ap.idx.add(kindMsg, next, ts, off, size, m.Subject, nil)
+			ap.staged = append(ap.staged, stagedMsg{req: r, idx: i, seq: next, ts: ts, off: off, size: uint32(size), id: id})
+			r.acks = append(r.acks, PubAck{Seq: next})
+			if id != nil {
+				if ap.ids == nil {
+					ap.ids = map[string]uint64{}
+				}
+				ap.ids[string(id)] = next
+			}
+			if cfg.MaxMsgsPerSubject > 0 && cfg.DiscardNewPerSubject {
+				if ap.perSubj == nil {
+					ap.perSubj = map[string]int64{}
+				}
+				ap.perSubj[m.Subject]++
+			}
+			stagedBytes += uint64(size)
+			next++
+		}
+	}
+	if len(ap.staged) == 0 && len(ap.deletes) == 0 {
+		return
+	}
+	tombLast := next - 1
+	l.encodeTomb(seg, tombLast, ts, ap.deletes)
+	if err := l.write(seg, ap.buf); err != nil {
+		ap.idx.truncate(mark)
+		for _, r := range run {
+			r.acks = r.acks[:0]
+		}
+		failAll(run, err)
+		return
+	}
+	ap.tomb.clear()
+	l.commits.Add(1)
+	l.appends.Add(uint64(len(ap.staged)))
+
+	l.mu.Lock()
+	ap.touched = ap.touched[:0]
+	for i := range ap.staged {
+		s := &ap.staged[i]
+		m := &s.req.msgs[s.idx]
+		subj := l.cat.subject([]byte(m.Subject)) // no allocation for a known subject
+		l.cat.add(s.seq, s.ts, subj, seg, s.off, s.size)
+		ap.touched = append(ap.touched, subj)
+	}
+	for _, seq := range ap.deletes {
+		l.cat.remove(seq)
+	}
+	l.enforceLimits(ap.touched)
+	dead := l.detachDeadLocked()
+	if !ap.dirty {
+		l.durable.Store(l.cat.last)
+	}
+	l.mu.Unlock()
+
+	for i := range ap.staged {
+		if s := &ap.staged[i]; s.id != nil {
+			ap.dd.add(s.id, s.seq, s.ts)
+		}
+	}
+	l.removeSegments(dead)
+}
+
+func containsSeq(seqs []uint64, seq uint64) bool {
+	for _, s := range seqs {
+		if s == seq {
+			return true
+		}
+	}
+	return false
+}
+
+// admit checks one message against the subject rules, the size limit,
+// dedup and the discard-new limits. It returns the ack of a duplicate, or
+// the record size and msg id of a message to write.
+func (l *Log) admit(m *Msg, next, stagedBytes uint64, now int64) (PubAck, int, []byte, error) {
+	cfg := &l.cfg
+	if !validLiteral(m.Subject) {
+		return PubAck{}, 0, nil, fmt.Errorf("jetlog: append %q: %w", m.Subject, ErrBadSubject)
+	}
+	size := recordSize(m.Subject, m.Header, m.Data)
+	if size-frameSize > maxBody || (cfg.MaxMsgSize > 0 && len(m.Header)+len(m.Data) > int(cfg.MaxMsgSize)) {
+		return PubAck{}, 0, nil, fmt.Errorf("jetlog: append %q (%d bytes): %w", m.Subject, len(m.Header)+len(m.Data), ErrMsgTooLarge)
+	}
+	id := msgID(m.Header)
+	if id != nil {
+		if seq, ok := l.ap.ids[string(id)]; ok {
+			return PubAck{Seq: seq, Duplicate: true}, 0, nil, nil
+		}
+		if seq, ok := l.ap.dd.lookup(id, now); ok {
+			return PubAck{Seq: seq, Duplicate: true}, 0, nil, nil
+		}
+	}
+	if cfg.Discard == DiscardNew {
+		staged := next - l.cat.last - 1
+		if cfg.MaxMsgs > 0 && l.cat.msgs+staged >= uint64(cfg.MaxMsgs) {
+			return PubAck{}, 0, nil, fmt.Errorf("jetlog: append %q: %w", m.Subject, ErrMaxMsgs)
+		}
+		if cfg.MaxBytes > 0 && l.cat.bytes+stagedBytes+uint64(size) > uint64(cfg.MaxBytes) {
+			return PubAck{}, 0, nil, fmt.Errorf("jetlog: append %q: %w", m.Subject, ErrMaxBytes)
+		}
+	}
+	if cfg.MaxMsgsPerSubject > 0 && cfg.DiscardNewPerSubject {
+		n := l.ap.perSubj[m.Subject]
+		if s, ok := l.cat.subjects[m.Subject]; ok {
+			n += int64(len(s.seqs))
+		}
+		if n >= cfg.MaxMsgsPerSubject {
+			return PubAck{}, 0, nil, fmt.Errorf("jetlog: append %q: %w", m.Subject, ErrMaxMsgsPerSubject)
+		}
+	}
+	return PubAck{}, size, id, nil
+}
+
+// encodeTomb appends a tombstone record for the pending removals and the
+// explicit deletes to the commit buffer, if there is anything to say.
+func (l *Log) encodeTomb(seg *segment, last uint64, ts int64, deletes []uint64) {
+	ap := &l.ap
+	t := &ap.tomb
+	if t.empty() && len(deletes) == 0 {
+		return
+	}
+	n := len(t.seqs)
+	t.seqs = append(t.seqs, deletes...)
+	seqs := slices.Clone(t.seqs) // rare; keeps t.seqs intact if the write fails
+	t.seqs = t.seqs[:n]
+	slices.Sort(seqs)
+	seqs = slices.DeleteFunc(seqs, func(s uint64) bool { return s < t.floor })
+	ap.tombBuf = appendTombstone(ap.tombBuf[:0], t.floor, slices.Compact(seqs))
+	p := ap.tombBuf
+	off := seg.size + int64(len(ap.buf))
+	ap.buf = appendRecord(ap.buf, kindDelete, last, ts, "", nil, p)
+	ap.idx.add(kindDelete, last, ts, off, recordFixed+len(p), "", p)
+}
+
+// write appends buf to seg at its end and syncs per the durability mode.
+// A failed write is cut off again so the segment stays a sequence of whole
+// records; a failed sync fences the stream.
+func (l *Log) write(seg *segment, buf []byte) error {
+	if _, err := seg.f.WriteAt(buf, seg.size); err != nil {
+		werr := fmt.Errorf("jetlog: write %s at %d: %w", seg.name, seg.size, err)
+		if terr := seg.f.Truncate(seg.size); terr != nil {
+			l.setFatal(fmt.Errorf("%w: truncate after failed write: %w", ErrWriteFenced, terr))
+		}
+		return werr
+	}
+	seg.size += int64(len(buf))
+	l.ap.dirty = true
+	switch l.cfg.Durability {
+	case DurabilityAlways:
+		return l.syncActive()
+	case DurabilityInterval:
+		if l.opts.Now().Sub(l.ap.lastSync) >= l.cfg.SyncInterval {
+			return l.syncActive()
+		}
+	}
+	return nil
+}
+
+// syncActive fdatasyncs the active segment.
+func (l *Log) syncActive() error {
+	if l.fatal != nil {
+		return l.fatal
+	}
+	seg := l.active()
+	l.fsyncs.Add(1)
+	if err := seg.f.Sync(); err != nil {
+		return l.setFatal(fmt.Errorf("%w: fsync %s: %w", ErrWriteFenced, seg.name, err))
+	}
+	l.ap.dirty = false
+	l.ap.lastSync = l.opts.Now()
+	l.durable.Store(l.cat.last)
+	return nil
+}
+
+// setFatal records the first fatal error and returns it.
+func (l *Log) setFatal(err error) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fatal == nil {
+		l.fatal = err
+		l.opts.Logger.Error("jetlog: stream stopped accepting writes", "dir", l.dir, "err", err)
+	}
+	return l.fatal
+}
+
+// active returns the active segment. Only the appender calls it.
+func (l *Log) active() *segment { return l.segs[len(l.segs)-1] }

@@ -1,0 +1,202 @@
+package jetlog
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Retention says when messages may be removed besides the limits.
+type Retention string
+
+// Retention policies, as named in the JetStream API.
+const (
+	// RetentionLimits keeps messages until a limit removes them.
+	RetentionLimits Retention = "limits"
+	// RetentionInterest keeps a message until every consumer acked it; the
+	// caller tracks interest and calls Delete.
+	RetentionInterest Retention = "interest"
+	// RetentionWorkQueue removes a message once it is acked; the caller calls
+	// Delete on ack.
+	RetentionWorkQueue Retention = "workqueue"
+)
+
+// Discard says what Append does when a limit is reached.
+type Discard string
+
+// Discard policies, as named in the JetStream API.
+const (
+	DiscardOld Discard = "old" // remove the oldest messages to make room
+	DiscardNew Discard = "new" // refuse the new message (ErrMaxMsgs, ...)
+)
+
+// Storage selects where messages live.
+type Storage string
+
+// Storage kinds, as named in the JetStream API.
+const (
+	StorageFile   Storage = "file"
+	StorageMemory Storage = "memory"
+)
+
+// Durability says when appended bytes are fsynced.
+type Durability string
+
+// Durability modes. See README.md for what each guarantees.
+const (
+	// DurabilityAlways returns from Append only after the record is
+	// fdatasynced. Concurrent appends share one fsync (group commit).
+	DurabilityAlways Durability = "always"
+	// DurabilityInterval syncs at most every SyncInterval; a crash may lose
+	// the appends acknowledged in the last interval.
+	DurabilityInterval Durability = "interval"
+	// DurabilityNone never syncs explicitly; the OS decides.
+	DurabilityNone Durability = "none"
+)
+
+// DefaultDuplicateWindow is the dedup window when the config leaves it zero.
+const DefaultDuplicateWindow = 2 * time.Minute
+
+// DefaultSyncInterval is used by DurabilityInterval when SyncInterval is zero.
+const DefaultSyncInterval = 100 * time.Millisecond
+
+// DefaultSegmentSize is the size at which a segment file is rolled.
+const DefaultSegmentSize = 64 << 20
+
+// StreamConfig is a stream's configuration, stored msgpack-encoded beside the
+// log. Limits of zero or less mean unlimited.
+type StreamConfig struct {
+	Name              string        `msgpack:"name"`
+	Subjects          []string      `msgpack:"subjects"`
+	Retention         Retention     `msgpack:"retention"`
+	MaxConsumers      int64         `msgpack:"max_consumers"`
+	MaxMsgs           int64         `msgpack:"max_msgs"`
+	MaxBytes          int64         `msgpack:"max_bytes"`
+	MaxAge            time.Duration `msgpack:"max_age"`
+	MaxMsgsPerSubject int64         `msgpack:"max_msgs_per_subject"`
+	MaxMsgSize        int32         `msgpack:"max_msg_size"`
+	Discard           Discard       `msgpack:"discard"`
+	// DiscardNewPerSubject refuses an append to a subject that holds
+	// MaxMsgsPerSubject messages instead of dropping its oldest.
+	DiscardNewPerSubject bool `msgpack:"discard_new_per_subject"`
+	Storage           Storage       `msgpack:"storage"`
+	DuplicateWindow   time.Duration `msgpack:"duplicate_window"`
+	Durability        Durability    `msgpack:"durability"`
+	SyncInterval      time.Duration `msgpack:"sync_interval"`
+	// Raw is opaque to jetlog: the caller may keep the API request here
+	// (for example to echo fields jetlog does not know).
+	Raw []byte `msgpack:"raw,omitempty"`
+}
+
+// Normalized returns cfg with defaults filled in. It does not validate.
+func (cfg StreamConfig) Normalized() StreamConfig {
+	if cfg.Retention == "" {
+		cfg.Retention = RetentionLimits
+	}
+	if cfg.Discard == "" {
+		cfg.Discard = DiscardOld
+	}
+	if cfg.Storage == "" {
+		cfg.Storage = StorageFile
+	}
+	if cfg.Durability == "" {
+		cfg.Durability = DurabilityAlways
+	}
+	if cfg.Durability == DurabilityInterval && cfg.SyncInterval <= 0 {
+		cfg.SyncInterval = DefaultSyncInterval
+	}
+	if cfg.DuplicateWindow <= 0 {
+		cfg.DuplicateWindow = DefaultDuplicateWindow
+		if cfg.MaxAge > 0 && cfg.MaxAge < cfg.DuplicateWindow {
+			cfg.DuplicateWindow = cfg.MaxAge
+		}
+	}
+	for _, p := range []*int64{&cfg.MaxConsumers, &cfg.MaxMsgs, &cfg.MaxBytes, &cfg.MaxMsgsPerSubject} {
+		if *p <= 0 {
+			*p = -1
+		}
+	}
+	if cfg.MaxMsgSize <= 0 {
+		cfg.MaxMsgSize = -1
+	}
+	return cfg
+}
+
+// Validate reports the first invalid field of a normalized config, wrapped
+// in ErrBadConfig.
+func (cfg StreamConfig) Validate() error {
+	bad := func(field string, v any) error {
+		return fmt.Errorf("jetlog: config %s %q: %w", field, fmt.Sprint(v), ErrBadConfig)
+	}
+	switch cfg.Retention {
+	case RetentionLimits, RetentionInterest, RetentionWorkQueue:
+	default:
+		return bad("retention", cfg.Retention)
+	}
+	switch cfg.Discard {
+	case DiscardOld, DiscardNew:
+	default:
+		return bad("discard", cfg.Discard)
+	}
+	switch cfg.Storage {
+	case StorageFile, StorageMemory:
+	default:
+		return bad("storage", cfg.Storage)
+	}
+	switch cfg.Durability {
+	case DurabilityAlways, DurabilityInterval, DurabilityNone:
+	default:
+		return bad("durability", cfg.Durability)
+	}
+	if cfg.MaxAge < 0 {
+		return bad("max_age", cfg.MaxAge)
+	}
+	if cfg.MaxAge > 0 && cfg.DuplicateWindow > cfg.MaxAge {
+		return bad("duplicate_window", cfg.DuplicateWindow)
+	}
+	return nil
+}
+
+// Options are the knobs of Open that are not part of the stream config.
+// The zero value is usable.
+type Options struct {
+	// FS is the file system; nil means the operating system's. Memory
+	// streams ignore it.
+	FS FS
+	// Now is the clock for timestamps, max age and the dedup window; nil
+	// means time.Now.
+	Now func() time.Time
+	// Logger receives recovery reports and background failures; nil
+	// discards them.
+	Logger *slog.Logger
+	// SegmentSize rolls the active segment once it reaches this many bytes;
+	// zero means DefaultSegmentSize.
+	SegmentSize int64
+	// ExpireEvery is how often the background expiry looks at the oldest
+	// message when MaxAge is set; zero means MaxAge/10, clamped to
+	// [10ms, 1s]. Negative disables background expiry (call Expire).
+	ExpireEvery time.Duration
+}
+
+func (o Options) withDefaults(cfg StreamConfig) Options {
+	if o.FS == nil || cfg.Storage == StorageMemory {
+		if cfg.Storage == StorageMemory {
+			o.FS = NewMemFS()
+		} else {
+			o.FS = OSFS{}
+		}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.SegmentSize <= 0 {
+		o.SegmentSize = DefaultSegmentSize
+	}
+	if o.ExpireEvery == 0 && cfg.MaxAge > 0 {
+		o.ExpireEvery = min(max(cfg.MaxAge/10, 10*time.Millisecond), time.Second)
+	}
+	return o
+}

@@ -1,0 +1,186 @@
+package jetlog
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+)
+
+// control runs one non-append operation in the appender goroutine.
+func (l *Log) control(r *request) {
+	switch r.op {
+	case opPurge:
+		r.n, r.err = l.doPurge(r.purge)
+	case opExpire:
+		r.n = l.expire()
+	case opConfig:
+		r.err = l.doUpdateConfig(r.cfg)
+	case opSync:
+		r.err = l.flushTomb(true)
+	case opClose:
+		l.closeErr = l.doClose()
+	}
+}
+
+// flushTomb writes the pending tombstone, if any, and syncs it when sync
+// is set (or the durability mode asks for it).
+func (l *Log) flushTomb(sync bool) error {
+	if l.fatal != nil {
+		return l.fatal
+	}
+	if !l.ap.tomb.empty() {
+		if err := l.maybeRoll(); err != nil {
+			return err
+		}
+		seg := l.active()
+		l.ap.buf = l.ap.buf[:0]
+		mark := l.ap.idx.mark()
+		l.encodeTomb(seg, l.cat.last, max(l.opts.Now().UnixNano(), l.cat.lastTS), nil)
+		if err := l.write(seg, l.ap.buf); err != nil {
+			l.ap.idx.truncate(mark)
+			return err
+		}
+		l.ap.tomb.clear()
+	}
+	if sync && l.ap.dirty {
+		return l.syncActive()
+	}
+	return nil
+}
+
+// maybeRoll starts a new segment when the active one is full.
+func (l *Log) maybeRoll() error {
+	if l.active().size < l.opts.SegmentSize {
+		return nil
+	}
+	return l.roll()
+}
+
+// roll seals the active segment (sync, write its index) and starts a new
+// one whose first record will be a tombstone carrying the stream's first
+// and last seq, so a segment alone tells where the stream stands.
+func (l *Log) roll() error {
+	old := l.active()
+	if l.ap.dirty || l.cfg.Durability != DurabilityNone {
+		if err := l.syncActive(); err != nil {
+			return err
+		}
+	}
+	if err := l.writeIndex(old); err != nil {
+		// The segment is intact; recovery rescans it without an index.
+		l.opts.Logger.Warn("jetlog: write index", "segment", old.name, "err", err)
+	}
+	id := old.id + 1
+	f, err := l.fs.Create(segPath(l.dir, segName(id)))
+	if err != nil {
+		return fmt.Errorf("jetlog: create segment %s: %w", segName(id), err)
+	}
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		_ = f.Close() // the sync error is the one that matters
+		return l.setFatal(fmt.Errorf("%w: sync dir %s: %w", ErrWriteFenced, l.dir, err))
+	}
+	seg := newSegment(id, f, 0)
+	l.mu.Lock()
+	l.segs = append(l.segs, seg)
+	dead := l.detachDeadLocked()
+	l.mu.Unlock()
+	l.ap.idx.reset()
+	l.ap.tomb.force = true
+	if l.ap.tomb.floor == 0 {
+		l.ap.tomb.floor = l.cat.first()
+	}
+	l.removeSegments(dead)
+	return nil
+}
+
+// writeIndex writes the index file of a segment whose records are all
+// written (its entries are in l.ap.idx).
+func (l *Log) writeIndex(seg *segment) error {
+	data := l.ap.idx.finish(seg.size)
+	name := segPath(l.dir, idxName(seg.id))
+	f, err := l.fs.Create(name)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close() // the write error is the one that matters
+		return err
+	}
+	if l.cfg.Durability != DurabilityNone {
+		if err := f.Sync(); err != nil {
+			_ = f.Close()
+			return err
+		}
+	}
+	return f.Close()
+}
+
+// detachDeadLocked takes the leading segments without live messages out of
+// the list (never the active one) and returns them for removeSegments.
+// l.mu is held.
+func (l *Log) detachDeadLocked() []*segment {
+	i := 0
+	for i < len(l.segs)-1 && l.segs[i].live == 0 {
+		i++
+	}
+	if i == 0 {
+		return nil
+	}
+	dead := append([]*segment(nil), l.segs[:i]...)
+	l.segs = append(l.segs[:0], l.segs[i:]...)
+	return dead
+}
+
+// removeSegments deletes detached segment files and syncs the directory.
+// A failure is logged: the files hold only removed messages, which the
+// tombstones after them keep removed.
+func (l *Log) removeSegments(dead []*segment) {
+	if len(dead) == 0 {
+		return
+	}
+	for _, s := range dead {
+		for _, name := range []string{s.name, idxName(s.id)} {
+			if err := l.fs.Remove(path.Join(l.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				l.opts.Logger.Warn("jetlog: remove segment", "file", name, "err", err)
+			}
+		}
+		if err := s.release(); err != nil {
+			l.opts.Logger.Warn("jetlog: close segment", "file", s.name, "err", err)
+		}
+	}
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		l.opts.Logger.Warn("jetlog: sync dir", "dir", l.dir, "err", err)
+	}
+}
+
+// doClose flushes, syncs, writes the active index and the clean marker.
+func (l *Log) doClose() error {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	var err error
+	if l.fatal == nil {
+		err = l.flushTomb(true)
+		if err == nil && l.ap.dirty {
+			err = l.syncActive()
+		}
+		if err == nil && !l.memory {
+			seg := l.active()
+			err = l.writeIndex(seg)
+			if err == nil {
+				err = writeFileAtomic(l.fs, path.Join(l.dir, cleanFile), nil)
+			}
+		}
+	}
+	l.mu.Lock()
+	segs := l.segs
+	l.segs = nil
+	l.mu.Unlock()
+	for _, s := range segs {
+		if cerr := s.release(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	return err
+}

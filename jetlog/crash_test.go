@@ -1,0 +1,5 @@
+package jetlog
+
+const crashChildEnv = "JETLOG_CRASH_CHILD"
+
+func crashChild() {}

@@ -1,0 +1,57 @@
+package jetlog
+
+// dedup remembers the msg ids appended within the duplicate window. It is
+// owned by the appender goroutine (and by Open before it starts).
+type dedup struct {
+	window int64                 // ns
+	ids    map[string]dedupEntry // by msg id
+	order  []dedupItem           // ascending ts; order[head:] is live
+	head   int
+}
+
+type dedupEntry struct {
+	seq uint64
+	ts  int64
+}
+
+type dedupItem struct {
+	id string
+	ts int64
+}
+
+func newDedup(window int64) dedup {
+	return dedup{window: window, ids: map[string]dedupEntry{}}
+}
+
+// lookup returns the seq of id if it was appended within the window of now.
+func (d *dedup) lookup(id []byte, now int64) (uint64, bool) {
+	e, ok := d.ids[string(id)]
+	if !ok || e.ts < now-d.window {
+		return 0, false
+	}
+	return e.seq, true
+}
+
+// add remembers id; ts must not decrease between calls.
+func (d *dedup) add(id []byte, seq uint64, ts int64) {
+	s := string(id)
+	d.ids[s] = dedupEntry{seq: seq, ts: ts}
+	d.order = append(d.order, dedupItem{id: s, ts: ts})
+}
+
+// expire forgets ids older than the window.
+func (d *dedup) expire(now int64) {
+	cut := now - d.window
+	for d.head < len(d.order) && d.order[d.head].ts < cut {
+		it := d.order[d.head]
+		if e, ok := d.ids[it.id]; ok && e.ts == it.ts {
+			delete(d.ids, it.id)
+		}
+		d.order[d.head] = dedupItem{}
+		d.head++
+	}
+	if d.head > 1024 && d.head > len(d.order)/2 {
+		d.order = append(d.order[:0:0], d.order[d.head:]...)
+		d.head = 0
+	}
+}

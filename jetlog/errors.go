@@ -1,0 +1,53 @@
+package jetlog
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Compare with errors.Is; most are wrapped with the
+// operation and the offending input.
+var (
+	// ErrClosed is returned by every method after Close.
+	ErrClosed = errors.New("jetlog: log closed")
+	// ErrNotFound is returned when a sequence or subject has no live message.
+	ErrNotFound = errors.New("jetlog: message not found")
+	// ErrMaxMsgs is returned by Append when the stream holds MaxMsgs messages
+	// and its discard policy is DiscardNew.
+	ErrMaxMsgs = errors.New("jetlog: maximum messages exceeded")
+	// ErrMaxBytes is returned by Append when the stream would exceed MaxBytes
+	// and its discard policy is DiscardNew.
+	ErrMaxBytes = errors.New("jetlog: maximum bytes exceeded")
+	// ErrMaxMsgsPerSubject is returned by Append when a subject holds
+	// MaxMsgsPerSubject messages and its discard policy is DiscardNew.
+	ErrMaxMsgsPerSubject = errors.New("jetlog: maximum messages per subject exceeded")
+	// ErrMsgTooLarge is returned by Append when a message (header plus
+	// payload) is larger than MaxMsgSize, or larger than a record can hold.
+	ErrMsgTooLarge = errors.New("jetlog: message too large")
+	// ErrBadSubject is returned by Append for a subject that is not a valid
+	// literal subject.
+	ErrBadSubject = errors.New("jetlog: invalid subject")
+	// ErrBadConfig is returned by Open and UpdateConfig for an invalid config.
+	ErrBadConfig = errors.New("jetlog: invalid config")
+	// ErrWriteFenced wraps the first fsync failure of a stream. After it, the
+	// stream accepts no writes until it is reopened: the kernel may have
+	// dropped the dirty pages, so a retried fsync proves nothing.
+	ErrWriteFenced = errors.New("jetlog: stream stopped accepting writes after a failed fsync")
+	// ErrCorrupt is matched (via errors.Is) by every *CorruptError.
+	ErrCorrupt = errors.New("jetlog: corrupt data")
+)
+
+// CorruptError reports a damaged record or file: where it happened and why.
+// It matches ErrCorrupt with errors.Is.
+type CorruptError struct {
+	Segment string // file name inside the stream directory
+	Offset  int64  // byte offset of the damaged record
+	Reason  string // "crc mismatch", "length beyond segment", ...
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("jetlog: corrupt %s at offset %d: %s", e.Segment, e.Offset, e.Reason)
+}
+
+// Is lets errors.Is(err, ErrCorrupt) match.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }

@@ -1,0 +1,87 @@
+package jetlog
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeClock is a settable clock for tests.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// storeKind is one storage back end the shared test bodies run against.
+type storeKind struct {
+	name    string
+	storage Storage
+}
+
+var storeKinds = []storeKind{{"file", StorageFile}, {"memory", StorageMemory}}
+
+// forEachStore runs body once per storage kind.
+func forEachStore(t *testing.T, body func(t *testing.T, k storeKind)) {
+	t.Helper()
+	for _, k := range storeKinds {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			body(t, k)
+		})
+	}
+}
+
+// openLog opens a log and closes it at cleanup.
+func openLog(t *testing.T, dir string, cfg StreamConfig, opts Options) *Log {
+	t.Helper()
+	l, err := Open(dir, cfg, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := l.Close(); err != nil && !errors.Is(err, ErrClosed) && !errors.Is(err, ErrWriteFenced) {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return l
+}
+
+func mustAppend(t *testing.T, l *Log, subject, data string) uint64 {
+	t.Helper()
+	ack, err := l.Append(subject, nil, []byte(data))
+	if err != nil {
+		t.Fatalf("Append(%q): %v", subject, err)
+	}
+	return ack.Seq
+}
+
+func mustGet(t *testing.T, l *Log, seq uint64) Msg {
+	t.Helper()
+	m, err := l.Get(seq)
+	if err != nil {
+		t.Fatalf("Get(%d): %v", seq, err)
+	}
+	return m
+}
+
+func hdrWithID(id string) []byte {
+	return fmt.Appendf(nil, "NATS/1.0\r\nNats-Msg-Id: %s\r\n\r\n", id)
+}

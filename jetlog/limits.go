@@ -1,0 +1,247 @@
+package jetlog
+
+import (
+	"fmt"
+	"path"
+	"time"
+)
+
+// enforceLimits applies the discard-old limits after an append and queues
+// the removals for the next tombstone. touched lists the subjects that got
+// messages (nil: check every subject). l.mu is held.
+func (l *Log) enforceLimits(touched []*subjectState) {
+	cfg := &l.cfg
+	c := &l.cat
+	t := &l.ap.tomb
+	before := c.base
+	if cfg.MaxMsgsPerSubject > 0 {
+		check := func(s *subjectState) {
+			for int64(len(s.seqs)) > cfg.MaxMsgsPerSubject {
+				seq := s.seqs[0]
+				c.remove(seq)
+				t.seqs = append(t.seqs, seq)
+			}
+		}
+		if touched == nil {
+			for _, s := range c.subjects {
+				check(s)
+			}
+		} else {
+			for _, s := range touched {
+				check(s)
+			}
+		}
+	}
+	if cfg.Discard == DiscardOld || touched == nil {
+		for cfg.MaxMsgs > 0 && c.msgs > uint64(cfg.MaxMsgs) {
+			c.remove(c.base)
+		}
+		for cfg.MaxBytes > 0 && c.bytes > uint64(cfg.MaxBytes) {
+			c.remove(c.base)
+		}
+	}
+	if c.base != before {
+		t.floor = c.first()
+	}
+}
+
+// Expire removes the messages older than MaxAge now and returns how many.
+// The background expiry calls it too; callers rarely need to.
+func (l *Log) Expire() (uint64, error) {
+	r := l.getReq()
+	defer l.putReq(r)
+	r.op = opExpire
+	if err := l.send(r); err != nil {
+		return 0, err
+	}
+	return r.n, r.err
+}
+
+// expire runs in the appender. Removals are journaled lazily: recovery
+// would expire the same messages again.
+func (l *Log) expire() uint64 {
+	now := l.opts.Now()
+	l.ap.dd.expire(now.UnixNano())
+	if l.cfg.MaxAge <= 0 {
+		return 0
+	}
+	cut := now.Add(-l.cfg.MaxAge).UnixNano()
+	if _, m, ok := l.cat.oldest(); !ok || m.ts >= cut {
+		return 0 // the common case, without the lock
+	}
+	l.mu.Lock()
+	n := l.expireLocked(cut)
+	dead := l.detachDeadLocked()
+	l.mu.Unlock()
+	l.removeSegments(dead)
+	return n
+}
+
+func (l *Log) expireLocked(cut int64) uint64 {
+	var n uint64
+	for {
+		seq, m, ok := l.cat.oldest()
+		if !ok || m.ts >= cut {
+			break
+		}
+		l.cat.remove(seq)
+		n++
+	}
+	if n > 0 {
+		l.ap.tomb.floor = l.cat.first()
+	}
+	return n
+}
+
+// PurgeOptions selects what Purge removes. The zero value removes all.
+type PurgeOptions struct {
+	Subject string // only messages matching this filter (wildcards allowed)
+	Seq     uint64 // only messages with a seq below this one (0: no bound)
+	Keep    uint64 // keep the newest Keep of the selected messages
+}
+
+// Purge removes messages and returns how many. It is journaled and, in
+// DurabilityAlways, synced before it returns.
+func (l *Log) Purge(opts PurgeOptions) (uint64, error) {
+	r := l.getReq()
+	defer l.putReq(r)
+	r.op = opPurge
+	r.purge = opts
+	if err := l.send(r); err != nil {
+		return 0, err
+	}
+	return r.n, r.err
+}
+
+func (l *Log) doPurge(p PurgeOptions) (uint64, error) {
+	if l.fatal != nil {
+		return 0, l.fatal
+	}
+	c := &l.cat
+	var floor uint64
+	var list []uint64
+	if p.Subject == "" || p.Subject == ">" {
+		// Unfiltered: everything below a floor.
+		floor = c.last + 1
+		if p.Seq > 0 {
+			floor = min(floor, p.Seq)
+		}
+		if p.Keep > 0 {
+			if p.Keep >= c.msgs {
+				floor = 0
+			} else {
+				// the seq of the Keep-th newest live message
+				k := p.Keep
+				for i := len(c.metas) - 1; i >= 0; i-- {
+					if c.metas[i].seg != nil {
+						k--
+						if k == 0 {
+							floor = min(floor, c.base+uint64(i))
+							break
+						}
+					}
+				}
+			}
+		}
+	} else {
+		for name, s := range c.subjects {
+			if !matchFilter(p.Subject, name) {
+				continue
+			}
+			seqs := s.seqs
+			if p.Seq > 0 {
+				for len(seqs) > 0 && seqs[len(seqs)-1] >= p.Seq {
+					seqs = seqs[:len(seqs)-1]
+				}
+			}
+			if p.Keep > 0 {
+				if uint64(len(s.seqs)) <= p.Keep {
+					continue
+				}
+				seqs = seqs[:min(len(seqs), len(s.seqs)-int(p.Keep))]
+			}
+			list = append(list, seqs...)
+		}
+	}
+	var n uint64
+	if floor > c.base && c.msgs > 0 {
+		for _, m := range c.metas[:min(uint64(len(c.metas)), floor-c.base)] {
+			if m.seg != nil {
+				n++
+			}
+		}
+	}
+	n += uint64(len(list))
+	if n == 0 {
+		return 0, nil
+	}
+	emptied := n == c.msgs
+	if emptied && l.active().size > 0 {
+		// Start a fresh segment so every old one can be removed.
+		if err := l.roll(); err != nil {
+			return 0, err
+		}
+	}
+	t := &l.ap.tomb
+	t.floor = max(t.floor, floor)
+	t.seqs = append(t.seqs, list...)
+	if err := l.flushTomb(l.cfg.Durability == DurabilityAlways); err != nil {
+		t.seqs = t.seqs[:len(t.seqs)-len(list)]
+		return 0, err
+	}
+	l.mu.Lock()
+	c.removeBelow(floor, nil)
+	for _, seq := range list {
+		c.remove(seq)
+	}
+	dead := l.detachDeadLocked()
+	if !l.ap.dirty {
+		l.durable.Store(c.last)
+	}
+	l.mu.Unlock()
+	l.removeSegments(dead)
+	return n, nil
+}
+
+// UpdateConfig changes the stream's limits and modes. The new config is
+// stored, the limits applied (discard old) and the removals journaled.
+func (l *Log) UpdateConfig(cfg StreamConfig) error {
+	r := l.getReq()
+	defer l.putReq(r)
+	r.op = opConfig
+	r.cfg = cfg
+	if err := l.send(r); err != nil {
+		return err
+	}
+	return r.err
+}
+
+func (l *Log) doUpdateConfig(cfg StreamConfig) error {
+	cfg = cfg.Normalized()
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if cfg.Storage != l.cfg.Storage {
+		return fmt.Errorf("jetlog: config storage %q: %w", cfg.Storage, ErrBadConfig)
+	}
+	var created time.Time
+	if !l.memory {
+		if _, c, err := LoadConfig(l.fs, l.dir); err == nil {
+			created = c
+		}
+		if err := writeChecked(l.fs, path.Join(l.dir, metaFile), streamMeta{Version: 1, Config: cfg, Created: created}); err != nil {
+			return fmt.Errorf("jetlog: store config: %w", err)
+		}
+	}
+	l.mu.Lock()
+	l.cfg = cfg
+	l.enforceLimits(nil)
+	if cfg.MaxAge > 0 {
+		l.expireLocked(l.opts.Now().Add(-cfg.MaxAge).UnixNano())
+	}
+	dead := l.detachDeadLocked()
+	l.mu.Unlock()
+	l.ap.dd.window = int64(cfg.DuplicateWindow)
+	l.removeSegments(dead)
+	return l.flushTomb(true)
+}

@@ -1,0 +1,160 @@
+package jetlog
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Msg is a stored message. Slices returned by reads are owned by the
+// caller.
+type Msg struct {
+	Seq     uint64
+	Time    time.Time // store time, set by Append
+	Subject string
+	Header  []byte // NATS header block or nil
+	Data    []byte
+}
+
+// PubAck is the result of one append.
+type PubAck struct {
+	Seq       uint64
+	Duplicate bool // the msg id was seen within the window; Seq is the original
+}
+
+// State is a snapshot of a stream's totals. An empty stream has
+// FirstSeq = LastSeq+1 (FirstSeq 0 and LastSeq 0 before the first append).
+type State struct {
+	Msgs        uint64
+	Bytes       uint64 // record bytes on disk of live messages
+	FirstSeq    uint64
+	FirstTime   time.Time
+	LastSeq     uint64
+	LastTime    time.Time
+	NumDeleted  uint64 // deleted seqs between FirstSeq and LastSeq
+	NumSubjects int
+}
+
+// Stats are running counters, for tests and monitoring.
+type Stats struct {
+	Appends uint64 // messages appended (duplicates excluded)
+	Commits uint64 // group-commit writes
+	Fsyncs  uint64 // fdatasync calls on segments
+}
+
+// SeqRange is a closed range of sequences.
+type SeqRange struct{ First, Last uint64 }
+
+// RecoveryReport says what Open found and did.
+type RecoveryReport struct {
+	Clean          bool            // the clean-shutdown marker was present
+	Segments       int             // segment files opened
+	Scanned        int             // segments read record by record (no usable index)
+	Corrupt        []*CorruptError // damaged records; intact ones around them were kept
+	Lost           []SeqRange      // sequences missing because of corruption
+	TornSegment    string          // segment whose torn tail was truncated
+	TruncatedBytes int64           // bytes dropped from that tail
+	RebuiltIndexes []string        // index files rewritten from their segment
+	Problems       []string        // other repairs, e.g. a rewritten config
+}
+
+// Log is one stream: an append-only, segmented log with limits, dedup and
+// a catalog in memory. It is safe for concurrent use. One appender
+// goroutine, started by Open and stopped by Close, does every write.
+type Log struct {
+	dir    string
+	fs     FS
+	opts   Options
+	memory bool
+
+	reqs chan *request // to the appender; unbuffered
+	done chan struct{} // closed when the appender has exited
+	once sync.Once     // guards sending the close request
+	pool sync.Pool     // of *request
+
+	mu     sync.RWMutex // guards the fields below
+	cfg    StreamConfig
+	cat    catalog
+	segs   []*segment // ascending id; the last one is active
+	fatal  error      // sticky: set when the stream stops accepting writes
+	closed bool
+
+	// Owned by the appender goroutine (and by Open before it starts).
+	ap appender
+
+	appends atomic.Uint64
+	commits atomic.Uint64
+	fsyncs  atomic.Uint64
+	durable atomic.Uint64 // highest seq known synced
+
+	report RecoveryReport
+	closeErr error // set by the appender before done is closed
+}
+
+// Recovery returns what Open found. The report is immutable.
+func (l *Log) Recovery() RecoveryReport { return l.report }
+
+// Config returns the stream's config.
+func (l *Log) Config() StreamConfig {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.cfg
+}
+
+// Stats returns the running counters.
+func (l *Log) Stats() Stats {
+	return Stats{Appends: l.appends.Load(), Commits: l.commits.Load(), Fsyncs: l.fsyncs.Load()}
+}
+
+// DurableSeq returns the highest seq known to be fsynced.
+func (l *Log) DurableSeq() uint64 { return l.durable.Load() }
+
+// Err returns why the stream stopped accepting writes, or nil.
+func (l *Log) Err() error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.fatal
+}
+
+// State returns the stream's totals.
+func (l *Log) State() State {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	c := &l.cat
+	st := State{
+		Msgs:        c.msgs,
+		Bytes:       c.bytes,
+		FirstSeq:    c.first(),
+		LastSeq:     c.last,
+		NumDeleted:  c.numDeleted(),
+		NumSubjects: len(c.subjects),
+	}
+	if c.last == 0 {
+		st.FirstSeq = 0
+	}
+	if c.last > 0 {
+		st.LastTime = time.Unix(0, c.lastTS)
+	}
+	if _, m, ok := c.oldest(); ok {
+		st.FirstTime = time.Unix(0, m.ts)
+	}
+	return st
+}
+
+// Close flushes pending tombstones, syncs, writes the index of the active
+// segment and the clean-shutdown marker, and stops the appender. Later
+// calls return ErrClosed.
+func (l *Log) Close() error {
+	first := false
+	l.once.Do(func() {
+		first = true
+		r := &request{op: opClose, done: make(chan struct{}, 1)}
+		l.reqs <- r
+		<-r.done
+		<-l.done
+	})
+	if !first {
+		return ErrClosed
+	}
+	return l.closeErr
+}

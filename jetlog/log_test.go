@@ -1,0 +1,190 @@
+package jetlog
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestLogAppendGet(t *testing.T) {
+	forEachStore(t, func(t *testing.T, k storeKind) {
+		l := openLog(t, t.TempDir(), StreamConfig{Name: "S", Storage: k.storage}, Options{})
+		if st := l.State(); st.FirstSeq != 0 || st.LastSeq != 0 || st.Msgs != 0 {
+			t.Fatalf("empty state = %+v", st)
+		}
+		hdr := []byte("NATS/1.0\r\nA: b\r\n\r\n")
+		ack, err := l.Append("orders.new", hdr, []byte("hello"))
+		if err != nil || ack.Seq != 1 || ack.Duplicate {
+			t.Fatalf("Append = %+v, %v", ack, err)
+		}
+		mustAppend(t, l, "orders.old", "x")
+		m := mustGet(t, l, 1)
+		if m.Subject != "orders.new" || string(m.Data) != "hello" || string(m.Header) != string(hdr) || m.Seq != 1 {
+			t.Fatalf("Get(1) = %+v", m)
+		}
+		if _, err := l.Get(3); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("Get(3) err = %v, want ErrNotFound", err)
+		}
+		st := l.State()
+		if st.Msgs != 2 || st.FirstSeq != 1 || st.LastSeq != 2 || st.NumSubjects != 2 || st.Bytes == 0 {
+			t.Fatalf("state = %+v", st)
+		}
+		acks, err := l.AppendBatch([]Msg{{Subject: "a"}, {Subject: "b"}, {Subject: "bad.*"}, {Subject: "c"}})
+		if !errors.Is(err, ErrBadSubject) || len(acks) != 2 || acks[1].Seq != 4 {
+			t.Fatalf("AppendBatch = %+v, %v", acks, err)
+		}
+	})
+}
+
+func TestLogRejectsBadInput(t *testing.T) {
+	forEachStore(t, func(t *testing.T, k storeKind) {
+		l := openLog(t, t.TempDir(), StreamConfig{Name: "S", Storage: k.storage, MaxMsgSize: 4}, Options{})
+		for _, subj := range []string{"", "a..b", "a.*", ">", "a b", ".a", "a."} {
+			if _, err := l.Append(subj, nil, nil); !errors.Is(err, ErrBadSubject) {
+				t.Errorf("Append(%q) err = %v, want ErrBadSubject", subj, err)
+			}
+		}
+		if _, err := l.Append("a", nil, []byte("12345")); !errors.Is(err, ErrMsgTooLarge) {
+			t.Errorf("oversize err = %v", err)
+		}
+		if seq := mustAppend(t, l, "a", "1234"); seq != 1 {
+			t.Errorf("seq after rejects = %d, want 1", seq)
+		}
+	})
+}
+
+func TestLogDeleteAndPurge(t *testing.T) {
+	forEachStore(t, func(t *testing.T, k storeKind) {
+		dir := t.TempDir()
+		l := openLog(t, dir, StreamConfig{Name: "S", Storage: k.storage}, Options{})
+		for i := range 10 {
+			mustAppend(t, l, fmt.Sprintf("s.%d", i%3), "x")
+		}
+		if err := l.Delete(5); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Delete(5); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("second delete err = %v", err)
+		}
+		if st := l.State(); st.Msgs != 9 || st.NumDeleted != 1 {
+			t.Fatalf("state = %+v", st)
+		}
+		n, err := l.Purge(PurgeOptions{Subject: "s.0", Keep: 1})
+		if err != nil || n != 3 { // s.0: 1,4,7,10 -> keep 10
+			t.Fatalf("purge subject keep = %d, %v", n, err)
+		}
+		n, err = l.Purge(PurgeOptions{Seq: 4})
+		if err != nil || n != 2 { // 2,3
+			t.Fatalf("purge seq = %d, %v", n, err)
+		}
+		if st := l.State(); st.FirstSeq != 6 || st.Msgs != 4 {
+			t.Fatalf("state = %+v", st)
+		}
+		counts := l.SubjectCounts("s.*")
+		if counts["s.1"] != 1 || counts["s.2"] != 2 || counts["s.0"] != 1 {
+			t.Fatalf("counts = %v", counts)
+		}
+		n, err = l.Purge(PurgeOptions{})
+		if err != nil || n != 4 {
+			t.Fatalf("purge all = %d, %v", n, err)
+		}
+		if st := l.State(); st.FirstSeq != 11 || st.LastSeq != 10 || st.Msgs != 0 {
+			t.Fatalf("after purge all = %+v", st)
+		}
+		if k.storage == StorageMemory {
+			return
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		l2 := openLog(t, dir, StreamConfig{Name: "S"}, Options{})
+		if st := l2.State(); st.FirstSeq != 11 || st.LastSeq != 10 || st.Msgs != 0 {
+			t.Fatalf("reopened after purge all = %+v", st)
+		}
+		if seq := mustAppend(t, l2, "a", "x"); seq != 11 {
+			t.Fatalf("seq after purge+reopen = %d", seq)
+		}
+	})
+}
+
+func TestLogReads(t *testing.T) {
+	forEachStore(t, func(t *testing.T, k storeKind) {
+		clock := newFakeClock()
+		l := openLog(t, t.TempDir(), StreamConfig{Name: "S", Storage: k.storage}, Options{Now: clock.Now})
+		for i := range 6 {
+			mustAppend(t, l, fmt.Sprintf("a.%d", i%2), fmt.Sprint(i))
+			clock.Advance(time.Second)
+		}
+		m, err := l.LastBySubject("a.0")
+		if err != nil || m.Seq != 5 {
+			t.Fatalf("LastBySubject = %+v, %v", m, err)
+		}
+		m, err = l.LastBySubject("a.*")
+		if err != nil || m.Seq != 6 {
+			t.Fatalf("LastBySubject wildcard = %+v, %v", m, err)
+		}
+		m, err = l.Next(2, "a.0")
+		if err != nil || m.Seq != 3 {
+			t.Fatalf("Next = %+v, %v", m, err)
+		}
+		m, err = l.Next(2, "a.>")
+		if err != nil || m.Seq != 2 {
+			t.Fatalf("Next wildcard = %+v, %v", m, err)
+		}
+		start := time.Date(2026, 1, 1, 0, 0, 2, 0, time.UTC)
+		if seq := l.SeqAtTime(start); seq != 3 {
+			t.Fatalf("SeqAtTime = %d, want 3", seq)
+		}
+		var seqs []uint64
+		for m, err := range l.Messages(4) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			seqs = append(seqs, m.Seq)
+		}
+		if !slices.Equal(seqs, []uint64{4, 5, 6}) {
+			t.Fatalf("Messages = %v", seqs)
+		}
+	})
+}
+
+func TestLogReopenKeepsEverything(t *testing.T) {
+	dir := t.TempDir()
+	cfg := StreamConfig{Name: "S"}
+	l, err := Open(dir, cfg, Options{SegmentSize: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		mustAppend(t, l, fmt.Sprintf("k.%d", i%5), fmt.Sprint(i))
+	}
+	if err := l.Delete(7); err != nil {
+		t.Fatal(err)
+	}
+	want := l.State()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l2 := openLog(t, dir, cfg, Options{SegmentSize: 200})
+	rep := l2.Recovery()
+	if !rep.Clean || rep.Scanned != 0 || len(rep.Corrupt) != 0 {
+		t.Fatalf("report = %+v", rep)
+	}
+	if got := l2.State(); got != want {
+		t.Fatalf("state after reopen = %+v, want %+v", got, want)
+	}
+	for seq := uint64(1); seq <= 50; seq++ {
+		m, err := l2.Get(seq)
+		if seq == 7 {
+			if !errors.Is(err, ErrNotFound) {
+				t.Fatalf("deleted seq 7: %v", err)
+			}
+			continue
+		}
+		if err != nil || string(m.Data) != fmt.Sprint(seq-1) {
+			t.Fatalf("Get(%d) = %+v, %v", seq, m, err)
+		}
+	}
+}

@@ -1,0 +1,362 @@
+package jetlog
+
+import (
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path"
+	"slices"
+	"sync"
+	"time"
+)
+
+// MemFS is an in-memory FS. Memory streams use one; tests use it to inject
+// faults (SetFault) and to simulate power loss (CrashClone): it remembers,
+// per file, which bytes were synced, and per directory, which entries were
+// synced. Safe for concurrent use.
+type MemFS struct {
+	mu    sync.Mutex          // guards the fields below and every memNode
+	dirs  map[string]*memDir  // by cleaned path
+	fault func(op, name string) error
+	track bool // remember synced state (false for memory streams: cheaper)
+}
+
+type memDir struct {
+	entries map[string]*memNode // current
+	synced  map[string]*memNode // as of the last SyncDir
+}
+
+type memNode struct {
+	data      []byte
+	synced    []byte // content as of the last Sync
+	dirtyFrom int    // lowest offset written since the last Sync
+}
+
+// NewMemFS returns an empty MemFS that tracks synced state.
+func NewMemFS() *MemFS { return newMemFS(true) }
+
+func newMemFS(track bool) *MemFS {
+	m := &MemFS{dirs: map[string]*memDir{}, track: track}
+	m.dirs["/"] = newMemDir()
+	m.dirs["."] = newMemDir()
+	return m
+}
+
+func newMemDir() *memDir {
+	return &memDir{entries: map[string]*memNode{}, synced: map[string]*memNode{}}
+}
+
+// SetFault installs a hook called before every operation with the
+// operation ("open", "create", "write", "sync", "truncate", "rename",
+// "remove", "syncdir") and the file name. A non-nil error fails the
+// operation; a failed write first writes half of its bytes, as a full disk
+// may. nil removes the hook.
+func (m *MemFS) SetFault(fn func(op, name string) error) {
+	m.mu.Lock()
+	m.fault = fn
+	m.mu.Unlock()
+}
+
+// CrashClone returns a copy of m as it would be found after a power loss:
+// only synced directory entries and synced bytes survive. With a non-nil
+// rng, each file also keeps a random prefix of its unsynced appended bytes,
+// as a real disk may.
+func (m *MemFS) CrashClone(rng *rand.Rand) *MemFS {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := newMemFS(true)
+	for p, d := range m.dirs {
+		nd := newMemDir()
+		for name, n := range d.synced {
+			data := slices.Clone(n.synced)
+			if rng != nil && len(n.data) > len(n.synced) && n.dirtyFrom >= len(n.synced) {
+				extra := rng.IntN(len(n.data) - len(n.synced) + 1)
+				data = append(data, n.data[len(n.synced):len(n.synced)+extra]...)
+			}
+			nn := &memNode{data: data, synced: slices.Clone(data), dirtyFrom: len(data)}
+			nd.entries[name] = nn
+			nd.synced[name] = nn
+		}
+		c.dirs[p] = nd
+	}
+	return c
+}
+
+func (m *MemFS) check(op, name string) error {
+	if m.fault != nil {
+		if err := m.fault(op, name); err != nil {
+			return &fs.PathError{Op: op, Path: name, Err: err}
+		}
+	}
+	return nil
+}
+
+func (m *MemFS) lookup(name string) (*memDir, string, error) {
+	name = path.Clean(name)
+	d, ok := m.dirs[path.Dir(name)]
+	if !ok {
+		return nil, "", &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return d, path.Base(name), nil
+}
+
+// OpenFile implements FS.
+func (m *MemFS) OpenFile(name string, flag int, _ fs.FileMode) (File, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	op := "open"
+	if flag&os.O_CREATE != 0 {
+		op = "create"
+	}
+	if err := m.check(op, name); err != nil {
+		return nil, err
+	}
+	d, base, err := m.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	n, ok := d.entries[base]
+	switch {
+	case !ok && flag&os.O_CREATE == 0:
+		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+	case ok && flag&os.O_CREATE != 0 && flag&os.O_EXCL != 0:
+		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrExist}
+	case !ok:
+		n = &memNode{}
+		d.entries[base] = n
+	}
+	if flag&os.O_TRUNC != 0 {
+		n.data = n.data[:0]
+		n.dirtyFrom = 0
+	}
+	f := &memFile{fs: m, node: n, name: path.Clean(name)}
+	if flag&os.O_APPEND != 0 {
+		f.off = int64(len(n.data))
+	}
+	return f, nil
+}
+
+// Create implements FS.
+func (m *MemFS) Create(name string) (File, error) {
+	return m.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+}
+
+// Rename implements FS.
+func (m *MemFS) Rename(oldname, newname string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.check("rename", newname); err != nil {
+		return err
+	}
+	od, ob, err := m.lookup(oldname)
+	if err != nil {
+		return err
+	}
+	nd, nb, err := m.lookup(newname)
+	if err != nil {
+		return err
+	}
+	n, ok := od.entries[ob]
+	if !ok {
+		return &fs.PathError{Op: "rename", Path: oldname, Err: fs.ErrNotExist}
+	}
+	delete(od.entries, ob)
+	nd.entries[nb] = n
+	return nil
+}
+
+// Remove implements FS.
+func (m *MemFS) Remove(name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.check("remove", name); err != nil {
+		return err
+	}
+	d, base, err := m.lookup(name)
+	if err != nil {
+		return err
+	}
+	if _, ok := d.entries[base]; !ok {
+		return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrNotExist}
+	}
+	delete(d.entries, base)
+	return nil
+}
+
+// ReadDir implements FS.
+func (m *MemFS) ReadDir(dir string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, ok := m.dirs[path.Clean(dir)]
+	if !ok {
+		return nil, &fs.PathError{Op: "readdir", Path: dir, Err: fs.ErrNotExist}
+	}
+	names := make([]string, 0, len(d.entries))
+	for name := range d.entries {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// MkdirAll implements FS. Directories are durable as soon as they exist.
+func (m *MemFS) MkdirAll(dir string, _ fs.FileMode) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for p := path.Clean(dir); ; p = path.Dir(p) {
+		if _, ok := m.dirs[p]; !ok {
+			m.dirs[p] = newMemDir()
+		}
+		if p == "/" || p == "." {
+			return nil
+		}
+	}
+}
+
+// SyncDir implements FS.
+func (m *MemFS) SyncDir(dir string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.check("syncdir", dir); err != nil {
+		return err
+	}
+	d, ok := m.dirs[path.Clean(dir)]
+	if !ok {
+		return &fs.PathError{Op: "syncdir", Path: dir, Err: fs.ErrNotExist}
+	}
+	d.synced = make(map[string]*memNode, len(d.entries))
+	for name, n := range d.entries {
+		d.synced[name] = n
+	}
+	return nil
+}
+
+type memFile struct {
+	fs     *MemFS
+	node   *memNode
+	name   string
+	off    int64
+	closed bool
+}
+
+func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if f.closed {
+		return 0, fs.ErrClosed
+	}
+	if off >= int64(len(f.node.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, f.node.data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	return f.writeAtLocked(p, off)
+}
+
+func (f *memFile) writeAtLocked(p []byte, off int64) (int, error) {
+	if f.closed {
+		return 0, fs.ErrClosed
+	}
+	if err := f.fs.check("write", f.name); err != nil {
+		half := p[:len(p)/2]
+		f.put(half, off)
+		return len(half), err
+	}
+	f.put(p, off)
+	return len(p), nil
+}
+
+func (f *memFile) put(p []byte, off int64) {
+	n := f.node
+	end := int(off) + len(p)
+	if end > len(n.data) {
+		old := len(n.data)
+		n.data = slices.Grow(n.data, end-old)[:end]
+		clear(n.data[old:])
+	}
+	copy(n.data[off:], p)
+	n.dirtyFrom = min(n.dirtyFrom, int(off))
+}
+
+func (f *memFile) Write(p []byte) (int, error) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	n, err := f.writeAtLocked(p, f.off)
+	f.off += int64(n)
+	return n, err
+}
+
+func (f *memFile) Sync() error {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if f.closed {
+		return fs.ErrClosed
+	}
+	if err := f.fs.check("sync", f.name); err != nil {
+		return err
+	}
+	if !f.fs.track {
+		return nil
+	}
+	n := f.node
+	from := min(n.dirtyFrom, len(n.synced), len(n.data))
+	n.synced = append(n.synced[:from], n.data[from:]...)
+	n.dirtyFrom = len(n.data)
+	return nil
+}
+
+func (f *memFile) Truncate(size int64) error {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if f.closed {
+		return fs.ErrClosed
+	}
+	if err := f.fs.check("truncate", f.name); err != nil {
+		return err
+	}
+	n := f.node
+	if int(size) <= len(n.data) {
+		n.data = n.data[:size]
+	} else {
+		n.data = append(n.data, make([]byte, int(size)-len(n.data))...)
+	}
+	n.dirtyFrom = min(n.dirtyFrom, int(size))
+	return nil
+}
+
+func (f *memFile) Close() error {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if f.closed {
+		return fs.ErrClosed
+	}
+	f.closed = true
+	return nil
+}
+
+func (f *memFile) Stat() (fs.FileInfo, error) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	return memInfo{name: path.Base(f.name), size: int64(len(f.node.data))}, nil
+}
+
+type memInfo struct {
+	name string
+	size int64
+}
+
+func (i memInfo) Name() string       { return i.name }
+func (i memInfo) Size() int64        { return i.size }
+func (i memInfo) Mode() fs.FileMode  { return 0o644 }
+func (i memInfo) ModTime() time.Time { return time.Time{} }
+func (i memInfo) IsDir() bool        { return false }
+func (i memInfo) Sys() any           { return nil }

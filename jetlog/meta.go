@@ -1,0 +1,114 @@
+package jetlog
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// File names in a stream directory. Part of the disk format (see doc.go).
+const (
+	metaFile  = "stream.meta" // crc32c u32 + msgpack(streamMeta)
+	cleanFile = "clean"       // present only after a clean Close
+	tmpSuffix = ".tmp"
+)
+
+// streamMeta is what stream.meta holds.
+type streamMeta struct {
+	Version int          `msgpack:"v"`
+	Config  StreamConfig `msgpack:"config"`
+	Created time.Time    `msgpack:"created"`
+}
+
+// LoadConfig reads the config stored in a stream directory, so a server can
+// list its streams before opening them. A nil fsys means the OS's.
+func LoadConfig(fsys FS, dir string) (StreamConfig, time.Time, error) {
+	if fsys == nil {
+		fsys = OSFS{}
+	}
+	var m streamMeta
+	if err := readChecked(fsys, path.Join(dir, metaFile), &m); err != nil {
+		return StreamConfig{}, time.Time{}, err
+	}
+	return m.Config, m.Created, nil
+}
+
+// readChecked reads a crc32c-prefixed msgpack file into v. Damage is a
+// *CorruptError; a missing file is fs.ErrNotExist.
+func readChecked(fsys FS, name string, v any) error {
+	data, err := readAll(fsys, name)
+	if err != nil {
+		return err
+	}
+	if len(data) < 4 || crc32.Checksum(data[4:], castagnoli) != binary.LittleEndian.Uint32(data) {
+		return &CorruptError{Segment: path.Base(name), Reason: "crc mismatch"}
+	}
+	if err := msgpack.Unmarshal(data[4:], v); err != nil {
+		return &CorruptError{Segment: path.Base(name), Reason: "decode: " + err.Error()}
+	}
+	return nil
+}
+
+// writeChecked atomically replaces name with crc32c + msgpack(v): write a
+// temporary file, sync it, rename it over name, sync the directory.
+func writeChecked(fsys FS, name string, v any) error {
+	body, err := msgpack.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("jetlog: encode %q: %w", name, err)
+	}
+	data := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(body)), crc32.Checksum(body, castagnoli))
+	data = append(data, body...)
+	return writeFileAtomic(fsys, name, data)
+}
+
+func writeFileAtomic(fsys FS, name string, data []byte) error {
+	tmp := name + tmpSuffix
+	f, err := fsys.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close() // the write error is the one that matters
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := fsys.Rename(tmp, name); err != nil {
+		return err
+	}
+	return fsys.SyncDir(path.Dir(name))
+}
+
+// readAll reads a whole file.
+func readAll(fsys FS, name string) ([]byte, error) {
+	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close() //nolint:errcheck // read-only
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	data := make([]byte, st.Size())
+	n, err := f.ReadAt(data, 0)
+	if n == len(data) {
+		return data, nil
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return nil, err
+}

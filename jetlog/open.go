@@ -1,0 +1,303 @@
+package jetlog
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"reflect"
+	"strings"
+)
+
+// Open opens (or creates) the stream stored in dir, recovering from any
+// crash, and starts its appender goroutine; Close stops it. cfg is the
+// stream's config: it is normalized, validated and stored beside the log.
+// What recovery found is in Recovery(); damage never makes Open fail, I/O
+// errors do. A memory stream (cfg.Storage == StorageMemory) ignores dir.
+func Open(dir string, cfg StreamConfig, opts Options) (*Log, error) {
+	cfg = cfg.Normalized()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults(cfg)
+	l := &Log{
+		dir:    path.Clean(dir),
+		fs:     opts.FS,
+		opts:   opts,
+		memory: cfg.Storage == StorageMemory,
+		cfg:    cfg,
+		cat:    newCatalog(),
+		reqs:   make(chan *request),
+		done:   make(chan struct{}),
+	}
+	if l.memory {
+		l.dir = "/mem"
+		l.cfg.Durability = DurabilityNone
+	}
+	l.ap.dd = newDedup(int64(cfg.DuplicateWindow))
+	if err := l.fs.MkdirAll(l.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("jetlog: open %q: %w", dir, err)
+	}
+	if err := l.storeConfig(); err != nil {
+		return nil, err
+	}
+	if err := l.recover(); err != nil {
+		for _, s := range l.segs {
+			_ = s.release() // already failing
+		}
+		return nil, err
+	}
+	l.durable.Store(l.cat.last)
+	for _, c := range l.report.Corrupt {
+		l.opts.Logger.Error("jetlog: corrupt record", "dir", l.dir, "segment", c.Segment, "offset", c.Offset, "reason", c.Reason)
+	}
+	if l.report.TruncatedBytes > 0 {
+		l.opts.Logger.Warn("jetlog: truncated torn tail", "dir", l.dir, "segment", l.report.TornSegment, "bytes", l.report.TruncatedBytes)
+	}
+	go l.run()
+	return l, nil
+}
+
+// storeConfig writes cfg to stream.meta unless it is already there,
+// reporting a damaged file.
+func (l *Log) storeConfig() error {
+	name := path.Join(l.dir, metaFile)
+	var m streamMeta
+	err := readChecked(l.fs, name, &m)
+	var ce *CorruptError
+	switch {
+	case err == nil && configEqual(m.Config, l.cfg):
+		return nil
+	case err == nil:
+	case errors.As(err, &ce):
+		l.report.Problems = append(l.report.Problems, fmt.Sprintf("%s damaged (%s): rewritten from the given config", metaFile, ce.Reason))
+	case errors.Is(err, fs.ErrNotExist):
+	default:
+		return fmt.Errorf("jetlog: read config: %w", err)
+	}
+	if m.Created.IsZero() {
+		m.Created = l.opts.Now().UTC()
+	}
+	if err := writeChecked(l.fs, name, streamMeta{Version: 1, Config: l.cfg, Created: m.Created}); err != nil {
+		return fmt.Errorf("jetlog: store config: %w", err)
+	}
+	return nil
+}
+
+func configEqual(a, b StreamConfig) bool { return reflect.DeepEqual(a, b) }
+
+// recover loads every segment (from its index when it can be trusted,
+// otherwise by scanning it), replays records into the catalog, applies the
+// limits and rebuilds the dedup window.
+func (l *Log) recover() error {
+	names, err := l.fs.ReadDir(l.dir)
+	if err != nil {
+		return fmt.Errorf("jetlog: list %q: %w", l.dir, err)
+	}
+	var ids []uint64
+	idxs := map[uint64]bool{}
+	clean := false
+	for _, n := range names {
+		switch {
+		case n == cleanFile:
+			clean = true
+		case strings.HasSuffix(n, tmpSuffix):
+			_ = l.fs.Remove(path.Join(l.dir, n)) // leftover of an interrupted atomic write
+		case strings.HasSuffix(n, idxSuffix):
+			if id, ok := parseSegName(strings.TrimSuffix(n, idxSuffix) + segSuffix); ok {
+				idxs[id] = true
+			}
+		default:
+			if id, ok := parseSegName(n); ok {
+				ids = append(ids, id)
+			}
+		}
+	}
+	l.report.Clean = clean
+	if clean {
+		// From here on a crash is not a clean shutdown.
+		if err := l.fs.Remove(path.Join(l.dir, cleanFile)); err != nil {
+			return fmt.Errorf("jetlog: remove clean marker: %w", err)
+		}
+	}
+	rp := replayer{l: l}
+	for i, id := range ids {
+		last := i == len(ids)-1
+		if err := rp.loadSegment(id, last, clean && idxs[id]); err != nil {
+			return err
+		}
+	}
+	l.report.Segments = len(ids)
+	for id := range idxs {
+		if len(ids) == 0 || id < ids[0] || id > ids[len(ids)-1] {
+			_ = l.fs.Remove(path.Join(l.dir, idxName(id))) // orphan index
+		}
+	}
+	if len(l.segs) == 0 {
+		f, err := l.fs.Create(segPath(l.dir, segName(1)))
+		if err != nil {
+			return fmt.Errorf("jetlog: create segment: %w", err)
+		}
+		l.segs = append(l.segs, newSegment(1, f, 0))
+		l.ap.idx.reset()
+	}
+	// Limits may have removed messages that tombstones did not record.
+	l.enforceLimits(nil)
+	if l.cfg.MaxAge > 0 {
+		l.expireLocked(l.opts.Now().Add(-l.cfg.MaxAge).UnixNano())
+	}
+	dead := l.detachDeadLocked()
+	l.removeSegments(dead)
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		return fmt.Errorf("jetlog: sync dir: %w", err)
+	}
+	return l.rebuildDedup()
+}
+
+// rebuildDedup reads the msg ids of the messages inside the window.
+func (l *Log) rebuildDedup() error {
+	c := &l.cat
+	cut := l.opts.Now().Add(-l.cfg.DuplicateWindow).UnixNano()
+	i := len(c.metas)
+	for i > 0 && (c.metas[i-1].seg == nil || c.metas[i-1].ts >= cut) {
+		i--
+	}
+	var buf []byte
+	for ; i < len(c.metas); i++ {
+		m := &c.metas[i]
+		if m.seg == nil {
+			continue
+		}
+		buf = growTo(buf, int(m.size))
+		r, err := m.seg.readRecord(buf, m.off)
+		if err != nil {
+			var ce *CorruptError
+			if errors.As(err, &ce) {
+				l.report.Corrupt = append(l.report.Corrupt, ce)
+				continue
+			}
+			return err
+		}
+		if id := msgID(r.hdr); id != nil {
+			l.ap.dd.add(id, c.base+uint64(i), r.ts)
+		}
+	}
+	return nil
+}
+
+func growTo(b []byte, n int) []byte {
+	if cap(b) < n {
+		return make([]byte, n)
+	}
+	return b[:n]
+}
+
+// replayer loads segments in order.
+type replayer struct {
+	l       *Log
+	lastSeq uint64 // highest seq seen in any record
+	seen    bool   // any record seen
+}
+
+func (rp *replayer) loadSegment(id uint64, last, trustIndex bool) error {
+	l := rp.l
+	name := segName(id)
+	f, err := l.fs.OpenFile(segPath(l.dir, name), os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("jetlog: open segment %s: %w", name, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		_ = f.Close() // already failing
+		return fmt.Errorf("jetlog: stat segment %s: %w", name, err)
+	}
+	size := st.Size()
+	seg := newSegment(id, f, size)
+	l.segs = append(l.segs, seg)
+
+	var entries []entry
+	indexed := false
+	if trustIndex || !last {
+		if data, err := readAll(l.fs, segPath(l.dir, idxName(id))); err == nil {
+			if segSize, es, ok := decodeIndex(data); ok && segSize == size {
+				entries, indexed = es, true
+			}
+		}
+	}
+	if !indexed {
+		l.report.Scanned++
+		data := make([]byte, size)
+		if n, err := f.ReadAt(data, 0); n != len(data) {
+			return fmt.Errorf("jetlog: read segment %s: %w", name, err)
+		}
+		sc := scanSegment(name, data, rp.lastSeq)
+		entries = sc.entries
+		l.report.Corrupt = append(l.report.Corrupt, sc.corrupt...)
+		if sc.tornAt >= 0 {
+			if last {
+				if err := f.Truncate(sc.tornAt); err != nil {
+					return fmt.Errorf("jetlog: truncate torn tail of %s: %w", name, err)
+				}
+				if err := f.Sync(); err != nil {
+					return fmt.Errorf("jetlog: sync %s: %w", name, err)
+				}
+				l.report.TornSegment = name
+				l.report.TruncatedBytes = size - sc.tornAt
+				seg.size = sc.tornAt
+			} else {
+				l.report.Corrupt = append(l.report.Corrupt, &CorruptError{Segment: name, Offset: sc.tornAt, Reason: "damaged tail of a sealed segment"})
+			}
+		}
+	}
+	if last {
+		l.ap.idx.reset()
+	}
+	for _, e := range entries {
+		rp.apply(seg, e)
+		if last {
+			l.ap.idx.add(e.kind, e.seq, e.ts, e.off, int(e.size), string(e.subject), e.tomb)
+		}
+	}
+	if !indexed && !last {
+		var b indexBuilder
+		for _, e := range entries {
+			b.add(e.kind, e.seq, e.ts, e.off, int(e.size), string(e.subject), e.tomb)
+		}
+		if err := writeFileAtomic(l.fs, segPath(l.dir, idxName(id)), b.finish(seg.size)); err != nil {
+			l.report.Problems = append(l.report.Problems, fmt.Sprintf("rebuild index of %s: %v", name, err))
+		} else {
+			l.report.RebuiltIndexes = append(l.report.RebuiltIndexes, idxName(id))
+		}
+	}
+	return nil
+}
+
+// apply replays one record into the catalog.
+func (rp *replayer) apply(seg *segment, e entry) {
+	c := &rp.l.cat
+	switch e.kind {
+	case kindMsg:
+		if rp.seen && e.seq > rp.lastSeq+1 {
+			rp.l.report.Lost = append(rp.l.report.Lost, SeqRange{rp.lastSeq + 1, e.seq - 1})
+		}
+		if rp.seen && e.seq <= rp.lastSeq {
+			return // cannot happen unless damaged; keep the first
+		}
+		c.add(e.seq, e.ts, c.subject(e.subject), seg, e.off, e.size)
+		rp.lastSeq, rp.seen = e.seq, true
+	case kindDelete:
+		if rp.seen && e.seq > rp.lastSeq {
+			rp.l.report.Lost = append(rp.l.report.Lost, SeqRange{rp.lastSeq + 1, e.seq})
+		}
+		floor, _ := decodeTombstone(e.tomb, func(seq uint64) { c.remove(seq) })
+		c.noteSeq(e.seq, e.ts)
+		if e.seq > rp.lastSeq || !rp.seen {
+			rp.lastSeq = e.seq
+		}
+		rp.seen = true
+		if floor > 0 {
+			c.removeBelow(floor, nil)
+		}
+	}
+}

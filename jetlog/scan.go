@@ -1,0 +1,89 @@
+package jetlog
+
+// scanResult is what a record-by-record read of a segment found.
+type scanResult struct {
+	entries []entry
+	corrupt []*CorruptError
+	tornAt  int64 // offset where the trailing damage starts, or -1
+}
+
+// scanSegment reads every record of a segment. A bad record followed by a
+// valid one is corruption: it is reported and the scan resynchronises on
+// the next valid record. A bad record with nothing valid after it is a
+// torn tail (tornAt). lastSeq is the highest seq seen before this segment.
+// It never panics on damaged input.
+func scanSegment(name string, data []byte, lastSeq uint64) scanResult {
+	res := scanResult{tornAt: -1}
+	pos := 0
+	seen := lastSeq > 0
+	for pos < len(data) {
+		r, n, reason := recordAt(data, pos, lastSeq, seen)
+		if reason == "" {
+			res.entries = append(res.entries, entry{
+				kind: r.kind, seq: r.seq, ts: r.ts, off: int64(pos), size: uint32(n),
+				subject: r.subject, tomb: tombOf(r),
+			})
+			lastSeq = max(lastSeq, r.seq)
+			seen = true
+			pos += n
+			continue
+		}
+		next := resync(data, pos+1, lastSeq, seen)
+		if next < 0 {
+			res.tornAt = int64(pos)
+			return res
+		}
+		res.corrupt = append(res.corrupt, &CorruptError{Segment: name, Offset: int64(pos), Reason: reason})
+		pos = next
+	}
+	return res
+}
+
+func tombOf(r record) []byte {
+	if r.kind == kindDelete {
+		return r.payload
+	}
+	return nil
+}
+
+// recordAt decodes the record at pos and checks that its seq follows
+// lastSeq. It returns the record, its size, or why it is not valid.
+func recordAt(data []byte, pos int, lastSeq uint64, seen bool) (record, int, string) {
+	rest := data[pos:]
+	if len(rest) < recordFixed {
+		return record{}, 0, "short record"
+	}
+	n, ok := frameLen(rest)
+	if !ok {
+		return record{}, 0, "implausible length"
+	}
+	if frameSize+n > len(rest) {
+		return record{}, 0, "length beyond segment"
+	}
+	r, reason := decodeRecord(rest[:frameSize+n])
+	if reason != "" {
+		return record{}, 0, reason
+	}
+	if seen {
+		if r.kind == kindMsg && r.seq <= lastSeq || r.kind == kindDelete && r.seq < lastSeq {
+			return record{}, 0, "sequence out of order"
+		}
+	}
+	if r.kind == kindDelete {
+		if _, ok := decodeTombstone(r.payload, func(uint64) {}); !ok {
+			return record{}, 0, "malformed tombstone"
+		}
+	}
+	return r, frameSize + n, ""
+}
+
+// resync returns the offset of the first valid record at or after from, or
+// -1.
+func resync(data []byte, from int, lastSeq uint64, seen bool) int {
+	for p := from; p+recordFixed <= len(data); p++ {
+		if _, _, reason := recordAt(data, p, lastSeq, seen); reason == "" {
+			return p
+		}
+	}
+	return -1
+}

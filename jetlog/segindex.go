@@ -1,0 +1,142 @@
+package jetlog
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+)
+
+// The index file of a segment lists its records without headers and
+// payloads (tombstones keep their payload), so a restart can rebuild the
+// in-memory catalog without reading the segment. Part of the disk format
+// (see doc.go).
+const (
+	idxMagic   = "JLIX"
+	idxVersion = 1
+	idxTrailer = 8 + 4 + 4 // segment size, entry count, crc
+)
+
+// entry is one record as listed in an index file or found by a scan.
+type entry struct {
+	kind    byte
+	seq     uint64
+	ts      int64
+	off     int64
+	size    uint32
+	subject []byte // aliases the buffer it was decoded from
+	tomb    []byte // tombstone payload; aliases too
+}
+
+// indexBuilder accumulates the index of the active segment as its records
+// are written. Zero value is ready; see BenchmarkAppend.
+type indexBuilder struct {
+	buf   []byte
+	count uint32
+}
+
+func (b *indexBuilder) reset() {
+	b.buf = append(b.buf[:0], idxMagic...)
+	b.buf = append(b.buf, idxVersion)
+	b.count = 0
+}
+
+func (b *indexBuilder) add(kind byte, seq uint64, ts, off int64, size int, subject string, tomb []byte) {
+	if len(b.buf) == 0 {
+		b.reset()
+	}
+	b.buf = append(b.buf, kind)
+	b.buf = binary.LittleEndian.AppendUint64(b.buf, seq)
+	b.buf = binary.LittleEndian.AppendUint64(b.buf, uint64(ts))
+	b.buf = binary.LittleEndian.AppendUint64(b.buf, uint64(off))
+	b.buf = binary.LittleEndian.AppendUint32(b.buf, uint32(size))
+	b.buf = binary.LittleEndian.AppendUint16(b.buf, uint16(len(subject)))
+	b.buf = append(b.buf, subject...)
+	if kind == kindDelete {
+		b.buf = binary.LittleEndian.AppendUint32(b.buf, uint32(len(tomb)))
+		b.buf = append(b.buf, tomb...)
+	}
+	b.count++
+}
+
+// truncate drops the entries added after mark (see mark).
+func (b *indexBuilder) truncate(m indexMark) {
+	b.buf = b.buf[:m.n]
+	b.count = m.count
+}
+
+type indexMark struct {
+	n     int
+	count uint32
+}
+
+func (b *indexBuilder) mark() indexMark {
+	if len(b.buf) == 0 {
+		b.reset()
+	}
+	return indexMark{len(b.buf), b.count}
+}
+
+// finish returns the complete index file for a segment of segSize bytes.
+// The result aliases the builder's buffer until the next add or reset.
+func (b *indexBuilder) finish(segSize int64) []byte {
+	if len(b.buf) == 0 {
+		b.reset()
+	}
+	out := binary.LittleEndian.AppendUint64(b.buf, uint64(segSize))
+	out = binary.LittleEndian.AppendUint32(out, b.count)
+	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
+	return out
+}
+
+// decodeIndex parses an index file. It returns false for any damage, in
+// which case the segment is scanned instead.
+func decodeIndex(b []byte) (segSize int64, entries []entry, ok bool) {
+	if len(b) < len(idxMagic)+1+idxTrailer || string(b[:len(idxMagic)]) != idxMagic || b[len(idxMagic)] != idxVersion {
+		return 0, nil, false
+	}
+	body := b[:len(b)-4]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+		return 0, nil, false
+	}
+	t := b[len(b)-idxTrailer:]
+	segSize = int64(binary.LittleEndian.Uint64(t))
+	count := binary.LittleEndian.Uint32(t[8:])
+	p := b[len(idxMagic)+1 : len(b)-idxTrailer]
+	entries = make([]entry, 0, min(int(count), len(p)/31+1))
+	for len(p) > 0 {
+		if len(p) < 31 {
+			return 0, nil, false
+		}
+		e := entry{
+			kind: p[0],
+			seq:  binary.LittleEndian.Uint64(p[1:]),
+			ts:   int64(binary.LittleEndian.Uint64(p[9:])),
+			off:  int64(binary.LittleEndian.Uint64(p[17:])),
+			size: binary.LittleEndian.Uint32(p[25:]),
+		}
+		sl := int(binary.LittleEndian.Uint16(p[29:]))
+		p = p[31:]
+		if len(p) < sl {
+			return 0, nil, false
+		}
+		e.subject, p = p[:sl], p[sl:]
+		if e.kind == kindDelete {
+			if len(p) < 4 {
+				return 0, nil, false
+			}
+			tl := int(binary.LittleEndian.Uint32(p))
+			p = p[4:]
+			if tl < 0 || len(p) < tl {
+				return 0, nil, false
+			}
+			e.tomb, p = p[:tl], p[tl:]
+		}
+		if e.kind != kindMsg && e.kind != kindDelete || e.off < 0 || e.off+int64(e.size) > segSize {
+			return 0, nil, false
+		}
+		entries = append(entries, e)
+	}
+	if uint32(len(entries)) != count {
+		return 0, nil, false
+	}
+	return segSize, entries, true
+}

@@ -1,0 +1,88 @@
+package jetlog
+
+import (
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"sync/atomic"
+)
+
+// Segment file naming. Part of the disk format (see doc.go).
+const (
+	segSuffix = ".seg"
+	idxSuffix = ".idx"
+	idWidth   = 16 // zero-padded decimal id, so names sort by id
+)
+
+// segment is one file of the log. The appender alone writes it; readers
+// use ReadAt on the records the log has published.
+type segment struct {
+	id   uint64
+	name string // base name, e.g. "0000000000000001.seg"
+	f    File
+
+	// Owned by the appender (and by Open before it starts).
+	size int64 // bytes of whole records in the file
+
+	// Guarded by Log.mu.
+	live int // live messages in this segment
+
+	// refs counts the log's own reference plus readers in flight; the file
+	// is closed when it drops to zero.
+	refs atomic.Int32
+}
+
+func segName(id uint64) string {
+	return fmt.Sprintf("%0*d%s", idWidth, id, segSuffix)
+}
+
+func idxName(id uint64) string {
+	return fmt.Sprintf("%0*d%s", idWidth, id, idxSuffix)
+}
+
+// parseSegName returns the id of a segment file name.
+func parseSegName(name string) (uint64, bool) {
+	base, ok := strings.CutSuffix(name, segSuffix)
+	if !ok || len(base) != idWidth {
+		return 0, false
+	}
+	id, err := strconv.ParseUint(base, 10, 64)
+	return id, err == nil
+}
+
+func newSegment(id uint64, f File, size int64) *segment {
+	s := &segment{id: id, name: segName(id), f: f, size: size}
+	s.refs.Store(1)
+	return s
+}
+
+// acquire takes a reader reference. The caller holds Log.mu (read or
+// write) and found s in Log.segs, so the log's reference is still held.
+func (s *segment) acquire() { s.refs.Add(1) }
+
+// release drops a reference and closes the file with the last one.
+func (s *segment) release() error {
+	if s.refs.Add(-1) == 0 {
+		return s.f.Close()
+	}
+	return nil
+}
+
+// readRecord reads and verifies the record at off of the given size.
+func (s *segment) readRecord(buf []byte, off int64) (record, error) {
+	n, err := s.f.ReadAt(buf, off)
+	if n != len(buf) {
+		if err == nil {
+			err = fmt.Errorf("short read")
+		}
+		return record{}, fmt.Errorf("jetlog: read %s at %d: %w", s.name, off, err)
+	}
+	r, reason := decodeRecord(buf)
+	if reason != "" {
+		return record{}, &CorruptError{Segment: s.name, Offset: off, Reason: reason}
+	}
+	return r, nil
+}
+
+func segPath(dir, name string) string { return path.Join(dir, name) }
