@@ -1,6 +1,7 @@
 package conf
 
 import (
+	"errors"
 	"maps"
 	"os"
 	"slices"
@@ -90,6 +91,7 @@ func Load(path string, fs *pflag.FlagSet) (Config, error) {
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
+		ks.sort(errs)
 		return Config{}, join(errs)
 	}
 	return cfg, nil
@@ -142,4 +144,16 @@ func (ks keySet) unknownEnv() []*KeyError {
 	}
 	slices.SortFunc(errs, func(a, b *KeyError) int { return strings.Compare(a.Key, b.Key) })
 	return errs
+}
+
+// sort orders errors as a reader checks them: unknown and duplicate keys
+// first, as found, then the others in the order of keys.
+func (ks keySet) sort(errs []*KeyError) {
+	rank := func(e *KeyError) int {
+		if !errors.Is(e.Err, ErrBadValue) && !errors.Is(e.Err, ErrOutOfRange) {
+			return -1
+		}
+		return slices.IndexFunc(ks.list, func(k key) bool { return k.name == e.Key })
+	}
+	slices.SortStableFunc(errs, func(a, b *KeyError) int { return rank(a) - rank(b) })
 }
