@@ -78,11 +78,11 @@ type StreamConfig struct {
 	Discard           Discard       `msgpack:"discard"`
 	// DiscardNewPerSubject refuses an append to a subject that holds
 	// MaxMsgsPerSubject messages instead of dropping its oldest.
-	DiscardNewPerSubject bool `msgpack:"discard_new_per_subject"`
-	Storage           Storage       `msgpack:"storage"`
-	DuplicateWindow   time.Duration `msgpack:"duplicate_window"`
-	Durability        Durability    `msgpack:"durability"`
-	SyncInterval      time.Duration `msgpack:"sync_interval"`
+	DiscardNewPerSubject bool          `msgpack:"discard_new_per_subject"`
+	Storage              Storage       `msgpack:"storage"`
+	DuplicateWindow      time.Duration `msgpack:"duplicate_window"`
+	Durability           Durability    `msgpack:"durability"`
+	SyncInterval         time.Duration `msgpack:"sync_interval"`
 	// Raw is opaque to jetlog: the caller may keep the API request here
 	// (for example to echo fields jetlog does not know).
 	Raw []byte `msgpack:"raw,omitempty"`

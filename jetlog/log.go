@@ -87,7 +87,7 @@ type Log struct {
 	fsyncs  atomic.Uint64
 	durable atomic.Uint64 // highest seq known synced
 
-	report RecoveryReport
+	report   RecoveryReport
 	closeErr error // set by the appender before done is closed
 }
 

@@ -16,8 +16,8 @@ import (
 // per file, which bytes were synced, and per directory, which entries were
 // synced. Safe for concurrent use.
 type MemFS struct {
-	mu    sync.Mutex          // guards the fields below and every memNode
-	dirs  map[string]*memDir  // by cleaned path
+	mu    sync.Mutex         // guards the fields below and every memNode
+	dirs  map[string]*memDir // by cleaned path
 	fault func(op, name string) error
 	track bool // remember synced state (false for memory streams: cheaper)
 }

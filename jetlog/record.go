@@ -13,8 +13,8 @@ const (
 
 // Record layout sizes. Part of the disk format (see doc.go).
 const (
-	frameSize   = 8                  // length u32 + crc u32
-	bodyFixed   = 1 + 8 + 8 + 2 + 4  // kind, seq, ts, subject len, header len
+	frameSize   = 8                 // length u32 + crc u32
+	bodyFixed   = 1 + 8 + 8 + 2 + 4 // kind, seq, ts, subject len, header len
 	recordFixed = frameSize + bodyFixed
 	// maxBody bounds a record body so a damaged length cannot make recovery
 	// allocate or skip absurdly.

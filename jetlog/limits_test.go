@@ -1,0 +1,217 @@
+package jetlog
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+)
+
+func TestLimitsDiscardOld(t *testing.T) {
+	cases := []struct {
+		name      string
+		cfg       StreamConfig
+		msgs      int
+		wantFirst uint64
+		wantMsgs  uint64
+	}{
+		{"max_msgs", StreamConfig{MaxMsgs: 5}, 12, 8, 5},
+		{"max_bytes", StreamConfig{MaxBytes: 3 * int64(recordSize("s.x", nil, []byte("payload")))}, 10, 8, 3},
+		{"max_msgs_per_subject", StreamConfig{MaxMsgsPerSubject: 1}, 10, 9, 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			forEachStore(t, func(t *testing.T, k storeKind) {
+				dir := t.TempDir()
+				cfg := tc.cfg
+				cfg.Name, cfg.Storage = "S", k.storage
+				l := openLog(t, dir, cfg, Options{SegmentSize: 256})
+				for i := range tc.msgs {
+					mustAppend(t, l, fmt.Sprintf("s.%c", 'a'+i%2), "payload")
+				}
+				st := l.State()
+				if st.FirstSeq != tc.wantFirst || st.Msgs != tc.wantMsgs || st.LastSeq != uint64(tc.msgs) {
+					t.Fatalf("state = %+v", st)
+				}
+				if k.storage == StorageMemory {
+					return
+				}
+				if err := l.Close(); err != nil {
+					t.Fatal(err)
+				}
+				l2 := openLog(t, dir, cfg, Options{SegmentSize: 256})
+				if got := l2.State(); got != st {
+					t.Fatalf("reopened state = %+v, want %+v", got, st)
+				}
+			})
+		})
+	}
+}
+
+func TestLimitsDiscardNew(t *testing.T) {
+	forEachStore(t, func(t *testing.T, k storeKind) {
+		size := int64(recordSize("s", nil, []byte("x")))
+		cases := []struct {
+			cfg  StreamConfig
+			want error
+		}{
+			{StreamConfig{MaxMsgs: 2}, ErrMaxMsgs},
+			{StreamConfig{MaxBytes: 2 * size}, ErrMaxBytes},
+			{StreamConfig{MaxMsgsPerSubject: 2, DiscardNewPerSubject: true}, ErrMaxMsgsPerSubject},
+		}
+		for _, tc := range cases {
+			cfg := tc.cfg
+			cfg.Name, cfg.Storage, cfg.Discard = "S", k.storage, DiscardNew
+			l := openLog(t, t.TempDir(), cfg, Options{})
+			mustAppend(t, l, "s", "x")
+			mustAppend(t, l, "s", "x")
+			if _, err := l.Append("s", nil, []byte("x")); !errors.Is(err, tc.want) {
+				t.Errorf("%+v: third append err = %v, want %v", tc.cfg, err, tc.want)
+			}
+			// A batch is refused at the same point.
+			if err := l.Delete(1); err != nil {
+				t.Fatal(err)
+			}
+			acks, err := l.AppendBatch([]Msg{{Subject: "s", Data: []byte("x")}, {Subject: "s", Data: []byte("x")}})
+			if !errors.Is(err, tc.want) || len(acks) != 1 || acks[0].Seq != 3 {
+				t.Errorf("%+v: batch = %+v, %v", tc.cfg, acks, err)
+			}
+		}
+	})
+}
+
+func TestLimitsMaxAgeExpires(t *testing.T) {
+	forEachStore(t, func(t *testing.T, k storeKind) {
+		clock := newFakeClock()
+		dir := t.TempDir()
+		cfg := StreamConfig{Name: "S", Storage: k.storage, MaxAge: time.Minute}
+		opts := Options{Now: clock.Now, ExpireEvery: -1, SegmentSize: 128}
+		l := openLog(t, dir, cfg, opts)
+		for i := range 10 {
+			mustAppend(t, l, "s", fmt.Sprint(i))
+			clock.Advance(10 * time.Second)
+		}
+		// Now = t0+100s; messages stored at t0+0..90s; cut = t0+40s.
+		n, err := l.Expire()
+		if err != nil || n != 4 {
+			t.Fatalf("Expire = %d, %v", n, err)
+		}
+		if st := l.State(); st.FirstSeq != 5 || st.Msgs != 6 {
+			t.Fatalf("state = %+v", st)
+		}
+		if k.storage == StorageMemory {
+			return
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(30 * time.Second) // cut = t0+70s
+		l2 := openLog(t, dir, cfg, opts)
+		if st := l2.State(); st.FirstSeq != 8 || st.Msgs != 3 {
+			t.Fatalf("reopened state = %+v", st)
+		}
+	})
+}
+
+func TestLimitsBackgroundExpiry(t *testing.T) {
+	l := openLog(t, "", StreamConfig{Name: "S", Storage: StorageMemory, MaxAge: 100 * time.Millisecond}, Options{ExpireEvery: 5 * time.Millisecond})
+	mustAppend(t, l, "s", "x")
+	deadline := time.Now().Add(5 * time.Second)
+	for l.State().Msgs != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("message never expired")
+		}
+		time.Sleep(5 * time.Millisecond) // polling a condition, not waiting for time
+	}
+}
+
+func TestLimitsUpdateConfigApplies(t *testing.T) {
+	forEachStore(t, func(t *testing.T, k storeKind) {
+		l := openLog(t, t.TempDir(), StreamConfig{Name: "S", Storage: k.storage}, Options{})
+		for range 10 {
+			mustAppend(t, l, "s", "x")
+		}
+		if err := l.UpdateConfig(StreamConfig{Name: "S", Storage: k.storage, MaxMsgs: 3}); err != nil {
+			t.Fatal(err)
+		}
+		if st := l.State(); st.Msgs != 3 || st.FirstSeq != 8 {
+			t.Fatalf("state = %+v", st)
+		}
+		if got := l.Config().MaxMsgs; got != 3 {
+			t.Fatalf("config max msgs = %d", got)
+		}
+	})
+}
+
+func TestDedup(t *testing.T) {
+	forEachStore(t, func(t *testing.T, k storeKind) {
+		clock := newFakeClock()
+		dir := t.TempDir()
+		cfg := StreamConfig{Name: "S", Storage: k.storage, DuplicateWindow: time.Minute}
+		l := openLog(t, dir, cfg, Options{Now: clock.Now})
+		a1, err := l.Append("s", hdrWithID("one"), []byte("1"))
+		if err != nil || a1.Duplicate {
+			t.Fatal(a1, err)
+		}
+		mustAppend(t, l, "s", "other")
+		a2, err := l.Append("s", hdrWithID("one"), []byte("again"))
+		if err != nil || !a2.Duplicate || a2.Seq != a1.Seq {
+			t.Fatalf("duplicate ack = %+v, %v", a2, err)
+		}
+		// In one batch too.
+		acks, err := l.AppendBatch([]Msg{{Subject: "s", Header: hdrWithID("two")}, {Subject: "s", Header: hdrWithID("two")}})
+		if err != nil || acks[0].Duplicate || !acks[1].Duplicate || acks[1].Seq != acks[0].Seq {
+			t.Fatalf("batch acks = %+v, %v", acks, err)
+		}
+		if st := l.State(); st.Msgs != 3 {
+			t.Fatalf("msgs = %d", st.Msgs)
+		}
+		if k.storage == StorageFile {
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			l = openLog(t, dir, cfg, Options{Now: clock.Now})
+			a3, err := l.Append("s", hdrWithID("one"), nil)
+			if err != nil || !a3.Duplicate || a3.Seq != 1 {
+				t.Fatalf("after reopen = %+v, %v", a3, err)
+			}
+		}
+		clock.Advance(2 * time.Minute)
+		a4, err := l.Append("s", hdrWithID("one"), nil)
+		if err != nil || a4.Duplicate {
+			t.Fatalf("after window = %+v, %v", a4, err)
+		}
+	})
+}
+
+func TestMsgID(t *testing.T) {
+	cases := []struct{ hdr, want string }{
+		{"NATS/1.0\r\nNats-Msg-Id: abc\r\n\r\n", "abc"},
+		{"NATS/1.0\r\nA: 1\r\nnats-msg-id:  x y \r\n\r\n", "x y"},
+		{"NATS/1.0\r\nA: 1\r\n\r\n", ""},
+		{"NATS/1.0", ""},
+		{"garbage\r\nNats-Msg-Id", ""},
+		{"", ""},
+	}
+	for _, tc := range cases {
+		if got := string(msgID([]byte(tc.hdr))); got != tc.want {
+			t.Errorf("msgID(%q) = %q, want %q", tc.hdr, got, tc.want)
+		}
+	}
+}
+
+func TestMatchFilter(t *testing.T) {
+	cases := []struct {
+		filter, subject string
+		want            bool
+	}{
+		{"a.b", "a.b", true}, {"a.b", "a.c", false}, {"a.*", "a.b", true}, {"a.*", "a.b.c", false},
+		{"a.>", "a.b.c", true}, {"a.>", "a", false}, {"*.b", "a.b", true}, {">", "x", true}, {"", "x", true},
+		{"a.b.c", "a.b", false}, {"a", "a.b", false},
+	}
+	for _, tc := range cases {
+		if got := matchFilter(tc.filter, tc.subject); got != tc.want {
+			t.Errorf("matchFilter(%q, %q) = %v", tc.filter, tc.subject, got)
+		}
+	}
+}
