@@ -1,0 +1,39 @@
+package main
+
+import (
+	"log/slog"
+	"testing"
+
+	"github.com/bus-dev/bus/conf"
+	"github.com/bus-dev/bus/server"
+)
+
+// conf cannot import server, so this pins its defaults to the server's.
+func TestDefaultConfigMapsToServerDefaults(t *testing.T) {
+	t.Parallel()
+	got := options(conf.Default(), nil).WithDefaults()
+	want := server.Options{Port: server.DefaultPort, HTTPPort: server.DefaultHTTPPort}.WithDefaults()
+	got.Logger, want.Logger = nil, nil // WithDefaults makes a new discard logger each time
+	if got != want {
+		t.Errorf("options(conf.Default()):\n got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestOptionsMapsEveryField(t *testing.T) {
+	t.Parallel()
+	cfg := conf.Config{
+		Host: "127.0.0.1", Port: -1, HTTPPort: -1, ServerName: "east", StoreDir: "/data",
+		MaxPayload: 2 << 20, MaxControlLine: 8192, MaxConnections: 10, MaxSubscriptions: 20,
+		MaxPending: 32 << 20, PingInterval: 7, MaxPingsOut: 3, WriteDeadline: 9,
+	}
+	log := slog.New(slog.DiscardHandler)
+	got := options(cfg, log)
+	want := server.Options{
+		Host: "127.0.0.1", Port: 0, HTTPPort: -1, ServerName: "east", StoreDir: "/data",
+		MaxPayload: 2 << 20, MaxControlLine: 8192, MaxConnections: 10, MaxSubscriptions: 20,
+		MaxPending: 32 << 20, PingInterval: 7, MaxPingsOut: 3, WriteDeadline: 9, Logger: log,
+	}
+	if got != want {
+		t.Errorf("options:\n got %+v\nwant %+v", got, want)
+	}
+}
