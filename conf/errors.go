@@ -10,7 +10,7 @@ var (
 	// ErrUnknownKey is a file key or BUS_* environment variable that names no
 	// setting, usually a typo.
 	ErrUnknownKey = errors.New("conf: unknown key")
-	// ErrDuplicateKey is a key set twice in one file under two spellings,
+	// ErrDuplicateKey is a key set twice in one file under two names,
 	// such as ping_max and max_pings_out.
 	ErrDuplicateKey = errors.New("conf: duplicate key")
 	// ErrBadValue is a value of the wrong type or that does not parse, such

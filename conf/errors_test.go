@@ -27,7 +27,7 @@ func TestLoadKeyErrors(t *testing.T) {
 		{"unknown_section", "tls:\n  cert_file: x.pem", nil, ErrUnknownKey, "tls",
 			`conf: unknown key "tls" in FILE`},
 		{"alias_and_key_both_set", "ping_max: 3\nmax_pings_out: 4", nil, ErrDuplicateKey, "ping_max",
-			`conf: ping_max: is max_pings_out spelt another way, and both are set (from FILE)`},
+			`conf: ping_max: is another name for max_pings_out, which is also set (from FILE)`},
 
 		// Wrong types and unparsable values.
 		{"size_not_a_size", "max_payload: abc", nil, ErrBadValue, "max_payload",

@@ -107,9 +107,10 @@ func (ks keySet) normalize(settings map[string]any, prefix, source string) (map[
 	for _, name := range slices.Sorted(maps.Keys(settings)) {
 		val, full := settings[name], prefix+name
 		if canonical, ok := ks.aliasOf[full]; ok {
-			if _, dup := settings[strings.TrimPrefix(canonical, prefix)]; dup {
+			_, canonicalSet := settings[strings.TrimPrefix(canonical, prefix)]
+			if _, taken := out[strings.TrimPrefix(canonical, prefix)]; canonicalSet || taken {
 				errs = append(errs, &KeyError{Key: full, Source: source,
-					Reason: "is " + canonical + " spelt another way, and both are set", Err: ErrDuplicateKey})
+					Reason: "is another name for " + canonical + ", which is also set", Err: ErrDuplicateKey})
 				continue
 			}
 			full, name = canonical, strings.TrimPrefix(canonical, prefix)

@@ -1,11 +1,3 @@
-// Command bus runs the bus message server.
-//
-//	bus serve [--config bus.yaml] [flags]   run until SIGINT or SIGTERM
-//	bus version                              print the version
-//
-// Exit codes: 0 after a clean shutdown, 1 when the server fails to start or
-// to stop (or a second signal cuts shutdown short), 2 for bad flags,
-// arguments or configuration.
 package main
 
 import (

@@ -1,0 +1,23 @@
+// Command bus runs the bus message server.
+//
+//	bus serve [--config bus.yaml] [flags]   run until SIGINT or SIGTERM
+//	bus version                              print the version
+//
+// Configuration comes from package conf: defaults, then the --config file
+// (YAML, TOML or JSON), then BUS_* environment variables, then flags, each
+// overriding the one before. conf/bus.example.yaml documents every key.
+// options.go is the only code that knows both conf.Config and
+// server.Options.
+//
+// Logs are written to standard error with log/slog, as text or JSON
+// (log_format) at log_level, and the same logger is handed to the server.
+// Once listening, bus logs "serving" with the client and monitoring
+// addresses actually bound, which matter when a port is 0.
+//
+// The first SIGINT or SIGTERM starts a graceful shutdown bounded by 10s; a
+// second signal during it exits at once.
+//
+// Exit codes: 0 after a clean shutdown; 1 when the server fails to start or
+// to stop in time, or a second signal cuts shutdown short; 2 for bad flags,
+// arguments or configuration, with every problem printed on its own line.
+package main
