@@ -58,12 +58,19 @@ func Load(path string, fs *pflag.FlagSet) (Config, error) {
 
 	// source says where the value of a key came from, mirroring viper's
 	// precedence; "" means the default.
+	flagChanged := func(k key) bool {
+		if fs == nil {
+			return false
+		}
+		f := fs.Lookup(k.flag())
+		return f != nil && f.Changed
+	}
 	source := func(name string) string {
 		k, ok := ks.byName[name]
 		switch {
 		case !ok:
 			return ""
-		case fs != nil && fs.Lookup(k.flag()) != nil && fs.Lookup(k.flag()).Changed:
+		case flagChanged(k):
 			return "flag --" + k.flag()
 		case os.Getenv(k.env()) != "":
 			return "env " + k.env()

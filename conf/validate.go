@@ -22,12 +22,11 @@ func (c Config) check() []*KeyError {
 			bad(key, "%d is out of range 0..65535 (or -1 for a free port)", p)
 		}
 	}
-	positive := func(key string, n int64, show func(int64) string) {
-		if n <= 0 {
-			bad(key, "%s must be more than 0", show(n))
+	positive := func(key string, isPositive bool, shown string) {
+		if !isPositive {
+			bad(key, "%s must be more than 0", shown)
 		}
 	}
-	plain := func(n int64) string { return fmt.Sprint(n) }
 
 	if strings.TrimSpace(c.Host) == "" {
 		bad("host", "must not be empty")
@@ -43,27 +42,27 @@ func (c Config) check() []*KeyError {
 		bad("store_dir", "must not be empty")
 	}
 
-	positive("max_payload", c.MaxPayload, formatSize)
+	positive("max_payload", c.MaxPayload > 0, formatSize(c.MaxPayload))
 	switch {
 	case c.MaxPayload > maxPayloadLimit:
 		bad("max_payload", "%s is more than the %s limit", formatSize(c.MaxPayload), formatSize(maxPayloadLimit))
 	case c.MaxPayload > c.MaxPending && c.MaxPending > 0:
 		bad("max_payload", "%s is more than max_pending (%s)", formatSize(c.MaxPayload), formatSize(c.MaxPending))
 	}
-	positive("max_control_line", c.MaxControlLine, formatSize)
+	positive("max_control_line", c.MaxControlLine > 0, formatSize(c.MaxControlLine))
 	if c.MaxControlLine > maxInt32 {
 		bad("max_control_line", "%s is more than %d bytes", formatSize(c.MaxControlLine), maxInt32)
 	}
 	// Zero here would mean "refuse every client" to nats-server but "the
 	// default" to server.Options, so neither reading is allowed.
-	positive("max_connections", int64(c.MaxConnections), plain)
+	positive("max_connections", c.MaxConnections > 0, fmt.Sprint(c.MaxConnections))
 	if c.MaxSubscriptions < 0 {
 		bad("max_subscriptions", "%d is negative (0 means unlimited)", c.MaxSubscriptions)
 	}
-	positive("max_pending", c.MaxPending, formatSize)
-	positive("ping_interval", int64(c.PingInterval), func(int64) string { return formatDuration(c.PingInterval) })
-	positive("max_pings_out", int64(c.MaxPingsOut), plain)
-	positive("write_deadline", int64(c.WriteDeadline), func(int64) string { return formatDuration(c.WriteDeadline) })
+	positive("max_pending", c.MaxPending > 0, formatSize(c.MaxPending))
+	positive("ping_interval", c.PingInterval > 0, formatDuration(c.PingInterval))
+	positive("max_pings_out", c.MaxPingsOut > 0, fmt.Sprint(c.MaxPingsOut))
+	positive("write_deadline", c.WriteDeadline > 0, formatDuration(c.WriteDeadline))
 
 	if !slices.Contains(levelNames(), strings.ToLower(c.LogLevel.String())) {
 		bad("log_level", "%s is not one of %s", c.LogLevel, strings.Join(levelNames(), ", "))
