@@ -6,6 +6,7 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	mathrand "math/rand/v2"
 	"net"
@@ -182,12 +183,7 @@ func (s *Server) accept(nc net.Conn) {
 
 	c.out.appendControl(info)
 	if full {
-		c.out.appendControl("-ERR '" + errMaxConnections.text + "'\r\n")
-		c.closing.Store(true)
-		c.out.close()
-		go func() { defer s.wg.Done(); c.writeLoop() }()
-		s.wg.Done()
-		s.log.Warn("connection refused", "remote", nc.RemoteAddr().String(), "reason", errMaxConnections.text)
+		s.refuse(c)
 		return
 	}
 	c.log.Info("client connected")
@@ -195,6 +191,34 @@ func (s *Server) accept(nc net.Conn) {
 	c.out.signal()
 	go func() { defer s.wg.Done(); c.writeLoop() }()
 	go func() { defer s.wg.Done(); c.readLoop() }()
+}
+
+// refuseLinger bounds how long a refused connection is kept to read the
+// client's CONNECT, so that its write does not fail before it has read why.
+const refuseLinger = 2 * time.Second
+
+// refuse tells a client over the connection limit why, the way the
+// reference does, and hangs up. The socket lingers half-closed while the
+// client's handshake is drained; closing at once would reset it and the
+// client would see a broken pipe instead of the error.
+func (s *Server) refuse(c *conn) {
+	s.log.Warn("connection refused", "remote", c.nc.RemoteAddr().String(), "reason", errMaxConnections.text)
+	c.closing.Store(true)
+	c.out.appendControl("-ERR '" + errMaxConnections.text + "'\r\n")
+	go func() {
+		defer s.wg.Done()
+		defer c.nc.Close()
+		b := c.out.take()
+		_ = c.nc.SetDeadline(time.Now().Add(refuseLinger))
+		if _, err := c.nc.Write(b); err != nil {
+			return
+		}
+		if tcp, ok := c.nc.(*net.TCPConn); ok {
+			_ = tcp.CloseWrite()
+		}
+		_, _ = io.Copy(io.Discard, c.nc)
+	}()
+	s.wg.Done() // no reader goroutine for this one
 }
 
 // firstPingDelay is the reference's short first keepalive: at most

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,14 +29,37 @@ func startBus(t *testing.T, opts server.Options) *server.Server {
 	if err := s.Start(); err != nil {
 		t.Fatalf("start server: %v", err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
+	t.Cleanup(func() { shutdown(t, s) })
 	return s
+}
+
+// startBusAt runs a bus on a given host:port, for restart tests.
+func startBusAt(t *testing.T, hostPort, storeDir string) *server.Server {
+	t.Helper()
+	host, port, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := strconv.Atoi(port)
+	opts := server.Options{Host: host, Port: p, StoreDir: storeDir}
+	s, err := server.New(opts)
+	if err != nil {
+		t.Fatalf("new server: %v", err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatalf("start server: %v", err)
+	}
+	t.Cleanup(func() { shutdown(t, s) })
+	return s
+}
+
+func shutdown(t *testing.T, s *server.Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Errorf("shutdown: %v", err)
+	}
 }
 
 func busURL(s *server.Server) string { return "nats://" + s.Addr().String() }
