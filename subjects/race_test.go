@@ -1,0 +1,6 @@
+//go:build race
+
+package subjects
+
+// raceEnabled skips tests too slow under the race detector.
+const raceEnabled = true
