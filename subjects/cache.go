@@ -1,6 +1,11 @@
 package subjects
 
-import "sync"
+import (
+	"encoding/binary"
+	"math/bits"
+	"strings"
+	"sync"
+)
 
 // The match cache keeps recent Match results by subject, so that a hot
 // subject costs a hash and two map lookups instead of a trie walk and an
@@ -81,7 +86,9 @@ func (c *cache[T]) put(h uint64, subject string, r *Result[T]) {
 }
 
 // invalidate drops every cached subject that pattern matches. The caller
-// holds the trie's write lock, and pattern is valid.
+// holds the trie's write lock, and pattern is valid. A wildcard pattern
+// costs a scan of the whole cache, kept cheap by rejecting subjects on the
+// pattern's literal prefix first; see BenchmarkInsertRemove.
 func (c *cache[T]) invalidate(pattern string) {
 	if isLiteral(pattern) {
 		// A literal pattern matches exactly the subject equal to it.
@@ -91,11 +98,16 @@ func (c *cache[T]) invalidate(pattern string) {
 		s.mu.Unlock()
 		return
 	}
+	prefix := literalPrefix(pattern)
+	rest := pattern[len(prefix):]
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
 		for subject := range s.results {
-			if matches(pattern, subject) {
+			// Cached subjects are well-formed, so after the prefix
+			// (which ends in '.') the rest is a well-formed subject too.
+			if strings.HasPrefix(subject, prefix) && len(subject) > len(prefix) &&
+				matchTokens(rest, subject[len(prefix):]) {
 				delete(s.results, subject)
 			}
 		}
@@ -103,33 +115,51 @@ func (c *cache[T]) invalidate(pattern string) {
 	}
 }
 
-// FNV-1a, 64 bit. It needs no seed, so a zero Trie works, and it is cheap
-// for subject-sized inputs.
+// hashString picks a subject's shard. It reads eight bytes at a time and
+// needs no seed, so a zero Trie works; it only has to spread subjects over
+// shards (the maps hash again). Guarded by BenchmarkMatchCached.
+func hashString(s string) uint64 {
+	h := uint64(len(s)) * hashPrime1
+	for ; len(s) >= 8; s = s[8:] {
+		h = hashWord(h, uint64(s[0])|uint64(s[1])<<8|uint64(s[2])<<16|uint64(s[3])<<24|
+			uint64(s[4])<<32|uint64(s[5])<<40|uint64(s[6])<<48|uint64(s[7])<<56)
+	}
+	var w uint64
+	for i := 0; i < len(s); i++ {
+		w |= uint64(s[i]) << (8 * i)
+	}
+	return hashFinish(hashWord(h, w))
+}
+
+// hashBytes is hashString for bytes; both give the same hash for the same
+// subject.
+func hashBytes(b []byte) uint64 {
+	h := uint64(len(b)) * hashPrime1
+	for ; len(b) >= 8; b = b[8:] {
+		h = hashWord(h, binary.LittleEndian.Uint64(b))
+	}
+	var w uint64
+	for i := 0; i < len(b); i++ {
+		w |= uint64(b[i]) << (8 * i)
+	}
+	return hashFinish(hashWord(h, w))
+}
+
+// Multipliers from xxHash64.
 const (
-	fnvOffset = 14695981039346656037
-	fnvPrime  = 1099511628211
+	hashPrime1 = 0x9E3779B185EBCA87
+	hashPrime2 = 0xC2B2AE3D27D4EB4F
 )
 
-func hashBytes(b []byte) uint64 {
-	h := uint64(fnvOffset)
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= fnvPrime
-	}
-	return fold(h)
+func hashWord(h, w uint64) uint64 {
+	h ^= w * hashPrime2
+	return bits.RotateLeft64(h, 31) * hashPrime1
 }
 
-func hashString(s string) uint64 {
-	h := uint64(fnvOffset)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= fnvPrime
-	}
-	return fold(h)
-}
-
-// fold mixes the high bits into the low ones, which pick the shard; FNV's
-// low bits depend mostly on the last few bytes.
-func fold(h uint64) uint64 {
-	return h ^ h>>32
+// hashFinish spreads every input bit into the low bits, which pick the
+// shard.
+func hashFinish(h uint64) uint64 {
+	h ^= h >> 33
+	h *= hashPrime2
+	return h ^ h>>29
 }

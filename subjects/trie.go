@@ -131,7 +131,9 @@ func (t *Trie[T]) Match(subject []byte) *Result[T] {
 	return t.matchMiss(h, string(subject))
 }
 
-// MatchString is Match for a subject held as a string.
+// MatchString is Match for a subject held as a string. The cache may keep
+// subject as a key, so it must be an ordinary immutable string, never one
+// made with unsafe over a buffer that is reused; use Match for those bytes.
 func (t *Trie[T]) MatchString(subject string) *Result[T] {
 	h := hashString(subject)
 	t.mu.RLock()
@@ -216,19 +218,16 @@ func wellFormed[S ~string | ~[]byte](s S) bool {
 // published to subject, by the rules of Trie.Match. It is false if pattern
 // is not a valid subscription subject. It does not allocate.
 func Matches(pattern, subject string) bool {
-	return ValidSubject(pattern) && matches(pattern, subject)
+	return ValidSubject(pattern) && wellFormed(subject) && matchTokens(pattern, subject)
 }
 
-// matches is Matches for a pattern already known to be valid.
-func matches(pattern, subject string) bool {
-	if !wellFormed(subject) {
-		return false
-	}
+// matchTokens is Matches for a valid pattern and a well-formed subject.
+func matchTokens(pattern, subject string) bool {
 	for {
 		ptok, prest, pmore := strings.Cut(pattern, ".")
 		stok, srest, smore := strings.Cut(subject, ".")
-		if ptok == ">" && !pmore {
-			return true
+		if ptok == ">" {
+			return true // valid patterns have ">" last only
 		}
 		if ptok != "*" && ptok != stok {
 			return false
@@ -238,4 +237,20 @@ func matches(pattern, subject string) bool {
 		}
 		pattern, subject = prest, srest
 	}
+}
+
+// literalPrefix returns the part of a valid pattern before its first
+// wildcard token, with the trailing '.': "_INBOX.abc." for "_INBOX.abc.*",
+// "" for ">". Every subject the pattern matches starts with it.
+func literalPrefix(pattern string) string {
+	start := 0
+	for i := 0; i <= len(pattern); i++ {
+		if i == len(pattern) || pattern[i] == sep {
+			if i-start == 1 && (pattern[start] == pwc || pattern[start] == fwc) {
+				return pattern[:start]
+			}
+			start = i + 1
+		}
+	}
+	return pattern
 }

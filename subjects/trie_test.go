@@ -464,3 +464,12 @@ func TestZeroTrieIsUsable(t *testing.T) {
 		t.Errorf("nil result is not empty")
 	}
 }
+
+func TestHashBytesEqualsHashString(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"", "a", "foo.bar", "12345678", "123456789", "$JS.API.CONSUMER.CREATE.S.C.orders.>"} {
+		if hb, hs := hashBytes([]byte(s)), hashString(s); hb != hs {
+			t.Errorf("%q: hashBytes %x != hashString %x", s, hb, hs)
+		}
+	}
+}
