@@ -199,3 +199,12 @@ func TestValidBytesDoNotAllocate(t *testing.T) {
 		t.Errorf("got %v allocs per run, want 0", allocs)
 	}
 }
+
+func BenchmarkValidLiteralBytes(b *testing.B) {
+	subject := []byte("$JS.API.CONSUMER.CREATE.ORDERS.bKIIG11Z.orders.created")
+	b.ReportAllocs()
+	b.SetBytes(int64(len(subject)))
+	for b.Loop() {
+		ValidLiteralBytes(subject)
+	}
+}
