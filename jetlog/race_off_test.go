@@ -1,0 +1,5 @@
+//go:build !race
+
+package jetlog
+
+const raceEnabled = false
