@@ -2,6 +2,8 @@ package jetlog
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"path"
 	"time"
 )
@@ -144,24 +146,25 @@ func (l *Log) doPurge(p PurgeOptions) (uint64, error) {
 			}
 		}
 	} else {
+		var all []uint64
 		for name, s := range c.subjects {
-			if !matchFilter(p.Subject, name) {
-				continue
+			if matchFilter(p.Subject, name) {
+				all = append(all, s.seqs...)
 			}
-			seqs := s.seqs
-			if p.Seq > 0 {
-				for len(seqs) > 0 && seqs[len(seqs)-1] >= p.Seq {
-					seqs = seqs[:len(seqs)-1]
-				}
-			}
-			if p.Keep > 0 {
-				if uint64(len(s.seqs)) <= p.Keep {
-					continue
-				}
-				seqs = seqs[:min(len(seqs), len(s.seqs)-int(p.Keep))]
-			}
-			list = append(list, seqs...)
 		}
+		slices.Sort(all)
+		cut := uint64(math.MaxUint64) // remove seqs below cut
+		if p.Seq > 0 {
+			cut = p.Seq
+		}
+		if p.Keep > 0 {
+			if uint64(len(all)) <= p.Keep {
+				return 0, nil
+			}
+			cut = min(cut, all[len(all)-int(p.Keep)])
+		}
+		i, _ := slices.BinarySearch(all, cut)
+		list = all[:i]
 	}
 	var n uint64
 	if floor > c.base && c.msgs > 0 {

@@ -1,0 +1,295 @@
+package jetlog
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"testing"
+	"time"
+)
+
+// model is the dumb reference the property test compares the log with.
+type model struct {
+	cfg  StreamConfig
+	msgs map[uint64]modelMsg
+	last uint64
+}
+
+type modelMsg struct {
+	subject string
+	data    string
+	ts      time.Time
+}
+
+func (m *model) oldest(subject string) (uint64, bool) {
+	var best uint64
+	for seq, msg := range m.msgs {
+		if (subject == "" || msg.subject == subject) && (best == 0 || seq < best) {
+			best = seq
+		}
+	}
+	return best, best != 0
+}
+
+func (m *model) count(subject string) int {
+	n := 0
+	for _, msg := range m.msgs {
+		if msg.subject == subject {
+			n++
+		}
+	}
+	return n
+}
+
+func (m *model) append(subject, data string, now time.Time) uint64 {
+	m.last++
+	m.msgs[m.last] = modelMsg{subject, data, now}
+	for m.cfg.MaxMsgsPerSubject > 0 && m.count(subject) > int(m.cfg.MaxMsgsPerSubject) {
+		seq, _ := m.oldest(subject)
+		delete(m.msgs, seq)
+	}
+	for m.cfg.MaxMsgs > 0 && len(m.msgs) > int(m.cfg.MaxMsgs) {
+		seq, _ := m.oldest("")
+		delete(m.msgs, seq)
+	}
+	return m.last
+}
+
+func (m *model) expire(now time.Time) {
+	if m.cfg.MaxAge <= 0 {
+		return
+	}
+	for seq, msg := range m.msgs {
+		if msg.ts.Before(now.Add(-m.cfg.MaxAge)) {
+			delete(m.msgs, seq)
+		}
+	}
+}
+
+func (m *model) purge(p PurgeOptions) uint64 {
+	var sel []uint64
+	for seq := uint64(1); seq <= m.last; seq++ {
+		msg, ok := m.msgs[seq]
+		if ok && matchFilter(p.Subject, msg.subject) && (p.Seq == 0 || seq < p.Seq) {
+			sel = append(sel, seq)
+		}
+	}
+	if p.Keep > 0 {
+		// keep the newest Keep of the filter (ignoring the seq bound, as
+		// the log does for a filtered purge).
+		var all []uint64
+		for seq := uint64(1); seq <= m.last; seq++ {
+			if msg, ok := m.msgs[seq]; ok && matchFilter(p.Subject, msg.subject) {
+				all = append(all, seq)
+			}
+		}
+		if uint64(len(all)) <= p.Keep {
+			return 0
+		}
+		cut := all[len(all)-int(p.Keep)]
+		var keepSel []uint64
+		for _, s := range sel {
+			if s < cut {
+				keepSel = append(keepSel, s)
+			}
+		}
+		sel = keepSel
+	}
+	for _, s := range sel {
+		delete(m.msgs, s)
+	}
+	return uint64(len(sel))
+}
+
+func (m *model) state() (first, last, msgs uint64) {
+	if len(m.msgs) == 0 {
+		if m.last == 0 {
+			return 0, 0, 0
+		}
+		return m.last + 1, m.last, 0
+	}
+	f, _ := m.oldest("")
+	return f, m.last, uint64(len(m.msgs))
+}
+
+func propertySeeds() int {
+	switch {
+	case os.Getenv("JETLOG_LONG") != "":
+		return 200
+	case raceEnabled:
+		return 8
+	}
+	return 30
+}
+
+// TestModel runs random operations against the log and the model and
+// requires them to agree after every step.
+func TestModel(t *testing.T) {
+	configs := map[string]StreamConfig{
+		"unlimited":   {},
+		"max_msgs":    {MaxMsgs: 7},
+		"per_subject": {MaxMsgsPerSubject: 3},
+		"max_age":     {MaxAge: 10 * time.Second},
+	}
+	for name, cfg := range configs {
+		t.Run(name, func(t *testing.T) {
+			forEachStore(t, func(t *testing.T, k storeKind) {
+				for seed := range propertySeeds() {
+					cfg := cfg
+					cfg.Name, cfg.Storage = "S", k.storage
+					runModel(t, cfg, uint64(seed))
+					if t.Failed() {
+						t.Logf("seed %d", seed)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+func runModel(t *testing.T, cfg StreamConfig, seed uint64) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 99))
+	clock := newFakeClock()
+	fsys := NewMemFS()
+	opts := Options{FS: fsys, Now: clock.Now, SegmentSize: int64(64 + rng.IntN(512)), ExpireEvery: -1}
+	l, err := Open("/s", cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }() // may already be closed by a reopen step
+	m := &model{cfg: cfg.Normalized(), msgs: map[uint64]modelMsg{}}
+	subjects := []string{"a.x", "a.y", "b.x", "b.y.z"}
+	reopen := func(crash bool) {
+		src := fsys
+		if crash {
+			src = fsys.CrashClone(nil)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		fsys = src
+		opts.FS = fsys
+		l, err = Open("/s", cfg, opts)
+		if err != nil {
+			t.Fatalf("reopen: %v", err)
+		}
+		m.expire(clock.Now())
+		if rep := l.Recovery(); len(rep.Corrupt) != 0 {
+			t.Fatalf("corruption after reopen: %+v", rep)
+		}
+	}
+	for step := range 150 {
+		var op string
+		switch r := rng.IntN(100); {
+		case r < 55:
+			op = "append"
+			subj := subjects[rng.IntN(len(subjects))]
+			data := fmt.Sprintf("d%d-%d", seed, step)
+			ack, err := l.Append(subj, nil, []byte(data))
+			if err != nil {
+				t.Fatalf("step %d append: %v", step, err)
+			}
+			if want := m.append(subj, data, clock.Now()); ack.Seq != want {
+				t.Fatalf("step %d: seq %d, model %d", step, ack.Seq, want)
+			}
+		case r < 68:
+			op = "delete"
+			seq := uint64(rng.IntN(int(m.last) + 2))
+			err := l.Delete(seq)
+			if _, ok := m.msgs[seq]; ok {
+				if err != nil {
+					t.Fatalf("step %d delete %d: %v", step, seq, err)
+				}
+				delete(m.msgs, seq)
+			} else if !errors.Is(err, ErrNotFound) {
+				t.Fatalf("step %d delete missing %d: %v", step, seq, err)
+			}
+		case r < 74:
+			op = "purge"
+			p := PurgeOptions{}
+			switch rng.IntN(5) {
+			case 3:
+				p.Keep = uint64(rng.IntN(6))
+			case 0:
+				p.Subject = subjects[rng.IntN(len(subjects))]
+			case 1:
+				p.Subject = "a.*"
+				p.Keep = uint64(rng.IntN(3))
+			case 2:
+				p.Seq = uint64(rng.IntN(int(m.last) + 2))
+			}
+			n, err := l.Purge(p)
+			if want := m.purge(p); err != nil || n != want {
+				t.Fatalf("step %d purge %+v = %d, %v; model %d", step, p, n, err, want)
+			}
+		case r < 84:
+			op = "expire"
+			clock.Advance(time.Duration(rng.IntN(4000)) * time.Millisecond)
+			if _, err := l.Expire(); err != nil {
+				t.Fatal(err)
+			}
+			m.expire(clock.Now())
+		case r < 92 && cfg.Storage == StorageFile:
+			op = "reopen"
+			reopen(false)
+		case cfg.Storage == StorageFile:
+			op = "crash"
+			reopen(true)
+		default:
+			continue
+		}
+		compareModel(t, l, m, fmt.Sprintf("step %d (%s)", step, op))
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+func compareModel(t *testing.T, l *Log, m *model, where string) {
+	t.Helper()
+	first, last, msgs := m.state()
+	st := l.State()
+	if st.FirstSeq != first || st.LastSeq != last || st.Msgs != msgs {
+		t.Fatalf("%s: state %+v, model first %d last %d msgs %d", where, st, first, last, msgs)
+	}
+	if msgs > 0 && st.NumDeleted != last-first+1-msgs {
+		t.Fatalf("%s: deleted %d, model %d", where, st.NumDeleted, last-first+1-msgs)
+	}
+	counts := map[string]uint64{}
+	for seq := uint64(1); seq <= last+1; seq++ {
+		want, ok := m.msgs[seq]
+		got, err := l.Get(seq)
+		if !ok {
+			if !errors.Is(err, ErrNotFound) {
+				t.Fatalf("%s: Get(%d) = %+v, %v; model has none", where, seq, got, err)
+			}
+			continue
+		}
+		counts[want.subject]++
+		if err != nil || got.Subject != want.subject || string(got.Data) != want.data || !got.Time.Equal(want.ts) {
+			t.Fatalf("%s: Get(%d) = %+v, %v; model %+v", where, seq, got, err, want)
+		}
+	}
+	gotCounts := l.SubjectCounts("")
+	if len(gotCounts) != len(counts) || st.NumSubjects != len(counts) {
+		t.Fatalf("%s: subject counts %v, model %v", where, gotCounts, counts)
+	}
+	for s, n := range counts {
+		if gotCounts[s] != n {
+			t.Fatalf("%s: subject counts %v, model %v", where, gotCounts, counts)
+		}
+		lastMsg, err := l.LastBySubject(s)
+		var want uint64
+		for seq, msg := range m.msgs {
+			if msg.subject == s {
+				want = max(want, seq)
+			}
+		}
+		if err != nil || lastMsg.Seq != want {
+			t.Fatalf("%s: LastBySubject(%q) = %d, %v; model %d", where, s, lastMsg.Seq, err, want)
+		}
+	}
+}
