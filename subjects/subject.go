@@ -73,41 +73,41 @@ const (
 )
 
 // validSubject is the single scan behind the Valid* functions, shared by the
-// string and []byte forms so that they cannot drift apart.
+// string and []byte forms so that they cannot drift apart. See
+// BenchmarkValidLiteralBytes.
 func validSubject[S ~string | ~[]byte](s S, rule wildcardRule) bool {
-	if len(s) == 0 {
-		return false
-	}
 	start := 0 // first byte of the current token
 	sawFwc := false
-	for i := 0; i <= len(s); i++ {
-		if i < len(s) {
-			c := s[i]
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c > sep {
+			continue // letters, digits, '_', '>' and the like: nothing to check
+		}
+		if c != sep {
 			if isSpace(c) {
 				return false
 			}
-			if c != sep {
-				continue
-			}
+			continue
 		}
-		// s[start:i] is a complete token.
-		if i == start || sawFwc {
-			return false // empty token, or a token after ">"
-		}
-		if i-start == 1 {
-			switch s[start] {
-			case fwc:
-				if rule == literalOnly {
-					return false
-				}
-				sawFwc = true
-			case pwc:
-				if rule == literalOnly {
-					return false
-				}
-			}
+		if !validToken(s[start:i], rule, &sawFwc) {
+			return false
 		}
 		start = i + 1
+	}
+	return validToken(s[start:], rule, &sawFwc)
+}
+
+// validToken checks one complete token: not empty, not after a ">" token,
+// and a wildcard only if rule allows. It records whether tok is ">".
+func validToken[S ~string | ~[]byte](tok S, rule wildcardRule, sawFwc *bool) bool {
+	if len(tok) == 0 || *sawFwc {
+		return false
+	}
+	if len(tok) == 1 && (tok[0] == pwc || tok[0] == fwc) {
+		if rule == literalOnly {
+			return false
+		}
+		*sawFwc = tok[0] == fwc
 	}
 	return true
 }

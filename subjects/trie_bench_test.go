@@ -117,6 +117,7 @@ func BenchmarkMatchParallel(b *testing.B) {
 	}
 	var next atomic.Int64
 	b.ReportAllocs()
+	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		i := int(next.Add(1)) * 13
 		for pb.Next() {
