@@ -2,6 +2,7 @@ package jetlog
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"time"
 )
@@ -119,16 +120,7 @@ func (l *Log) run() {
 	for {
 		select {
 		case r := <-l.reqs:
-			batch = append(batch[:0], r)
-		drain:
-			for len(batch) < maxBatch {
-				select {
-				case r := <-l.reqs:
-					batch = append(batch, r)
-				default:
-					break drain
-				}
-			}
+			batch = l.gather(append(batch[:0], r))
 			if l.process(batch) {
 				return
 			}
@@ -146,6 +138,38 @@ func (l *Log) run() {
 		}
 	}
 }
+
+// gather adds every request already waiting to batch. In always mode it
+// also yields the processor a few times while that brings more requests:
+// the writers released by the previous commit are about to come back, and
+// taking them into this commit halves the number of fsyncs.
+// see BenchmarkAppend
+func (l *Log) gather(batch []*request) []*request {
+	yields := 0
+	if l.cfg.Durability == DurabilityAlways {
+		yields = gatherYields
+	}
+	for {
+		n := len(batch)
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case r := <-l.reqs:
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		if yields == 0 || len(batch) >= maxBatch || (len(batch) == n && n > 1) {
+			return batch
+		}
+		yields--
+		runtime.Gosched()
+	}
+}
+
+// gatherYields bounds the yields of gather.
+const gatherYields = 4
 
 // process handles one gathered batch: runs of appends and deletes are
 // group-committed; other operations run alone. It reports whether the log

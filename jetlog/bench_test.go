@@ -1,0 +1,117 @@
+package jetlog
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+)
+
+// BenchmarkAppend measures append throughput per durability mode, number
+// of concurrent appenders and payload size, and reports fsyncs per
+// message. Run with -benchtime=Nx for a fixed number of appends.
+func BenchmarkAppend(b *testing.B) {
+	for _, mode := range []Durability{DurabilityAlways, DurabilityInterval, DurabilityNone} {
+		for _, writers := range []int{1, 16, 256} {
+			for _, size := range []int{128, 4096} {
+				name := fmt.Sprintf("mode=%s/writers=%d/size=%d", mode, writers, size)
+				b.Run(name, func(b *testing.B) { benchAppend(b, mode, writers, size) })
+			}
+		}
+	}
+}
+
+func benchAppend(b *testing.B, mode Durability, writers, size int) {
+	l, err := Open(b.TempDir(), StreamConfig{Name: "B", Durability: mode, SyncInterval: 10 * time.Millisecond}, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := l.Close(); err != nil {
+			b.Error(err)
+		}
+	}()
+	payload := make([]byte, size)
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	before := l.Stats()
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	per := b.N / writers
+	extra := b.N % writers
+	for w := range writers {
+		n := per
+		if w < extra {
+			n++
+		}
+		wg.Go(func() {
+			for range n {
+				if _, err := l.Append("bench.subject", nil, payload); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	after := l.Stats()
+	if n := after.Appends - before.Appends; n > 0 {
+		b.ReportMetric(float64(after.Fsyncs-before.Fsyncs)/float64(n), "fsyncs/msg")
+		b.ReportMetric(float64(n)/elapsed.Seconds(), "appends/s")
+	}
+}
+
+// BenchmarkRead measures sequential iteration and random Get over a
+// stream of 128-byte messages.
+func BenchmarkRead(b *testing.B) {
+	const n = 100_000
+	l, err := Open(b.TempDir(), StreamConfig{Name: "R", Durability: DurabilityNone}, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := l.Close(); err != nil {
+			b.Error(err)
+		}
+	}()
+	payload := make([]byte, 128)
+	batch := make([]Msg, 1000)
+	for i := range batch {
+		batch[i] = Msg{Subject: "read.subject", Data: payload}
+	}
+	for range n / len(batch) {
+		if _, err := l.AppendBatch(batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("sequential", func(b *testing.B) {
+		b.SetBytes(128)
+		b.ReportAllocs()
+		read := 0
+		for read < b.N {
+			for _, err := range l.Messages(1) {
+				if err != nil {
+					b.Fatal(err)
+				}
+				read++
+				if read == b.N {
+					break
+				}
+			}
+		}
+	})
+	b.Run("random", func(b *testing.B) {
+		b.SetBytes(128)
+		b.ReportAllocs()
+		rng := rand.New(rand.NewPCG(1, 1))
+		for b.Loop() {
+			if _, err := l.Get(1 + rng.Uint64N(n)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
