@@ -138,3 +138,28 @@ func getJSON(t *testing.T, url string, v any) {
 		t.Fatal(err)
 	}
 }
+
+func TestWriteDeadlineCutsOffStuckSocket(t *testing.T) {
+	t.Parallel()
+	// A huge pending limit, so only the write deadline can catch it.
+	s := startBus(t, server.Options{MaxPending: 1 << 30, WriteDeadline: 200 * time.Millisecond})
+	stuck := dialRaw(t, s.Addr().String())
+	stuck.send("CONNECT {\"verbose\":false}\r\nSUB feed 1\r\nPING\r\n")
+	stuck.expect("PONG\r\n")
+	pub := connect(t, busURL(s))
+	payload := make([]byte, 64*1024)
+	for i := 0; s.Varz().SlowConsumers == 0; i++ {
+		if i == 10000 { // 640 MiB: far beyond any socket buffer
+			t.Fatal("the stuck reader was never cut off")
+		}
+		if err := pub.Publish("feed", payload); err != nil {
+			t.Fatal(err)
+		}
+		if i%16 == 0 {
+			if err := pub.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	stuck.expectClosed()
+}
