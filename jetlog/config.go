@@ -176,7 +176,14 @@ type Options struct {
 	// message when MaxAge is set; zero means MaxAge/10, clamped to
 	// [10ms, 1s]. Negative disables background expiry (call Expire).
 	ExpireEvery time.Duration
+	// CompactBytes is the consumer journal size after which the consumer
+	// state is snapshotted and a new journal started; zero means
+	// DefaultCompactBytes.
+	CompactBytes int64
 }
+
+// DefaultCompactBytes is the default Options.CompactBytes.
+const DefaultCompactBytes = 1 << 20
 
 func (o Options) withDefaults(cfg StreamConfig) Options {
 	if o.FS == nil || cfg.Storage == StorageMemory {
@@ -194,6 +201,9 @@ func (o Options) withDefaults(cfg StreamConfig) Options {
 	}
 	if o.SegmentSize <= 0 {
 		o.SegmentSize = DefaultSegmentSize
+	}
+	if o.CompactBytes <= 0 {
+		o.CompactBytes = DefaultCompactBytes
 	}
 	if o.ExpireEvery == 0 && cfg.MaxAge > 0 {
 		o.ExpireEvery = min(max(cfg.MaxAge/10, 10*time.Millisecond), time.Second)

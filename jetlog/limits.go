@@ -3,8 +3,8 @@ package jetlog
 import (
 	"fmt"
 	"math"
-	"slices"
 	"path"
+	"slices"
 	"time"
 )
 

@@ -178,6 +178,10 @@ func (m *MemFS) Remove(name string) error {
 		return err
 	}
 	if _, ok := d.entries[base]; !ok {
+		if sub, ok := m.dirs[path.Clean(name)]; ok && len(sub.entries) == 0 {
+			delete(m.dirs, path.Clean(name))
+			return nil
+		}
 		return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrNotExist}
 	}
 	delete(d.entries, base)
@@ -195,6 +199,11 @@ func (m *MemFS) ReadDir(dir string) ([]string, error) {
 	names := make([]string, 0, len(d.entries))
 	for name := range d.entries {
 		names = append(names, name)
+	}
+	for p := range m.dirs {
+		if p != path.Clean(dir) && path.Dir(p) == path.Clean(dir) {
+			names = append(names, path.Base(p))
+		}
 	}
 	slices.Sort(names)
 	return names, nil

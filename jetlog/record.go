@@ -102,9 +102,6 @@ func decodeRecord(b []byte) (record, string) {
 	if sl+hl > len(rest) || hl < 0 {
 		return record{}, "field lengths beyond record"
 	}
-	if r.kind != kindMsg && r.kind != kindDelete {
-		return record{}, "unknown record kind"
-	}
 	r.subject = rest[:sl]
 	r.hdr = rest[sl : sl+hl]
 	r.payload = rest[sl+hl:]

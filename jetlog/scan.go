@@ -64,6 +64,9 @@ func recordAt(data []byte, pos int, lastSeq uint64, seen bool) (record, int, str
 	if reason != "" {
 		return record{}, 0, reason
 	}
+	if r.kind != kindMsg && r.kind != kindDelete {
+		return record{}, 0, "unknown record kind"
+	}
 	if seen {
 		if r.kind == kindMsg && r.seq <= lastSeq || r.kind == kindDelete && r.seq < lastSeq {
 			return record{}, 0, "sequence out of order"

@@ -1,0 +1,226 @@
+package jetlog
+
+import (
+	"errors"
+	"path"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestConsumerStateDeliverAckRedeliver(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	s := NewConsumerState(time.Second, nil, clock.Now)
+	for seq := uint64(1); seq <= 4; seq++ {
+		if p := s.Deliver(seq); p.Consumer != seq || p.Deliveries != 1 {
+			t.Fatalf("Deliver(%d) = %+v", seq, p)
+		}
+	}
+	if !s.Ack(1) || s.Ack(1) {
+		t.Fatal("ack 1 twice")
+	}
+	if s.AckFloor != (SeqPair{Consumer: 1, Stream: 1}) {
+		t.Fatalf("floor = %+v", s.AckFloor)
+	}
+	s.Ack(3)
+	if s.AckFloor.Stream != 1 {
+		t.Fatalf("floor moved past pending 2: %+v", s.AckFloor)
+	}
+	clock.Advance(500 * time.Millisecond)
+	s.InProgress(2)
+	s.Nak(4, 100*time.Millisecond)
+	if due := s.Due(); len(due) != 0 {
+		t.Fatalf("due too early: %v", due)
+	}
+	clock.Advance(600 * time.Millisecond) // 4 due at 0.6s, 2 due at 1.5s
+	if due := s.Due(); !slices.Equal(due, []uint64{4}) {
+		t.Fatalf("due = %v", due)
+	}
+	clock.Advance(time.Second)
+	if due := s.Due(); !slices.Equal(due, []uint64{4, 2}) {
+		t.Fatalf("due order = %v, want earliest deadline first", due)
+	}
+	if p := s.Deliver(2); p.Deliveries != 2 || p.Consumer != 5 {
+		t.Fatalf("redeliver = %+v", p)
+	}
+	if s.NumRedelivered() != 1 {
+		t.Fatal("redelivered count")
+	}
+	if n := s.AckAll(4); n != 2 || len(s.Pending) != 0 || s.AckFloor != (SeqPair{Consumer: 5, Stream: 4}) {
+		t.Fatalf("AckAll = %d, pending %v, floor %+v", n, s.Pending, s.AckFloor)
+	}
+}
+
+func TestConsumerStateBackoff(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	s := NewConsumerState(time.Minute, []time.Duration{time.Second, 5 * time.Second}, clock.Now)
+	start := clock.Now()
+	for i, want := range []time.Duration{time.Second, 5 * time.Second, 5 * time.Second} {
+		p := s.Deliver(1)
+		if got := time.Unix(0, p.Deadline).Sub(start); got != want {
+			t.Fatalf("delivery %d deadline +%v, want +%v", i+1, got, want)
+		}
+	}
+}
+
+func openConsumerLog(t *testing.T, fsys *MemFS, clock *fakeClock) *Log {
+	t.Helper()
+	l, err := Open("/s", StreamConfig{Name: "S"}, Options{FS: fsys, Now: clock.Now, CompactBytes: 16 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func TestConsumerSurvivesCrash(t *testing.T) {
+	t.Parallel()
+	fsys := NewMemFS()
+	clock := newFakeClock()
+	l := openConsumerLog(t, fsys, clock)
+	cfg := ConsumerConfig{AckWait: time.Second, MaxAckPending: 3}
+	c, err := l.OpenConsumer("D1", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := uint64(1); seq <= 3; seq++ {
+		if _, err := c.Deliver(seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Deliver(4); !errors.Is(err, ErrMaxAckPending) {
+		t.Fatalf("4th pending err = %v", err)
+	}
+	if _, err := c.Ack(2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Nak(3, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := c.Info()
+	crashed := fsys.CrashClone(nil) // acks are synced before they return
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	l2 := openConsumerLog(t, crashed, clock)
+	defer l2.Close() //nolint:errcheck
+	names, err := l2.ConsumerNames()
+	if err != nil || !slices.Equal(names, []string{"D1"}) {
+		t.Fatalf("names = %v, %v", names, err)
+	}
+	gotCfg, err := l2.LoadConsumerConfig("D1")
+	if err != nil || gotCfg.AckWait != time.Second || gotCfg.Name != "D1" {
+		t.Fatalf("config = %+v, %v", gotCfg, err)
+	}
+	c2, err := l2.OpenConsumer("D1", gotCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close() //nolint:errcheck
+	if got := c2.Info(); got != want {
+		t.Fatalf("info after crash = %+v, want %+v", got, want)
+	}
+	if !slices.Equal(c2.PendingSeqs(), []uint64{1, 3}) || !slices.Equal(c2.Due(), []uint64{3}) {
+		t.Fatalf("pending %v due %v", c2.PendingSeqs(), c2.Due())
+	}
+}
+
+func TestConsumerCompaction(t *testing.T) {
+	t.Parallel()
+	fsys := NewMemFS()
+	clock := newFakeClock()
+	l := openConsumerLog(t, fsys, clock)
+	defer l.Close() //nolint:errcheck
+	c, err := l.OpenConsumer("C", ConsumerConfig{AckWait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Enough deliveries and acks to roll the journal a few times.
+	const n = 4000
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for seq := uint64(w + 1); seq <= n; seq += 4 {
+				if _, err := c.Deliver(seq); err != nil {
+					t.Error(err)
+					return
+				}
+				if seq%10 != 0 {
+					if _, err := c.Ack(seq); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	want := c.Info()
+	if want.NumAckPending != n/10 {
+		t.Fatalf("pending = %d", want.NumAckPending)
+	}
+	names, _ := fsys.ReadDir(path.Join("/s", consumersDir, "C"))
+	if !slices.Contains(names, snapFile) {
+		t.Fatalf("no snapshot after %d ops: %v", 2*n, names)
+	}
+	crashed := fsys.CrashClone(nil)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l2 := openConsumerLog(t, crashed, clock)
+	defer l2.Close() //nolint:errcheck
+	c2, err := l2.OpenConsumer("C", ConsumerConfig{AckWait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close() //nolint:errcheck
+	if got := c2.Info(); got != want || len(c2.Corrupt()) != 0 {
+		t.Fatalf("info after reopen = %+v, want %+v (corrupt %v)", got, want, c2.Corrupt())
+	}
+}
+
+func TestConsumerTornJournal(t *testing.T) {
+	t.Parallel()
+	fsys := NewMemFS()
+	clock := newFakeClock()
+	l := openConsumerLog(t, fsys, clock)
+	c, err := l.OpenConsumer("T", ConsumerConfig{AckWait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := uint64(1); seq <= 5; seq++ {
+		if _, err := c.Deliver(seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	jname := path.Join("/s", consumersDir, "T", journalName(0))
+	f, _ := fsys.OpenFile(jname, 0, 0)
+	st, _ := f.Stat()
+	_ = f.Close()
+	truncateFile(t, fsys, jname, st.Size()-3)
+	l2 := openConsumerLog(t, fsys, clock)
+	defer l2.Close() //nolint:errcheck
+	c2, err := l2.OpenConsumer("T", ConsumerConfig{AckWait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close() //nolint:errcheck
+	if !slices.Equal(c2.PendingSeqs(), []uint64{1, 2, 3, 4}) {
+		t.Fatalf("pending after torn journal = %v", c2.PendingSeqs())
+	}
+	if _, err := c2.Deliver(5); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,495 @@
+package jetlog
+
+import (
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Consumer file names inside <stream dir>/consumers/<name>/. Part of the
+// disk format (see doc.go).
+const (
+	consumersDir     = "consumers"
+	consumerMetaFile = "consumer.meta" // crc32c + msgpack(ConsumerConfig)
+	snapFile         = "state.snap"    // crc32c + msgpack(consumerSnapshot)
+	journalPrefix    = "journal."      // journal.<generation>
+)
+
+// ErrMaxAckPending is returned by Consumer.Deliver for a first delivery
+// while MaxAckPending messages are pending.
+var ErrMaxAckPending = errors.New("jetlog: maximum ack pending reached")
+
+// ErrBadConsumerName is returned for an empty name or one that is not a
+// single path element.
+var ErrBadConsumerName = errors.New("jetlog: invalid consumer name")
+
+// ConsumerConfig is what jetlog stores for a durable consumer. Raw is
+// opaque (the API layer may keep its full config there).
+type ConsumerConfig struct {
+	Name          string          `msgpack:"name"`
+	AckWait       time.Duration   `msgpack:"ack_wait"`
+	Backoff       []time.Duration `msgpack:"backoff,omitempty"`
+	MaxAckPending int             `msgpack:"max_ack_pending"` // <= 0: unlimited
+	Raw           []byte          `msgpack:"raw,omitempty"`
+}
+
+type consumerSnapshot struct {
+	Gen       uint64    `msgpack:"gen"` // the journal that continues it
+	Delivered SeqPair   `msgpack:"delivered"`
+	AckFloor  SeqPair   `msgpack:"ack_floor"`
+	Pending   []Pending `msgpack:"pending"`
+}
+
+// Consumer is a durable consumer's persisted state: a ConsumerState whose
+// changes are journaled append-only and compacted into a snapshot from
+// time to time. In DurabilityAlways every change is fdatasynced before the
+// method returns (concurrent callers share an fsync). Safe for concurrent
+// use. Close it before the Log.
+type Consumer struct {
+	fs         FS
+	dir        string
+	durability Durability
+	interval   time.Duration
+	now        func() time.Time
+	compactAt  int64 // journal size that triggers a snapshot
+
+	mu        sync.Mutex // guards the fields below
+	cfg       ConsumerConfig
+	state     ConsumerState
+	journal   File
+	gen       uint64
+	size      int64 // bytes in journal
+	written   uint64
+	buf       []byte
+	lastSync  time.Time
+	err       error // sticky fsync failure
+	closed    bool
+	recovered []*CorruptError
+
+	syncMu sync.Mutex // serialises fsyncs; taken without mu held
+	synced uint64     // guarded by syncMu: write count known durable
+}
+
+func validConsumerName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\\\x00")
+}
+
+// OpenConsumer opens or creates the durable consumer name of this stream.
+// cfg is stored (replacing an earlier one). Damage found in its journal is
+// reported by Corrupt(); the consumer is rebuilt from what is intact.
+func (l *Log) OpenConsumer(name string, cfg ConsumerConfig) (*Consumer, error) {
+	if !validConsumerName(name) {
+		return nil, fmt.Errorf("jetlog: open consumer %q: %w", name, ErrBadConsumerName)
+	}
+	l.mu.RLock()
+	closed, durability, interval := l.closed, l.cfg.Durability, l.cfg.SyncInterval
+	l.mu.RUnlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	cfg.Name = name
+	c := &Consumer{
+		fs:         l.fs,
+		dir:        path.Join(l.dir, consumersDir, name),
+		durability: durability,
+		interval:   interval,
+		now:        l.opts.Now,
+		compactAt:  l.opts.CompactBytes,
+		cfg:        cfg,
+		state:      NewConsumerState(cfg.AckWait, cfg.Backoff, l.opts.Now),
+	}
+	if err := c.fs.MkdirAll(c.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("jetlog: open consumer %q: %w", name, err)
+	}
+	if err := writeChecked(c.fs, path.Join(c.dir, consumerMetaFile), cfg); err != nil {
+		return nil, fmt.Errorf("jetlog: store consumer %q config: %w", name, err)
+	}
+	if err := c.load(); err != nil {
+		return nil, fmt.Errorf("jetlog: open consumer %q: %w", name, err)
+	}
+	return c, nil
+}
+
+// ConsumerNames lists the stored consumers of the stream.
+func (l *Log) ConsumerNames() ([]string, error) {
+	names, err := l.fs.ReadDir(path.Join(l.dir, consumersDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return names, err
+}
+
+// LoadConsumerConfig reads a stored consumer's config.
+func (l *Log) LoadConsumerConfig(name string) (ConsumerConfig, error) {
+	var cfg ConsumerConfig
+	err := readChecked(l.fs, path.Join(l.dir, consumersDir, name, consumerMetaFile), &cfg)
+	return cfg, err
+}
+
+// DeleteConsumer removes a consumer's files. Close it first.
+func (l *Log) DeleteConsumer(name string) error {
+	if !validConsumerName(name) {
+		return fmt.Errorf("jetlog: delete consumer %q: %w", name, ErrBadConsumerName)
+	}
+	dir := path.Join(l.dir, consumersDir, name)
+	names, err := l.fs.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("jetlog: delete consumer %q: %w", name, err)
+	}
+	for _, n := range names {
+		if err := l.fs.Remove(path.Join(dir, n)); err != nil {
+			return fmt.Errorf("jetlog: delete consumer %q: %w", name, err)
+		}
+	}
+	if err := l.fs.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("jetlog: delete consumer %q: %w", name, err)
+	}
+	return l.fs.SyncDir(path.Join(l.dir, consumersDir))
+}
+
+// load reads the snapshot and replays the journal that follows it.
+func (c *Consumer) load() error {
+	var snap consumerSnapshot
+	err := readChecked(c.fs, path.Join(c.dir, snapFile), &snap)
+	var ce *CorruptError
+	switch {
+	case err == nil:
+		c.state.Delivered, c.state.AckFloor = snap.Delivered, snap.AckFloor
+		for _, p := range snap.Pending {
+			c.state.Pending[p.Stream] = &p
+		}
+	case errors.As(err, &ce):
+		ce.Segment = path.Join(consumersDir, path.Base(c.dir), ce.Segment)
+		c.recovered = append(c.recovered, ce)
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	c.gen = snap.Gen
+	jname := path.Join(c.dir, journalName(c.gen))
+	f, err := c.fs.OpenFile(jname, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	c.journal = f
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	data := make([]byte, st.Size())
+	if n, err := f.ReadAt(data, 0); n != len(data) {
+		return fmt.Errorf("read journal: %w", err)
+	}
+	good := c.replayJournal(data)
+	if good < int64(len(data)) {
+		if err := f.Truncate(good); err != nil {
+			return err
+		}
+	}
+	c.size = good
+	// Older journals are already in the snapshot.
+	names, err := c.fs.ReadDir(c.dir)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if g, ok := strings.CutPrefix(n, journalPrefix); ok {
+			if gen, err := strconv.ParseUint(g, 10, 64); err == nil && gen < c.gen {
+				_ = c.fs.Remove(path.Join(c.dir, n)) // leftover of a compaction
+			}
+		}
+	}
+	return c.fs.SyncDir(c.dir)
+}
+
+// replayJournal applies every intact record and returns the length of the
+// intact prefix (a torn tail after it is cut off). A damaged record
+// followed by valid ones is reported and skipped.
+func (c *Consumer) replayJournal(data []byte) int64 {
+	pos := 0
+	end := 0
+	for pos < len(data) {
+		op, n, ok := journalRecordAt(data, pos)
+		if ok {
+			c.state.replay(op)
+			pos += n
+			end = pos
+			continue
+		}
+		next := -1
+		for p := pos + 1; p+recordFixed <= len(data); p++ {
+			if _, _, ok := journalRecordAt(data, p); ok {
+				next = p
+				break
+			}
+		}
+		if next < 0 {
+			break
+		}
+		c.recovered = append(c.recovered, &CorruptError{Segment: path.Join(consumersDir, path.Base(c.dir), journalName(c.gen)), Offset: int64(pos), Reason: "damaged journal record"})
+		pos = next
+	}
+	return int64(end)
+}
+
+func journalRecordAt(data []byte, pos int) (consumerOp, int, bool) {
+	rest := data[pos:]
+	if len(rest) < recordFixed {
+		return consumerOp{}, 0, false
+	}
+	n, ok := frameLen(rest)
+	if !ok || frameSize+n > len(rest) {
+		return consumerOp{}, 0, false
+	}
+	r, reason := decodeRecord(rest[:frameSize+n])
+	if reason != "" || r.kind < kindDelivered || r.kind > kindDeadline {
+		return consumerOp{}, 0, false
+	}
+	op := consumerOp{kind: r.kind, stream: r.seq, deadline: r.ts}
+	p := r.payload
+	var k int
+	if op.consumer, k = binary.Uvarint(p); k > 0 {
+		p = p[k:]
+		op.deliveries, _ = binary.Uvarint(p)
+	}
+	return op, frameSize + n, true
+}
+
+func journalName(gen uint64) string { return journalPrefix + strconv.FormatUint(gen, 10) }
+
+// Corrupt lists damage found when the consumer was opened.
+func (c *Consumer) Corrupt() []*CorruptError { return c.recovered }
+
+// Config returns the consumer's config.
+func (c *Consumer) Config() ConsumerConfig {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cfg
+}
+
+// ConsumerInfo is a snapshot of a consumer's counters.
+type ConsumerInfo struct {
+	Delivered      SeqPair
+	AckFloor       SeqPair
+	NumAckPending  int
+	NumRedelivered int
+}
+
+// Info returns the consumer's counters.
+func (c *Consumer) Info() ConsumerInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return ConsumerInfo{
+		Delivered:      c.state.Delivered,
+		AckFloor:       c.state.AckFloor,
+		NumAckPending:  len(c.state.Pending),
+		NumRedelivered: c.state.NumRedelivered(),
+	}
+}
+
+// PendingSeqs returns the pending stream seqs, ascending.
+func (c *Consumer) PendingSeqs() []uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]uint64, 0, len(c.state.Pending))
+	for seq := range c.state.Pending {
+		out = append(out, seq)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Due returns the pending seqs due for redelivery, in redelivery order.
+func (c *Consumer) Due() []uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state.Due()
+}
+
+// Deliver records a (re)delivery of stream seq and returns its pending
+// entry. A first delivery fails with ErrMaxAckPending when the pending
+// set is full.
+func (c *Consumer) Deliver(seq uint64) (Pending, error) {
+	var p Pending
+	err := c.update(func(s *ConsumerState) error {
+		if _, ok := s.Pending[seq]; !ok && c.cfg.MaxAckPending > 0 && len(s.Pending) >= c.cfg.MaxAckPending {
+			return fmt.Errorf("jetlog: deliver seq %d: %w", seq, ErrMaxAckPending)
+		}
+		p = s.Deliver(seq)
+		return nil
+	})
+	return p, err
+}
+
+// Ack acknowledges seq; it reports whether seq was pending.
+func (c *Consumer) Ack(seq uint64) (bool, error) {
+	var ok bool
+	err := c.update(func(s *ConsumerState) error { ok = s.Ack(seq); return nil })
+	return ok, err
+}
+
+// AckAll acknowledges every pending seq <= seq.
+func (c *Consumer) AckAll(seq uint64) (int, error) {
+	var n int
+	err := c.update(func(s *ConsumerState) error { n = s.AckAll(seq); return nil })
+	return n, err
+}
+
+// Term stops redelivery of seq.
+func (c *Consumer) Term(seq uint64) (bool, error) {
+	var ok bool
+	err := c.update(func(s *ConsumerState) error { ok = s.Term(seq); return nil })
+	return ok, err
+}
+
+// Nak schedules seq for redelivery after delay.
+func (c *Consumer) Nak(seq uint64, delay time.Duration) (bool, error) {
+	var ok bool
+	err := c.update(func(s *ConsumerState) error { ok = s.Nak(seq, delay); return nil })
+	return ok, err
+}
+
+// InProgress restarts the ack wait of seq.
+func (c *Consumer) InProgress(seq uint64) (bool, error) {
+	var ok bool
+	err := c.update(func(s *ConsumerState) error { ok = s.InProgress(seq); return nil })
+	return ok, err
+}
+
+// update runs fn on the state, journals the resulting ops and, in
+// DurabilityAlways, waits until they are synced.
+func (c *Consumer) update(fn func(*ConsumerState) error) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	if c.err != nil {
+		c.mu.Unlock()
+		return c.err
+	}
+	if err := fn(&c.state); err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	if len(c.state.ops) == 0 {
+		c.mu.Unlock()
+		return nil
+	}
+	c.buf = c.buf[:0]
+	var payload [2 * binary.MaxVarintLen64]byte
+	for _, op := range c.state.ops {
+		p := binary.AppendUvarint(payload[:0], op.consumer)
+		p = binary.AppendUvarint(p, op.deliveries)
+		c.buf = appendRecord(c.buf, op.kind, op.stream, op.deadline, "", nil, p)
+	}
+	c.state.ops = c.state.ops[:0]
+	if _, err := c.journal.WriteAt(c.buf, c.size); err != nil {
+		// The change is applied in memory but not journaled: fence the
+		// consumer rather than let memory and disk disagree silently.
+		c.err = fmt.Errorf("%w: consumer journal write: %w", ErrWriteFenced, err)
+		c.mu.Unlock()
+		return c.err
+	}
+	c.size += int64(len(c.buf))
+	c.written++
+	mine := c.written
+	needSync := c.durability == DurabilityAlways ||
+		c.durability == DurabilityInterval && c.now().Sub(c.lastSync) >= c.interval
+	if c.size >= c.compactAt {
+		err := c.compactLocked()
+		c.mu.Unlock()
+		return err
+	}
+	f := c.journal
+	c.mu.Unlock()
+	if !needSync {
+		return nil
+	}
+	return c.syncTo(f, mine)
+}
+
+// syncTo makes sure writes up to count mine are synced; one caller's fsync
+// covers every write made before it started.
+func (c *Consumer) syncTo(f File, mine uint64) error {
+	c.syncMu.Lock()
+	defer c.syncMu.Unlock()
+	if c.synced >= mine {
+		return nil
+	}
+	c.mu.Lock()
+	target, cur := c.written, c.journal
+	c.mu.Unlock()
+	if cur != f {
+		return nil // compacted meanwhile: the snapshot is synced
+	}
+	if err := f.Sync(); err != nil {
+		c.mu.Lock()
+		c.err = fmt.Errorf("%w: consumer journal fsync: %w", ErrWriteFenced, err)
+		err = c.err
+		c.mu.Unlock()
+		return err
+	}
+	c.synced = target
+	c.mu.Lock()
+	c.lastSync = c.now()
+	c.mu.Unlock()
+	return nil
+}
+
+// compactLocked writes a snapshot of the state and starts a new journal.
+// c.mu is held.
+func (c *Consumer) compactLocked() error {
+	snap := consumerSnapshot{Gen: c.gen + 1, Delivered: c.state.Delivered, AckFloor: c.state.AckFloor}
+	for _, p := range c.state.Pending {
+		snap.Pending = append(snap.Pending, *p)
+	}
+	slices.SortFunc(snap.Pending, func(a, b Pending) int { return cmp.Compare(a.Stream, b.Stream) })
+	if err := writeChecked(c.fs, path.Join(c.dir, snapFile), snap); err != nil {
+		c.err = fmt.Errorf("%w: consumer snapshot: %w", ErrWriteFenced, err)
+		return c.err
+	}
+	old := c.journal
+	f, err := c.fs.Create(path.Join(c.dir, journalName(snap.Gen)))
+	if err != nil {
+		c.err = fmt.Errorf("%w: consumer journal: %w", ErrWriteFenced, err)
+		return c.err
+	}
+	if err := c.fs.SyncDir(c.dir); err != nil {
+		c.err = fmt.Errorf("%w: consumer dir sync: %w", ErrWriteFenced, err)
+		return c.err
+	}
+	c.journal, c.size = f, 0
+	oldName := path.Join(c.dir, journalName(c.gen))
+	c.gen = snap.Gen
+	c.written++
+	_ = old.Close()          // its contents are in the snapshot
+	_ = c.fs.Remove(oldName) // if it fails, the next open removes it
+	return nil
+}
+
+// Close syncs the journal and closes it.
+func (c *Consumer) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	c.closed = true
+	var err error
+	if c.err == nil {
+		err = c.journal.Sync()
+	}
+	if cerr := c.journal.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
