@@ -173,8 +173,9 @@ type Options struct {
 	// zero means DefaultSegmentSize.
 	SegmentSize int64
 	// ExpireEvery is how often the background expiry looks at the oldest
-	// message when MaxAge is set; zero means MaxAge/10, clamped to
-	// [10ms, 1s]. Negative disables background expiry (call Expire).
+	// message (MaxAge) and forgets old msg ids (dedup window); zero means
+	// a tenth of the shorter of the two, clamped to [10ms, 1s]. Negative
+	// disables background expiry (call Expire).
 	ExpireEvery time.Duration
 	// CompactBytes is the consumer journal size after which the consumer
 	// state is snapshotted and a new journal started; zero means
@@ -188,7 +189,7 @@ const DefaultCompactBytes = 1 << 20
 func (o Options) withDefaults(cfg StreamConfig) Options {
 	if o.FS == nil || cfg.Storage == StorageMemory {
 		if cfg.Storage == StorageMemory {
-			o.FS = NewMemFS()
+			o.FS = newMemFS(false)
 		} else {
 			o.FS = OSFS{}
 		}
@@ -205,8 +206,12 @@ func (o Options) withDefaults(cfg StreamConfig) Options {
 	if o.CompactBytes <= 0 {
 		o.CompactBytes = DefaultCompactBytes
 	}
-	if o.ExpireEvery == 0 && cfg.MaxAge > 0 {
-		o.ExpireEvery = min(max(cfg.MaxAge/10, 10*time.Millisecond), time.Second)
+	if o.ExpireEvery == 0 {
+		horizon := cfg.DuplicateWindow
+		if cfg.MaxAge > 0 {
+			horizon = min(horizon, cfg.MaxAge)
+		}
+		o.ExpireEvery = min(max(horizon/10, 10*time.Millisecond), time.Second)
 	}
 	return o
 }

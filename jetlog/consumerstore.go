@@ -403,7 +403,7 @@ func (c *Consumer) update(fn func(*ConsumerState) error) error {
 	c.written++
 	mine := c.written
 	needSync := c.durability == DurabilityAlways ||
-		c.durability == DurabilityInterval && c.now().Sub(c.lastSync) >= c.interval
+		c.durability == DurabilityInterval && time.Since(c.lastSync) >= c.interval
 	if c.size >= c.compactAt {
 		err := c.compactLocked()
 		c.mu.Unlock()
@@ -440,7 +440,7 @@ func (c *Consumer) syncTo(f File, mine uint64) error {
 	}
 	c.synced = target
 	c.mu.Lock()
-	c.lastSync = c.now()
+	c.lastSync = time.Now()
 	c.mu.Unlock()
 	return nil
 }

@@ -1,0 +1,88 @@
+// Package jetlog is the storage engine behind persistent streams: an
+// append-only, segmented log per stream with limits, dedup and crash
+// recovery, plus the durable state of each stream's consumers. It knows
+// nothing of sockets, the protocol or configuration files; everything it
+// does to disk goes through the FS seam.
+//
+// # Streams
+//
+// Open returns a *Log for one stream directory. One appender goroutine per
+// Log (started by Open, stopped and waited for by Close) owns the active
+// segment. Append, AppendBatch and Delete hand requests to it on a
+// channel; it takes every request already waiting, encodes them into one
+// buffer, writes it with one call, fdatasyncs once (DurabilityAlways),
+// publishes the new messages to the in-memory catalog, then releases every
+// waiter. Purge, Expire and UpdateConfig run in the same goroutine, one at
+// a time. Readers (Get, Next, Messages, LastBySubject) take Log.mu for
+// reading only to find a record's location, then ReadAt the segment
+// without any lock, verifying the record's checksum.
+//
+// Lock order: Log.mu is never held across disk I/O and never nests with
+// another lock. Consumer.syncMu is taken before Consumer.mu, never the
+// other way round.
+//
+// # Directory layout
+//
+//	<dir>/stream.meta                crc32c u32 LE + msgpack{v, config, created}
+//	<dir>/clean                      exists only after a clean Close
+//	<dir>/0000000000000001.seg       segment files, 16-digit decimal id
+//	<dir>/0000000000000001.idx       index of the segment (see below)
+//	<dir>/consumers/<name>/consumer.meta   crc32c + msgpack(ConsumerConfig)
+//	<dir>/consumers/<name>/state.snap      crc32c + msgpack{gen, delivered, ack floor, pending}
+//	<dir>/consumers/<name>/journal.<gen>   consumer journal records
+//
+// Segment ids grow by one; the active segment is the highest. A segment
+// rolls when it reaches Options.SegmentSize. A segment is removed once it
+// and every segment before it hold no live message (never the active one).
+//
+// # Record format
+//
+// Segments and consumer journals are sequences of records. All integers
+// are little-endian. The CRC-32C (Castagnoli) covers the length field and
+// the body, so a torn or flipped record is always detected.
+//
+//	 0       4       8    9            17           25      27        31
+//	+-------+-------+----+------------+------------+-------+---------+---------+--------+---------+
+//	| len   | crc   |kind| seq        | ts (ns)    | subj  | hdr len | subject | header | payload |
+//	| u32   | u32   | u8 | u64        | i64        | len   | u32     |         |        |         |
+//	|       |       |    |            |            | u16   |         |         |        |         |
+//	+-------+-------+----+------------+------------+-------+---------+---------+--------+---------+
+//	        len = bytes after the crc field (23 + subject + header + payload), at most 64 MiB
+//
+// Record kinds (never renumbered):
+//
+//	1  message    seq = stream seq, ts = store time, header = NATS header block
+//	2  tombstone  seq = highest seq assigned when written; payload =
+//	              floor u64 (every seq below it is removed; 0 = none)
+//	              followed by uvarint deltas of removed seqs, ascending
+//	16 delivered  (consumer journal) seq = stream seq, ts = redelivery
+//	              deadline, payload = uvarint consumer seq, uvarint deliveries
+//	17 acked      seq = stream seq
+//	18 acked all  seq = every pending seq up to it is acked
+//	19 deadline   seq = stream seq, ts = new redelivery deadline
+//
+// Message seqs are contiguous in log order; a tombstone only names seqs
+// written before it. Removals by limits (discard old, max age) are written
+// lazily with the next commit, because recovery applies the limits again;
+// Delete and Purge are journaled (and in DurabilityAlways synced) before
+// they return.
+//
+// # Index files
+//
+//	"JLIX" | version u8 | entries... | segment size u64 | count u32 | crc32c u32
+//	entry: kind u8 | seq u64 | ts i64 | offset u64 | size u32 | subject len u16 | subject
+//	       [tombstone only: payload len u32 | payload]
+//
+// An index is written when its segment is sealed (roll) and for the active
+// segment at Close. It is trusted only if its checksum holds and its
+// recorded segment size equals the file's; otherwise the segment is
+// scanned and the index rewritten.
+//
+// # Recovery
+//
+// See README.md for the rules. In short: a bad record with nothing valid
+// after it is a torn tail and is truncated; a bad record followed by a
+// valid one is corruption, reported as a *CorruptError in the
+// RecoveryReport, and the scan resynchronises on the next valid record;
+// gaps in message seqs are reported as lost ranges.
+package jetlog
