@@ -114,6 +114,12 @@ func (l *Log) run() {
 		defer t.Stop()
 		expire = t.C
 	}
+	var consumerSync <-chan time.Time
+	if l.cfg.Durability == DurabilityInterval {
+		t := time.NewTicker(l.cfg.SyncInterval)
+		defer t.Stop()
+		consumerSync = t.C
+	}
 	syncTimer := time.NewTimer(time.Hour)
 	syncTimer.Stop()
 	defer syncTimer.Stop()
@@ -135,6 +141,8 @@ func (l *Log) run() {
 					l.opts.Logger.Error("jetlog: interval sync failed", "dir", l.dir, "err", err)
 				}
 			}
+		case <-consumerSync:
+			l.syncConsumers()
 		}
 	}
 }
@@ -170,6 +178,21 @@ func (l *Log) gather(batch []*request) []*request {
 
 // gatherYields bounds the yields of gather.
 const gatherYields = 4
+
+// syncConsumers syncs the journals of open consumers (interval mode).
+func (l *Log) syncConsumers() {
+	l.mu.RLock()
+	cs := make([]*Consumer, 0, len(l.consumers))
+	for c := range l.consumers {
+		cs = append(cs, c)
+	}
+	l.mu.RUnlock()
+	for _, c := range cs {
+		if err := c.syncIfDirty(); err != nil {
+			l.opts.Logger.Error("jetlog: consumer sync failed", "dir", c.dir, "err", err)
+		}
+	}
+}
 
 // process handles one gathered batch: runs of appends and deletes are
 // group-committed; other operations run alone. It reports whether the log

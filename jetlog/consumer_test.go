@@ -224,3 +224,42 @@ func TestConsumerTornJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestConsumerDamagedSnapshotKeepsJournal(t *testing.T) {
+	t.Parallel()
+	fsys := NewMemFS()
+	clock := newFakeClock()
+	l := openConsumerLog(t, fsys, clock)
+	c, err := l.OpenConsumer("S", ConsumerConfig{AckWait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Past one compaction (16 KiB of journal), then a few more deliveries.
+	var seq uint64
+	for seq = 1; seq <= 600; seq++ {
+		if _, err := c.Deliver(seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Closing the log closes the consumer too.
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Ack(1); !errors.Is(err, ErrClosed) {
+		t.Fatalf("ack after log close = %v", err)
+	}
+	flipBit(t, fsys, path.Join("/s", consumersDir, "S", snapFile), 8, 2)
+	l2 := openConsumerLog(t, fsys, clock)
+	defer l2.Close() //nolint:errcheck
+	c2, err := l2.OpenConsumer("S", ConsumerConfig{AckWait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c2.Corrupt()) != 1 {
+		t.Fatalf("corrupt = %v", c2.Corrupt())
+	}
+	// What the journal after the snapshot says is still there.
+	if got := c2.Info().Delivered.Stream; got != 600 {
+		t.Fatalf("delivered after damaged snapshot = %d, want 600", got)
+	}
+}

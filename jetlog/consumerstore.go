@@ -60,7 +60,8 @@ type Consumer struct {
 	durability Durability
 	interval   time.Duration
 	now        func() time.Time
-	compactAt  int64 // journal size that triggers a snapshot
+	compactAt  int64  // journal size that triggers a snapshot
+	onClose    func() // unregisters from the log
 
 	mu        sync.Mutex // guards the fields below
 	cfg       ConsumerConfig
@@ -114,7 +115,25 @@ func (l *Log) OpenConsumer(name string, cfg ConsumerConfig) (*Consumer, error) {
 		return nil, fmt.Errorf("jetlog: store consumer %q config: %w", name, err)
 	}
 	if err := c.load(); err != nil {
+		if c.journal != nil {
+			_ = c.journal.Close() // already failing
+		}
 		return nil, fmt.Errorf("jetlog: open consumer %q: %w", name, err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		_ = c.journal.Close() // nothing was written
+		return nil, ErrClosed
+	}
+	if l.consumers == nil {
+		l.consumers = map[*Consumer]struct{}{}
+	}
+	l.consumers[c] = struct{}{}
+	c.onClose = func() {
+		l.mu.Lock()
+		delete(l.consumers, c)
+		l.mu.Unlock()
 	}
 	return c, nil
 }
@@ -168,8 +187,11 @@ func (c *Consumer) load() error {
 			c.state.Pending[p.Stream] = &p
 		}
 	case errors.As(err, &ce):
+		// Keep what the newest journal says; what only the snapshot knew
+		// is lost, so those messages are delivered again (at least once).
 		ce.Segment = path.Join(consumersDir, path.Base(c.dir), ce.Segment)
 		c.recovered = append(c.recovered, ce)
+		snap.Gen = c.newestJournal()
 	case !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
@@ -261,6 +283,20 @@ func journalRecordAt(data []byte, pos int) (consumerOp, int, bool) {
 		op.deliveries, _ = binary.Uvarint(p)
 	}
 	return op, frameSize + n, true
+}
+
+// newestJournal returns the highest journal generation present.
+func (c *Consumer) newestJournal() uint64 {
+	names, _ := c.fs.ReadDir(c.dir) // no journal found means generation 0
+	var newest uint64
+	for _, n := range names {
+		if g, ok := strings.CutPrefix(n, journalPrefix); ok {
+			if gen, err := strconv.ParseUint(g, 10, 64); err == nil {
+				newest = max(newest, gen)
+			}
+		}
+	}
+	return newest
 }
 
 func journalName(gen uint64) string { return journalPrefix + strconv.FormatUint(gen, 10) }
@@ -476,8 +512,17 @@ func (c *Consumer) compactLocked() error {
 	return nil
 }
 
-// Close syncs the journal and closes it.
+// Close syncs the journal and closes it. Log.Close closes the consumers
+// still open.
 func (c *Consumer) Close() error {
+	err := c.close()
+	if err == nil && c.onClose != nil {
+		c.onClose()
+	}
+	return err
+}
+
+func (c *Consumer) close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -492,4 +537,16 @@ func (c *Consumer) Close() error {
 		err = cerr
 	}
 	return err
+}
+
+// syncIfDirty syncs journal writes not yet synced (interval mode).
+func (c *Consumer) syncIfDirty() error {
+	c.mu.Lock()
+	if c.closed || c.err != nil {
+		c.mu.Unlock()
+		return nil
+	}
+	f, written := c.journal, c.written
+	c.mu.Unlock()
+	return c.syncTo(f, written)
 }

@@ -176,7 +176,14 @@ func (l *Log) doClose() error {
 	l.mu.Lock()
 	segs := l.segs
 	l.segs = nil
+	consumers := l.consumers
+	l.consumers = nil
 	l.mu.Unlock()
+	for c := range consumers {
+		if cerr := c.close(); cerr != nil && !errors.Is(cerr, ErrClosed) && err == nil {
+			err = cerr
+		}
+	}
 	for _, s := range segs {
 		if cerr := s.release(); cerr != nil && err == nil {
 			err = cerr

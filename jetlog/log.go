@@ -72,12 +72,13 @@ type Log struct {
 	once sync.Once     // guards sending the close request
 	pool sync.Pool     // of *request
 
-	mu     sync.RWMutex // guards the fields below
-	cfg    StreamConfig
-	cat    catalog
-	segs   []*segment // ascending id; the last one is active
-	fatal  error      // sticky: set when the stream stops accepting writes
-	closed bool
+	mu        sync.RWMutex // guards the fields below
+	cfg       StreamConfig
+	cat       catalog
+	segs      []*segment // ascending id; the last one is active
+	fatal     error      // sticky: set when the stream stops accepting writes
+	closed    bool
+	consumers map[*Consumer]struct{} // open consumers, closed with the log
 
 	// Owned by the appender goroutine (and by Open before it starts).
 	ap appender

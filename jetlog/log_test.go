@@ -137,6 +137,15 @@ func TestLogReads(t *testing.T) {
 		if seq := l.SeqAtTime(start); seq != 3 {
 			t.Fatalf("SeqAtTime = %d, want 3", seq)
 		}
+		if n := l.NumPending(3, "a.0"); n != 2 {
+			t.Fatalf("NumPending(3, a.0) = %d", n)
+		}
+		if n := l.NumPending(2, ""); n != 5 {
+			t.Fatalf("NumPending(2) = %d", n)
+		}
+		if n := l.NumPending(0, "a.*"); n != 6 {
+			t.Fatalf("NumPending(0, a.*) = %d", n)
+		}
 		var seqs []uint64
 		for m, err := range l.Messages(4) {
 			if err != nil {

@@ -217,3 +217,40 @@ func (l *Log) Subjects() []string {
 	slices.Sort(out)
 	return out
 }
+
+// NumPending counts the live messages with seq >= from whose subject
+// matches filter (empty or ">" for all), without reading them.
+func (l *Log) NumPending(from uint64, filter string) uint64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	c := &l.cat
+	if filter == "" || filter == ">" {
+		if from <= c.base {
+			return c.msgs
+		}
+		var n uint64
+		for _, s := range c.subjects {
+			n += countFrom(s.seqs, from)
+		}
+		return n
+	}
+	if isLiteral(filter) {
+		if s, ok := c.subjects[filter]; ok {
+			return countFrom(s.seqs, from)
+		}
+		return 0
+	}
+	var n uint64
+	for name, s := range c.subjects {
+		if matchFilter(filter, name) {
+			n += countFrom(s.seqs, from)
+		}
+	}
+	return n
+}
+
+// countFrom counts the seqs >= from in an ascending slice.
+func countFrom(seqs []uint64, from uint64) uint64 {
+	i, _ := slices.BinarySearch(seqs, from)
+	return uint64(len(seqs) - i)
+}
