@@ -115,7 +115,7 @@ func (l *Log) run() {
 		expire = t.C
 	}
 	var consumerSync <-chan time.Time
-	if l.cfg.Durability == DurabilityInterval {
+	if l.durability() == DurabilityInterval {
 		t := time.NewTicker(l.cfg.SyncInterval)
 		defer t.Stop()
 		consumerSync = t.C
@@ -130,7 +130,7 @@ func (l *Log) run() {
 			if l.process(batch) {
 				return
 			}
-			if l.ap.dirty && l.cfg.Durability == DurabilityInterval {
+			if l.ap.dirty && l.durability() == DurabilityInterval {
 				syncTimer.Reset(max(time.Until(l.ap.lastSync.Add(l.cfg.SyncInterval)), 0))
 			}
 		case <-expire:
@@ -154,7 +154,7 @@ func (l *Log) run() {
 // see BenchmarkAppend
 func (l *Log) gather(batch []*request) []*request {
 	yields := 0
-	if l.cfg.Durability == DurabilityAlways {
+	if l.durability() == DurabilityAlways {
 		yields = gatherYields
 	}
 	for {
@@ -432,7 +432,7 @@ func (l *Log) write(seg *segment, buf []byte) error {
 	}
 	seg.size += int64(len(buf))
 	l.ap.dirty = true
-	switch l.cfg.Durability {
+	switch l.durability() {
 	case DurabilityAlways:
 		return l.syncActive()
 	case DurabilityInterval:

@@ -1,15 +1,12 @@
 package jetlog
 
 import (
-	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -92,7 +89,7 @@ func (l *Log) OpenConsumer(name string, cfg ConsumerConfig) (*Consumer, error) {
 		return nil, fmt.Errorf("jetlog: open consumer %q: %w", name, ErrBadConsumerName)
 	}
 	l.mu.RLock()
-	closed, durability, interval := l.closed, l.cfg.Durability, l.cfg.SyncInterval
+	closed, durability, interval := l.closed, l.durability(), l.cfg.SyncInterval
 	l.mu.RUnlock()
 	if closed {
 		return nil, ErrClosed
@@ -174,132 +171,6 @@ func (l *Log) DeleteConsumer(name string) error {
 	}
 	return l.fs.SyncDir(path.Join(l.dir, consumersDir))
 }
-
-// load reads the snapshot and replays the journal that follows it.
-func (c *Consumer) load() error {
-	var snap consumerSnapshot
-	err := readChecked(c.fs, path.Join(c.dir, snapFile), &snap)
-	var ce *CorruptError
-	switch {
-	case err == nil:
-		c.state.Delivered, c.state.AckFloor = snap.Delivered, snap.AckFloor
-		for _, p := range snap.Pending {
-			c.state.Pending[p.Stream] = &p
-		}
-	case errors.As(err, &ce):
-		// Keep what the newest journal says; what only the snapshot knew
-		// is lost, so those messages are delivered again (at least once).
-		ce.Segment = path.Join(consumersDir, path.Base(c.dir), ce.Segment)
-		c.recovered = append(c.recovered, ce)
-		snap.Gen = c.newestJournal()
-	case !errors.Is(err, fs.ErrNotExist):
-		return err
-	}
-	c.gen = snap.Gen
-	jname := path.Join(c.dir, journalName(c.gen))
-	f, err := c.fs.OpenFile(jname, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	c.journal = f
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	data := make([]byte, st.Size())
-	if n, err := f.ReadAt(data, 0); n != len(data) {
-		return fmt.Errorf("read journal: %w", err)
-	}
-	good := c.replayJournal(data)
-	if good < int64(len(data)) {
-		if err := f.Truncate(good); err != nil {
-			return err
-		}
-	}
-	c.size = good
-	// Older journals are already in the snapshot.
-	names, err := c.fs.ReadDir(c.dir)
-	if err != nil {
-		return err
-	}
-	for _, n := range names {
-		if g, ok := strings.CutPrefix(n, journalPrefix); ok {
-			if gen, err := strconv.ParseUint(g, 10, 64); err == nil && gen < c.gen {
-				_ = c.fs.Remove(path.Join(c.dir, n)) // leftover of a compaction
-			}
-		}
-	}
-	return c.fs.SyncDir(c.dir)
-}
-
-// replayJournal applies every intact record and returns the length of the
-// intact prefix (a torn tail after it is cut off). A damaged record
-// followed by valid ones is reported and skipped.
-func (c *Consumer) replayJournal(data []byte) int64 {
-	pos := 0
-	end := 0
-	for pos < len(data) {
-		op, n, ok := journalRecordAt(data, pos)
-		if ok {
-			c.state.replay(op)
-			pos += n
-			end = pos
-			continue
-		}
-		next := -1
-		for p := pos + 1; p+recordFixed <= len(data); p++ {
-			if _, _, ok := journalRecordAt(data, p); ok {
-				next = p
-				break
-			}
-		}
-		if next < 0 {
-			break
-		}
-		c.recovered = append(c.recovered, &CorruptError{Segment: path.Join(consumersDir, path.Base(c.dir), journalName(c.gen)), Offset: int64(pos), Reason: "damaged journal record"})
-		pos = next
-	}
-	return int64(end)
-}
-
-func journalRecordAt(data []byte, pos int) (consumerOp, int, bool) {
-	rest := data[pos:]
-	if len(rest) < recordFixed {
-		return consumerOp{}, 0, false
-	}
-	n, ok := frameLen(rest)
-	if !ok || frameSize+n > len(rest) {
-		return consumerOp{}, 0, false
-	}
-	r, reason := decodeRecord(rest[:frameSize+n])
-	if reason != "" || r.kind < kindDelivered || r.kind > kindDeadline {
-		return consumerOp{}, 0, false
-	}
-	op := consumerOp{kind: r.kind, stream: r.seq, deadline: r.ts}
-	p := r.payload
-	var k int
-	if op.consumer, k = binary.Uvarint(p); k > 0 {
-		p = p[k:]
-		op.deliveries, _ = binary.Uvarint(p)
-	}
-	return op, frameSize + n, true
-}
-
-// newestJournal returns the highest journal generation present.
-func (c *Consumer) newestJournal() uint64 {
-	names, _ := c.fs.ReadDir(c.dir) // no journal found means generation 0
-	var newest uint64
-	for _, n := range names {
-		if g, ok := strings.CutPrefix(n, journalPrefix); ok {
-			if gen, err := strconv.ParseUint(g, 10, 64); err == nil {
-				newest = max(newest, gen)
-			}
-		}
-	}
-	return newest
-}
-
-func journalName(gen uint64) string { return journalPrefix + strconv.FormatUint(gen, 10) }
 
 // Corrupt lists damage found when the consumer was opened.
 func (c *Consumer) Corrupt() []*CorruptError { return c.recovered }
@@ -478,37 +349,6 @@ func (c *Consumer) syncTo(f File, mine uint64) error {
 	c.mu.Lock()
 	c.lastSync = time.Now()
 	c.mu.Unlock()
-	return nil
-}
-
-// compactLocked writes a snapshot of the state and starts a new journal.
-// c.mu is held.
-func (c *Consumer) compactLocked() error {
-	snap := consumerSnapshot{Gen: c.gen + 1, Delivered: c.state.Delivered, AckFloor: c.state.AckFloor}
-	for _, p := range c.state.Pending {
-		snap.Pending = append(snap.Pending, *p)
-	}
-	slices.SortFunc(snap.Pending, func(a, b Pending) int { return cmp.Compare(a.Stream, b.Stream) })
-	if err := writeChecked(c.fs, path.Join(c.dir, snapFile), snap); err != nil {
-		c.err = fmt.Errorf("%w: consumer snapshot: %w", ErrWriteFenced, err)
-		return c.err
-	}
-	old := c.journal
-	f, err := c.fs.Create(path.Join(c.dir, journalName(snap.Gen)))
-	if err != nil {
-		c.err = fmt.Errorf("%w: consumer journal: %w", ErrWriteFenced, err)
-		return c.err
-	}
-	if err := c.fs.SyncDir(c.dir); err != nil {
-		c.err = fmt.Errorf("%w: consumer dir sync: %w", ErrWriteFenced, err)
-		return c.err
-	}
-	c.journal, c.size = f, 0
-	oldName := path.Join(c.dir, journalName(c.gen))
-	c.gen = snap.Gen
-	c.written++
-	_ = old.Close()          // its contents are in the snapshot
-	_ = c.fs.Remove(oldName) // if it fails, the next open removes it
 	return nil
 }
 

@@ -62,7 +62,7 @@ func (l *Log) maybeRoll() error {
 // and last seq, so a segment alone tells where the stream stands.
 func (l *Log) roll() error {
 	old := l.active()
-	if l.ap.dirty || l.cfg.Durability != DurabilityNone {
+	if l.ap.dirty || l.durability() != DurabilityNone {
 		if err := l.syncActive(); err != nil {
 			return err
 		}
@@ -107,7 +107,7 @@ func (l *Log) writeIndex(seg *segment) error {
 		_ = f.Close() // the write error is the one that matters
 		return err
 	}
-	if l.cfg.Durability != DurabilityNone {
+	if l.durability() != DurabilityNone {
 		if err := f.Sync(); err != nil {
 			_ = f.Close()
 			return err

@@ -188,7 +188,7 @@ func (l *Log) doPurge(p PurgeOptions) (uint64, error) {
 	t := &l.ap.tomb
 	t.floor = max(t.floor, floor)
 	t.seqs = append(t.seqs, list...)
-	if err := l.flushTomb(l.cfg.Durability == DurabilityAlways); err != nil {
+	if err := l.flushTomb(l.durability() == DurabilityAlways); err != nil {
 		t.seqs = t.seqs[:len(t.seqs)-len(list)]
 		return 0, err
 	}

@@ -92,6 +92,14 @@ type Log struct {
 	closeErr error // set by the appender before done is closed
 }
 
+// durability is the effective mode: memory streams never sync.
+func (l *Log) durability() Durability {
+	if l.memory {
+		return DurabilityNone
+	}
+	return l.cfg.Durability
+}
+
 // Recovery returns what Open found. The report is immutable.
 func (l *Log) Recovery() RecoveryReport { return l.report }
 

@@ -33,7 +33,6 @@ func Open(dir string, cfg StreamConfig, opts Options) (*Log, error) {
 	}
 	if l.memory {
 		l.dir = "/mem"
-		l.cfg.Durability = DurabilityNone
 	}
 	l.ap.dd = newDedup(int64(cfg.DuplicateWindow))
 	if err := l.fs.MkdirAll(l.dir, 0o755); err != nil {
