@@ -1,0 +1,97 @@
+// Command bench runs the same client workloads against the reference
+// nats-server and bus on this machine and reports bus/nats-server ratios.
+//
+//	go run ./tests/bench [--quick] [--pairs N] [--cache DIR] [--only REGEXP]
+//
+// It installs the pinned nats-server and nats CLI into the cache, builds
+// bus, runs every scenario on fresh server processes in alternating order,
+// prints the table and writes it with the machine description to
+// docs/benchmarks.md. Clients are the nats CLI (`nats bench`) where it has
+// the workload, else small nats.go or raw-protocol clients in this process.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	cache := flag.String("cache", defaultCache(), "directory for the installed tools")
+	pairs := flag.Int("pairs", 3, "runs per server and scenario, alternating nats-server and bus")
+	quick := flag.Bool("quick", false, "fewer messages and scenarios (under two minutes)")
+	only := flag.String("only", "", "run only scenarios whose name matches this regexp")
+	out := flag.String("out", "docs/benchmarks.md", "report path, relative to the module root; empty to skip")
+	note := flag.String("note", "", "free text for the report's machine section")
+	rev := flag.String("bus-rev", "", "build bus from this git revision instead of the working tree")
+	flag.Parse()
+	filter, err := regexp.Compile(*only)
+	if err != nil || *pairs < 1 {
+		fmt.Fprintln(os.Stderr, "bench: bad --only or --pairs")
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := raiseFileLimit(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: raise open-files limit:", err)
+	}
+	root, err := moduleRoot(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	t, err := install(ctx, *cache, root, *rev, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	tmp, err := os.MkdirTemp("", "bus-bench-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+
+	var list []scenario
+	for _, sc := range scenarios(sizesFor(*quick)) {
+		if filter.MatchString(sc.name) {
+			list = append(list, sc)
+		}
+	}
+	d := docs{started: time.Now(), machine: describeMachine(), tools: t, pairs: *pairs, note: *note,
+		flavors: [2]flavor{referenceFlavor(t), busFlavor(t)}, command: "go run ./tests/bench " + strings.Join(os.Args[1:], " ")}
+	d.command = strings.TrimSpace(d.command)
+	cpuStart, cpuErr := readCPUUse()
+	r := &runner{flavors: d.flavors, tools: t, pairs: *pairs, tmp: tmp, log: os.Stderr}
+	results := r.runAll(ctx, list)
+	d.finished = time.Now()
+	if cpuEnd, err := readCPUUse(); err == nil && cpuErr == nil {
+		d.othersCores = othersCores(cpuStart, cpuEnd)
+	}
+	fmt.Printf("\n%s\n", table(rows(results)))
+	if ctx.Err() != nil {
+		fmt.Fprintln(os.Stderr, "bench: interrupted; report not written")
+		return 130
+	}
+	if *out == "" {
+		return 0
+	}
+	path := filepath.Join(root, *out)
+	if err := writeDocs(path, d, results); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "bench: wrote %s (%s)\n", path, d.finished.Sub(d.started).Round(time.Second))
+	return 0
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+// errNotApplicable marks a scenario the server cannot run (JetStream on a
+// server that does not advertise it).
+var errNotApplicable = errors.New("not applicable")
+
+// series is what one flavor produced for one scenario.
+type series struct {
+	runs     [][]float64 // per successful run, one value per metric
+	failures []string    // one line per failed run
+	na       string      // why the scenario was not run; "" when it was
+	cmds     []string    // what the first run executed
+}
+
+// result holds a scenario's series for both flavors, in runner.flavors order.
+type result struct {
+	sc  scenario
+	by  [2]series
+	dur time.Duration
+}
+
+// runner runs scenarios on the two flavors, alternating them run by run
+// (reference first) so that slow drifts of the machine hit both alike.
+type runner struct {
+	flavors [2]flavor
+	tools   tools
+	pairs   int
+	tmp     string // parent of every run's scratch directory
+	log     io.Writer
+}
+
+// runAll runs every scenario and returns what completed; after ctx ends
+// (Ctrl-C) it stops starting runs and returns early.
+func (r *runner) runAll(ctx context.Context, list []scenario) []result {
+	var results []result
+	for i, sc := range list {
+		start := time.Now()
+		res := result{sc: sc}
+		for pair := range r.pairs {
+			for f, fl := range r.flavors {
+				s := &res.by[f]
+				if s.na != "" || ctx.Err() != nil {
+					continue
+				}
+				vals, cmds, err := r.once(ctx, sc, fl)
+				if s.cmds == nil {
+					s.cmds = cmds
+				}
+				switch {
+				case errors.Is(err, errNotApplicable):
+					s.na = err.Error()
+					fmt.Fprintf(r.log, "[%d/%d] %s · %s: n/a (%v)\n", i+1, len(list), sc.name, fl.name, err)
+				case err != nil:
+					if ctx.Err() != nil {
+						break
+					}
+					s.failures = append(s.failures, firstLine(err.Error()))
+					fmt.Fprintf(r.log, "[%d/%d] %s · %s #%d: FAILED: %v\n", i+1, len(list), sc.name, fl.name, pair+1, err)
+				default:
+					s.runs = append(s.runs, vals)
+					fmt.Fprintf(r.log, "[%d/%d] %s · %s #%d: %s\n", i+1, len(list), sc.name, fl.name, pair+1, describe(sc, vals))
+				}
+			}
+		}
+		if ctx.Err() != nil {
+			return results
+		}
+		res.dur = time.Since(start)
+		results = append(results, res)
+	}
+	return results
+}
+
+// once starts a fresh server of flavor f, runs sc against it and stops
+// the server, all within sc.timeout.
+func (r *runner) once(ctx context.Context, sc scenario, f flavor) ([]float64, []string, error) {
+	dir, err := os.MkdirTemp(r.tmp, "run-*")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(ctx, sc.timeout)
+	defer cancel()
+	srv, err := startServer(ctx, f, dir, sc.jetstream)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		if err := srv.stop(); err != nil {
+			fmt.Fprintf(r.log, "    %s: stop: %v\n", f.name, err)
+		}
+	}()
+	if sc.jetstream && !srv.jetstream {
+		return nil, nil, fmt.Errorf("%w: JetStream not implemented", errNotApplicable)
+	}
+	e := &env{srv: srv, tools: r.tools, dir: dir}
+	vals, err := sc.run(ctx, e)
+	if err == nil && len(vals) != len(sc.metrics) {
+		err = fmt.Errorf("scenario returned %d values for %d metrics", len(vals), len(sc.metrics))
+	}
+	if err != nil {
+		return nil, e.cmds, fmt.Errorf("%w\n  server log:\n%s", err, srv.logTail())
+	}
+	return vals, e.cmds, nil
+}
+
+// describe formats one run's values for the progress log.
+func describe(sc scenario, vals []float64) string {
+	parts := make([]string, len(vals))
+	for i, v := range vals {
+		m := sc.metrics[i]
+		parts[i] = strings.TrimSpace(m.label + " " + formatValue(v, m.unit) + " " + m.unit)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// stats summarises metric m over the successful runs of s.
+type stats struct {
+	n                int
+	median, min, max float64
+}
+
+func summarize(s series, m int) stats {
+	if len(s.runs) == 0 {
+		return stats{}
+	}
+	vs := make([]float64, len(s.runs))
+	for i, run := range s.runs {
+		vs[i] = run[m]
+	}
+	slices.Sort(vs)
+	st := stats{n: len(vs), min: vs[0], max: vs[len(vs)-1]}
+	if len(vs)%2 == 1 {
+		st.median = vs[len(vs)/2]
+	} else {
+		st.median = (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
+	}
+	return st
+}
+
+// spread is (max−min)/median, the run-to-run noise of one flavor.
+func (st stats) spread() float64 {
+	if st.median == 0 {
+		return 0
+	}
+	return (st.max - st.min) / st.median
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

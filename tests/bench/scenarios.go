@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"time"
+)
+
+// metric is one row of the table that a scenario fills.
+type metric struct {
+	label         string // appended to the scenario name; "" for a single metric
+	unit          string // "msgs/s", "µs", "MiB"
+	lowerIsBetter bool   // latency and memory; throughput is higher-is-better
+}
+
+// scenario is one workload, run on a fresh server per run. run returns
+// one value per metric, in order.
+type scenario struct {
+	name      string
+	jetstream bool          // needs JetStream; the reference gets -js
+	timeout   time.Duration // bounds one run, server start to stop
+	metrics   []metric
+	run       func(ctx context.Context, e *env) ([]float64, error)
+}
+
+// sizes scales message counts: the default set aims at about two seconds
+// per run on a 2-core machine, the quick set at well under one.
+type sizes struct {
+	core, large, fanout, queue, reqrep, interest, jsSync, jsAsync int
+	quick                                                         bool
+}
+
+func sizesFor(quick bool) sizes {
+	if quick {
+		return sizes{core: 200_000, large: 5_000, fanout: 50_000, queue: 100_000,
+			reqrep: 5_000, interest: 100_000, jsSync: 2_000, jsAsync: 50_000, quick: true}
+	}
+	return sizes{core: 1_000_000, large: 20_000, fanout: 200_000, queue: 500_000,
+		reqrep: 20_000, interest: 500_000, jsSync: 10_000, jsAsync: 200_000}
+}
+
+// scenarios is the suite, in the order of the table. The quick set keeps
+// one payload size per decade and leaves out the JetStream consumers.
+func scenarios(s sizes) []scenario {
+	const minute = time.Minute
+	throughput := metric{unit: "msgs/s"}
+	rssMetric := metric{unit: "MiB", lowerIsBetter: true}
+	core := func(name string, p pubSub) scenario {
+		return scenario{name: name, timeout: minute, metrics: []metric{throughput}, run: p.run}
+	}
+	list := []scenario{
+		core("pub→sub 16 B", pubSub{subject: "bench.core", n: s.core, size: 16, subClients: 1, pubClients: 1}),
+	}
+	if !s.quick {
+		list = append(list, core("pub→sub 128 B", pubSub{subject: "bench.core", n: s.core, size: 128, subClients: 1, pubClients: 1}))
+	}
+	list = append(list,
+		core("pub→sub 1 KiB", pubSub{subject: "bench.core", n: s.core / 2, size: 1024, subClients: 1, pubClients: 1}),
+		core("pub→sub 64 KiB", pubSub{subject: "bench.core", n: s.large, size: 64 << 10, subClients: 1, pubClients: 1}),
+		core("fan-out 1→10, 16 B", pubSub{subject: "bench.fanout", n: s.fanout, size: 16, subClients: 10, pubClients: 1}),
+		scenario{name: "queue group 1→5, 16 B", timeout: minute, metrics: []metric{throughput},
+			run: queue{n: s.queue, size: 16, members: 5}.run},
+		core("4 pubs→1 sub, 16 B", pubSub{subject: "bench.many", n: s.core, size: 16, subClients: 1, pubClients: 4}),
+		scenario{name: "request-reply 128 B, 1 client", timeout: minute,
+			metrics: []metric{throughput, {label: "p50", unit: "µs", lowerIsBetter: true}, {label: "p99", unit: "µs", lowerIsBetter: true}},
+			run:     requestReply{n: s.reqrep, size: 128, clients: 1}.run},
+		scenario{name: "interest graph 100k subs, 16 B", timeout: 2 * minute, metrics: []metric{throughput},
+			run: interestGraph{subs: 100_000, conns: 4, flow: pubSub{subject: "graph", n: s.interest, size: 16, subClients: 1, pubClients: 1, multisubject: true}}.run},
+		scenario{name: "RSS", timeout: minute,
+			metrics: []metric{{label: "idle", unit: "MiB", lowerIsBetter: true}, {label: "10k idle conns", unit: "MiB", lowerIsBetter: true}},
+			run:     idleConns{n: 10_000}.run},
+		scenario{name: "RSS 1M subs", timeout: 2 * minute, metrics: []metric{rssMetric}, run: manySubs{n: 1_000_000, conns: 4}.run},
+		scenario{name: "JS pub sync 128 B", jetstream: true, timeout: minute, metrics: []metric{throughput},
+			run: jsPublish{mode: "sync", n: s.jsSync, size: 128}.run},
+		scenario{name: "JS pub async 128 B", jetstream: true, timeout: minute, metrics: []metric{throughput},
+			run: jsPublish{mode: "async", n: s.jsAsync, size: 128}.run},
+		scenario{name: "JS fetch 128 B", jetstream: true, timeout: minute, metrics: []metric{throughput},
+			run: jsConsume{kind: "fetch", n: s.jsAsync, size: 128}.run},
+	)
+	if !s.quick {
+		list = append(list,
+			scenario{name: "JS consume 128 B", jetstream: true, timeout: minute, metrics: []metric{throughput},
+				run: jsConsume{kind: "consume", n: s.jsAsync, size: 128}.run},
+			scenario{name: "JS ordered 128 B", jetstream: true, timeout: minute, metrics: []metric{throughput},
+				run: jsConsume{kind: "ordered", n: s.jsAsync, size: 128}.run},
+		)
+	}
+	return list
+}

@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+const (
+	readyTimeout = 15 * time.Second // from exec to accepting clients
+	stopTimeout  = 15 * time.Second // from SIGTERM to exit, then SIGKILL
+	pollEvery    = 10 * time.Millisecond
+)
+
+// flavor is one of the two servers under comparison.
+type flavor struct {
+	name string // "nats-server" or "bus", as printed in the table
+	// argv returns the command line for a server on loopback at port, with
+	// monitoring at httpPort and its store in dir; jetstream asks the
+	// reference to enable it (bus decides for itself).
+	argv func(port, httpPort int, dir string, jetstream bool) []string
+}
+
+func referenceFlavor(t tools) flavor {
+	return flavor{name: "nats-server", argv: func(port, httpPort int, dir string, jetstream bool) []string {
+		argv := []string{t.natsServer, "-a", "127.0.0.1", "-p", strconv.Itoa(port), "-m", strconv.Itoa(httpPort)}
+		if jetstream {
+			argv = append(argv, "-js", "-sd", dir)
+		}
+		return argv
+	}}
+}
+
+func busFlavor(t tools) flavor {
+	return flavor{name: "bus", argv: func(port, httpPort int, dir string, _ bool) []string {
+		return []string{t.bus, "serve", "--host", "127.0.0.1", "--port", strconv.Itoa(port),
+			"--http-port", strconv.Itoa(httpPort), "--store-dir", dir, "--log-level", "warn"}
+	}}
+}
+
+// server is one running server process, started fresh for one run.
+type server struct {
+	cmd       *exec.Cmd
+	addr      string // host:port for clients
+	url       string // nats://host:port
+	httpURL   string // http://host:port of the monitoring endpoint
+	jetstream bool   // the INFO it sent advertised JetStream
+	logPath   string
+	done      chan struct{} // closed when the process has exited
+	waitErr   error         // set before done is closed
+}
+
+// startServer starts f on free loopback ports with a store under dir and
+// returns once it has sent INFO to a client and answers /varz.
+func startServer(ctx context.Context, f flavor, dir string, jetstream bool) (*server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	httpPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	store := filepath.Join(dir, "store")
+	if err := os.MkdirAll(store, 0o755); err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(dir, "server.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close() // the child holds its own descriptor
+	argv := f.argv(port, httpPort, store, jetstream)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = childAttr()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", f.name, err)
+	}
+	s := &server{
+		cmd:     cmd,
+		addr:    net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		httpURL: "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(httpPort)),
+		logPath: logPath,
+		done:    make(chan struct{}),
+	}
+	s.url = "nats://" + s.addr
+	go func() {
+		s.waitErr = cmd.Wait()
+		close(s.done)
+	}()
+	if err := s.waitReady(ctx); err != nil {
+		_ = s.stop()
+		return nil, fmt.Errorf("%s not ready: %w\n%s", f.name, err, s.logTail())
+	}
+	return s, nil
+}
+
+// waitReady polls until the server sends INFO on a fresh connection and
+// serves /varz, or the process exits, or readyTimeout passes.
+func (s *server) waitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	for {
+		info, err := s.readInfo(ctx)
+		if err == nil {
+			s.jetstream = info.JetStream
+			if _, err = s.subscriptions(ctx); err == nil {
+				select {
+				case <-s.done: // someone else answered on our port
+					return fmt.Errorf("exited: %v", s.waitErr)
+				default:
+					return nil
+				}
+			}
+		}
+		select {
+		case <-s.done:
+			return fmt.Errorf("exited: %v", s.waitErr)
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last: %v)", ctx.Err(), err)
+		case <-time.After(pollEvery):
+		}
+	}
+}
+
+type infoDoc struct {
+	JetStream bool `json:"jetstream"`
+}
+
+func (s *server) readInfo(ctx context.Context) (infoDoc, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", s.addr)
+	if err != nil {
+		return infoDoc{}, err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return infoDoc{}, err
+	}
+	body, ok := strings.CutPrefix(line, "INFO ")
+	if !ok {
+		return infoDoc{}, fmt.Errorf("first line is not INFO: %q", line)
+	}
+	var info infoDoc
+	if err := json.Unmarshal([]byte(body), &info); err != nil {
+		return infoDoc{}, fmt.Errorf("INFO: %w", err)
+	}
+	return info, nil
+}
+
+// subscriptions is the server's subscription count from /varz. The
+// reference counts its own system subscriptions too, so callers compare
+// against a count taken before their clients subscribed.
+func (s *server) subscriptions(ctx context.Context) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.httpURL+"/varz", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("/varz: %s", resp.Status)
+	}
+	var v struct {
+		Subscriptions int `json:"subscriptions"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		return 0, fmt.Errorf("/varz: %w", err)
+	}
+	return v.Subscriptions, nil
+}
+
+// waitSubscriptions polls /varz until the server counts at least n
+// subscriptions: the way to know a background `nats bench sub` is ready.
+func (s *server) waitSubscriptions(ctx context.Context, n int) error {
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	for {
+		got, err := s.subscriptions(ctx)
+		if err == nil && got >= n {
+			return nil
+		}
+		select {
+		case <-s.done:
+			return fmt.Errorf("server exited: %v", s.waitErr)
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %d subscriptions (have %d, %v): %w", n, got, err, ctx.Err())
+		case <-time.After(pollEvery):
+		}
+	}
+}
+
+// rss is the server's resident set size in bytes.
+func (s *server) rss() (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	return parseVmRSS(string(b))
+}
+
+// stop sends SIGTERM and waits for the exit, then SIGKILLs the process
+// group if it takes longer than stopTimeout. It is safe to call twice.
+func (s *server) stop() error {
+	select {
+	case <-s.done:
+		return nil
+	default:
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+		var exit *exec.ExitError
+		if errors.As(s.waitErr, &exit) && !exit.Exited() {
+			return nil // ended by our signal
+		}
+		return s.waitErr
+	case <-time.After(stopTimeout):
+		_ = signalGroup(s.cmd.Process.Pid, syscall.SIGKILL)
+		<-s.done
+		return fmt.Errorf("did not stop within %v of SIGTERM; killed", stopTimeout)
+	}
+}
+
+func (s *server) logTail() string {
+	b, err := os.ReadFile(s.logPath)
+	if err != nil {
+		return ""
+	}
+	return lastLines(string(b), 10)
+}
+
+// freePort asks the kernel for an unused loopback port. Another process
+// could take it before the server binds; startServer then fails and the
+// run is reported as failed rather than measuring the wrong thing.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
