@@ -197,3 +197,29 @@ func TestLogReopenKeepsEverything(t *testing.T) {
 		}
 	}
 }
+
+func TestRemoveStream(t *testing.T) {
+	t.Parallel()
+	fsys := NewMemFS()
+	l, err := Open("/streams/S", StreamConfig{Name: "S"}, Options{FS: fsys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, "a", "x")
+	c, err := l.OpenConsumer("C", ConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Deliver(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := RemoveStream(fsys, "/streams/S"); err != nil {
+		t.Fatal(err)
+	}
+	if names, err := fsys.ReadDir("/streams"); err != nil || len(names) != 0 {
+		t.Fatalf("left behind: %v, %v", names, err)
+	}
+}

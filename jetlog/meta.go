@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"time"
@@ -111,4 +112,30 @@ func readAll(fsys FS, name string) ([]byte, error) {
 		err = io.ErrUnexpectedEOF
 	}
 	return nil, err
+}
+
+// RemoveStream deletes a closed stream's directory and everything in it,
+// then syncs the parent directory. A nil fsys means the OS's.
+func RemoveStream(fsys FS, dir string) error {
+	if fsys == nil {
+		fsys = OSFS{}
+	}
+	if err := removeTree(fsys, path.Clean(dir)); err != nil {
+		return fmt.Errorf("jetlog: remove stream %q: %w", dir, err)
+	}
+	return fsys.SyncDir(path.Dir(path.Clean(dir)))
+}
+
+func removeTree(fsys FS, name string) error {
+	if names, err := fsys.ReadDir(name); err == nil {
+		for _, n := range names {
+			if err := removeTree(fsys, path.Join(name, n)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := fsys.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }

@@ -15,7 +15,7 @@ import (
 func powerLossRounds() int {
 	switch {
 	case os.Getenv("JETLOG_LONG") != "":
-		return 20000
+		return 6000
 	case raceEnabled:
 		return 400
 	}
