@@ -325,7 +325,7 @@ func (l *Log) commit(run []*request) {
 	for i := range ap.staged {
 		s := &ap.staged[i]
 		m := &s.req.msgs[s.idx]
-		subj := l.cat.subject([]byte(m.Subject)) // no allocation for a known subject
+		subj := l.cat.subject(m.Subject)
 		l.cat.add(s.seq, s.ts, subj, seg, s.off, s.size)
 		ap.touched = append(ap.touched, subj)
 	}

@@ -1,6 +1,9 @@
 package jetlog
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // catalog is the in-memory view of a stream: where each live message is,
 // per-subject sequences, and the totals State reports. It is not safe for
@@ -52,13 +55,22 @@ func (c *catalog) meta(seq uint64) (*msgMeta, bool) {
 }
 
 // subject returns the interned state for name, creating it.
-func (c *catalog) subject(name []byte) *subjectState {
+func (c *catalog) subject(name string) *subjectState {
+	if s, ok := c.subjects[name]; ok {
+		return s
+	}
+	s := &subjectState{name: strings.Clone(name)} // do not pin the caller's memory
+	c.subjects[s.name] = s
+	return s
+}
+
+// subjectBytes is subject for a name decoded from disk; it copies the name
+// only when the subject is new.
+func (c *catalog) subjectBytes(name []byte) *subjectState {
 	if s, ok := c.subjects[string(name)]; ok { // no allocation for the lookup
 		return s
 	}
-	s := &subjectState{name: string(name)}
-	c.subjects[s.name] = s
-	return s
+	return c.subject(string(name))
 }
 
 // add records a new live message; seq must be above every seq added so far.

@@ -223,3 +223,20 @@ func TestRemoveStream(t *testing.T) {
 		t.Fatalf("left behind: %v, %v", names, err)
 	}
 }
+
+func TestAppendDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items under -race")
+	}
+	l := openLog(t, "", StreamConfig{Name: "S", Storage: StorageMemory}, Options{})
+	payload := make([]byte, 128)
+	mustAppend(t, l, "alloc.subject.that.is.longer.than.thirty.two.bytes", "warm up")
+	allocs := testing.AllocsPerRun(2000, func() {
+		if _, err := l.Append("alloc.subject.that.is.longer.than.thirty.two.bytes", nil, payload); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("Append allocates %v times per call", allocs)
+	}
+}

@@ -283,7 +283,7 @@ func (rp *replayer) apply(seg *segment, e entry) {
 		if rp.seen && e.seq <= rp.lastSeq {
 			return // cannot happen unless damaged; keep the first
 		}
-		c.add(e.seq, e.ts, c.subject(e.subject), seg, e.off, e.size)
+		c.add(e.seq, e.ts, c.subjectBytes(e.subject), seg, e.off, e.size)
 		rp.lastSeq, rp.seen = e.seq, true
 	case kindDelete:
 		if rp.seen && e.seq > rp.lastSeq {
