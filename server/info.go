@@ -36,6 +36,7 @@ func (s *Server) infoFor(c *conn) string {
 		Port:       s.port,
 		Headers:    true,
 		MaxPayload: s.opts.MaxPayload,
+		JetStream:  s.opts.JetStream,
 		ClientID:   c.id,
 		ClientIP:   c.ip,
 	}

@@ -35,6 +35,8 @@ type Options struct {
 
 	ServerName string // defaults to the generated server id
 	StoreDir   string // where persistent streams live
+	// JetStream enables persistent streams and the JetStream API.
+	JetStream bool
 
 	MaxPayload       int           // largest PUB/HPUB body in bytes
 	MaxControlLine   int           // longest protocol line in bytes

@@ -10,7 +10,8 @@ import (
 // subscription is one SUB of one connection. The trie holds pointers to
 // it; publishers on any connection read it concurrently.
 type subscription struct {
-	conn    *conn
+	conn    *conn      // nil for the server's own subscriptions
+	handler msgHandler // set instead of conn for the server's own
 	subject string
 	queue   string // "" for a plain subscription
 	sid     []byte // exactly as the client sent it
@@ -19,13 +20,28 @@ type subscription struct {
 	delivered atomic.Int64 // deliveries since SUB, for UNSUB <sid> <max>
 }
 
+// msgHandler receives messages on a server-internal subscription (the
+// JetStream API, stream capture, acks). It runs on the publisher's reader
+// goroutine: it must copy what it keeps and must not block for long. It
+// reports whether it took the message; one it declines does not count as
+// received (so a request may get the no-responders status).
+type msgHandler func(subject, reply []byte, hdr int, msg []byte) bool
+
 // publish routes one message from a client to every matching
 // subscription: a copy to each plain subscriber and one to a member of each
 // queue group. It returns how many subscriptions were handed the message.
 // see BenchmarkPublishFanout
 func (c *conn) publish(subject, reply []byte, hdr int, msg []byte) int {
-	r := c.srv.subs.Match(subject)
-	echo := c.opts.echo
+	return c.srv.route(c, subject, subject, reply, hdr, msg)
+}
+
+// route delivers a message from c, or from the server itself when c is
+// nil, to every subscription matching to. The message carries subject,
+// which differs from to only for JetStream deliveries: those go to the
+// puller's inbox but show the stored message's subject.
+func (s *Server) route(c *conn, to, subject, reply []byte, hdr int, msg []byte) int {
+	r := s.subs.Match(to)
+	echo := c == nil || c.opts.echo
 	delivered := 0
 	for _, sub := range r.Plain {
 		if !echo && sub.conn == c {
@@ -54,7 +70,11 @@ func (c *conn) publish(subject, reply []byte, hdr int, msg []byte) int {
 
 // deliver queues one message on a subscription's connection, honouring
 // auto-unsubscribe and the slow-consumer limit.
+// c is the publishing connection, or nil for the server itself.
 func (c *conn) deliver(sub *subscription, subject, reply []byte, hdr int, msg []byte) bool {
+	if sub.handler != nil {
+		return sub.handler(subject, reply, hdr, msg)
+	}
 	n := sub.delivered.Add(1)
 	limit := sub.max.Load()
 	if limit > 0 && n > limit {
@@ -67,7 +87,11 @@ func (c *conn) deliver(sub *subscription, subject, reply []byte, hdr int, msg []
 		return false
 	}
 	if queued {
-		c.deferWake(to)
+		if c != nil {
+			c.deferWake(to)
+		} else {
+			to.out.signal()
+		}
 	}
 	if limit > 0 && n == limit {
 		to.removeSub(sub)

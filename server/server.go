@@ -32,7 +32,8 @@ type Server struct {
 	log     *slog.Logger
 	started time.Time
 	subs    *subjects.Trie[*subscription]
-	port    int // the client port actually bound, set by Start
+	js      *jetStream // nil unless Options.JetStream
+	port    int        // the client port actually bound, set by Start
 
 	mu       sync.Mutex // guards the fields below
 	ln       net.Listener
@@ -101,9 +102,18 @@ func (s *Server) Start() error {
 	if err != nil {
 		return fmt.Errorf("server: listen on %s: %w", addr, err)
 	}
+	if s.opts.JetStream {
+		if err := s.startJetStream(); err != nil {
+			_ = ln.Close()
+			return err
+		}
+	}
 	if s.opts.HTTPPort != 0 {
 		if err := s.startMonitoring(); err != nil {
 			_ = ln.Close()
+			if s.js != nil {
+				s.js.shutdown()
+			}
 			return err
 		}
 	}
@@ -267,6 +277,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	if httpSrv != nil {
 		_ = httpSrv.Shutdown(ctx)
+	}
+	if s.js != nil {
+		s.js.shutdown() // stores nothing more; unacked publishes are retried by clients
 	}
 	for _, c := range conns {
 		c.close("Server Shutdown", true)

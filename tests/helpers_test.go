@@ -3,6 +3,7 @@ package tests
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"net"
 	"strconv"
 	"strings"
@@ -142,4 +143,14 @@ func (rc *rawConn) expectClosed() string {
 			return sb.String()
 		}
 	}
+}
+
+// jsonHasKey reports whether a JSON object has key at its top level.
+func jsonHasKey(b []byte, key string) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return false
+	}
+	_, ok := m[key]
+	return ok
 }

@@ -77,6 +77,7 @@ func (r *runner) runAll(ctx context.Context, list []scenario) []result {
 			return results
 		}
 		res.dur = time.Since(start)
+		fmt.Fprintf(r.log, "[%d/%d] %s: %s\n", i+1, len(list), sc.name, res.dur.Round(100*time.Millisecond))
 		results = append(results, res)
 	}
 	return results

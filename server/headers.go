@@ -1,0 +1,45 @@
+package server
+
+import "bytes"
+
+// headerValue returns the value of key in a NATS header block
+// ("NATS/1.0\r\nKey: Value\r\n\r\n"), matching the key without regard to
+// case, and whether it was present.
+func headerValue(hdr []byte, key string) (string, bool) {
+	if len(hdr) == 0 {
+		return "", false
+	}
+	_, rest, ok := bytes.Cut(hdr, []byte("\r\n")) // skip the status line
+	if !ok {
+		return "", false
+	}
+	for len(rest) > 0 {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte("\r\n"))
+		k, v, ok := bytes.Cut(line, []byte(":"))
+		if ok && len(k) == len(key) && bytes.EqualFold(k, []byte(key)) {
+			return string(bytes.TrimSpace(v)), true
+		}
+	}
+	return "", false
+}
+
+// statusHeader builds a status-only header block such as
+// "NATS/1.0 408 Request Timeout\r\nNats-Pending-Messages: 4\r\n\r\n".
+// kv holds header names and values in turn.
+func statusHeader(status string, kv ...string) []byte {
+	b := make([]byte, 0, 64)
+	b = append(b, "NATS/1.0"...)
+	if status != "" {
+		b = append(b, ' ')
+		b = append(b, status...)
+	}
+	b = append(b, "\r\n"...)
+	for i := 0; i+1 < len(kv); i += 2 {
+		b = append(b, kv[i]...)
+		b = append(b, ": "...)
+		b = append(b, kv[i+1]...)
+		b = append(b, "\r\n"...)
+	}
+	return append(b, "\r\n"...)
+}

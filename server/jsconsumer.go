@@ -1,0 +1,531 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bus-dev/bus/jetlog"
+)
+
+// consumerTick is how often a consumer with work outstanding looks for
+// due redeliveries, expired pulls and heartbeats.
+const consumerTick = 20 * time.Millisecond
+
+// consumer is a pull consumer of a stream. Pull requests and acks arrive
+// on its two internal subscriptions; one goroutine (run) owns delivery,
+// so state changes and their journal writes happen in one place.
+type consumer struct {
+	st      *stream
+	name    string
+	created time.Time
+	cfg     consumerConfig
+	state   deliveryState
+	ackBase string // "$JS.ACK.<stream>.<consumer>."
+
+	mu           sync.Mutex // guards the fields below
+	waiting      []*pullRequest
+	next         uint64            // lowest stream seq not yet delivered
+	initial      []uint64          // last_per_subject seqs still to deliver
+	deliveries   map[uint64]uint64 // delivery counts of pending seqs
+	lastActive   time.Time
+	deadLettered int64
+	closed       bool
+
+	acks    chan ackMsg
+	kick    chan struct{} // capacity 1
+	stop    chan struct{}
+	done    chan struct{}
+	nextSub *subscription
+	ackSub  *subscription
+}
+
+// pullRequest is one waiting MSG.NEXT request.
+type pullRequest struct {
+	reply     string
+	batch     int
+	maxBytes  int // byte budget left, when hasBudget
+	hasBudget bool
+	noWait    bool
+	expires   time.Time // zero: never
+	heartbeat time.Duration
+	lastSent  time.Time
+}
+
+// ackMsg is an ack copied off a client's reader goroutine.
+type ackMsg struct {
+	seq   uint64
+	body  string
+	reply string
+}
+
+// startConsumer starts the consumer's goroutine and subscriptions.
+func (st *stream) startConsumer(cfg consumerConfig, state deliveryState, created time.Time) (*consumer, error) {
+	c := &consumer{
+		st:         st,
+		name:       cfg.Name,
+		created:    created,
+		cfg:        cfg,
+		state:      state,
+		ackBase:    "$JS.ACK." + st.name + "." + cfg.Name + ".",
+		deliveries: map[uint64]uint64{},
+		lastActive: time.Now(),
+		acks:       make(chan ackMsg, 4096),
+		kick:       make(chan struct{}, 1),
+		stop:       make(chan struct{}),
+		done:       make(chan struct{}),
+	}
+	c.next = c.startSeq()
+	srv := st.js.srv
+	var err error
+	if c.nextSub, err = srv.subscribeInternal(apiPrefix+"CONSUMER.MSG.NEXT."+st.name+"."+c.name, c.capturePull); err != nil {
+		return nil, err
+	}
+	if c.ackSub, err = srv.subscribeInternal(c.ackBase+">", c.captureAck); err != nil {
+		srv.unsubscribeInternal(c.nextSub)
+		return nil, err
+	}
+	go c.run()
+	return c, nil
+}
+
+// startSeq is where first deliveries begin: after what was delivered
+// before a restart, or per the deliver policy for a new consumer.
+func (c *consumer) startSeq() uint64 {
+	if d := c.state.Info().Delivered.Stream; d > 0 {
+		return d + 1
+	}
+	l := c.st.log
+	s := l.State()
+	first := max(s.FirstSeq, 1)
+	switch c.cfg.DeliverPolicy {
+	case "new":
+		return s.LastSeq + 1
+	case "last":
+		var last uint64
+		for _, f := range c.filterList() {
+			if m, err := l.LastBySubject(f); err == nil {
+				last = max(last, m.Seq)
+			}
+		}
+		if last == 0 {
+			return s.LastSeq + 1
+		}
+		return last
+	case "by_start_sequence":
+		return max(c.cfg.OptStartSeq, 1)
+	case "by_start_time":
+		return l.SeqAtTime(*c.cfg.OptStartTime)
+	case "last_per_subject":
+		for _, f := range c.filterList() {
+			for subj := range l.SubjectCounts(f) {
+				if m, err := l.LastBySubject(subj); err == nil {
+					c.initial = append(c.initial, m.Seq)
+				}
+			}
+		}
+		sortSeqs(c.initial)
+		return s.LastSeq + 1
+	}
+	return first
+}
+
+// filterList is the filters, with ">" standing for none.
+func (c *consumer) filterList() []string {
+	if f := c.cfg.filters(); len(f) > 0 {
+		return f
+	}
+	return []string{">"}
+}
+
+func (c *consumer) signal() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// capturePull queues a MSG.NEXT request (client reader goroutine).
+func (c *consumer) capturePull(_, reply []byte, hdr int, msg []byte) bool {
+	if len(reply) == 0 {
+		return true
+	}
+	body := msg
+	if hdr >= 0 {
+		body = msg[hdr:]
+	}
+	req, status := parsePullRequest(body)
+	inbox := string(reply)
+	if status != "" {
+		c.st.js.srv.sendInternal(inbox, "", statusHeader(status), nil)
+		return true
+	}
+	req.reply = inbox
+	req.lastSent = time.Now()
+	c.mu.Lock()
+	c.lastActive = req.lastSent
+	if len(c.waiting) >= c.cfg.MaxWaiting {
+		c.mu.Unlock()
+		c.st.js.srv.sendInternal(inbox, "", statusHeader("409 Exceeded MaxWaiting"), nil)
+		return true
+	}
+	c.waiting = append(c.waiting, req)
+	c.mu.Unlock()
+	c.signal()
+	return true
+}
+
+// parsePullRequest reads a pull request body: empty (batch 1), a bare
+// number (the batch), or JSON. A non-empty status is the error to send.
+func parsePullRequest(body []byte) (*pullRequest, string) {
+	req := &pullRequest{batch: 1}
+	text := strings.TrimSpace(string(body))
+	if text == "" {
+		return req, ""
+	}
+	if n, err := strconv.Atoi(text); err == nil {
+		req.batch = max(n, 1)
+		return req, ""
+	}
+	var r struct {
+		Batch     int   `json:"batch"`
+		Expires   int64 `json:"expires"`
+		NoWait    bool  `json:"no_wait"`
+		MaxBytes  int   `json:"max_bytes"`
+		Heartbeat int64 `json:"idle_heartbeat"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, "400 Bad Request"
+	}
+	if r.Heartbeat > 0 && r.Expires > 0 && 2*r.Heartbeat > r.Expires {
+		return nil, "400 Bad Request - heartbeat value too large"
+	}
+	req.batch = max(r.Batch, 1)
+	req.noWait = r.NoWait
+	req.maxBytes, req.hasBudget = r.MaxBytes, r.MaxBytes > 0
+	req.heartbeat = time.Duration(r.Heartbeat)
+	if r.Expires > 0 {
+		req.expires = time.Now().Add(time.Duration(r.Expires))
+	}
+	return req, ""
+}
+
+// captureAck queues an ack (client reader goroutine). The subject is
+// $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>.
+func (c *consumer) captureAck(subject, reply []byte, hdr int, msg []byte) bool {
+	t := strings.Split(string(subject), ".")
+	if len(t) != 9 {
+		return true
+	}
+	seq, err := strconv.ParseUint(t[5], 10, 64)
+	if err != nil {
+		return true
+	}
+	body := msg
+	if hdr >= 0 {
+		body = msg[hdr:]
+	}
+	a := ackMsg{seq: seq, body: string(body), reply: string(reply)}
+	select {
+	case c.acks <- a:
+	case <-c.stop:
+	}
+	c.signal()
+	return true
+}
+
+// run is the consumer's goroutine.
+func (c *consumer) run() {
+	defer close(c.done)
+	timer := time.NewTimer(consumerTick)
+	defer timer.Stop()
+	for {
+		select {
+		case <-c.kick:
+		case a := <-c.acks:
+			c.processAck(a)
+		case <-timer.C:
+		case <-c.stop:
+			return
+		}
+		for drained := false; !drained; {
+			select {
+			case a := <-c.acks:
+				c.processAck(a)
+			default:
+				drained = true
+			}
+		}
+		now := time.Now()
+		c.expireRequests(now)
+		c.deliverAvailable()
+		c.finishNoWait()
+		if c.inactive(now) {
+			go c.st.removeConsumer(c.name) // it stops this goroutine
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(consumerTick)
+	}
+}
+
+// inactive reports whether a consumer with an inactivity threshold has
+// had no pulls or acks for that long.
+func (c *consumer) inactive(now time.Time) bool {
+	if c.cfg.InactiveThreshold <= 0 {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.waiting) == 0 && now.Sub(c.lastActive) > time.Duration(c.cfg.InactiveThreshold)
+}
+
+// expireRequests ends pulls past their expiry with 408, drops those whose
+// requester went away, and sends idle heartbeats.
+func (c *consumer) expireRequests(now time.Time) {
+	srv := c.st.js.srv
+	c.mu.Lock()
+	kept := c.waiting[:0]
+	var expired, beats []*pullRequest
+	for _, r := range c.waiting {
+		switch {
+		case !srv.hasInterest(r.reply):
+		case !r.expires.IsZero() && !now.Before(r.expires):
+			expired = append(expired, r)
+		default:
+			if r.heartbeat > 0 && now.Sub(r.lastSent) >= r.heartbeat {
+				r.lastSent = now
+				beats = append(beats, r)
+			}
+			kept = append(kept, r)
+		}
+	}
+	clear(c.waiting[len(kept):])
+	c.waiting = kept
+	c.mu.Unlock()
+	for _, r := range expired {
+		srv.sendInternal(r.reply, "", pendingStatus("408 Request Timeout", r), nil)
+	}
+	if len(beats) > 0 {
+		info := c.state.Info()
+		hb := statusHeader("100 Idle Heartbeat",
+			"Nats-Last-Consumer", strconv.FormatUint(info.Delivered.Consumer, 10),
+			"Nats-Last-Stream", strconv.FormatUint(info.Delivered.Stream, 10))
+		for _, r := range beats {
+			srv.sendInternal(r.reply, "", hb, nil)
+		}
+	}
+}
+
+func pendingStatus(status string, r *pullRequest) []byte {
+	return statusHeader(status,
+		"Nats-Pending-Messages", strconv.Itoa(r.batch),
+		"Nats-Pending-Bytes", strconv.Itoa(r.maxBytes))
+}
+
+// finishNoWait answers no_wait pulls that could not be filled with 404.
+func (c *consumer) finishNoWait() {
+	c.mu.Lock()
+	kept := c.waiting[:0]
+	var done []*pullRequest
+	for _, r := range c.waiting {
+		if r.noWait {
+			done = append(done, r)
+		} else {
+			kept = append(kept, r)
+		}
+	}
+	clear(c.waiting[len(kept):])
+	c.waiting = kept
+	c.mu.Unlock()
+	for _, r := range done {
+		c.st.js.srv.sendInternal(r.reply, "", statusHeader("404 No Messages"), nil)
+	}
+}
+
+// firstWaiting returns the oldest waiting pull, or nil.
+func (c *consumer) firstWaiting() *pullRequest {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.waiting) == 0 {
+		return nil
+	}
+	return c.waiting[0]
+}
+
+// dropFirst removes the oldest pull once it is complete.
+func (c *consumer) dropFirst() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.waiting) > 0 {
+		c.waiting[0] = nil
+		c.waiting = c.waiting[1:]
+	}
+}
+
+// deliverAvailable hands due redeliveries, then new messages, to waiting
+// pulls in arrival order.
+func (c *consumer) deliverAvailable() {
+	due := c.reapExhausted(c.state.Due())
+	for {
+		r := c.firstWaiting()
+		if r == nil {
+			return
+		}
+		var msg jetlog.Msg
+		var ok bool
+		msg, due, ok = c.nextMessage(due)
+		if !ok {
+			return
+		}
+		size := len(msg.Subject) + len(msg.Header) + len(msg.Data)
+		if r.hasBudget && size > r.maxBytes {
+			c.dropFirst()
+			c.st.js.srv.sendInternal(r.reply, "", pendingStatus("409 Message Size Exceeds MaxBytes", r), nil)
+			c.undeliver(msg.Seq)
+			continue
+		}
+		if !c.send(r, msg) {
+			return
+		}
+		r.batch--
+		if r.hasBudget {
+			r.maxBytes -= size
+		}
+		if r.batch == 0 || r.hasBudget && r.maxBytes == 0 {
+			c.dropFirst()
+		}
+	}
+}
+
+// undeliver puts back a message that was picked but not sent.
+func (c *consumer) undeliver(seq uint64) {
+	c.mu.Lock()
+	if _, pending := c.deliveries[seq]; !pending && seq < c.next {
+		c.next = seq
+	}
+	c.mu.Unlock()
+}
+
+// nextMessage picks the next message to deliver: a due redelivery first,
+// then a last-per-subject start message, then the next new one.
+func (c *consumer) nextMessage(due []uint64) (jetlog.Msg, []uint64, bool) {
+	l := c.st.log
+	for len(due) > 0 {
+		seq := due[0]
+		due = due[1:]
+		msg, err := l.Get(seq)
+		if err != nil { // gone from the stream: nothing to redeliver
+			_, _ = c.state.Ack(seq)
+			c.forget(seq)
+			continue
+		}
+		return msg, due, true
+	}
+	c.mu.Lock()
+	if len(c.initial) > 0 {
+		seq := c.initial[0]
+		c.initial = c.initial[1:]
+		c.mu.Unlock()
+		if msg, err := l.Get(seq); err == nil {
+			return msg, due, true
+		}
+		return c.nextMessage(due)
+	}
+	from := c.next
+	c.mu.Unlock()
+	var best jetlog.Msg
+	found := false
+	for _, f := range c.filterList() {
+		m, err := l.Next(from, f)
+		if err == nil && (!found || m.Seq < best.Seq) {
+			best, found = m, true
+		}
+	}
+	if !found {
+		return jetlog.Msg{}, due, false
+	}
+	c.mu.Lock()
+	c.next = best.Seq + 1
+	c.mu.Unlock()
+	return best, due, true
+}
+
+// reapExhausted dead-letters the due seqs that have had max_deliver
+// deliveries, at once rather than at the next pull (as the reference
+// does), and returns the others.
+func (c *consumer) reapExhausted(due []uint64) []uint64 {
+	if c.cfg.MaxDeliver <= 0 {
+		return due
+	}
+	kept := due[:0]
+	for _, seq := range due {
+		c.mu.Lock()
+		n := c.deliveries[seq]
+		c.mu.Unlock()
+		if n >= uint64(c.cfg.MaxDeliver) {
+			c.deadLetter(seq, n, "max_deliveries")
+			continue
+		}
+		kept = append(kept, seq)
+	}
+	return kept
+}
+
+func (c *consumer) forget(seq uint64) {
+	c.mu.Lock()
+	delete(c.deliveries, seq)
+	c.mu.Unlock()
+}
+
+// send records the delivery and sends msg to the pull's inbox with the
+// ack reply subject clients parse for metadata. It returns false when the
+// delivery could not be recorded (max ack pending).
+func (c *consumer) send(r *pullRequest, msg jetlog.Msg) bool {
+	p, err := c.state.Deliver(msg.Seq)
+	if err != nil {
+		c.undeliver(msg.Seq)
+		if !errors.Is(err, jetlog.ErrMaxAckPending) {
+			c.st.js.log.Error("consumer deliver", "stream", c.st.name, "consumer", c.name, "err", err)
+		}
+		return false
+	}
+	if c.cfg.AckPolicy == "none" {
+		_, _ = c.state.Ack(msg.Seq)
+	} else {
+		c.mu.Lock()
+		c.deliveries[msg.Seq] = p.Deliveries
+		c.mu.Unlock()
+		if j := c.cfg.BackOffJitter; j > 0 {
+			_, _ = c.state.Nak(msg.Seq, jitter(c.redeliveryWait(p.Deliveries), j))
+		}
+	}
+	last := c.st.log.State().LastSeq
+	reply := c.ackBase + strconv.FormatUint(p.Deliveries, 10) + "." +
+		strconv.FormatUint(msg.Seq, 10) + "." + strconv.FormatUint(p.Consumer, 10) + "." +
+		strconv.FormatInt(msg.Time.UnixNano(), 10) + "." + strconv.FormatUint(last-min(last, msg.Seq), 10)
+	r.lastSent = time.Now()
+	c.st.js.srv.deliverInternal(r.reply, msg.Subject, reply, msg.Header, msg.Data)
+	return true
+}
+
+// redeliveryWait is the back-off for the given delivery count, or the
+// ack wait.
+func (c *consumer) redeliveryWait(deliveries uint64) time.Duration {
+	if b := c.cfg.BackOff; len(b) > 0 {
+		return time.Duration(b[min(int(deliveries)-1, len(b)-1)])
+	}
+	return time.Duration(c.cfg.AckWait)
+}
+
+func jitter(d time.Duration, frac float64) time.Duration {
+	return time.Duration(float64(d) * (1 + frac*(2*rand.Float64()-1)))
+}

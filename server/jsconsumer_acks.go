@@ -1,0 +1,180 @@
+package server
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nuid"
+)
+
+// processAck applies one ack on the consumer's goroutine.
+func (c *consumer) processAck(a ackMsg) {
+	kind, arg, _ := strings.Cut(a.body, " ")
+	c.mu.Lock()
+	c.lastActive = time.Now()
+	deliveries := c.deliveries[a.seq]
+	c.mu.Unlock()
+	switch kind {
+	case "", "+ACK", "+OK", "+NXT":
+		c.ack(a.seq)
+	case "-NAK":
+		delay := parseNakDelay(arg)
+		if delay == 0 && c.cfg.NakBackOff {
+			delay = jitter(c.redeliveryWait(max(deliveries, 1)), c.cfg.BackOffJitter)
+		}
+		_, _ = c.state.Nak(a.seq, delay)
+	case "+WPI":
+		_, _ = c.state.InProgress(a.seq)
+	case "+TERM":
+		if ok, _ := c.state.Term(a.seq); ok {
+			c.forget(a.seq)
+			c.sendDeadLetter(a.seq, deliveries, "terminated", strings.TrimSpace(arg))
+		}
+	}
+	if a.reply != "" { // double ack: confirm with an empty message
+		c.st.js.srv.sendInternal(a.reply, "", nil, nil)
+	}
+}
+
+// parseNakDelay reads "-NAK {"delay": ns}" or a Go duration ("-NAK 5s").
+func parseNakDelay(arg string) time.Duration {
+	arg = strings.TrimSpace(arg)
+	if arg == "" {
+		return 0
+	}
+	var d struct {
+		Delay int64 `json:"delay"`
+	}
+	if json.Unmarshal([]byte(arg), &d) == nil {
+		return time.Duration(d.Delay)
+	}
+	if v, err := time.ParseDuration(arg); err == nil {
+		return v
+	}
+	return 0
+}
+
+// ack acknowledges seq and applies work-queue or interest retention.
+func (c *consumer) ack(seq uint64) {
+	var err error
+	if c.cfg.AckPolicy == "all" {
+		_, err = c.state.AckAll(seq)
+		c.mu.Lock()
+		for s := range c.deliveries {
+			if s <= seq {
+				delete(c.deliveries, s)
+			}
+		}
+		c.mu.Unlock()
+	} else {
+		_, err = c.state.Ack(seq)
+		c.forget(seq)
+	}
+	if err != nil {
+		c.st.js.log.Error("consumer ack", "stream", c.st.name, "consumer", c.name, "err", err)
+		return
+	}
+	c.st.acked(seq)
+}
+
+// deadLetter gives up on seq after max deliveries: it is no longer
+// pending, the reference's advisory is published, and a copy goes to the
+// dead-letter subject when one is configured.
+func (c *consumer) deadLetter(seq, deliveries uint64, reason string) {
+	if ok, _ := c.state.Term(seq); !ok {
+		return
+	}
+	c.forget(seq)
+	advisory, _ := json.Marshal(struct {
+		Type       string    `json:"type"`
+		ID         string    `json:"id"`
+		Timestamp  time.Time `json:"timestamp"`
+		Stream     string    `json:"stream"`
+		Consumer   string    `json:"consumer"`
+		StreamSeq  uint64    `json:"stream_seq"`
+		Deliveries uint64    `json:"deliveries"`
+	}{"io.nats.jetstream.advisory.v1.max_deliver", nuid.Next(), time.Now().UTC(), c.st.name, c.name, seq, deliveries})
+	c.st.js.srv.sendInternal("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES."+c.st.name+"."+c.name, "", nil, advisory)
+	c.sendDeadLetter(seq, deliveries, reason, "")
+}
+
+// Headers bus adds to a dead-lettered copy.
+const (
+	hdrDLQStream     = "Bus-Dlq-Stream"
+	hdrDLQSubject    = "Bus-Dlq-Subject"
+	hdrDLQSequence   = "Bus-Dlq-Sequence"
+	hdrDLQConsumer   = "Bus-Dlq-Consumer"
+	hdrDLQDeliveries = "Bus-Dlq-Deliveries"
+	hdrDLQReason     = "Bus-Dlq-Reason"
+)
+
+// sendDeadLetter republishes seq to the dead-letter subject, if set,
+// with its original headers plus where it came from and why.
+func (c *consumer) sendDeadLetter(seq, deliveries uint64, reason, detail string) {
+	c.mu.Lock()
+	c.deadLettered++
+	c.mu.Unlock()
+	c.st.js.deadLettered.Add(1)
+	if c.cfg.DeadLetterSubject == "" {
+		return
+	}
+	msg, err := c.st.log.Get(seq)
+	if err != nil {
+		return
+	}
+	if detail != "" {
+		reason += ": " + detail
+	}
+	hdr := []byte("NATS/1.0\r\n")
+	if len(msg.Header) > 4 {
+		hdr = append([]byte(nil), msg.Header[:len(msg.Header)-2]...) // without the blank line
+	}
+	for _, kv := range [][2]string{
+		{hdrDLQStream, c.st.name},
+		{hdrDLQSubject, msg.Subject},
+		{hdrDLQSequence, strconv.FormatUint(seq, 10)},
+		{hdrDLQConsumer, c.name},
+		{hdrDLQDeliveries, strconv.FormatUint(deliveries, 10)},
+		{hdrDLQReason, strings.NewReplacer("\r", " ", "\n", " ").Replace(reason)},
+	} {
+		hdr = append(hdr, kv[0]+": "+kv[1]+"\r\n"...)
+	}
+	hdr = append(hdr, "\r\n"...)
+	c.st.js.srv.sendInternal(c.cfg.DeadLetterSubject, "", hdr, msg.Data)
+}
+
+// acked applies retention after a consumer acked seq: a work queue drops
+// it at once; an interest stream once every consumer is past it.
+func (st *stream) acked(seq uint64) {
+	st.mu.Lock()
+	retention := st.cfg.Retention
+	others := make([]*consumer, 0, len(st.consumers))
+	for _, c := range st.consumers {
+		others = append(others, c)
+	}
+	st.mu.Unlock()
+	switch retention {
+	case "workqueue":
+	case "interest":
+		for _, c := range others {
+			if !c.doneWith(seq) {
+				return
+			}
+		}
+	default:
+		return
+	}
+	_ = st.log.Delete(seq) // already gone is fine
+}
+
+// doneWith reports whether the consumer has acked seq (or will never see
+// it because of its filter).
+func (c *consumer) doneWith(seq uint64) bool {
+	c.mu.Lock()
+	_, pending := c.deliveries[seq]
+	next := c.next
+	c.mu.Unlock()
+	return !pending && seq < next
+}

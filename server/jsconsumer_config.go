@@ -1,0 +1,211 @@
+package server
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/bus-dev/bus/subjects"
+)
+
+// Consumer defaults of the reference (JETSTREAM.md §7.2).
+const (
+	defaultAckWait           = 30 * time.Second
+	defaultMaxAckPending     = 1000
+	defaultMaxWaiting        = 512
+	defaultEphemeralInactive = 5 * time.Second
+)
+
+// consumerConfig is the API form of a consumer's configuration. Fields
+// bus does not act on are echoed (see extra).
+type consumerConfig struct {
+	Durable           string            `json:"durable_name,omitempty"`
+	Name              string            `json:"name,omitempty"`
+	Description       string            `json:"description,omitempty"`
+	DeliverPolicy     string            `json:"deliver_policy"`
+	OptStartSeq       uint64            `json:"opt_start_seq,omitempty"`
+	OptStartTime      *time.Time        `json:"opt_start_time,omitempty"`
+	AckPolicy         string            `json:"ack_policy"`
+	AckWait           int64             `json:"ack_wait,omitempty"`
+	MaxDeliver        int               `json:"max_deliver,omitempty"`
+	BackOff           []int64           `json:"backoff,omitempty"`
+	FilterSubject     string            `json:"filter_subject,omitempty"`
+	FilterSubjects    []string          `json:"filter_subjects,omitempty"`
+	ReplayPolicy      string            `json:"replay_policy"`
+	MaxWaiting        int               `json:"max_waiting,omitempty"`
+	MaxAckPending     int               `json:"max_ack_pending,omitempty"`
+	InactiveThreshold int64             `json:"inactive_threshold,omitempty"`
+	Replicas          int               `json:"num_replicas"`
+	MemoryStorage     bool              `json:"mem_storage,omitempty"`
+	HeadersOnly       bool              `json:"headers_only,omitempty"`
+	DeliverSubject    string            `json:"deliver_subject,omitempty"`
+	DeliverGroup      string            `json:"deliver_group,omitempty"`
+	FlowControl       bool              `json:"flow_control,omitempty"`
+	Heartbeat         int64             `json:"idle_heartbeat,omitempty"`
+	Metadata          map[string]string `json:"metadata,omitempty"`
+
+	// bus extensions, prefixed so no future NATS field can clash (see
+	// docs/api.md).
+
+	// DeadLetterSubject receives a copy of every message that exhausts
+	// max_deliver or is terminated, with headers naming where it came from.
+	DeadLetterSubject string `json:"x_bus_dead_letter_subject,omitempty"`
+	// BackOffJitter spreads each redelivery delay by up to this fraction
+	// either way (0.2 = ±20%), so failing handlers don't retry in step.
+	BackOffJitter float64 `json:"x_bus_backoff_jitter,omitempty"`
+	// NakBackOff makes a -NAK without a delay wait per the back-off
+	// schedule (or ack_wait) instead of redelivering at once.
+	NakBackOff bool `json:"x_bus_nak_backoff,omitempty"`
+
+	extra map[string]json.RawMessage
+}
+
+var knownConsumerFields = jsonFieldNames(consumerConfig{})
+
+func (c *consumerConfig) UnmarshalJSON(b []byte) error {
+	type plain consumerConfig
+	if err := json.Unmarshal(b, (*plain)(c)); err != nil {
+		return err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	for k := range knownConsumerFields {
+		delete(all, k)
+	}
+	c.extra = all
+	return nil
+}
+
+func (c consumerConfig) MarshalJSON() ([]byte, error) {
+	type plain consumerConfig
+	return marshalWithExtra(plain(c), c.extra)
+}
+
+func (c *consumerConfig) isDurable() bool { return c.Durable != "" }
+
+// filters returns the consumer's subject filters; none means all.
+func (c *consumerConfig) filters() []string {
+	if c.FilterSubject != "" {
+		return []string{c.FilterSubject}
+	}
+	return c.FilterSubjects
+}
+
+// normalize applies the reference's defaults and checks the config
+// against its stream.
+func (c *consumerConfig) normalize(st *stream) *apiError {
+	if c.Durable != "" && c.Name != "" && c.Durable != c.Name {
+		return errDurableMismatch()
+	}
+	if c.Name == "" {
+		c.Name = c.Durable
+	}
+	if !validName(c.Name) {
+		return errConsumerCreate("consumer name %q is invalid", c.Name)
+	}
+	if c.DeliverSubject != "" {
+		return errConsumerCreate("push consumers are not supported by bus yet; use a pull consumer")
+	}
+	if c.FilterSubject != "" && len(c.FilterSubjects) > 0 {
+		return newAPIError(400, 10136, "consumer cannot have both FilterSubject and FilterSubjects specified")
+	}
+	for _, f := range c.filters() {
+		if !subjects.ValidSubject(f) {
+			return errConsumerCreate("consumer filter subject is not a valid subset of the interest subjects")
+		}
+	}
+	if c.DeliverPolicy == "" {
+		c.DeliverPolicy = "all"
+	}
+	switch c.DeliverPolicy {
+	case "all", "last", "new":
+	case "by_start_sequence":
+		if c.OptStartSeq == 0 {
+			return errConsumerCreate("consumer delivery policy is deliver by start sequence, but optional start sequence is not set")
+		}
+	case "by_start_time":
+		if c.OptStartTime == nil {
+			return errConsumerCreate("consumer delivery policy is deliver by start time, but optional start time is not set")
+		}
+	case "last_per_subject":
+		if len(c.filters()) == 0 {
+			return errLastPerSubjectNeedsFilter()
+		}
+	default:
+		return errConsumerCreate("invalid deliver policy %q", c.DeliverPolicy)
+	}
+	if c.AckPolicy == "" {
+		c.AckPolicy = "none"
+	}
+	switch c.AckPolicy {
+	case "none", "all", "explicit":
+	default:
+		return errConsumerCreate("invalid ack policy %q", c.AckPolicy)
+	}
+	if c.ReplayPolicy == "" {
+		c.ReplayPolicy = "instant"
+	}
+	if c.ReplayPolicy != "instant" && c.ReplayPolicy != "original" {
+		return errConsumerCreate("invalid replay policy %q", c.ReplayPolicy)
+	}
+	if c.AckPolicy != "none" {
+		if len(c.BackOff) > 0 {
+			c.AckWait = c.BackOff[0]
+		}
+		if c.AckWait == 0 {
+			c.AckWait = int64(defaultAckWait)
+		}
+		if c.MaxAckPending == 0 {
+			c.MaxAckPending = defaultMaxAckPending
+		}
+	}
+	if c.MaxDeliver == 0 || c.MaxDeliver < -1 {
+		c.MaxDeliver = -1
+	}
+	if len(c.BackOff) > 0 && c.MaxDeliver != -1 && c.MaxDeliver <= len(c.BackOff) {
+		return newAPIError(400, 10116, "max deliver is required to be > length of backoff values")
+	}
+	if c.BackOffJitter < 0 || c.BackOffJitter > 1 {
+		return errConsumerCreate("x_bus_backoff_jitter must be between 0 and 1")
+	}
+	if c.MaxWaiting == 0 {
+		c.MaxWaiting = defaultMaxWaiting
+	}
+	if !c.isDurable() && c.InactiveThreshold == 0 {
+		c.InactiveThreshold = int64(defaultEphemeralInactive)
+	}
+	scfg := st.config()
+	if scfg.Retention == "workqueue" && c.AckPolicy != "explicit" {
+		return errWorkQueueAckExplicit()
+	}
+	return nil
+}
+
+// sequencePair is a position in the stream and the consumer's deliveries.
+type sequencePair struct {
+	Consumer uint64     `json:"consumer_seq"`
+	Stream   uint64     `json:"stream_seq"`
+	Last     *time.Time `json:"last_active,omitempty"`
+}
+
+// consumerInfo is the body of consumer create/info responses and list
+// items.
+type consumerInfo struct {
+	Type           string         `json:"type,omitempty"`
+	Stream         string         `json:"stream_name"`
+	Name           string         `json:"name"`
+	Created        time.Time      `json:"created"`
+	Config         consumerConfig `json:"config"`
+	Delivered      sequencePair   `json:"delivered"`
+	AckFloor       sequencePair   `json:"ack_floor"`
+	NumAckPending  int            `json:"num_ack_pending"`
+	NumRedelivered int            `json:"num_redelivered"`
+	NumWaiting     int            `json:"num_waiting"`
+	NumPending     uint64         `json:"num_pending"`
+	Cluster        *clusterInfo   `json:"cluster,omitempty"`
+	TS             time.Time      `json:"ts"`
+	// DeadLettered counts messages sent to the dead-letter subject or
+	// dropped after max deliveries (bus extension).
+	DeadLettered int64 `json:"x_bus_dead_lettered"`
+}

@@ -1,0 +1,90 @@
+package server
+
+import "fmt"
+
+// apiError is a JetStream API error as clients decode it: an HTTP-like
+// code, the NATS err_code they switch on, and the reference's wording.
+type apiError struct {
+	Code        int    `json:"code"`
+	ErrCode     int    `json:"err_code"`
+	Description string `json:"description"`
+}
+
+func (e *apiError) Error() string {
+	return fmt.Sprintf("%s (%d)", e.Description, e.ErrCode)
+}
+
+func newAPIError(code, errCode int, format string, args ...any) *apiError {
+	return &apiError{Code: code, ErrCode: errCode, Description: fmt.Sprintf(format, args...)}
+}
+
+// The reference's error codes (JETSTREAM.md §2).
+func errStreamNotFound() *apiError   { return newAPIError(404, 10059, "stream not found") }
+func errConsumerNotFound() *apiError { return newAPIError(404, 10014, "consumer not found") }
+func errNoMessageFound() *apiError   { return newAPIError(404, 10037, "no message found") }
+func errStreamNameInUse() *apiError {
+	return newAPIError(400, 10058, "stream name already in use with a different configuration")
+}
+func errSubjectsOverlap() *apiError {
+	return newAPIError(400, 10065, "subjects overlap with an existing stream")
+}
+func errStreamNameMismatch() *apiError {
+	return newAPIError(400, 10056, "stream name in subject does not match request")
+}
+func errInvalidJSON(err error) *apiError { return newAPIError(400, 10025, "invalid JSON: %v", err) }
+func errStreamConfig(format string, args ...any) *apiError {
+	return newAPIError(500, 10052, format, args...)
+}
+func errReplicas() *apiError {
+	return newAPIError(500, 10074, "replicas > 1 not supported in non-clustered mode")
+}
+func errStreamGeneric(err error) *apiError { return newAPIError(500, 10049, "%v", err) }
+func errConsumerCreate(format string, args ...any) *apiError {
+	return newAPIError(500, 10012, format, args...)
+}
+func errConsumerExists() *apiError { return newAPIError(400, 10148, "consumer already exists") }
+func errConsumerDoesNotExist() *apiError {
+	return newAPIError(400, 10149, "consumer does not exist")
+}
+func errMaxConsumers() *apiError {
+	return newAPIError(400, 10026, "maximum consumers limit reached")
+}
+func errFilterMismatch() *apiError {
+	return newAPIError(400, 10131, "Consumer create request did not match filtered subject from create subject")
+}
+func errDurableMismatch() *apiError {
+	return newAPIError(400, 10017, "consumer name in subject does not match durable name in request")
+}
+func errWorkQueueUnfiltered() *apiError {
+	return newAPIError(400, 10099, "multiple non-filtered consumers not allowed on workqueue stream")
+}
+func errWorkQueueNotUnique() *apiError {
+	return newAPIError(400, 10100, "filtered consumer not unique on workqueue stream")
+}
+func errWorkQueueAckExplicit() *apiError {
+	return newAPIError(400, 10084, "consumer in pull mode requires explicit ack policy on workqueue stream")
+}
+func errDeliverCycle() *apiError {
+	return newAPIError(400, 10081, "consumer deliver subject forms a cycle")
+}
+func errLastPerSubjectNeedsFilter() *apiError {
+	return newAPIError(400, 10094, "consumer delivery policy is deliver last per subject, but optional filter subject is not set")
+}
+
+// Publish errors, carried in the pub ack.
+func errWrongLastSeq(last uint64) *apiError {
+	return newAPIError(400, 10071, "wrong last sequence: %d", last)
+}
+func errWrongLastMsgID(id string) *apiError {
+	return newAPIError(400, 10070, "wrong last msg ID: %s", id)
+}
+func errExpectedStream() *apiError { return newAPIError(400, 10060, "expected stream does not match") }
+func errMsgTooLarge() *apiError {
+	return newAPIError(400, 10054, "message size exceeds maximum allowed")
+}
+func errMaxMsgs() *apiError  { return newAPIError(503, 10077, "maximum messages exceeded") }
+func errMaxBytes() *apiError { return newAPIError(503, 10077, "maximum bytes exceeded") }
+func errMaxMsgsPerSubject() *apiError {
+	return newAPIError(503, 10077, "maximum messages per subject exceeded")
+}
+func errStoreFailed(err error) *apiError { return newAPIError(503, 10077, "%v", err) }

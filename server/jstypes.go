@@ -1,0 +1,141 @@
+package server
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Response type strings: the nats CLI validates every API response
+// against a schema whose "type" is a constant (JETSTREAM.md §1).
+const (
+	typeAccountInfo    = "io.nats.jetstream.api.v1.account_info_response"
+	typeStreamCreate   = "io.nats.jetstream.api.v1.stream_create_response"
+	typeStreamUpdate   = "io.nats.jetstream.api.v1.stream_update_response"
+	typeStreamInfo     = "io.nats.jetstream.api.v1.stream_info_response"
+	typeStreamDelete   = "io.nats.jetstream.api.v1.stream_delete_response"
+	typeStreamPurge    = "io.nats.jetstream.api.v1.stream_purge_response"
+	typeStreamList     = "io.nats.jetstream.api.v1.stream_list_response"
+	typeStreamNames    = "io.nats.jetstream.api.v1.stream_names_response"
+	typeMsgGet         = "io.nats.jetstream.api.v1.stream_msg_get_response"
+	typeMsgDelete      = "io.nats.jetstream.api.v1.stream_msg_delete_response"
+	typeConsumerCreate = "io.nats.jetstream.api.v1.consumer_create_response"
+	typeConsumerInfo   = "io.nats.jetstream.api.v1.consumer_info_response"
+	typeConsumerDelete = "io.nats.jetstream.api.v1.consumer_delete_response"
+	typeConsumerList   = "io.nats.jetstream.api.v1.consumer_list_response"
+	typeConsumerNames  = "io.nats.jetstream.api.v1.consumer_names_response"
+)
+
+// streamConfig is the API form of a stream's configuration. Fields bus
+// does not act on are echoed back as sent (see extra), because clients
+// re-send them and compare.
+type streamConfig struct {
+	Name                 string            `json:"name"`
+	Description          string            `json:"description,omitempty"`
+	Subjects             []string          `json:"subjects,omitempty"`
+	Retention            string            `json:"retention"`
+	MaxConsumers         int64             `json:"max_consumers"`
+	MaxMsgs              int64             `json:"max_msgs"`
+	MaxBytes             int64             `json:"max_bytes"`
+	MaxAge               int64             `json:"max_age"`
+	MaxMsgsPerSubject    int64             `json:"max_msgs_per_subject"`
+	MaxMsgSize           int32             `json:"max_msg_size"`
+	Discard              string            `json:"discard"`
+	DiscardNewPerSubject bool              `json:"discard_new_per_subject,omitempty"`
+	Storage              string            `json:"storage"`
+	Replicas             int               `json:"num_replicas"`
+	NoAck                bool              `json:"no_ack,omitempty"`
+	DuplicateWindow      int64             `json:"duplicate_window"`
+	Compression          string            `json:"compression"`
+	AllowDirect          bool              `json:"allow_direct"`
+	MirrorDirect         bool              `json:"mirror_direct"`
+	Sealed               bool              `json:"sealed"`
+	DenyDelete           bool              `json:"deny_delete"`
+	DenyPurge            bool              `json:"deny_purge"`
+	AllowRollup          bool              `json:"allow_rollup_hdrs"`
+	ConsumerLimits       json.RawMessage   `json:"consumer_limits,omitempty"`
+	Metadata             map[string]string `json:"metadata,omitempty"`
+
+	// Durability is bus's own: "always" (default: fsync before the ack),
+	// "interval" or "none". The x_bus_ prefix keeps it clear of any
+	// future NATS field.
+	Durability string `json:"x_bus_durability,omitempty"`
+	// SyncInterval (ns) bounds the loss window of "interval" durability.
+	SyncInterval int64 `json:"x_bus_sync_interval,omitempty"`
+
+	extra map[string]json.RawMessage // fields bus does not know, echoed
+}
+
+// knownStreamFields lists the JSON keys streamConfig decodes itself.
+var knownStreamFields = jsonFieldNames(streamConfig{})
+
+func (c *streamConfig) UnmarshalJSON(b []byte) error {
+	type plain streamConfig
+	if err := json.Unmarshal(b, (*plain)(c)); err != nil {
+		return err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	for k := range knownStreamFields {
+		delete(all, k)
+	}
+	c.extra = all
+	return nil
+}
+
+func (c streamConfig) MarshalJSON() ([]byte, error) {
+	type plain streamConfig
+	return marshalWithExtra(plain(c), c.extra)
+}
+
+// apiTime formats like the reference: RFC3339Nano in UTC.
+type apiTime = time.Time
+
+// streamState is the "state" of a StreamInfo.
+type streamState struct {
+	Msgs          uint64    `json:"messages"`
+	Bytes         uint64    `json:"bytes"`
+	FirstSeq      uint64    `json:"first_seq"`
+	FirstTime     time.Time `json:"first_ts"`
+	LastSeq       uint64    `json:"last_seq"`
+	LastTime      time.Time `json:"last_ts"`
+	NumSubjects   int       `json:"num_subjects,omitempty"`
+	NumDeleted    int       `json:"num_deleted,omitempty"`
+	ConsumerCount int       `json:"consumer_count"`
+}
+
+// streamInfo is the body of stream create/update/info responses and of
+// list items.
+type streamInfo struct {
+	Type      string       `json:"type,omitempty"`
+	Config    streamConfig `json:"config"`
+	Created   time.Time    `json:"created"`
+	State     streamState  `json:"state"`
+	Cluster   *clusterInfo `json:"cluster,omitempty"`
+	TS        time.Time    `json:"ts"`
+	DidCreate bool         `json:"did_create,omitempty"`
+}
+
+type clusterInfo struct {
+	Leader string `json:"leader,omitempty"`
+}
+
+// storedMsg is a message in a STREAM.MSG.GET response.
+type storedMsg struct {
+	Subject string    `json:"subject"`
+	Seq     uint64    `json:"seq"`
+	Header  []byte    `json:"hdrs,omitempty"`
+	Data    []byte    `json:"data,omitempty"`
+	Time    time.Time `json:"time"`
+}
+
+// pubAck is the reply to a publish into a stream. The reference writes
+// the duplicate flag with a space ("duplicate": true); JSON readers do
+// not care.
+type pubAck struct {
+	Error     *apiError `json:"error,omitempty"`
+	Stream    string    `json:"stream"`
+	Seq       uint64    `json:"seq"`
+	Duplicate bool      `json:"duplicate,omitempty"`
+}
