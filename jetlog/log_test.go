@@ -240,3 +240,42 @@ func TestAppendDoesNotAllocate(t *testing.T) {
 		t.Fatalf("Append allocates %v times per call", allocs)
 	}
 }
+
+func TestNextMatchesBruteForce(t *testing.T) {
+	forEachStore(t, func(t *testing.T, k storeKind) {
+		l := openLog(t, t.TempDir(), StreamConfig{Name: "S", Storage: k.storage}, Options{})
+		subjects := []string{"a.x", "a.y", "b.x", "b.y.z"}
+		var all []string
+		for i := range 200 {
+			s := subjects[(i*7+i/3)%len(subjects)]
+			all = append(all, s)
+			mustAppend(t, l, s, "x")
+		}
+		for seq := uint64(1); seq <= 200; seq += 9 {
+			if err := l.Delete(seq); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, filter := range []string{"a.*", "b.>", "*.x", ">", "", "a.x", "c.*"} {
+			for from := uint64(0); from <= 201; from++ {
+				var want uint64
+				for seq := max(from, 1); seq <= 200; seq++ {
+					if (seq-1)%9 != 0 && matchFilter(filter, all[seq-1]) {
+						want = seq
+						break
+					}
+				}
+				m, err := l.Next(from, filter)
+				if want == 0 {
+					if !errors.Is(err, ErrNotFound) {
+						t.Fatalf("Next(%d, %q) = %d, %v; want none", from, filter, m.Seq, err)
+					}
+					continue
+				}
+				if err != nil || m.Seq != want {
+					t.Fatalf("Next(%d, %q) = %d, %v; want %d", from, filter, m.Seq, err, want)
+				}
+			}
+		}
+	})
+}

@@ -81,6 +81,20 @@ func (l *Log) nextLocked(from uint64, filter string) (uint64, bool) {
 		return s.seqs[i], true
 	}
 	all := filter == "" || filter == ">"
+	if !all && uint64(len(c.subjects)) < (uint64(len(c.metas))-min(from-c.base, uint64(len(c.metas))))/8 {
+		// Few subjects: search each matching one instead of every slot.
+		best, found := uint64(0), false
+		for name, s := range c.subjects {
+			if !matchFilter(filter, name) {
+				continue
+			}
+			i, _ := slices.BinarySearch(s.seqs, from)
+			if i < len(s.seqs) && (!found || s.seqs[i] < best) {
+				best, found = s.seqs[i], true
+			}
+		}
+		return best, found
+	}
 	for i := from - c.base; i < uint64(len(c.metas)); i++ {
 		m := &c.metas[i]
 		if m.seg != nil && (all || matchFilter(filter, m.subj.name)) {
