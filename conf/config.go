@@ -20,6 +20,7 @@ type Config struct {
 	HTTPPort   int    // monitoring port; 0 disables monitoring, -1 picks a free port
 	ServerName string // empty means the server's generated id
 	StoreDir   string // directory for persistent streams
+	JetStream  bool   // persistent streams and the JetStream API
 
 	MaxPayload       int64         // largest message payload, in bytes
 	MaxControlLine   int64         // longest protocol line, in bytes
@@ -49,6 +50,7 @@ func Default() Config {
 		Port:           4222,
 		HTTPPort:       8222,
 		StoreDir:       "./data",
+		JetStream:      true,
 		MaxPayload:     1 << 20,
 		MaxControlLine: 4096,
 		MaxConnections: 64 * 1024,

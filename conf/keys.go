@@ -28,6 +28,8 @@ func keys(c *Config) []key {
 			usage: "name reported to clients and in monitoring (default: the server id)"},
 		{name: "store_dir", aliases: []string{"storedir"}, value: stringValue{&c.StoreDir},
 			usage: "directory for persistent streams"},
+		{name: "jetstream", value: boolValue{&c.JetStream},
+			usage: "enable persistent streams and the JetStream API"},
 		{name: "max_payload", value: sizeValue{&c.MaxPayload},
 			usage: "largest message payload, at most 64MB and max_pending"},
 		{name: "max_control_line", value: sizeValue{&c.MaxControlLine},

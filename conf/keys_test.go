@@ -22,6 +22,8 @@ func sample(t *testing.T, k key) any {
 		return "debug"
 	case choiceValue:
 		return v.choices[len(v.choices)-1]
+	case boolValue:
+		return !*v.p
 	}
 	t.Fatalf("key %s: no sample for %T", k.name, k.value)
 	return nil
@@ -97,6 +99,7 @@ func TestAddFlagsShowsDefaults(t *testing.T) {
 		{"http-port", "int", "8222"},
 		{"server-name", "string", ""},
 		{"store-dir", "string", "./data"},
+		{"jetstream", "bool", "true"},
 		{"max-payload", "size", "1MB"},
 		{"max-control-line", "size", "4KB"},
 		{"max-connections", "int", "65536"},

@@ -214,3 +214,19 @@ func TestLoadPortsPickingFreePorts(t *testing.T) {
 		}
 	}
 }
+
+func TestJetStreamKeyTakesBooleansAndNatsServerWords(t *testing.T) {
+	for _, tc := range []struct {
+		in   any
+		want bool
+	}{{true, true}, {false, false}, {"enabled", true}, {"disabled", false}, {"false", false}} {
+		var got bool
+		if err := (boolValue{&got}).set(tc.in); err != nil || got != tc.want {
+			t.Errorf("set(%v) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	var b bool
+	if err := (boolValue{&b}).set("maybe"); err == nil {
+		t.Error("set(maybe) succeeded")
+	}
+}

@@ -135,3 +135,27 @@ func describe(raw any) string {
 		return fmt.Sprint(v)
 	}
 }
+
+// boolValue takes true/false, and nats-server's enabled/disabled.
+type boolValue struct{ p *bool }
+
+func (v boolValue) set(raw any) error {
+	switch x := raw.(type) {
+	case bool:
+		*v.p = x
+		return nil
+	case string:
+		switch strings.ToLower(strings.TrimSpace(x)) {
+		case "true", "enabled", "on", "yes":
+			*v.p = true
+			return nil
+		case "false", "disabled", "off", "no":
+			*v.p = false
+			return nil
+		}
+	}
+	return fmt.Errorf("%s is not a boolean (true/false, enabled/disabled)", describe(raw))
+}
+
+func (v boolValue) String() string { return strconv.FormatBool(*v.p) }
+func (v boolValue) kind() string   { return "bool" }

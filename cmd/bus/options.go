@@ -20,6 +20,7 @@ func options(cfg conf.Config, log *slog.Logger) server.Options {
 		HTTPPort:         cfg.HTTPPort, // both use 0 for disabled, -1 for a free port
 		ServerName:       cfg.ServerName,
 		StoreDir:         cfg.StoreDir,
+		JetStream:        cfg.JetStream,
 		MaxPayload:       int(cfg.MaxPayload), // at most 64MB, checked by conf
 		MaxControlLine:   int(cfg.MaxControlLine),
 		MaxConnections:   cfg.MaxConnections,

@@ -12,7 +12,7 @@ import (
 func TestDefaultConfigMapsToServerDefaults(t *testing.T) {
 	t.Parallel()
 	got := options(conf.Default(), nil).WithDefaults()
-	want := server.Options{Port: server.DefaultPort, HTTPPort: server.DefaultHTTPPort}.WithDefaults()
+	want := server.Options{Port: server.DefaultPort, HTTPPort: server.DefaultHTTPPort, JetStream: true}.WithDefaults()
 	got.Logger, want.Logger = nil, nil // WithDefaults makes a new discard logger each time
 	if got != want {
 		t.Errorf("options(conf.Default()):\n got %+v\nwant %+v", got, want)
