@@ -465,7 +465,6 @@ func (l *Log) setFatal(err error) error {
 	defer l.mu.Unlock()
 	if l.fatal == nil {
 		l.fatal = err
-		l.opts.Logger.Error("jetlog: stream stopped accepting writes", "dir", l.dir, "err", err)
 	}
 	return l.fatal
 }

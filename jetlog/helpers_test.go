@@ -85,3 +85,15 @@ func mustGet(t *testing.T, l *Log, seq uint64) Msg {
 func hdrWithID(id string) []byte {
 	return fmt.Appendf(nil, "NATS/1.0\r\nNats-Msg-Id: %s\r\n\r\n", id)
 }
+
+// eventually polls cond until it holds or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %v", timeout)
+		}
+		time.Sleep(2 * time.Millisecond) // polling interval, not a wait for an event
+	}
+}

@@ -116,13 +116,7 @@ func TestLimitsMaxAgeExpires(t *testing.T) {
 func TestLimitsBackgroundExpiry(t *testing.T) {
 	l := openLog(t, "", StreamConfig{Name: "S", Storage: StorageMemory, MaxAge: 100 * time.Millisecond}, Options{ExpireEvery: 5 * time.Millisecond})
 	mustAppend(t, l, "s", "x")
-	deadline := time.Now().Add(5 * time.Second)
-	for l.State().Msgs != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("message never expired")
-		}
-		time.Sleep(5 * time.Millisecond) // polling a condition, not waiting for time
-	}
+	eventually(t, 5*time.Second, func() bool { return l.State().Msgs == 0 })
 }
 
 func TestLimitsUpdateConfigApplies(t *testing.T) {
