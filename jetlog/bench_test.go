@@ -115,3 +115,45 @@ func BenchmarkRead(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkConsumerAck measures deliver+ack pairs on a durable consumer in
+// always mode with concurrent ackers (each pair is two journaled, synced
+// changes; concurrent callers share fsyncs).
+func BenchmarkConsumerAck(b *testing.B) {
+	for _, writers := range []int{1, 64} {
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
+			l, err := Open(b.TempDir(), StreamConfig{Name: "C"}, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer func() {
+				if err := l.Close(); err != nil {
+					b.Error(err)
+				}
+			}()
+			c, err := l.OpenConsumer("D", ConsumerConfig{AckWait: time.Minute})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			start := time.Now()
+			var wg sync.WaitGroup
+			for w := range writers {
+				wg.Go(func() {
+					for seq := uint64(w + 1); seq <= uint64(b.N); seq += uint64(writers) {
+						if _, err := c.Deliver(seq); err != nil {
+							b.Error(err)
+							return
+						}
+						if _, err := c.Ack(seq); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "acks/s")
+		})
+	}
+}

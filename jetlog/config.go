@@ -170,7 +170,7 @@ type Options struct {
 	// discards them.
 	Logger *slog.Logger
 	// SegmentSize rolls the active segment once it reaches this many bytes;
-	// zero means DefaultSegmentSize.
+	// zero means DefaultSegmentSize (a sixteenth of it for memory streams).
 	SegmentSize int64
 	// ExpireEvery is how often the background expiry looks at the oldest
 	// message (MaxAge) and forgets old msg ids (dedup window); zero means
@@ -202,6 +202,11 @@ func (o Options) withDefaults(cfg StreamConfig) Options {
 	}
 	if o.SegmentSize <= 0 {
 		o.SegmentSize = DefaultSegmentSize
+		if cfg.Storage == StorageMemory {
+			// Smaller segments: expired memory is given back sooner and a
+			// segment's buffer never grows by a huge copy.
+			o.SegmentSize = DefaultSegmentSize / 16
+		}
 	}
 	if o.CompactBytes <= 0 {
 		o.CompactBytes = DefaultCompactBytes

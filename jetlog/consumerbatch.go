@@ -1,0 +1,13 @@
+package jetlog
+
+// Apply runs fn on the state and journals every change it made as one
+// write, synced once in DurabilityAlways: a batch of deliveries or acks
+// costs one fsync rather than one each. fn must not keep the state.
+func (c *Consumer) Apply(fn func(s *ConsumerState) error) error {
+	return c.update(fn)
+}
+
+// ForgetChanges drops the changes a state records for its journal. A
+// state kept only in memory, never journaled, calls it after each change
+// so the record does not grow without bound.
+func (s *ConsumerState) ForgetChanges() { s.ops = s.ops[:0] }
