@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -15,6 +14,9 @@ import (
 // consumerTick is how often a consumer with work outstanding looks for
 // due redeliveries, expired pulls and heartbeats.
 const consumerTick = 20 * time.Millisecond
+
+// maxAckBatch bounds how many acks are journaled in one step.
+const maxAckBatch = 1024
 
 // consumer is a pull consumer of a stream. Pull requests and acks arrive
 // on its two internal subscriptions; one goroutine (run) owns delivery,
@@ -244,21 +246,25 @@ func (c *consumer) run() {
 	timer := time.NewTimer(consumerTick)
 	defer timer.Stop()
 	for {
+		var acks []ackMsg
 		select {
 		case <-c.kick:
 		case a := <-c.acks:
-			c.processAck(a)
+			acks = append(acks, a)
 		case <-timer.C:
 		case <-c.stop:
 			return
 		}
-		for drained := false; !drained; {
+		for drained := false; !drained && len(acks) < maxAckBatch; {
 			select {
 			case a := <-c.acks:
-				c.processAck(a)
+				acks = append(acks, a)
 			default:
 				drained = true
 			}
+		}
+		if len(acks) > 0 {
+			c.processAcks(acks)
 		}
 		now := time.Now()
 		c.expireRequests(now)
@@ -372,7 +378,8 @@ func (c *consumer) dropFirst() {
 }
 
 // deliverAvailable hands due redeliveries, then new messages, to waiting
-// pulls in arrival order.
+// pulls in arrival order. Each pull's messages are recorded as one
+// journaled step, so a batch costs one fsync.
 func (c *consumer) deliverAvailable() {
 	due := c.reapExhausted(c.state.Due())
 	for {
@@ -380,30 +387,104 @@ func (c *consumer) deliverAvailable() {
 		if r == nil {
 			return
 		}
-		var msg jetlog.Msg
-		var ok bool
-		msg, due, ok = c.nextMessage(due)
-		if !ok {
+		var msgs []jetlog.Msg
+		budget := r.maxBytes
+		for len(msgs) < r.batch {
+			msg, rest, ok := c.nextMessage(due)
+			due = rest
+			if !ok {
+				break
+			}
+			size := len(msg.Subject) + len(msg.Header) + len(msg.Data)
+			if r.hasBudget && size > budget {
+				c.undeliver(msg.Seq)
+				break
+			}
+			budget -= size
+			msgs = append(msgs, msg)
+		}
+		if len(msgs) == 0 {
+			if r.hasBudget && c.hasMore(due) { // the next message is over the budget
+				c.dropFirst()
+				c.st.js.srv.sendInternal(r.reply, "", pendingStatus("409 Message Size Exceeds MaxBytes", r), nil)
+				continue
+			}
 			return
 		}
-		size := len(msg.Subject) + len(msg.Header) + len(msg.Data)
-		if r.hasBudget && size > r.maxBytes {
-			c.dropFirst()
-			c.st.js.srv.sendInternal(r.reply, "", pendingStatus("409 Message Size Exceeds MaxBytes", r), nil)
-			c.undeliver(msg.Seq)
-			continue
+		sent := c.recordDeliveries(msgs)
+		for i, p := range sent {
+			c.send(r, msgs[i], p)
 		}
-		if !c.send(r, msg) {
-			return
+		for _, m := range msgs[len(sent):] {
+			c.undeliver(m.Seq)
 		}
-		r.batch--
+		r.batch -= len(sent)
 		if r.hasBudget {
-			r.maxBytes -= size
+			for _, m := range msgs[:len(sent)] {
+				r.maxBytes -= len(m.Subject) + len(m.Header) + len(m.Data)
+			}
 		}
 		if r.batch == 0 || r.hasBudget && r.maxBytes == 0 {
 			c.dropFirst()
 		}
+		if len(sent) < len(msgs) {
+			return // max ack pending reached
+		}
 	}
+}
+
+// hasMore reports whether a message is waiting (used to tell a pull whose
+// byte budget is too small from one with nothing to get).
+func (c *consumer) hasMore(due []uint64) bool {
+	if len(due) > 0 {
+		return true
+	}
+	c.mu.Lock()
+	from := c.next
+	c.mu.Unlock()
+	for _, f := range c.filterList() {
+		if _, err := c.st.log.Next(from, f); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// recordDeliveries records the deliveries of msgs in one step and returns
+// their pending entries; fewer than len(msgs) when max ack pending stops
+// it.
+func (c *consumer) recordDeliveries(msgs []jetlog.Msg) []jetlog.Pending {
+	out := make([]jetlog.Pending, 0, len(msgs))
+	ackNone := c.cfg.AckPolicy == "none"
+	limit := c.cfg.MaxAckPending
+	err := c.state.Apply(func(s *jetlog.ConsumerState) error {
+		for _, m := range msgs {
+			if _, redelivery := s.Pending[m.Seq]; !redelivery && limit > 0 && len(s.Pending) >= limit {
+				break
+			}
+			p := s.Deliver(m.Seq)
+			switch {
+			case ackNone:
+				s.Ack(m.Seq)
+			case c.cfg.BackOffJitter > 0:
+				s.Nak(m.Seq, jitter(c.redeliveryWait(p.Deliveries), c.cfg.BackOffJitter))
+			}
+			out = append(out, p)
+		}
+		return nil
+	})
+	if err != nil {
+		c.st.js.log.Error("record deliveries", "stream", c.st.name, "consumer", c.name, "err", err)
+		return nil
+	}
+	if !ackNone {
+		c.mu.Lock()
+		for _, p := range out {
+			c.deliveries[p.Stream] = p.Deliveries
+		}
+		c.mu.Unlock()
+	}
+	return out
 }
 
 // undeliver puts back a message that was picked but not sent.
@@ -486,35 +567,15 @@ func (c *consumer) forget(seq uint64) {
 	c.mu.Unlock()
 }
 
-// send records the delivery and sends msg to the pull's inbox with the
-// ack reply subject clients parse for metadata. It returns false when the
-// delivery could not be recorded (max ack pending).
-func (c *consumer) send(r *pullRequest, msg jetlog.Msg) bool {
-	p, err := c.state.Deliver(msg.Seq)
-	if err != nil {
-		c.undeliver(msg.Seq)
-		if !errors.Is(err, jetlog.ErrMaxAckPending) {
-			c.st.js.log.Error("consumer deliver", "stream", c.st.name, "consumer", c.name, "err", err)
-		}
-		return false
-	}
-	if c.cfg.AckPolicy == "none" {
-		_, _ = c.state.Ack(msg.Seq)
-	} else {
-		c.mu.Lock()
-		c.deliveries[msg.Seq] = p.Deliveries
-		c.mu.Unlock()
-		if j := c.cfg.BackOffJitter; j > 0 {
-			_, _ = c.state.Nak(msg.Seq, jitter(c.redeliveryWait(p.Deliveries), j))
-		}
-	}
+// send delivers msg to the pull's inbox with the ack reply subject
+// clients parse for metadata.
+func (c *consumer) send(r *pullRequest, msg jetlog.Msg, p jetlog.Pending) {
 	last := c.st.log.State().LastSeq
 	reply := c.ackBase + strconv.FormatUint(p.Deliveries, 10) + "." +
 		strconv.FormatUint(msg.Seq, 10) + "." + strconv.FormatUint(p.Consumer, 10) + "." +
 		strconv.FormatInt(msg.Time.UnixNano(), 10) + "." + strconv.FormatUint(last-min(last, msg.Seq), 10)
 	r.lastSent = time.Now()
 	c.st.js.srv.deliverInternal(r.reply, msg.Subject, reply, msg.Header, msg.Data)
-	return true
 }
 
 // redeliveryWait is the back-off for the given delivery count, or the

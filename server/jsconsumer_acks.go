@@ -7,34 +7,82 @@ import (
 	"time"
 
 	"github.com/nats-io/nuid"
+
+	"github.com/bus-dev/bus/jetlog"
 )
 
-// processAck applies one ack on the consumer's goroutine.
-func (c *consumer) processAck(a ackMsg) {
-	kind, arg, _ := strings.Cut(a.body, " ")
+// processAcks applies a batch of acks on the consumer's goroutine as one
+// journaled step, then the effects that follow: retention, dead letters
+// for terminated messages, and replies to double acks.
+func (c *consumer) processAcks(acks []ackMsg) {
 	c.mu.Lock()
 	c.lastActive = time.Now()
-	deliveries := c.deliveries[a.seq]
+	deliveries := make([]uint64, len(acks))
+	for i, a := range acks {
+		deliveries[i] = c.deliveries[a.seq]
+	}
 	c.mu.Unlock()
-	switch kind {
-	case "", "+ACK", "+OK", "+NXT":
-		c.ack(a.seq)
-	case "-NAK":
-		delay := parseNakDelay(arg)
-		if delay == 0 && c.cfg.NakBackOff {
-			delay = jitter(c.redeliveryWait(max(deliveries, 1)), c.cfg.BackOffJitter)
+	var acked, terminated []int // indexes into acks
+	err := c.state.Apply(func(s *jetlog.ConsumerState) error {
+		for i, a := range acks {
+			kind, arg, _ := strings.Cut(a.body, " ")
+			switch kind {
+			case "", "+ACK", "+OK", "+NXT":
+				if c.cfg.AckPolicy == "all" {
+					s.AckAll(a.seq)
+				} else {
+					s.Ack(a.seq)
+				}
+				acked = append(acked, i)
+			case "-NAK":
+				delay := parseNakDelay(arg)
+				if delay == 0 && c.cfg.NakBackOff {
+					delay = jitter(c.redeliveryWait(max(deliveries[i], 1)), c.cfg.BackOffJitter)
+				}
+				s.Nak(a.seq, delay)
+			case "+WPI":
+				s.InProgress(a.seq)
+			case "+TERM":
+				if s.Term(a.seq) {
+					terminated = append(terminated, i)
+				}
+			}
 		}
-		_, _ = c.state.Nak(a.seq, delay)
-	case "+WPI":
-		_, _ = c.state.InProgress(a.seq)
-	case "+TERM":
-		if ok, _ := c.state.Term(a.seq); ok {
-			c.forget(a.seq)
-			c.sendDeadLetter(a.seq, deliveries, "terminated", strings.TrimSpace(arg))
+		return nil
+	})
+	if err != nil {
+		c.st.js.log.Error("consumer acks", "stream", c.st.name, "consumer", c.name, "err", err)
+		return // not durable: no confirmations
+	}
+	for _, i := range acked {
+		c.forgetAcked(acks[i].seq)
+		c.st.acked(acks[i].seq)
+	}
+	for _, i := range terminated {
+		a := acks[i]
+		c.forget(a.seq)
+		_, reason, _ := strings.Cut(a.body, " ")
+		c.sendDeadLetter(a.seq, deliveries[i], "terminated", strings.TrimSpace(reason))
+	}
+	for _, a := range acks {
+		if a.reply != "" { // double ack: confirm with an empty message
+			c.st.js.srv.sendInternal(a.reply, "", nil, nil)
 		}
 	}
-	if a.reply != "" { // double ack: confirm with an empty message
-		c.st.js.srv.sendInternal(a.reply, "", nil, nil)
+}
+
+// forgetAcked drops the delivery counts an ack settled.
+func (c *consumer) forgetAcked(seq uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cfg.AckPolicy != "all" {
+		delete(c.deliveries, seq)
+		return
+	}
+	for s := range c.deliveries {
+		if s <= seq {
+			delete(c.deliveries, s)
+		}
 	}
 }
 
@@ -54,29 +102,6 @@ func parseNakDelay(arg string) time.Duration {
 		return v
 	}
 	return 0
-}
-
-// ack acknowledges seq and applies work-queue or interest retention.
-func (c *consumer) ack(seq uint64) {
-	var err error
-	if c.cfg.AckPolicy == "all" {
-		_, err = c.state.AckAll(seq)
-		c.mu.Lock()
-		for s := range c.deliveries {
-			if s <= seq {
-				delete(c.deliveries, s)
-			}
-		}
-		c.mu.Unlock()
-	} else {
-		_, err = c.state.Ack(seq)
-		c.forget(seq)
-	}
-	if err != nil {
-		c.st.js.log.Error("consumer ack", "stream", c.st.name, "consumer", c.name, "err", err)
-		return
-	}
-	c.st.acked(seq)
 }
 
 // deadLetter gives up on seq after max deliveries: it is no longer

@@ -20,6 +20,8 @@ type deliveryState interface {
 	InProgress(seq uint64) (bool, error)
 	Due() []uint64
 	Info() jetlog.ConsumerInfo
+	// Apply makes several changes as one journaled (and synced) step.
+	Apply(fn func(s *jetlog.ConsumerState) error) error
 	Close() error
 }
 
@@ -37,6 +39,7 @@ func newMemState(ackWait time.Duration, backoff []time.Duration, maxAckPending i
 func (m *memState) Deliver(seq uint64) (jetlog.Pending, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	defer m.s.ForgetChanges()
 	if _, ok := m.s.Pending[seq]; !ok && m.maxAckPending > 0 && len(m.s.Pending) >= m.maxAckPending {
 		return jetlog.Pending{}, fmt.Errorf("deliver %d: %w", seq, jetlog.ErrMaxAckPending)
 	}
@@ -46,30 +49,35 @@ func (m *memState) Deliver(seq uint64) (jetlog.Pending, error) {
 func (m *memState) Ack(seq uint64) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	defer m.s.ForgetChanges()
 	return m.s.Ack(seq), nil
 }
 
 func (m *memState) AckAll(seq uint64) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	defer m.s.ForgetChanges()
 	return m.s.AckAll(seq), nil
 }
 
 func (m *memState) Term(seq uint64) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	defer m.s.ForgetChanges()
 	return m.s.Term(seq), nil
 }
 
 func (m *memState) Nak(seq uint64, delay time.Duration) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	defer m.s.ForgetChanges()
 	return m.s.Nak(seq, delay), nil
 }
 
 func (m *memState) InProgress(seq uint64) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	defer m.s.ForgetChanges()
 	return m.s.InProgress(seq), nil
 }
 
@@ -88,6 +96,13 @@ func (m *memState) Info() jetlog.ConsumerInfo {
 		NumAckPending:  len(m.s.Pending),
 		NumRedelivered: m.s.NumRedelivered(),
 	}
+}
+
+func (m *memState) Apply(fn func(s *jetlog.ConsumerState) error) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	defer m.s.ForgetChanges()
+	return fn(&m.s)
 }
 
 func (m *memState) Close() error { return nil }
