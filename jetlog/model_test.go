@@ -42,6 +42,28 @@ func (m *model) count(subject string) int {
 	return n
 }
 
+func (m *model) bytes() int64 {
+	var n int64
+	for _, msg := range m.msgs {
+		n += int64(recordSize(msg.subject, nil, []byte(msg.data)))
+	}
+	return n
+}
+
+// refuse returns the error a discard-new stream gives, or nil.
+func (m *model) refuse(subject, data string) error {
+	if m.cfg.Discard != DiscardNew {
+		return nil
+	}
+	if m.cfg.MaxMsgs > 0 && len(m.msgs) >= int(m.cfg.MaxMsgs) {
+		return ErrMaxMsgs
+	}
+	if m.cfg.MaxBytes > 0 && m.bytes()+int64(recordSize(subject, nil, []byte(data))) > m.cfg.MaxBytes {
+		return ErrMaxBytes
+	}
+	return nil
+}
+
 func (m *model) append(subject, data string, now time.Time) uint64 {
 	m.last++
 	m.msgs[m.last] = modelMsg{subject, data, now}
@@ -50,6 +72,10 @@ func (m *model) append(subject, data string, now time.Time) uint64 {
 		delete(m.msgs, seq)
 	}
 	for m.cfg.MaxMsgs > 0 && len(m.msgs) > int(m.cfg.MaxMsgs) {
+		seq, _ := m.oldest("")
+		delete(m.msgs, seq)
+	}
+	for m.cfg.MaxBytes > 0 && m.bytes() > m.cfg.MaxBytes {
 		seq, _ := m.oldest("")
 		delete(m.msgs, seq)
 	}
@@ -131,6 +157,9 @@ func TestModel(t *testing.T) {
 		"max_msgs":    {MaxMsgs: 7},
 		"per_subject": {MaxMsgsPerSubject: 3},
 		"max_age":     {MaxAge: 10 * time.Second},
+		"max_bytes":   {MaxBytes: 300},
+		"discard_new": {MaxMsgs: 6, Discard: DiscardNew},
+		"new_bytes":   {MaxBytes: 250, Discard: DiscardNew},
 	}
 	for name, cfg := range configs {
 		t.Run(name, func(t *testing.T) {
@@ -189,8 +218,11 @@ func runModel(t *testing.T, cfg StreamConfig, seed uint64) {
 			subj := subjects[rng.IntN(len(subjects))]
 			data := fmt.Sprintf("d%d-%d", seed, step)
 			ack, err := l.Append(subj, nil, []byte(data))
-			if err != nil {
-				t.Fatalf("step %d append: %v", step, err)
+			if want := m.refuse(subj, data); want != nil || err != nil {
+				if !errors.Is(err, want) || want == nil {
+					t.Fatalf("step %d append: %v, model %v", step, err, want)
+				}
+				break
 			}
 			if want := m.append(subj, data, clock.Now()); ack.Seq != want {
 				t.Fatalf("step %d: seq %d, model %d", step, ack.Seq, want)
