@@ -53,7 +53,9 @@ func (r *runner) runAll(ctx context.Context, list []scenario) []result {
 				if s.na != "" || ctx.Err() != nil {
 					continue
 				}
+				runStart := time.Now()
 				vals, cmds, err := r.once(ctx, sc, fl)
+				took := time.Since(runStart).Round(100 * time.Millisecond)
 				if s.cmds == nil {
 					s.cmds = cmds
 				}
@@ -69,7 +71,7 @@ func (r *runner) runAll(ctx context.Context, list []scenario) []result {
 					fmt.Fprintf(r.log, "[%d/%d] %s · %s #%d: FAILED: %v\n", i+1, len(list), sc.name, fl.name, pair+1, err)
 				default:
 					s.runs = append(s.runs, vals)
-					fmt.Fprintf(r.log, "[%d/%d] %s · %s #%d: %s\n", i+1, len(list), sc.name, fl.name, pair+1, describe(sc, vals))
+					fmt.Fprintf(r.log, "[%d/%d] %s · %s #%d: %s (%v)\n", i+1, len(list), sc.name, fl.name, pair+1, describe(sc, vals), took)
 				}
 			}
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strconv"
 	"time"
 )
 
@@ -25,17 +26,20 @@ type scenario struct {
 // sizes scales message counts: the default set aims at about two seconds
 // per run on a 2-core machine, the quick set at well under one.
 type sizes struct {
-	core, large, fanout, queue, reqrep, interest, jsSync, jsAsync int
+	core, large, fanout, queue, reqrep, interest, jsSync, jsAsync int // messages
+	idleConns, memSubs                                            int
 	quick                                                         bool
 }
 
 func sizesFor(quick bool) sizes {
 	if quick {
-		return sizes{core: 200_000, large: 5_000, fanout: 50_000, queue: 100_000,
-			reqrep: 5_000, interest: 100_000, jsSync: 2_000, jsAsync: 50_000, quick: true}
+		return sizes{core: 200_000, large: 2_000, fanout: 50_000, queue: 100_000,
+			reqrep: 2_000, interest: 100_000, jsSync: 2_000, jsAsync: 50_000,
+			idleConns: 5_000, memSubs: 250_000, quick: true}
 	}
 	return sizes{core: 1_000_000, large: 20_000, fanout: 200_000, queue: 500_000,
-		reqrep: 20_000, interest: 500_000, jsSync: 10_000, jsAsync: 200_000}
+		reqrep: 10_000, interest: 500_000, jsSync: 10_000, jsAsync: 200_000,
+		idleConns: 10_000, memSubs: 1_000_000}
 }
 
 // scenarios is the suite, in the order of the table. The quick set keeps
@@ -66,9 +70,10 @@ func scenarios(s sizes) []scenario {
 		scenario{name: "interest graph 100k subs, 16 B", timeout: 2 * minute, metrics: []metric{throughput},
 			run: interestGraph{subs: 100_000, conns: 4, flow: pubSub{subject: "graph", n: s.interest, size: 16, subClients: 1, pubClients: 1, multisubject: true}}.run},
 		scenario{name: "RSS", timeout: minute,
-			metrics: []metric{{label: "idle", unit: "MiB", lowerIsBetter: true}, {label: "10k idle conns", unit: "MiB", lowerIsBetter: true}},
-			run:     idleConns{n: 10_000}.run},
-		scenario{name: "RSS 1M subs", timeout: 2 * minute, metrics: []metric{rssMetric}, run: manySubs{n: 1_000_000, conns: 4}.run},
+			metrics: []metric{{label: "idle", unit: "MiB", lowerIsBetter: true}, {label: count(s.idleConns) + " idle conns", unit: "MiB", lowerIsBetter: true}},
+			run:     idleConns{n: s.idleConns}.run},
+		scenario{name: "RSS " + count(s.memSubs) + " subs", timeout: 2 * minute, metrics: []metric{rssMetric},
+			run: manySubs{n: s.memSubs, conns: 4}.run},
 		scenario{name: "JS pub sync 128 B", jetstream: true, timeout: minute, metrics: []metric{throughput},
 			run: jsPublish{mode: "sync", n: s.jsSync, size: 128}.run},
 		scenario{name: "JS pub async 128 B", jetstream: true, timeout: minute, metrics: []metric{throughput},
@@ -85,4 +90,15 @@ func scenarios(s sizes) []scenario {
 		)
 	}
 	return list
+}
+
+// count names a round number the way the table does: 10k, 1M.
+func count(n int) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return strconv.Itoa(n/1_000_000) + "M"
+	case n >= 1_000 && n%1_000 == 0:
+		return strconv.Itoa(n/1_000) + "k"
+	}
+	return strconv.Itoa(n)
 }
