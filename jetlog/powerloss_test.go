@@ -17,7 +17,7 @@ func powerLossRounds() int {
 	case os.Getenv("JETLOG_LONG") != "":
 		return 6000
 	case raceEnabled:
-		return 400
+		return 1000
 	}
 	return 2000
 }
