@@ -1,0 +1,125 @@
+package tests
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/bus-dev/bus/server"
+)
+
+// apiScenario is one raw JetStream API request. Bus and the reference
+// must answer alike: both or neither, with the same type, error code and
+// err_code (and the same description where words says so).
+type apiScenario struct {
+	name, subject, body string
+	words               bool // compare error descriptions too
+}
+
+var apiScenarios = []apiScenario{
+	{"account info", "$JS.API.INFO", "", false},
+	{"create with empty body", "$JS.API.STREAM.CREATE.X", "", true},
+	{"create with other name", "$JS.API.STREAM.CREATE.X", `{"name":"Y","subjects":["x.>"]}`, true},
+	{"create", "$JS.API.STREAM.CREATE.X", `{"name":"X","subjects":["x.>"]}`, true},
+	{"create again is idempotent", "$JS.API.STREAM.CREATE.X", `{"name":"X","subjects":["x.>"]}`, true},
+	{"create with other config", "$JS.API.STREAM.CREATE.X", `{"name":"X","subjects":["y"]}`, true},
+	{"overlapping subjects", "$JS.API.STREAM.CREATE.Z", `{"name":"Z","subjects":["x.a"]}`, true},
+	{"bad json", "$JS.API.STREAM.CREATE.B", `{"name":`, false},
+	{"replicas", "$JS.API.STREAM.CREATE.R", `{"name":"R","num_replicas":3}`, true},
+	{"bad subject", "$JS.API.STREAM.CREATE.A", `{"name":"A","subjects":["a..b"]}`, false},
+	{"info of missing stream", "$JS.API.STREAM.INFO.NOPE", "", true},
+	{"update of missing stream", "$JS.API.STREAM.UPDATE.NOPE", `{"name":"NOPE"}`, true},
+	{"delete of missing stream", "$JS.API.STREAM.DELETE.NOPE", "", true},
+	{"purge of missing stream", "$JS.API.STREAM.PURGE.NOPE", "", true},
+	{"get from empty stream", "$JS.API.STREAM.MSG.GET.X", `{"seq":1}`, true},
+	{"last by subject missing", "$JS.API.STREAM.MSG.GET.X", `{"last_by_subj":"x.none"}`, true},
+	{"names", "$JS.API.STREAM.NAMES", `{"offset":0}`, true},
+	{"consumer info missing", "$JS.API.CONSUMER.INFO.X.NOPE", "", true},
+	{"consumer on missing stream", "$JS.API.CONSUMER.CREATE.NOPE.C", `{"stream_name":"NOPE","config":{"name":"C"}}`, true},
+	{"durable name mismatch", "$JS.API.CONSUMER.CREATE.X.C", `{"stream_name":"X","config":{"durable_name":"D"}}`, true},
+	{"filter mismatch", "$JS.API.CONSUMER.CREATE.X.C.x.a", `{"stream_name":"X","config":{"name":"C","filter_subject":"x.b"}}`, true},
+	{"last per subject needs filter", "$JS.API.CONSUMER.CREATE.X.C", `{"stream_name":"X","config":{"name":"C","deliver_policy":"last_per_subject"}}`, true},
+	{"consumer create", "$JS.API.CONSUMER.CREATE.X.C", `{"stream_name":"X","config":{"durable_name":"C","ack_policy":"explicit"}}`, true},
+	{"consumer create action create differs", "$JS.API.CONSUMER.CREATE.X.C", `{"stream_name":"X","config":{"durable_name":"C","ack_policy":"explicit","max_deliver":3},"action":"create"}`, true},
+	{"consumer update missing", "$JS.API.CONSUMER.CREATE.X.U", `{"stream_name":"X","config":{"durable_name":"U","ack_policy":"explicit"},"action":"update"}`, true},
+	{"consumer names", "$JS.API.CONSUMER.NAMES.X", `{"offset":0}`, true},
+	{"consumer delete missing", "$JS.API.CONSUMER.DELETE.X.NOPE", "", true},
+	{"workqueue stream", "$JS.API.STREAM.CREATE.WQ", `{"name":"WQ","subjects":["wq.>"],"retention":"workqueue"}`, true},
+	{"workqueue needs explicit ack", "$JS.API.CONSUMER.CREATE.WQ.A", `{"stream_name":"WQ","config":{"durable_name":"A","ack_policy":"none"}}`, true},
+	{"workqueue first consumer", "$JS.API.CONSUMER.CREATE.WQ.A", `{"stream_name":"WQ","config":{"durable_name":"A","ack_policy":"explicit"}}`, true},
+	{"workqueue second unfiltered", "$JS.API.CONSUMER.CREATE.WQ.B", `{"stream_name":"WQ","config":{"durable_name":"B","ack_policy":"explicit"}}`, true},
+	{"unknown api", "$JS.API.NOPE", "", true},
+	{"pull from missing consumer", "$JS.API.CONSUMER.MSG.NEXT.X.NOPE", `{"batch":1,"no_wait":true}`, true},
+	{"pull no wait on empty", "$JS.API.CONSUMER.MSG.NEXT.X.C", `{"batch":1,"no_wait":true}`, true},
+	{"pull heartbeat too large", "$JS.API.CONSUMER.MSG.NEXT.X.C", `{"batch":1,"expires":1000000000,"idle_heartbeat":900000000}`, true},
+	{"consumer delete", "$JS.API.CONSUMER.DELETE.X.C", "", true},
+	{"stream delete", "$JS.API.STREAM.DELETE.X", "", true},
+}
+
+// apiOutcome reduces an API answer to what clients branch on.
+func apiOutcome(t *testing.T, nc *nats.Conn, sc apiScenario) string {
+	t.Helper()
+	resp, err := nc.Request(sc.subject, []byte(sc.body), 700*time.Millisecond)
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		return "no responders"
+	case errors.Is(err, nats.ErrTimeout):
+		return "no answer"
+	case err != nil:
+		t.Fatalf("%s: %v", sc.subject, err)
+	}
+	if status := resp.Header.Get("Status"); status != "" {
+		return "status " + status + " " + resp.Header.Get("Description")
+	}
+	var r struct {
+		Type  string `json:"type"`
+		Error *struct {
+			Code        int    `json:"code"`
+			ErrCode     int    `json:"err_code"`
+			Description string `json:"description"`
+		} `json:"error"`
+		Total     *int  `json:"total"`
+		DidCreate *bool `json:"did_create"`
+		Success   *bool `json:"success"`
+	}
+	if err := json.Unmarshal(resp.Data, &r); err != nil {
+		return fmt.Sprintf("not json: %q", resp.Data)
+	}
+	out := "type=" + r.Type
+	if r.Error != nil {
+		out += fmt.Sprintf(" error=%d/%d", r.Error.Code, r.Error.ErrCode)
+		if sc.words {
+			out += " " + r.Error.Description
+		}
+	}
+	if r.Total != nil && r.Error == nil {
+		out += fmt.Sprintf(" total=%d", *r.Total)
+	}
+	if r.DidCreate != nil {
+		out += fmt.Sprintf(" did_create=%v", *r.DidCreate)
+	}
+	if r.Success != nil {
+		out += fmt.Sprintf(" success=%v", *r.Success)
+	}
+	return out
+}
+
+func TestJetStreamAPIMatchesReference(t *testing.T) {
+	bus := startBus(t, server.Options{JetStream: true})
+	ref := startReference(t, true)
+	busNC := connect(t, busURL(bus))
+	refNC := connect(t, "nats://"+refAddr(ref))
+	for _, sc := range apiScenarios {
+		want := apiOutcome(t, refNC, sc)
+		got := apiOutcome(t, busNC, sc)
+		if got != want {
+			t.Errorf("%s (%s %s)\n  bus: %s\n  ref: %s", sc.name, sc.subject, sc.body, got, want)
+		} else {
+			t.Logf("%s: %s", sc.name, got)
+		}
+	}
+}
