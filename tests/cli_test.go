@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,5 +81,48 @@ func TestNatsCLICore(t *testing.T) {
 	}
 	if out, err := runCLI(t, ctx, bin, url, "bench", "pub", "bench.s", "--msgs", "10000", "--size", "16", "--no-progress"); err != nil || !strings.Contains(out, "msgs/sec") {
 		t.Fatalf("nats bench pub: %v\n%s", err, out)
+	}
+}
+
+func TestNatsCLIJetStream(t *testing.T) {
+	t.Parallel()
+	bin := natsCLI(t)
+	s := startBus(t, server.Options{JetStream: true})
+	url := busURL(s)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run := func(want string, args ...string) string {
+		t.Helper()
+		out, err := runCLI(t, ctx, bin, url, args...)
+		if err != nil {
+			t.Fatalf("nats %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		if !strings.Contains(out, want) {
+			t.Fatalf("nats %s: output lacks %q:\n%s", strings.Join(args, " "), want, out)
+		}
+		return out
+	}
+	run("Messages: 0", "stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults")
+	for i := 1; i <= 3; i++ {
+		run(fmt.Sprintf("Sequence: %d", i), "pub", "orders.new", fmt.Sprintf("order %d", i), "--jetstream")
+	}
+	run("Sequence: 4", "pub", "orders.new", "order 4", "--jetstream", "-H", "Nats-Msg-Id:x4")
+	run("Stored in Stream: ORDERS Sequence: 4 Duplicate: true", "pub", "orders.new", "order 4", "--jetstream", "-H", "Nats-Msg-Id:x4")
+	run("Messages: 4", "stream", "info", "ORDERS")
+	run("ORDERS", "stream", "ls")
+	run("order 2", "stream", "get", "ORDERS", "2")
+	run("order 4", "stream", "get", "ORDERS", "--last-for", "orders.new")
+	run("Pull Mode: true", "consumer", "add", "ORDERS", "C1", "--pull", "--defaults")
+	run("order 1", "consumer", "next", "ORDERS", "C1")
+	run("Unprocessed Messages: 3", "consumer", "info", "ORDERS", "C1")
+	run("C1", "consumer", "ls", "ORDERS")
+	run("stats", "bench", "js", "pub", "sync", "bench.s", "--create", "--msgs", "200", "--no-progress")
+	run("stats", "bench", "js", "pub", "async", "bench.s", "--msgs", "2000", "--no-progress")
+	run("stats", "bench", "js", "fetch", "--msgs", "2000", "--no-progress")
+	run("Messages: 0", "stream", "purge", "ORDERS", "-f")
+	run("", "consumer", "rm", "ORDERS", "C1", "-f")
+	run("", "stream", "rm", "ORDERS", "-f")
+	if out, _ := runCLI(t, ctx, bin, url, "stream", "ls", "-n"); strings.Contains(out, "ORDERS") {
+		t.Fatalf("stream still listed after rm:\n%s", out)
 	}
 }
