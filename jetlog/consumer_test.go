@@ -4,7 +4,10 @@ import (
 	"errors"
 	"path"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -261,5 +264,76 @@ func TestConsumerDamagedSnapshotKeepsJournal(t *testing.T) {
 	// What the journal after the snapshot says is still there.
 	if got := c2.Info().Delivered.Stream; got != 600 {
 		t.Fatalf("delivered after damaged snapshot = %d, want 600", got)
+	}
+}
+
+func TestConsumerDiskFullCatchesUp(t *testing.T) {
+	t.Parallel()
+	fsys := NewMemFS()
+	clock := newFakeClock()
+	var full atomic.Bool
+	fsys.SetFault(func(op, name string) error {
+		if full.Load() && op == "write" && strings.Contains(name, journalPrefix) {
+			return syscall.ENOSPC
+		}
+		return nil
+	})
+	l := openConsumerLog(t, fsys, clock)
+	c, err := l.OpenConsumer("F", ConsumerConfig{AckWait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := uint64(1); seq <= 3; seq++ {
+		if _, err := c.Deliver(seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	full.Store(true)
+	if _, err := c.Ack(2); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("ack on full disk = %v", err)
+	}
+	full.Store(false)
+	if _, err := c.Ack(3); err != nil {
+		t.Fatalf("ack after disk freed = %v", err)
+	}
+	want := c.Info()
+	crashed := fsys.CrashClone(nil)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l2 := openConsumerLog(t, crashed, clock)
+	defer l2.Close() //nolint:errcheck
+	c2, err := l2.OpenConsumer("F", ConsumerConfig{AckWait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c2.Info(); got != want || !slices.Equal(c2.PendingSeqs(), []uint64{1}) {
+		t.Fatalf("after reopen %+v pending %v, want %+v", got, c2.PendingSeqs(), want)
+	}
+}
+
+func TestConsumerFailedFsyncFences(t *testing.T) {
+	t.Parallel()
+	fsys := NewMemFS()
+	var fail atomic.Bool
+	fsys.SetFault(func(op, name string) error {
+		if fail.Load() && op == "sync" && strings.Contains(name, journalPrefix) {
+			return syscall.EIO
+		}
+		return nil
+	})
+	l := openConsumerLog(t, fsys, newFakeClock())
+	defer l.Close() //nolint:errcheck
+	c, err := l.OpenConsumer("E", ConsumerConfig{AckWait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fail.Store(true)
+	if _, err := c.Deliver(1); !errors.Is(err, ErrWriteFenced) {
+		t.Fatalf("deliver with failing fsync = %v", err)
+	}
+	fail.Store(false)
+	if _, err := c.Ack(1); !errors.Is(err, ErrWriteFenced) {
+		t.Fatalf("ack after fence = %v", err)
 	}
 }

@@ -144,33 +144,25 @@ func (c *Consumer) newestJournal() uint64 {
 
 func journalName(gen uint64) string { return journalPrefix + strconv.FormatUint(gen, 10) }
 
-// compactLocked writes a snapshot of the state and starts a new journal.
-// c.mu is held.
-func (c *Consumer) compactLocked() error {
-	snap := consumerSnapshot{Gen: c.gen + 1, Delivered: c.state.Delivered, AckFloor: c.state.AckFloor}
-	for _, p := range c.state.Pending {
-		snap.Pending = append(snap.Pending, *p)
-	}
+// compact writes snap as the next generation and starts its empty
+// journal; c.ioMu is held.
+func (c *Consumer) compact(snap *consumerSnapshot) error {
 	slices.SortFunc(snap.Pending, func(a, b Pending) int { return cmp.Compare(a.Stream, b.Stream) })
+	snap.Gen = c.gen + 1
 	if err := writeChecked(c.fs, path.Join(c.dir, snapFile), snap); err != nil {
-		c.err = fmt.Errorf("%w: consumer snapshot: %w", ErrWriteFenced, err)
-		return c.err
+		return fmt.Errorf("consumer snapshot: %w", err)
 	}
-	old := c.journal
 	f, err := c.fs.Create(path.Join(c.dir, journalName(snap.Gen)))
 	if err != nil {
-		c.err = fmt.Errorf("%w: consumer journal: %w", ErrWriteFenced, err)
-		return c.err
+		return fmt.Errorf("consumer journal: %w", err)
 	}
 	if err := c.fs.SyncDir(c.dir); err != nil {
-		c.err = fmt.Errorf("%w: consumer dir sync: %w", ErrWriteFenced, err)
-		return c.err
+		_ = f.Close() // the sync error is the one that matters
+		return fmt.Errorf("consumer dir sync: %w", err)
 	}
-	c.journal, c.size = f, 0
-	oldName := path.Join(c.dir, journalName(c.gen))
-	c.gen = snap.Gen
-	c.written++
+	old, oldName := c.journal, path.Join(c.dir, journalName(c.gen))
+	c.journal, c.size, c.gen, c.unsynced = f, 0, snap.Gen, false
 	_ = old.Close()          // its contents are in the snapshot
-	_ = c.fs.Remove(oldName) // if it fails, the next open removes it
+	_ = c.fs.Remove(oldName) // if this fails, the next open removes it
 	return nil
 }

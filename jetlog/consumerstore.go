@@ -63,18 +63,22 @@ type Consumer struct {
 	mu        sync.Mutex // guards the fields below
 	cfg       ConsumerConfig
 	state     ConsumerState
-	journal   File
-	gen       uint64
-	size      int64 // bytes in journal
-	written   uint64
-	buf       []byte
-	lastSync  time.Time
-	err       error // sticky fsync failure
+	pend      []byte // journal records of changes applied but not yet written
+	enqueued  uint64 // updates encoded into pend so far
+	err       error  // sticky: set by a failed fsync
 	closed    bool
 	recovered []*CorruptError
 
-	syncMu sync.Mutex // serialises fsyncs; taken without mu held
-	synced uint64     // guarded by syncMu: write count known durable
+	// ioMu serialises journal I/O. It is taken before mu, never while mu
+	// is held, and readers of the state never wait for it.
+	ioMu     sync.Mutex
+	journal  File   // guarded by ioMu
+	gen      uint64 // guarded by ioMu
+	size     int64  // guarded by ioMu: bytes in journal
+	flushed  uint64 // guarded by ioMu: updates written (and synced in always mode)
+	unsynced bool   // guarded by ioMu: written bytes not yet synced
+	spare    []byte // guarded by ioMu: reused write buffer
+	lastSync time.Time
 }
 
 func validConsumerName(name string) bool {
@@ -271,8 +275,11 @@ func (c *Consumer) InProgress(seq uint64) (bool, error) {
 	return ok, err
 }
 
-// update runs fn on the state, journals the resulting ops and, in
-// DurabilityAlways, waits until they are synced.
+// update runs fn on the state and journals the resulting changes; in
+// DurabilityAlways it returns once they are synced. A failed write (for
+// example ENOSPC) returns the error but keeps the changes queued, so the
+// journal catches up with memory on the next successful write; a failed
+// fsync fences the consumer (ErrWriteFenced).
 func (c *Consumer) update(fn func(*ConsumerState) error) error {
 	c.mu.Lock()
 	if c.closed {
@@ -291,72 +298,114 @@ func (c *Consumer) update(fn func(*ConsumerState) error) error {
 		c.mu.Unlock()
 		return nil
 	}
-	c.buf = c.buf[:0]
 	var payload [2 * binary.MaxVarintLen64]byte
 	for _, op := range c.state.ops {
 		p := binary.AppendUvarint(payload[:0], op.consumer)
 		p = binary.AppendUvarint(p, op.deliveries)
-		c.buf = appendRecord(c.buf, op.kind, op.stream, op.deadline, "", nil, p)
+		c.pend = appendRecord(c.pend, op.kind, op.stream, op.deadline, "", nil, p)
 	}
 	c.state.ops = c.state.ops[:0]
-	if _, err := c.journal.WriteAt(c.buf, c.size); err != nil {
-		// The change is applied in memory but not journaled: fence the
-		// consumer rather than let memory and disk disagree silently.
-		c.err = fmt.Errorf("%w: consumer journal write: %w", ErrWriteFenced, err)
-		c.mu.Unlock()
-		return c.err
-	}
-	c.size += int64(len(c.buf))
-	c.written++
-	mine := c.written
-	needSync := c.durability == DurabilityAlways ||
-		c.durability == DurabilityInterval && time.Since(c.lastSync) >= c.interval
-	if c.size >= c.compactAt {
-		err := c.compactLocked()
-		c.mu.Unlock()
-		return err
-	}
-	f := c.journal
+	c.enqueued++
+	mine := c.enqueued
 	c.mu.Unlock()
-	if !needSync {
-		return nil
-	}
-	return c.syncTo(f, mine)
+	return c.flush(mine, c.durability == DurabilityAlways)
 }
 
-// syncTo makes sure writes up to count mine are synced; one caller's fsync
-// covers every write made before it started.
-func (c *Consumer) syncTo(f File, mine uint64) error {
-	c.syncMu.Lock()
-	defer c.syncMu.Unlock()
-	if c.synced >= mine {
+// flush writes the queued changes up to update number mine (one caller's
+// write covers every update queued before it) and syncs when asked to or
+// when the interval has passed.
+func (c *Consumer) flush(mine uint64, sync bool) error {
+	c.ioMu.Lock()
+	defer c.ioMu.Unlock()
+	if c.journal == nil {
+		return ErrClosed
+	}
+	c.mu.Lock()
+	fenced := c.err
+	c.mu.Unlock()
+	if fenced != nil {
+		return fenced
+	}
+	if c.flushed >= mine && (!sync || !c.unsynced) {
 		return nil
 	}
 	c.mu.Lock()
-	target, cur := c.written, c.journal
-	c.mu.Unlock()
-	if cur != f {
-		return nil // compacted meanwhile: the snapshot is synced
+	buf, target := c.pend, c.enqueued
+	c.pend = c.spare[:0]
+	var snap *consumerSnapshot
+	if c.size+int64(len(buf)) >= c.compactAt {
+		snap = c.snapshotLocked()
 	}
-	if err := f.Sync(); err != nil {
-		c.mu.Lock()
-		c.err = fmt.Errorf("%w: consumer journal fsync: %w", ErrWriteFenced, err)
-		err = c.err
-		c.mu.Unlock()
-		return err
-	}
-	c.synced = target
-	c.mu.Lock()
-	c.lastSync = time.Now()
 	c.mu.Unlock()
+	if snap != nil {
+		// The snapshot holds every change, the queued ones included.
+		c.spare = buf[:0]
+		if err := c.compact(snap); err != nil {
+			return c.fence(err)
+		}
+		c.flushed = target
+		return nil
+	}
+	if len(buf) > 0 {
+		if _, err := c.journal.WriteAt(buf, c.size); err != nil {
+			werr := fmt.Errorf("jetlog: consumer journal write: %w", err)
+			if terr := c.journal.Truncate(c.size); terr != nil {
+				return c.fence(fmt.Errorf("%w (truncate: %w)", werr, terr))
+			}
+			c.mu.Lock()
+			c.pend = append(buf, c.pend...) // retried by the next flush
+			c.mu.Unlock()
+			return werr
+		}
+		c.size += int64(len(buf))
+		c.unsynced = true
+	}
+	c.spare = buf[:0]
+	c.flushed = target
+	if sync || c.durability == DurabilityInterval && time.Since(c.lastSync) >= c.interval {
+		return c.syncLocked()
+	}
 	return nil
 }
 
-// Close syncs the journal and closes it. Log.Close closes the consumers
-// still open.
+// syncLocked fdatasyncs the journal; c.ioMu is held.
+func (c *Consumer) syncLocked() error {
+	if !c.unsynced {
+		return nil
+	}
+	if err := c.journal.Sync(); err != nil {
+		return c.fence(fmt.Errorf("jetlog: consumer journal fsync: %w", err))
+	}
+	c.unsynced = false
+	c.lastSync = time.Now() // real time: the sync interval is about I/O
+	return nil
+}
+
+// fence records a fatal error: the consumer accepts no more changes.
+func (c *Consumer) fence(err error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil {
+		c.err = fmt.Errorf("%w: %w", ErrWriteFenced, err)
+	}
+	return c.err
+}
+
+// snapshotLocked copies the state; c.mu is held.
+func (c *Consumer) snapshotLocked() *consumerSnapshot {
+	snap := &consumerSnapshot{Delivered: c.state.Delivered, AckFloor: c.state.AckFloor}
+	snap.Pending = make([]Pending, 0, len(c.state.Pending))
+	for _, p := range c.state.Pending {
+		snap.Pending = append(snap.Pending, *p)
+	}
+	return snap
+}
+
+// Close writes and syncs the queued changes and closes the journal.
+// Log.Close closes the consumers still open.
 func (c *Consumer) Close() error {
 	err := c.close()
-	if err == nil && c.onClose != nil {
+	if !errors.Is(err, ErrClosed) && c.onClose != nil {
 		c.onClose()
 	}
 	return err
@@ -364,29 +413,35 @@ func (c *Consumer) Close() error {
 
 func (c *Consumer) close() error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closed {
+		c.mu.Unlock()
 		return ErrClosed
 	}
 	c.closed = true
+	fenced := c.err != nil
+	target := c.enqueued
+	c.mu.Unlock()
 	var err error
-	if c.err == nil {
-		err = c.journal.Sync()
+	if !fenced {
+		err = c.flush(target, true)
 	}
+	c.ioMu.Lock()
+	defer c.ioMu.Unlock()
 	if cerr := c.journal.Close(); err == nil {
 		err = cerr
 	}
+	c.journal = nil
 	return err
 }
 
-// syncIfDirty syncs journal writes not yet synced (interval mode).
+// syncIfDirty writes and syncs queued changes (interval mode).
 func (c *Consumer) syncIfDirty() error {
 	c.mu.Lock()
 	if c.closed || c.err != nil {
 		c.mu.Unlock()
 		return nil
 	}
-	f, written := c.journal, c.written
+	target := c.enqueued
 	c.mu.Unlock()
-	return c.syncTo(f, written)
+	return c.flush(target, true)
 }

@@ -18,8 +18,9 @@
 // without any lock, verifying the record's checksum.
 //
 // Lock order: Log.mu is never held across disk I/O and never nests with
-// another lock. Consumer.syncMu is taken before Consumer.mu, never the
-// other way round.
+// another lock. Consumer.ioMu (journal I/O) is taken before Consumer.mu
+// (state), never the other way round, and readers of consumer state never
+// wait for ioMu.
 //
 // # Directory layout
 //
