@@ -1,19 +1,37 @@
 package tests
 
 import (
-	"time"
-
+	"fmt"
+	"os"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
 
+// binDir holds binaries built for the tests; removed when they end.
+var binDir string
+
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		// The embedded reference server leaves these behind briefly.
-		goleak.IgnoreAnyFunction("github.com/nats-io/nats-server/v2/server.(*Server).Start.func1"),
-		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
-	)
+	dir, err := os.MkdirTemp("", "bus-tests-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(
+			// The embedded reference server leaves these behind briefly.
+			goleak.IgnoreAnyFunction("github.com/nats-io/nats-server/v2/server.(*Server).Start.func1"),
+			goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
+		); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // eventually polls cond until it holds or the timeout passes.

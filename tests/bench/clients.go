@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -256,4 +257,38 @@ func (q *queueGroup) close() {
 	for _, nc := range q.conns {
 		nc.Close()
 	}
+}
+
+// createStream creates a file stream through the JetStream API with the
+// attributes `nats bench js pub --create` uses, plus bus's durability mode.
+func createStream(ctx context.Context, url, name, subject, durability string) error {
+	nc, err := nats.Connect(url, nats.Name("bench-admin"), nats.NoReconnect())
+	if err != nil {
+		return fmt.Errorf("create stream: %w", err)
+	}
+	defer nc.Close()
+	cfg, err := json.Marshal(map[string]any{
+		"name": name, "subjects": []string{subject}, "retention": "limits", "discard": "new",
+		"storage": "file", "num_replicas": 1, "max_bytes": 1 << 30, "duplicate_window": int64(2 * time.Minute),
+		"allow_direct": true, "x_bus_durability": durability,
+	})
+	if err != nil {
+		return err
+	}
+	msg, err := nc.RequestWithContext(ctx, "$JS.API.STREAM.CREATE."+name, cfg)
+	if err != nil {
+		return fmt.Errorf("create stream: %w", err)
+	}
+	var resp struct {
+		Error *struct {
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(msg.Data, &resp); err != nil {
+		return fmt.Errorf("create stream: response %q: %w", msg.Data, err)
+	}
+	if resp.Error != nil {
+		return fmt.Errorf("create stream: %s", resp.Error.Description)
+	}
+	return nil
 }

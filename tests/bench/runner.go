@@ -107,7 +107,7 @@ func (r *runner) once(ctx context.Context, sc scenario, f flavor) ([]float64, []
 	if sc.jetstream && !srv.jetstream {
 		return nil, nil, fmt.Errorf("%w: JetStream not implemented", errNotApplicable)
 	}
-	e := &env{srv: srv, tools: r.tools, dir: dir}
+	e := &env{flavor: f.name, srv: srv, tools: r.tools, dir: dir}
 	vals, err := sc.run(ctx, e)
 	if err == nil && len(vals) != len(sc.metrics) {
 		err = fmt.Errorf("scenario returned %d values for %d metrics", len(vals), len(sc.metrics))

@@ -78,11 +78,15 @@ func scenarios(s sizes) []scenario {
 			run: jsPublish{mode: "sync", n: s.jsSync, size: 128}.run},
 		scenario{name: "JS pub async 128 B", jetstream: true, timeout: minute, metrics: []metric{throughput},
 			run: jsPublish{mode: "async", n: s.jsAsync, size: 128}.run},
+		scenario{name: "JS pub async 128 B, bus durability=interval", jetstream: true, timeout: minute, metrics: []metric{throughput},
+			run: jsPublish{mode: "async", n: s.jsAsync, size: 128, busDurability: "interval"}.run},
 		scenario{name: "JS fetch 128 B", jetstream: true, timeout: minute, metrics: []metric{throughput},
 			run: jsConsume{kind: "fetch", n: s.jsAsync, size: 128}.run},
 	)
 	if !s.quick {
 		list = append(list,
+			scenario{name: "JS pub sync 128 B, bus durability=interval", jetstream: true, timeout: minute, metrics: []metric{throughput},
+				run: jsPublish{mode: "sync", n: s.jsSync, size: 128, busDurability: "interval"}.run},
 			scenario{name: "JS consume 128 B", jetstream: true, timeout: minute, metrics: []metric{throughput},
 				run: jsConsume{kind: "consume", n: s.jsAsync, size: 128}.run},
 			scenario{name: "JS ordered 128 B", jetstream: true, timeout: minute, metrics: []metric{throughput},

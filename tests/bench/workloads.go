@@ -16,7 +16,8 @@ const drainTimeout = 30 * time.Second
 
 // env is what one run of a scenario gets: a fresh server and the tools.
 type env struct {
-	srv   *server
+	flavor string // the flavor name of srv
+	srv    *server
 	tools tools
 	dir   string   // scratch directory of this run
 	cmds  []string // what the run executed, for docs/benchmarks.md
@@ -254,11 +255,23 @@ func mib(b int64) float64 { return float64(b) / (1 << 20) }
 type jsPublish struct {
 	mode    string // "sync" or "async"
 	n, size int
+	// busDurability, when set, has bus's stream created beforehand with
+	// this x_bus_durability instead of by the tool with bus's default.
+	busDurability string
 }
 
 func (p jsPublish) run(ctx context.Context, e *env) ([]float64, error) {
-	out, err := e.runNats(ctx, "bench", "js", "pub", p.mode, "bench.js", "--create", "--storage", "file",
-		"--msgs", strconv.Itoa(p.n), "--size", strconv.Itoa(p.size), "--no-progress")
+	args := []string{"bench", "js", "pub", p.mode, "bench.js", "--storage", "file",
+		"--msgs", strconv.Itoa(p.n), "--size", strconv.Itoa(p.size), "--no-progress"}
+	if p.busDurability != "" && e.flavor == "bus" {
+		e.note(fmt.Sprintf(`(in process) request $JS.API.STREAM.CREATE.benchstream {"subjects":["bench.js"],"storage":"file",…,"x_bus_durability":%q}`, p.busDurability))
+		if err := createStream(ctx, e.srv.url, "benchstream", "bench.js", p.busDurability); err != nil {
+			return nil, err
+		}
+	} else {
+		args = append(args, "--create")
+	}
+	out, err := e.runNats(ctx, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,154 @@
+package tests
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// busBinary builds cmd/bus once per test run.
+var busBinary = sync.OnceValues(func() (string, error) {
+	bin := filepath.Join(binDir, "bus")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/bus-dev/bus/cmd/bus").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+var servingLine = regexp.MustCompile(`msg=serving client=(\S+)`)
+
+// startBusProcess runs the bus binary on a free port with storeDir and
+// returns the process and its client URL.
+func startBusProcess(t *testing.T, storeDir string) (*exec.Cmd, string) {
+	t.Helper()
+	bin, err := busBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "serve", "--host", "127.0.0.1", "--port", "0", "--http-port", "0", "--store-dir", storeDir)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		return cmd, "nats://" + a
+	case <-time.After(20 * time.Second):
+		t.Fatal("bus did not start")
+	}
+	return nil, ""
+}
+
+// After kill -9, every acknowledged publish and every confirmed ack is
+// still there, and the durable consumer resumes where it was.
+func TestJetStreamSurvivesKill9(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	cmd, url := startBusProcess(t, dir)
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := jetstream.New(nc)
+	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "K", Subjects: []string{"k.>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "C", AckPolicy: jetstream.AckExplicitPolicy, AckWait: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const published = 200
+	// Async publishes, all acknowledged before the kill.
+	for i := 1; i <= published; i++ {
+		if _, err := js.PublishAsync(fmt.Sprintf("k.%d", i%7), []byte(fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-ctx.Done():
+		t.Fatal("publishes not acknowledged")
+	}
+	b, err := c.Fetch(50, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for m := range b.Messages() {
+		n++
+		if n <= 40 {
+			if err := m.DoubleAck(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n != 50 {
+		t.Fatalf("fetched %d", n)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	nc.Close()
+
+	_, url2 := startBusProcess(t, dir)
+	nc2, err := nats.Connect(url2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc2.Close()
+	js2, _ := jetstream.New(nc2)
+	st2, err := js2.Stream(ctx, "K")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := st2.Info(ctx)
+	if info.State.Msgs != published || info.State.LastSeq != published {
+		t.Fatalf("after kill -9: %+v", info.State)
+	}
+	for seq := uint64(1); seq <= published; seq++ {
+		m, err := st2.GetMsg(ctx, seq)
+		if err != nil || string(m.Data) != fmt.Sprint(seq) {
+			t.Fatalf("seq %d after kill -9: %v", seq, err)
+		}
+	}
+	c2, err := st2.Consumer(ctx, "C")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci, _ := c2.Info(ctx)
+	if ci.Delivered.Stream != 50 || ci.NumAckPending != 10 {
+		t.Fatalf("consumer after kill -9: delivered %+v, ack pending %d", ci.Delivered, ci.NumAckPending)
+	}
+	if _, err := js2.Publish(ctx, "k.1", []byte("after")); err != nil {
+		t.Fatal(err)
+	}
+}
