@@ -157,3 +157,37 @@ func BenchmarkConsumerAck(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAppendBatch measures one caller storing batches (the server's
+// per-stream ingest does this) in always mode.
+func BenchmarkAppendBatch(b *testing.B) {
+	for _, batch := range []int{16, 256} {
+		b.Run(fmt.Sprintf("batch=%d/size=128", batch), func(b *testing.B) {
+			l, err := Open(b.TempDir(), StreamConfig{Name: "B"}, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer func() {
+				if err := l.Close(); err != nil {
+					b.Error(err)
+				}
+			}()
+			msgs := make([]Msg, batch)
+			for i := range msgs {
+				msgs[i] = Msg{Subject: "bench.subject", Data: make([]byte, 128)}
+			}
+			b.SetBytes(128)
+			b.ReportAllocs()
+			before := l.Stats()
+			start := time.Now()
+			for n := 0; n < b.N; n += batch {
+				if _, err := l.AppendBatch(msgs[:min(batch, b.N-n)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			after := l.Stats()
+			b.ReportMetric(float64(after.Fsyncs-before.Fsyncs)/float64(b.N), "fsyncs/msg")
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "appends/s")
+		})
+	}
+}
