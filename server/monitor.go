@@ -29,6 +29,14 @@ func (s *Server) startMonitoring() error {
 	mux.HandleFunc("GET /varz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, s.Varz())
 	})
+	mux.HandleFunc("GET /jsz", func(w http.ResponseWriter, _ *http.Request) {
+		j, ok := s.Jsz()
+		if !ok {
+			http.Error(w, `{"error":"jetstream not enabled"}`, http.StatusServiceUnavailable)
+			return
+		}
+		writeJSON(w, j)
+	})
 	s.httpLn = ln
 	s.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	s.wg.Add(1)
@@ -51,35 +59,36 @@ func writeJSON(w http.ResponseWriter, v any) {
 
 // Varz is the /varz document, with the reference server's field names.
 type Varz struct {
-	ServerID         string        `json:"server_id"`
-	ServerName       string        `json:"server_name"`
-	Version          string        `json:"version"`
-	Proto            int           `json:"proto"`
-	Go               string        `json:"go"`
-	Host             string        `json:"host"`
-	Port             int           `json:"port"`
-	HTTPPort         int           `json:"http_port"`
-	MaxConnections   int           `json:"max_connections"`
-	MaxSubscriptions int           `json:"max_subscriptions"`
-	PingInterval     time.Duration `json:"ping_interval"`
-	MaxPingsOut      int           `json:"ping_max"`
-	MaxControlLine   int           `json:"max_control_line"`
-	MaxPayload       int           `json:"max_payload"`
-	MaxPending       int64         `json:"max_pending"`
-	WriteDeadline    time.Duration `json:"write_deadline"`
-	Start            time.Time     `json:"start"`
-	Now              time.Time     `json:"now"`
-	Uptime           string        `json:"uptime"`
-	Mem              int64         `json:"mem"`
-	Cores            int           `json:"cores"`
-	Connections      int           `json:"connections"`
-	TotalConnections int64         `json:"total_connections"`
-	InMsgs           int64         `json:"in_msgs"`
-	OutMsgs          int64         `json:"out_msgs"`
-	InBytes          int64         `json:"in_bytes"`
-	OutBytes         int64         `json:"out_bytes"`
-	SlowConsumers    int64         `json:"slow_consumers"`
-	Subscriptions    int           `json:"subscriptions"`
+	ServerID         string         `json:"server_id"`
+	ServerName       string         `json:"server_name"`
+	Version          string         `json:"version"`
+	Proto            int            `json:"proto"`
+	Go               string         `json:"go"`
+	Host             string         `json:"host"`
+	Port             int            `json:"port"`
+	HTTPPort         int            `json:"http_port"`
+	MaxConnections   int            `json:"max_connections"`
+	MaxSubscriptions int            `json:"max_subscriptions"`
+	PingInterval     time.Duration  `json:"ping_interval"`
+	MaxPingsOut      int            `json:"ping_max"`
+	MaxControlLine   int            `json:"max_control_line"`
+	MaxPayload       int            `json:"max_payload"`
+	MaxPending       int64          `json:"max_pending"`
+	WriteDeadline    time.Duration  `json:"write_deadline"`
+	Start            time.Time      `json:"start"`
+	Now              time.Time      `json:"now"`
+	Uptime           string         `json:"uptime"`
+	Mem              int64          `json:"mem"`
+	Cores            int            `json:"cores"`
+	Connections      int            `json:"connections"`
+	TotalConnections int64          `json:"total_connections"`
+	InMsgs           int64          `json:"in_msgs"`
+	OutMsgs          int64          `json:"out_msgs"`
+	InBytes          int64          `json:"in_bytes"`
+	OutBytes         int64          `json:"out_bytes"`
+	SlowConsumers    int64          `json:"slow_consumers"`
+	Subscriptions    int            `json:"subscriptions"`
+	JetStream        *varzJetStream `json:"jetstream,omitempty"`
 }
 
 // Varz snapshots the server's identity, limits and traffic counters.
@@ -127,6 +136,7 @@ func (s *Server) Varz() Varz {
 		OutBytes:         s.closedOutBytes.Load(),
 		SlowConsumers:    s.slowConsumers.Load(),
 		Subscriptions:    s.subs.Count(),
+		JetStream:        s.varzJetStream(),
 	}
 	for _, c := range conns {
 		outMsgs, outBytes := c.out.counts()

@@ -325,3 +325,40 @@ func createConsumerRaw(t *testing.T, nc *nats.Conn, stream, name, cfg string) {
 }
 
 func containsErr(b []byte) bool { return len(b) > 0 && string(b) != "" && jsonHasKey(b, "error") }
+
+func TestJetStreamMonitoring(t *testing.T) {
+	t.Parallel()
+	s := startBus(t, server.Options{JetStream: true, HTTPPort: -1})
+	nc := connect(t, busURL(s))
+	js, _ := jetstream.New(nc)
+	ctx := ctxT(t)
+	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "M", Subjects: []string{"m"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		if _, err := js.Publish(ctx, "m", []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "LAG", AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
+		t.Fatal(err)
+	}
+	var jsz server.Jsz
+	getJSON(t, "http://"+s.HTTPAddr().String()+"/jsz", &jsz)
+	if jsz.Streams != 1 || jsz.Consumers != 1 || jsz.Messages != 5 || len(jsz.StreamDetail) != 1 {
+		t.Fatalf("jsz %+v", jsz)
+	}
+	if c := jsz.StreamDetail[0].Consumers; len(c) != 1 || c[0].Name != "LAG" || c[0].NumPending != 5 {
+		t.Fatalf("consumer detail %+v", c)
+	}
+	var varz map[string]any
+	getJSON(t, "http://"+s.HTTPAddr().String()+"/varz", &varz)
+	if _, ok := varz["jetstream"]; !ok {
+		t.Fatal("varz lacks the jetstream section")
+	}
+	ai, err := js.AccountInfo(ctx)
+	if err != nil || ai.Streams != 1 || ai.Consumers != 1 {
+		t.Fatalf("account info %v %+v", err, ai)
+	}
+}

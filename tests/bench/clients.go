@@ -280,6 +280,9 @@ func createStream(ctx context.Context, url, name, subject, durability string) er
 		return fmt.Errorf("create stream: %w", err)
 	}
 	var resp struct {
+		Config struct {
+			Durability string `json:"x_bus_durability"`
+		} `json:"config"`
 		Error *struct {
 			Description string `json:"description"`
 		} `json:"error"`
@@ -289,6 +292,9 @@ func createStream(ctx context.Context, url, name, subject, durability string) er
 	}
 	if resp.Error != nil {
 		return fmt.Errorf("create stream: %s", resp.Error.Description)
+	}
+	if resp.Config.Durability != durability {
+		return fmt.Errorf("create stream: asked for durability %q, server reports %q", durability, resp.Config.Durability)
 	}
 	return nil
 }

@@ -87,7 +87,10 @@ func run() int {
 	if *out == "" {
 		return 0
 	}
-	path := filepath.Join(root, *out)
+	path := *out
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(root, path)
+	}
 	if err := writeDocs(path, d, results); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1

@@ -18,9 +18,9 @@ const drainTimeout = 30 * time.Second
 type env struct {
 	flavor string // the flavor name of srv
 	srv    *server
-	tools tools
-	dir   string   // scratch directory of this run
-	cmds  []string // what the run executed, for docs/benchmarks.md
+	tools  tools
+	dir    string   // scratch directory of this run
+	cmds   []string // what the run executed, for docs/benchmarks.md
 }
 
 // startNats starts `nats -s <url> args...` in the background.

@@ -1,0 +1,135 @@
+package server
+
+import "time"
+
+// Jsz is the /jsz document: JetStream totals and, per stream, its state
+// and each consumer's lag, with the reference's field names where it has
+// them.
+type Jsz struct {
+	ServerID     string         `json:"server_id"`
+	Now          time.Time      `json:"now"`
+	Config       JSConfig       `json:"config"`
+	Memory       uint64         `json:"memory"`
+	Storage      uint64         `json:"storage"`
+	Streams      int            `json:"streams"`
+	Consumers    int            `json:"consumers"`
+	Messages     uint64         `json:"messages"`
+	Bytes        uint64         `json:"bytes"`
+	API          JSAPIStats     `json:"api"`
+	DeadLettered int64          `json:"x_bus_dead_lettered"`
+	StreamDetail []StreamDetail `json:"stream_detail"`
+}
+
+// JSConfig is where JetStream keeps its data.
+type JSConfig struct {
+	StoreDir string `json:"store_dir"`
+}
+
+// JSAPIStats counts API requests.
+type JSAPIStats struct {
+	Total  int64 `json:"total"`
+	Errors int64 `json:"errors"`
+}
+
+// StreamDetail is one stream in /jsz.
+type StreamDetail struct {
+	Name      string           `json:"name"`
+	Created   time.Time        `json:"created"`
+	Subjects  []string         `json:"subjects"`
+	Storage   string           `json:"storage"`
+	Retention string           `json:"retention"`
+	State     StreamStateJSON  `json:"state"`
+	Consumers []ConsumerDetail `json:"consumer_detail"`
+}
+
+// StreamStateJSON is a stream's totals in /jsz.
+type StreamStateJSON struct {
+	Messages  uint64 `json:"messages"`
+	Bytes     uint64 `json:"bytes"`
+	FirstSeq  uint64 `json:"first_seq"`
+	LastSeq   uint64 `json:"last_seq"`
+	Deleted   uint64 `json:"num_deleted"`
+	Consumers int    `json:"consumer_count"`
+}
+
+// ConsumerDetail is one consumer in /jsz; NumPending is its lag.
+type ConsumerDetail struct {
+	Name           string `json:"name"`
+	NumPending     uint64 `json:"num_pending"`
+	NumAckPending  int    `json:"num_ack_pending"`
+	NumRedelivered int    `json:"num_redelivered"`
+	NumWaiting     int    `json:"num_waiting"`
+	DeliveredSeq   uint64 `json:"delivered_stream_seq"`
+	AckFloorSeq    uint64 `json:"ack_floor_stream_seq"`
+	DeadLettered   int64  `json:"x_bus_dead_lettered"`
+}
+
+// Jsz snapshots JetStream; ok is false when it is disabled.
+func (s *Server) Jsz() (Jsz, bool) {
+	js := s.js
+	if js == nil {
+		return Jsz{}, false
+	}
+	out := Jsz{
+		ServerID:     s.id,
+		Now:          time.Now().UTC(),
+		Config:       JSConfig{StoreDir: js.dir},
+		API:          JSAPIStats{Total: js.apiTotal.Load(), Errors: js.apiErrors.Load()},
+		DeadLettered: js.deadLettered.Load(),
+		StreamDetail: []StreamDetail{},
+	}
+	for _, st := range js.sortedStreams() {
+		cfg := st.config()
+		state := st.log.State()
+		d := StreamDetail{
+			Name: st.name, Created: st.created, Subjects: cfg.Subjects, Storage: cfg.Storage, Retention: cfg.Retention,
+			State: StreamStateJSON{
+				Messages: state.Msgs, Bytes: state.Bytes, FirstSeq: state.FirstSeq, LastSeq: state.LastSeq, Deleted: state.NumDeleted,
+			},
+			Consumers: []ConsumerDetail{},
+		}
+		for _, c := range st.sortedConsumers() {
+			ci := c.info("")
+			d.Consumers = append(d.Consumers, ConsumerDetail{
+				Name: c.name, NumPending: ci.NumPending, NumAckPending: ci.NumAckPending,
+				NumRedelivered: ci.NumRedelivered, NumWaiting: ci.NumWaiting,
+				DeliveredSeq: ci.Delivered.Stream, AckFloorSeq: ci.AckFloor.Stream, DeadLettered: ci.DeadLettered,
+			})
+		}
+		d.State.Consumers = len(d.Consumers)
+		if cfg.Storage == "memory" {
+			out.Memory += state.Bytes
+		} else {
+			out.Storage += state.Bytes
+		}
+		out.Streams++
+		out.Consumers += len(d.Consumers)
+		out.Messages += state.Msgs
+		out.Bytes += state.Bytes
+		out.StreamDetail = append(out.StreamDetail, d)
+	}
+	return out, true
+}
+
+// varzJetStream is the JetStream section of /varz.
+type varzJetStream struct {
+	Config JSConfig `json:"config"`
+	Stats  struct {
+		Memory    uint64     `json:"memory"`
+		Storage   uint64     `json:"storage"`
+		Streams   int        `json:"streams"`
+		Consumers int        `json:"consumers"`
+		API       JSAPIStats `json:"api"`
+	} `json:"stats"`
+}
+
+func (s *Server) varzJetStream() *varzJetStream {
+	j, ok := s.Jsz()
+	if !ok {
+		return nil
+	}
+	v := &varzJetStream{Config: j.Config}
+	v.Stats.Memory, v.Stats.Storage = j.Memory, j.Storage
+	v.Stats.Streams, v.Stats.Consumers, v.Stats.API = j.Streams, j.Consumers, j.API
+	return v
+}
