@@ -21,14 +21,6 @@ const (
 	journalPrefix    = "journal."      // journal.<generation>
 )
 
-// ErrMaxAckPending is returned by Consumer.Deliver for a first delivery
-// while MaxAckPending messages are pending.
-var ErrMaxAckPending = errors.New("jetlog: maximum ack pending reached")
-
-// ErrBadConsumerName is returned for an empty name or one that is not a
-// single path element.
-var ErrBadConsumerName = errors.New("jetlog: invalid consumer name")
-
 // ConsumerConfig is what jetlog stores for a durable consumer. Raw is
 // opaque (the API layer may keep its full config there).
 type ConsumerConfig struct {

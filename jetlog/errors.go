@@ -33,6 +33,12 @@ var (
 	// stream accepts no writes until it is reopened: the kernel may have
 	// dropped the dirty pages, so a retried fsync proves nothing.
 	ErrWriteFenced = errors.New("jetlog: stream stopped accepting writes after a failed fsync")
+	// ErrMaxAckPending is returned by Consumer.Deliver for a first delivery
+	// while MaxAckPending messages are pending.
+	ErrMaxAckPending = errors.New("jetlog: maximum ack pending reached")
+	// ErrBadConsumerName is returned for an empty consumer name or one that
+	// is not a single path element.
+	ErrBadConsumerName = errors.New("jetlog: invalid consumer name")
 	// ErrCorrupt is matched (via errors.Is) by every *CorruptError.
 	ErrCorrupt = errors.New("jetlog: corrupt data")
 )
