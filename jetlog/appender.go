@@ -1,6 +1,7 @@
 package jetlog
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -188,7 +189,7 @@ func (l *Log) syncConsumers() {
 	}
 	l.mu.RUnlock()
 	for _, c := range cs {
-		if err := c.syncIfDirty(); err != nil {
+		if err := c.syncIfDirty(); err != nil && !errors.Is(err, ErrClosed) {
 			l.opts.Logger.Error("jetlog: consumer sync failed", "dir", c.dir, "err", err)
 		}
 	}
