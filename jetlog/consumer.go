@@ -218,6 +218,8 @@ func (s *ConsumerState) updateFloor() {
 			minC = p.Consumer
 		}
 	}
-	s.AckFloor.Stream = max(s.AckFloor.Stream, minS-1)
+	// Never above Delivered: after a lost snapshot the stream is delivered
+	// again from the start, and nothing below it is known to be acked.
+	s.AckFloor.Stream = max(s.AckFloor.Stream, min(minS-1, s.Delivered.Stream))
 	s.AckFloor.Consumer = max(s.AckFloor.Consumer, minC-1)
 }

@@ -261,9 +261,21 @@ func TestConsumerDamagedSnapshotKeepsJournal(t *testing.T) {
 	if len(c2.Corrupt()) != 1 {
 		t.Fatalf("corrupt = %v", c2.Corrupt())
 	}
-	// What the journal after the snapshot says is still there.
-	if got := c2.Info().Delivered.Stream; got != 600 {
-		t.Fatalf("delivered after damaged snapshot = %d, want 600", got)
+	// What the journal after the snapshot says is still pending, and the
+	// stream is delivered again from the start: nothing is skipped.
+	info := c2.Info()
+	if info.Delivered.Stream != 0 || info.AckFloor != (SeqPair{}) || info.Delivered.Consumer != 600 {
+		t.Fatalf("info after damaged snapshot = %+v", info)
+	}
+	pending := c2.PendingSeqs()
+	if len(pending) == 0 || pending[len(pending)-1] != 600 {
+		t.Fatalf("journal pending lost: %v", pending)
+	}
+	if p, err := c2.Deliver(1); err != nil || p.Consumer != 601 {
+		t.Fatalf("redeliver from start = %+v, %v", p, err)
+	}
+	if got := c2.Info().AckFloor.Stream; got != 0 {
+		t.Fatalf("ack floor = %d, want 0 until seq 1 is acked", got)
 	}
 }
 

@@ -30,8 +30,7 @@ func (c *Consumer) load() error {
 			c.state.Pending[p.Stream] = &p
 		}
 	case errors.As(err, &ce):
-		// Keep what the newest journal says; what only the snapshot knew
-		// is lost, so those messages are delivered again (at least once).
+		// Keep what the newest journal says (see below).
 		ce.Segment = path.Join(consumersDir, path.Base(c.dir), ce.Segment)
 		c.recovered = append(c.recovered, ce)
 		snap.Gen = c.newestJournal()
@@ -54,6 +53,13 @@ func (c *Consumer) load() error {
 		return fmt.Errorf("read journal: %w", err)
 	}
 	good := c.replayJournal(data)
+	if ce != nil {
+		// Without the snapshot nothing says which earlier messages were
+		// acked: deliver the stream again from the start (at least once,
+		// never skipping one). The consumer seq keeps counting up.
+		c.state.Delivered.Stream = 0
+		c.state.AckFloor = SeqPair{}
+	}
 	if good < int64(len(data)) {
 		if err := f.Truncate(good); err != nil {
 			return err
