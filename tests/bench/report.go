@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -175,13 +176,18 @@ func writeDocs(path string, d docs, results []result) error {
 	p("```\n\nThe reference gets `-js -sd $DIR` only in the JetStream scenarios. Clients, per scenario (`$URL` is\n")
 	p("`nats://127.0.0.1:$PORT`; `nats` is the pinned CLI):\n\n")
 	for _, res := range results {
-		cmds := res.by[0].cmds
-		if cmds == nil {
-			cmds = res.by[1].cmds
-		}
+		ref, bus := res.by[0].cmds, res.by[1].cmds
 		p("- %s:\n", res.sc.name)
-		for _, c := range cmds {
-			p("  - `%s`\n", c)
+		switch {
+		case bus == nil || slices.Equal(ref, bus):
+			listCmds(p, "  ", ref)
+		case ref == nil:
+			listCmds(p, "  ", bus)
+		default:
+			for f, cmds := range [][]string{ref, bus} {
+				p("  - %s:\n", d.flavors[f].name)
+				listCmds(p, "    ", cmds)
+			}
 		}
 	}
 	out := strings.NewReplacer(
@@ -189,4 +195,10 @@ func writeDocs(path string, d docs, results []result) error {
 		" -p 0 -m 0", " -p $PORT -m $HTTP_PORT", "--port 0 --http-port 0", "--port $PORT --http-port $HTTP_PORT",
 	).Replace(b.String())
 	return os.WriteFile(path, []byte(out), 0o644)
+}
+
+func listCmds(p func(string, ...any), indent string, cmds []string) {
+	for _, c := range cmds {
+		p("%s- `%s`\n", indent, c)
+	}
 }
