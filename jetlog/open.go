@@ -224,6 +224,9 @@ func (rp *replayer) loadSegment(id uint64, last, trustIndex bool) error {
 			}
 		}
 	}
+	if indexed && last && !tailIntact(f, entries, size) {
+		indexed = false // the tail does not match its index: read it all
+	}
 	if !indexed {
 		l.report.Scanned++
 		data := make([]byte, size)
@@ -270,6 +273,38 @@ func (rp *replayer) loadSegment(id uint64, last, trustIndex bool) error {
 		}
 	}
 	return nil
+}
+
+// tailCheckBytes is how much of the active segment's end Open verifies
+// even after a clean shutdown.
+const tailCheckBytes = 64 << 10
+
+// tailIntact verifies the checksums of the records in the last
+// tailCheckBytes of a segment against its index entries.
+func tailIntact(f File, entries []entry, size int64) bool {
+	i := len(entries)
+	for i > 0 && size-entries[i-1].off <= tailCheckBytes {
+		i--
+	}
+	if i == len(entries) {
+		return i == 0 || entries[i-1].off+int64(entries[i-1].size) == size
+	}
+	start := entries[i].off
+	buf := make([]byte, size-start)
+	if n, _ := f.ReadAt(buf, start); n != len(buf) {
+		return false
+	}
+	for _, e := range entries[i:] {
+		lo, hi := e.off-start, e.off-start+int64(e.size)
+		if hi > int64(len(buf)) {
+			return false
+		}
+		if _, reason := decodeRecord(buf[lo:hi]); reason != "" {
+			return false
+		}
+	}
+	last := entries[len(entries)-1]
+	return last.off+int64(last.size) == size
 }
 
 // apply replays one record into the catalog.

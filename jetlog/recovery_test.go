@@ -275,3 +275,30 @@ func TestRecoveryDamagedConfigIsRewritten(t *testing.T) {
 		t.Fatalf("LoadConfig = %+v, %v", cfg, err)
 	}
 }
+
+func TestRecoveryCleanOpenVerifiesTail(t *testing.T) {
+	t.Parallel()
+	fsys := NewMemFS()
+	l, err := Open("/s", StreamConfig{Name: "S"}, Options{FS: fsys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var offs []int64
+	var end int64
+	for i := range 10 {
+		offs = append(offs, end)
+		mustAppend(t, l, fmt.Sprintf("rec.%d", i), fmt.Sprintf("payload-%d", i))
+		end += int64(recordSize(fmt.Sprintf("rec.%d", i), nil, []byte(fmt.Sprintf("payload-%d", i))))
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Damage the record before the last after a clean shutdown.
+	flipBit(t, fsys, firstSeg, offs[8]+20, 0)
+	l2 := openLog(t, "/s", StreamConfig{Name: "S"}, Options{FS: fsys})
+	rep := l2.Recovery()
+	if !rep.Clean || rep.Scanned != 1 || len(rep.Corrupt) != 1 || rep.Corrupt[0].Offset != offs[8] {
+		t.Fatalf("report = %+v", rep)
+	}
+	checkIntact(t, l2, []uint64{1, 2, 3, 4, 5, 6, 7, 8, 10})
+}
