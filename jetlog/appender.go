@@ -345,8 +345,14 @@ func (l *Log) commit(run []*request) {
 			ap.dd.add(s.id, s.seq, s.ts)
 		}
 	}
+	if cap(ap.buf) > maxKeptBuf {
+		ap.buf = nil // a burst of large messages should not pin memory
+	}
 	l.removeSegments(dead)
 }
+
+// maxKeptBuf is the largest commit buffer kept for reuse.
+const maxKeptBuf = 8 << 20
 
 func containsSeq(seqs []uint64, seq uint64) bool {
 	for _, s := range seqs {
