@@ -224,20 +224,35 @@ func (st *stream) removeConsumerKeepState(c *consumer) {
 // close stops the consumer's goroutine and subscriptions and closes its
 // state; waiting pulls are told the consumer is gone.
 func (c *consumer) close() {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
+	if !c.claimClose() {
 		return
 	}
+	close(c.stop)
+	<-c.done
+	c.release()
+}
+
+// claimClose marks the consumer closed; only the first caller gets true.
+func (c *consumer) claimClose() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
 	c.closed = true
+	return true
+}
+
+// release drops the subscriptions, answers waiting pulls and closes the
+// state. Called once, by whoever claimed the close.
+func (c *consumer) release() {
+	c.mu.Lock()
 	waiting := c.waiting
 	c.waiting = nil
 	c.mu.Unlock()
 	srv := c.st.js.srv
 	srv.unsubscribeInternal(c.nextSub)
 	srv.unsubscribeInternal(c.ackSub)
-	close(c.stop)
-	<-c.done
 	for _, r := range waiting {
 		srv.sendInternal(r.reply, "", statusHeader("409 Consumer Deleted"), nil)
 	}

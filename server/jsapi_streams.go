@@ -451,7 +451,7 @@ func (js *jetStream) directGet(r apiRequest, name, lastFor string) {
 	req := msgGetRequest{LastBySubj: lastFor}
 	if lastFor == "" {
 		if e := decodeBody(r.body, &req); e != nil {
-			js.srv.sendInternal(r.reply, "", statusHeader("408 Bad Request"), nil)
+			js.srv.sendInternal(r.reply, "", statusHeader("400 Bad Request"), nil)
 			return
 		}
 	}

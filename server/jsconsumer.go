@@ -270,8 +270,8 @@ func (c *consumer) run() {
 		c.expireRequests(now)
 		c.deliverAvailable()
 		c.finishNoWait()
-		if c.inactive(now) {
-			go c.st.removeConsumer(c.name) // it stops this goroutine
+		if c.inactive(now) && c.expire() {
+			return
 		}
 		if !timer.Stop() {
 			select {
@@ -292,6 +292,28 @@ func (c *consumer) inactive(now time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.waiting) == 0 && now.Sub(c.lastActive) > time.Duration(c.cfg.InactiveThreshold)
+}
+
+// expire removes a consumer that has been inactive for its threshold,
+// from its own goroutine. It returns false if the consumer is already
+// being closed by someone else (who will stop this goroutine).
+func (c *consumer) expire() bool {
+	if !c.claimClose() {
+		return false
+	}
+	st := c.st
+	st.mu.Lock()
+	if st.consumers[c.name] == c {
+		delete(st.consumers, c.name)
+	}
+	st.mu.Unlock()
+	c.release()
+	if c.cfg.isDurable() && !c.cfg.MemoryStorage && st.config().Storage != "memory" {
+		if err := st.log.DeleteConsumer(c.name); err != nil {
+			st.js.log.Error("delete inactive consumer", "stream", st.name, "consumer", c.name, "err", err)
+		}
+	}
+	return true
 }
 
 // expireRequests ends pulls past their expiry with 408, drops those whose
