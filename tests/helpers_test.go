@@ -42,16 +42,7 @@ func startBusAt(t *testing.T, hostPort, storeDir string) *server.Server {
 		t.Fatal(err)
 	}
 	p, _ := strconv.Atoi(port)
-	opts := server.Options{Host: host, Port: p, StoreDir: storeDir}
-	s, err := server.New(opts)
-	if err != nil {
-		t.Fatalf("new server: %v", err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatalf("start server: %v", err)
-	}
-	t.Cleanup(func() { shutdown(t, s) })
-	return s
+	return startBus(t, server.Options{Host: host, Port: p, StoreDir: storeDir})
 }
 
 func shutdown(t *testing.T, s *server.Server) {
