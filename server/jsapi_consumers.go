@@ -253,6 +253,9 @@ func (c *consumer) release() {
 	srv := c.st.js.srv
 	srv.unsubscribeInternal(c.nextSub)
 	srv.unsubscribeInternal(c.ackSub)
+	if c.fcSub != nil {
+		srv.unsubscribeInternal(c.fcSub)
+	}
 	for _, r := range waiting {
 		srv.sendInternal(r.reply, "", statusHeader("409 Consumer Deleted"), nil)
 	}

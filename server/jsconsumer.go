@@ -38,6 +38,13 @@ type consumer struct {
 	deadLettered int64
 	closed       bool
 
+	// Push consumers deliver to cfg.DeliverSubject through push, an
+	// endless request, while someone listens and flow control allows.
+	push      *pullRequest
+	fcPending bool // a flow-control request awaits its answer (guarded by mu)
+	fcBytes   int  // bytes delivered since the last answer (guarded by mu)
+	fcSub     *subscription
+
 	acks    chan ackMsg
 	kick    chan struct{} // capacity 1
 	stop    chan struct{}
@@ -84,6 +91,12 @@ func (st *stream) startConsumer(cfg consumerConfig, state deliveryState, created
 	c.next = c.startSeq()
 	srv := st.js.srv
 	var err error
+	if cfg.DeliverSubject != "" {
+		c.push = &pullRequest{reply: cfg.DeliverSubject, heartbeat: time.Duration(cfg.Heartbeat), lastSent: time.Now()}
+		if c.fcSub, err = srv.subscribeInternal("$JS.FC."+st.name+"."+cfg.Name+".>", c.captureFlowControl); err != nil {
+			return nil, err
+		}
+	}
 	if c.nextSub, err = srv.subscribeInternal(apiPrefix+"CONSUMER.MSG.NEXT."+st.name+"."+c.name, c.capturePull); err != nil {
 		return nil, err
 	}
@@ -162,6 +175,9 @@ func (c *consumer) capturePull(_, reply []byte, hdr int, msg []byte) bool {
 	}
 	req, status := parsePullRequest(body)
 	inbox := string(reply)
+	if c.push != nil {
+		status = "409 Consumer is push based"
+	}
 	if status != "" {
 		c.st.js.srv.sendInternal(inbox, "", statusHeader(status), nil)
 		return true
@@ -268,6 +284,7 @@ func (c *consumer) run() {
 		}
 		now := time.Now()
 		c.expireRequests(now)
+		c.pushHeartbeat(now)
 		c.deliverAvailable()
 		c.finishNoWait()
 		if c.inactive(now) && c.expire() {
@@ -289,8 +306,13 @@ func (c *consumer) inactive(now time.Time) bool {
 	if c.cfg.InactiveThreshold <= 0 {
 		return false
 	}
+	listening := c.push != nil && c.st.js.srv.hasInterest(c.push.reply)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if listening {
+		c.lastActive = now
+		return false
+	}
 	return len(c.waiting) == 0 && now.Sub(c.lastActive) > time.Duration(c.cfg.InactiveThreshold)
 }
 
@@ -381,6 +403,9 @@ func (c *consumer) finishNoWait() {
 
 // firstWaiting returns the oldest waiting pull, or nil.
 func (c *consumer) firstWaiting() *pullRequest {
+	if c.push != nil {
+		return c.pushRequest()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.waiting) == 0 {
@@ -446,7 +471,9 @@ func (c *consumer) deliverAvailable() {
 				r.maxBytes -= len(m.Subject) + len(m.Header) + len(m.Data)
 			}
 		}
-		if r.batch == 0 || r.hasBudget && r.maxBytes == 0 {
+		if r == c.push {
+			c.flowControl(msgs[:len(sent)])
+		} else if r.batch == 0 || r.hasBudget && r.maxBytes == 0 {
 			c.dropFirst()
 		}
 		if len(sent) < len(msgs) {

@@ -105,7 +105,14 @@ func (c *consumerConfig) normalize(st *stream) *apiError {
 		return errConsumerCreate("consumer name %q is invalid", c.Name)
 	}
 	if c.DeliverSubject != "" {
-		return errConsumerCreate("push consumers are not supported by bus yet; use a pull consumer")
+		if !subjects.ValidLiteral(c.DeliverSubject) {
+			return errConsumerCreate("consumer deliver subject is not a valid subject")
+		}
+		for _, s := range st.config().Subjects {
+			if overlaps(s, c.DeliverSubject) {
+				return errDeliverCycle()
+			}
+		}
 	}
 	if c.FilterSubject != "" && len(c.FilterSubjects) > 0 {
 		return newAPIError(400, 10136, "consumer cannot have both FilterSubject and FilterSubjects specified")
@@ -169,7 +176,7 @@ func (c *consumerConfig) normalize(st *stream) *apiError {
 	if c.BackOffJitter < 0 || c.BackOffJitter > 1 {
 		return errConsumerCreate("x_bus_backoff_jitter must be between 0 and 1")
 	}
-	if c.MaxWaiting == 0 {
+	if c.MaxWaiting == 0 && c.DeliverSubject == "" {
 		c.MaxWaiting = defaultMaxWaiting
 	}
 	if !c.isDurable() && c.InactiveThreshold == 0 {
