@@ -38,6 +38,9 @@ type consumer struct {
 	deadLettered int64
 	closed       bool
 
+	// replay_policy original: store time and send time of the last message.
+	replayPrevStored, replayPrevSent time.Time
+
 	// Push consumers deliver to cfg.DeliverSubject through push, an
 	// endless request, while someone listens and flow control allows.
 	push      *pullRequest
@@ -443,7 +446,7 @@ func (c *consumer) deliverAvailable() {
 				break
 			}
 			size := len(msg.Subject) + len(msg.Header) + len(msg.Data)
-			if r.hasBudget && size > budget {
+			if r.hasBudget && size > budget || !c.replayDue(msg, len(msgs)) {
 				c.undeliver(msg.Seq)
 				break
 			}
@@ -480,6 +483,26 @@ func (c *consumer) deliverAvailable() {
 			return // max ack pending reached
 		}
 	}
+}
+
+// replayDue paces replay_policy original: a message goes out only once
+// as much time has passed since the previous one as passed between their
+// stores. n is how many messages this round has gathered already.
+func (c *consumer) replayDue(msg jetlog.Msg, n int) bool {
+	if c.cfg.ReplayPolicy != "original" {
+		return true
+	}
+	if n > 0 { // one message per round, so each gets its own time
+		return false
+	}
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.replayPrevStored.IsZero() && now.Sub(c.replayPrevSent) < msg.Time.Sub(c.replayPrevStored) {
+		return false
+	}
+	c.replayPrevStored, c.replayPrevSent = msg.Time, now
+	return true
 }
 
 // hasMore reports whether a message is waiting (used to tell a pull whose

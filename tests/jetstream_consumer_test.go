@@ -248,3 +248,40 @@ func TestJetStreamNakBackoffExtension(t *testing.T) {
 		t.Fatalf("redeliveries: %d", n)
 	}
 }
+
+func TestJetStreamReplayOriginalKeepsTheGaps(t *testing.T) {
+	t.Parallel()
+	_, js := startJS(t)
+	ctx := ctxT(t)
+	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "RP", Subjects: []string{"rp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if i > 0 {
+			time.Sleep(150 * time.Millisecond) // the gap replay must reproduce
+		}
+		if _, err := js.Publish(ctx, "rp", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "R", ReplayPolicy: jetstream.ReplayOriginalPolicy, AckPolicy: jetstream.AckNonePolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	b, err := c.Fetch(3, jetstream.FetchMaxWait(3*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for range b.Messages() {
+		n++
+	}
+	if n != 3 {
+		t.Fatalf("got %d", n)
+	}
+	if d := time.Since(start); d < 280*time.Millisecond {
+		t.Fatalf("replayed 3 messages stored 300ms apart in %v", d)
+	}
+}
