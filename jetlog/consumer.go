@@ -25,8 +25,9 @@ type Pending struct {
 // delivered, the ack floor, and the pending set with delivery counts and
 // redelivery deadlines. It is a plain value driven by calls; time comes
 // from the injected clock. It is not safe for concurrent use (Consumer
-// wraps it with a lock and a journal). Every change is also recorded as an
-// op so Consumer can journal it.
+// wraps it with a lock and a journal). A state made by NewConsumerState
+// keeps nothing but the state itself; inside a Consumer every change is
+// also recorded so it can be journaled.
 type ConsumerState struct {
 	Delivered SeqPair             // last delivery
 	AckFloor  SeqPair             // everything at or below is acknowledged
@@ -35,6 +36,7 @@ type ConsumerState struct {
 	ackWait time.Duration
 	backoff []time.Duration
 	now     func() time.Time
+	record  bool         // keep ops for a journal (set by Consumer)
 	ops     []consumerOp // changes not yet journaled
 }
 
@@ -173,10 +175,12 @@ func (s *ConsumerState) NumRedelivered() int {
 	return n
 }
 
-// apply makes one change and records it for the journal.
+// apply makes one change and, for a journaled state, records it.
 func (s *ConsumerState) apply(op consumerOp) {
 	s.replay(op)
-	s.ops = append(s.ops, op)
+	if s.record {
+		s.ops = append(s.ops, op)
+	}
 }
 
 // replay makes one change without recording it.

@@ -349,3 +349,49 @@ func TestConsumerFailedFsyncFences(t *testing.T) {
 		t.Fatalf("ack after fence = %v", err)
 	}
 }
+
+func TestConsumerStateInMemoryKeepsNoJournal(t *testing.T) {
+	t.Parallel()
+	s := NewConsumerState(time.Second, nil, newFakeClock().Now)
+	for seq := uint64(1); seq <= 1000; seq++ {
+		s.Deliver(seq)
+		s.Ack(seq)
+	}
+	if len(s.ops) != 0 {
+		t.Fatalf("in-memory state recorded %d journal ops", len(s.ops))
+	}
+}
+
+func TestConsumerApplyBatchesChanges(t *testing.T) {
+	t.Parallel()
+	fsys := NewMemFS()
+	clock := newFakeClock()
+	l := openConsumerLog(t, fsys, clock)
+	c, err := l.OpenConsumer("B", ConsumerConfig{AckWait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.Apply(func(s *ConsumerState) error {
+		for seq := uint64(1); seq <= 5; seq++ {
+			s.Deliver(seq)
+		}
+		s.Ack(2)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashed := fsys.CrashClone(nil)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l2 := openConsumerLog(t, crashed, clock)
+	defer l2.Close() //nolint:errcheck
+	c2, err := l2.OpenConsumer("B", ConsumerConfig{AckWait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c2.PendingSeqs(); !slices.Equal(got, []uint64{1, 3, 4, 5}) {
+		t.Fatalf("pending after Apply and crash = %v", got)
+	}
+}

@@ -8,6 +8,6 @@ func (c *Consumer) Apply(fn func(s *ConsumerState) error) error {
 }
 
 // ForgetChanges drops the changes a state records for its journal. A
-// state kept only in memory, never journaled, calls it after each change
-// so the record does not grow without bound.
+// state from NewConsumerState records none, so for it this does nothing;
+// it is kept for callers written before that.
 func (s *ConsumerState) ForgetChanges() { s.ops = s.ops[:0] }

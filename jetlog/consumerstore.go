@@ -101,6 +101,7 @@ func (l *Log) OpenConsumer(name string, cfg ConsumerConfig) (*Consumer, error) {
 		cfg:        cfg,
 		state:      NewConsumerState(cfg.AckWait, cfg.Backoff, l.opts.Now),
 	}
+	c.state.record = true
 	if err := c.fs.MkdirAll(c.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("jetlog: open consumer %q: %w", name, err)
 	}
