@@ -43,3 +43,18 @@ func statusHeader(status string, kv ...string) []byte {
 	}
 	return append(b, "\r\n"...)
 }
+
+// withHeader returns a copy of the header block hdr (or a new one) with
+// "key: value" added.
+func withHeader(hdr []byte, key, value string) []byte {
+	out := make([]byte, 0, len(hdr)+len(key)+len(value)+16)
+	if len(hdr) > 4 {
+		out = append(out, hdr[:len(hdr)-2]...) // without the closing blank line
+	} else {
+		out = append(out, "NATS/1.0\r\n"...)
+	}
+	out = append(out, key...)
+	out = append(out, ": "...)
+	out = append(out, value...)
+	return append(out, "\r\n\r\n"...)
+}

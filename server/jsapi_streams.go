@@ -460,15 +460,9 @@ func (js *jetStream) directGet(r apiRequest, name, lastFor string) {
 		js.srv.sendInternal(r.reply, "", statusHeader("404 Message Not Found"), nil)
 		return
 	}
-	hdr := make([]byte, 0, len(m.Header)+128)
-	if len(m.Header) > 4 {
-		hdr = append(hdr, m.Header[:len(m.Header)-2]...) // drop the final blank line
-	} else {
-		hdr = append(hdr, "NATS/1.0\r\n"...)
-	}
-	hdr = append(hdr, "Nats-Stream: "+st.name+"\r\n"...)
-	hdr = append(hdr, "Nats-Subject: "+m.Subject+"\r\n"...)
-	hdr = append(hdr, "Nats-Sequence: "+strconv.FormatUint(m.Seq, 10)+"\r\n"...)
-	hdr = append(hdr, "Nats-Time-Stamp: "+m.Time.UTC().Format(time.RFC3339Nano)+"\r\n\r\n"...)
+	hdr := withHeader(m.Header, "Nats-Stream", st.name)
+	hdr = withHeader(hdr, "Nats-Subject", m.Subject)
+	hdr = withHeader(hdr, "Nats-Sequence", strconv.FormatUint(m.Seq, 10))
+	hdr = withHeader(hdr, "Nats-Time-Stamp", m.Time.UTC().Format(time.RFC3339Nano))
 	js.srv.sendInternal(r.reply, "", hdr, m.Data)
 }

@@ -647,7 +647,12 @@ func (c *consumer) send(r *pullRequest, msg jetlog.Msg, p jetlog.Pending) {
 		strconv.FormatUint(msg.Seq, 10) + "." + strconv.FormatUint(p.Consumer, 10) + "." +
 		strconv.FormatInt(msg.Time.UnixNano(), 10) + "." + strconv.FormatUint(last-min(last, msg.Seq), 10)
 	r.lastSent = time.Now()
-	c.st.js.srv.deliverInternal(r.reply, msg.Subject, reply, msg.Header, msg.Data)
+	hdr, data := msg.Header, msg.Data
+	if c.cfg.HeadersOnly { // headers and the payload's size, not the payload
+		hdr = withHeader(hdr, "Nats-Msg-Size", strconv.Itoa(len(data)))
+		data = nil
+	}
+	c.st.js.srv.deliverInternal(r.reply, msg.Subject, reply, hdr, data)
 }
 
 // redeliveryWait is the back-off for the given delivery count, or the

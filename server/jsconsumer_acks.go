@@ -152,10 +152,7 @@ func (c *consumer) sendDeadLetter(seq, deliveries uint64, reason, detail string)
 	if detail != "" {
 		reason += ": " + detail
 	}
-	hdr := []byte("NATS/1.0\r\n")
-	if len(msg.Header) > 4 {
-		hdr = append([]byte(nil), msg.Header[:len(msg.Header)-2]...) // without the blank line
-	}
+	hdr := msg.Header
 	for _, kv := range [][2]string{
 		{hdrDLQStream, c.st.name},
 		{hdrDLQSubject, msg.Subject},
@@ -164,9 +161,8 @@ func (c *consumer) sendDeadLetter(seq, deliveries uint64, reason, detail string)
 		{hdrDLQDeliveries, strconv.FormatUint(deliveries, 10)},
 		{hdrDLQReason, strings.NewReplacer("\r", " ", "\n", " ").Replace(reason)},
 	} {
-		hdr = append(hdr, kv[0]+": "+kv[1]+"\r\n"...)
+		hdr = withHeader(hdr, kv[0], kv[1])
 	}
-	hdr = append(hdr, "\r\n"...)
 	c.st.js.srv.sendInternal(c.cfg.DeadLetterSubject, "", hdr, msg.Data)
 }
 

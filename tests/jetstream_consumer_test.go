@@ -285,3 +285,79 @@ func TestJetStreamReplayOriginalKeepsTheGaps(t *testing.T) {
 		t.Fatalf("replayed 3 messages stored 300ms apart in %v", d)
 	}
 }
+
+func TestJetStreamHeadersOnly(t *testing.T) {
+	t.Parallel()
+	_, js := startJS(t)
+	ctx := ctxT(t)
+	st := seedStream(t, js, jetstream.StreamConfig{})
+	c, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "H", HeadersOnly: true, FilterSubject: "s.c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := c.Fetch(1, jetstream.FetchMaxWait(2*time.Second))
+	for m := range b.Messages() {
+		if len(m.Data()) != 0 || m.Headers().Get("Nats-Msg-Size") != "1" {
+			t.Fatalf("headers-only delivery: data %q headers %v", m.Data(), m.Headers())
+		}
+		return
+	}
+	t.Fatal("nothing delivered")
+}
+
+func TestJetStreamInterestRetention(t *testing.T) {
+	t.Parallel()
+	_, js := startJS(t)
+	ctx := ctxT(t)
+	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in"}, Retention: jetstream.InterestPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Nobody is interested yet: nothing is kept.
+	if _, err := js.Publish(ctx, "in", []byte("lost")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, func() bool { i, _ := st.Info(ctx); return i.State.Msgs == 0 })
+	a, _ := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "A", AckPolicy: jetstream.AckExplicitPolicy})
+	b, _ := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "B", AckPolicy: jetstream.AckExplicitPolicy})
+	if _, err := js.Publish(ctx, "in", []byte("kept")); err != nil {
+		t.Fatal(err)
+	}
+	ackOne := func(c jetstream.Consumer) {
+		bt, _ := c.Fetch(1, jetstream.FetchMaxWait(2*time.Second))
+		for m := range bt.Messages() {
+			if err := m.DoubleAck(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ackOne(a)
+	if i, _ := st.Info(ctx); i.State.Msgs != 1 {
+		t.Fatalf("removed before every consumer acked: %+v", i.State)
+	}
+	ackOne(b)
+	eventually(t, 5*time.Second, func() bool { i, _ := st.Info(ctx); return i.State.Msgs == 0 })
+}
+
+func TestJetStreamStreamUpdate(t *testing.T) {
+	t.Parallel()
+	_, js := startJS(t)
+	ctx := ctxT(t)
+	st := seedStream(t, js, jetstream.StreamConfig{})
+	if _, err := js.UpdateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s.>", "t.>"}, MaxMsgs: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx, "t.new", []byte("6")); err != nil {
+		t.Fatalf("publish to an added subject: %v", err)
+	}
+	info, _ := st.Info(ctx)
+	if info.State.Msgs != 3 || info.State.LastSeq != 6 || info.Config.MaxMsgs != 3 {
+		t.Fatalf("after update: %+v %+v", info.State, info.Config)
+	}
+	if _, err := js.UpdateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s.>"}, Storage: jetstream.MemoryStorage}); err == nil {
+		t.Fatal("changing the storage type was accepted")
+	}
+	if _, err := js.UpdateStream(ctx, jetstream.StreamConfig{Name: "NOPE"}); err == nil {
+		t.Fatal("updating a missing stream was accepted")
+	}
+}
