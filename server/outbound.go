@@ -23,6 +23,11 @@ type outbound struct {
 	wake       chan struct{} // capacity 1: "there is something to write"
 }
 
+// maxSpareBuffer is the largest written buffer kept for reuse. Busy
+// connections keep theirs, so steady traffic allocates nothing; a larger
+// one, left by a burst, goes back to the garbage collector.
+const maxSpareBuffer = 8 << 20
+
 func newOutbound(maxPending int64) *outbound {
 	return &outbound{maxPending: int(maxPending), wake: make(chan struct{}, 1)}
 }
@@ -109,7 +114,7 @@ func (o *outbound) take() []byte {
 func (o *outbound) written(b []byte) {
 	o.mu.Lock()
 	o.inFlight = 0
-	if cap(b) <= 1<<20 { // let a burst's big buffer go rather than pin it
+	if cap(b) <= maxSpareBuffer { // let a burst's huge buffer go rather than pin it
 		o.spare = b[:0]
 	}
 	o.mu.Unlock()

@@ -45,7 +45,7 @@ func startBusAt(t *testing.T, hostPort, storeDir string) *server.Server {
 	return startBus(t, server.Options{Host: host, Port: p, StoreDir: storeDir})
 }
 
-func shutdown(t *testing.T, s *server.Server) {
+func shutdown(t testing.TB, s *server.Server) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

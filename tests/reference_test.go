@@ -11,6 +11,14 @@ import (
 // port, as the oracle for differential tests.
 func startReference(t *testing.T, jetstream bool) *natsserver.Server {
 	t.Helper()
+	return startReferenceTB(t, jetstream)
+}
+
+// startReferenceB is startReference for benchmarks.
+func startReferenceB(b *testing.B) *natsserver.Server { return startReferenceTB(b, false) }
+
+func startReferenceTB(t testing.TB, jetstream bool) *natsserver.Server {
+	t.Helper()
 	opts := &natsserver.Options{
 		Host:      "127.0.0.1",
 		Port:      -1,
