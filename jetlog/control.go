@@ -189,5 +189,8 @@ func (l *Log) doClose() error {
 			err = cerr
 		}
 	}
+	if cerr := l.releaseLock(); cerr != nil && err == nil {
+		err = cerr
+	}
 	return err
 }

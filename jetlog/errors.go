@@ -39,6 +39,9 @@ var (
 	// ErrBadConsumerName is returned for an empty consumer name or one that
 	// is not a single path element.
 	ErrBadConsumerName = errors.New("jetlog: invalid consumer name")
+	// ErrLocked is returned by Open when another Log, in this process or
+	// another, has the stream directory open.
+	ErrLocked = errors.New("jetlog: stream directory in use")
 	// ErrCorrupt is matched (via errors.Is) by every *CorruptError.
 	ErrCorrupt = errors.New("jetlog: corrupt data")
 )

@@ -1,6 +1,7 @@
 package jetlog
 
 import (
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -36,6 +37,13 @@ type File interface {
 	Truncate(size int64) error
 	Close() error
 	Stat() (fs.FileInfo, error)
+}
+
+// Locker is implemented by file systems that can stop a second Log (in
+// this process or another) from opening a stream directory. Lock returns
+// ErrLocked if name is already locked; closing the result unlocks.
+type Locker interface {
+	Lock(name string) (io.Closer, error)
 }
 
 // OSFS is the operating system's file system.

@@ -2,6 +2,8 @@ package jetlog
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -15,4 +17,21 @@ func datasync(f *os.File) error {
 			return err
 		}
 	}
+}
+
+// Lock implements Locker with an exclusive, non-blocking flock. The kernel
+// drops it when the process dies, so a crash never leaves a stale lock.
+func (OSFS) Lock(name string) (io.Closer, error) {
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		_ = f.Close() // the lock error is the one that matters
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("lock %q: %w", name, ErrLocked)
+		}
+		return nil, fmt.Errorf("lock %q: %w", name, err)
+	}
+	return f, nil
 }

@@ -1,6 +1,7 @@
 package jetlog
 
 import (
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -87,6 +88,8 @@ type Log struct {
 	commits atomic.Uint64
 	fsyncs  atomic.Uint64
 	durable atomic.Uint64 // highest seq known synced
+
+	unlock io.Closer // releases the directory lock; nil without a Locker
 
 	report   RecoveryReport
 	closeErr error // set by the appender before done is closed

@@ -279,3 +279,27 @@ func TestNextMatchesBruteForce(t *testing.T) {
 		}
 	})
 }
+
+func TestOpenLocksDirectory(t *testing.T) {
+	t.Parallel()
+	for _, fsys := range []FS{OSFS{}, NewMemFS()} {
+		dir := t.TempDir()
+		l, err := Open(dir, StreamConfig{Name: "S"}, Options{FS: fsys})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Open(dir, StreamConfig{Name: "S"}, Options{FS: fsys}); !errors.Is(err, ErrLocked) {
+			t.Fatalf("%T: second Open err = %v, want ErrLocked", fsys, err)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		l2, err := Open(dir, StreamConfig{Name: "S"}, Options{FS: fsys})
+		if err != nil {
+			t.Fatalf("%T: Open after Close: %v", fsys, err)
+		}
+		if err := l2.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package jetlog
 
 import (
+	"fmt"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -19,7 +20,8 @@ type MemFS struct {
 	mu    sync.Mutex         // guards the fields below and every memNode
 	dirs  map[string]*memDir // by cleaned path
 	fault func(op, name string) error
-	track bool // remember synced state (false for memory streams: cheaper)
+	locks map[string]bool // held Lock names
+	track bool            // remember synced state (false for memory streams: cheaper)
 }
 
 type memDir struct {
@@ -45,6 +47,34 @@ func newMemFS(track bool) *MemFS {
 
 func newMemDir() *memDir {
 	return &memDir{entries: map[string]*memNode{}, synced: map[string]*memNode{}}
+}
+
+// Lock implements Locker. Locks do not survive CrashClone, as a process's
+// locks do not survive its death.
+func (m *MemFS) Lock(name string) (io.Closer, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	name = path.Clean(name)
+	if m.locks[name] {
+		return nil, fmt.Errorf("lock %q: %w", name, ErrLocked)
+	}
+	if m.locks == nil {
+		m.locks = map[string]bool{}
+	}
+	m.locks[name] = true
+	return memLock{m, name}, nil
+}
+
+type memLock struct {
+	m    *MemFS
+	name string
+}
+
+func (l memLock) Close() error {
+	l.m.mu.Lock()
+	defer l.m.mu.Unlock()
+	delete(l.m.locks, l.name)
+	return nil
 }
 
 // SetFault installs a hook called before every operation with the

@@ -38,13 +38,22 @@ func Open(dir string, cfg StreamConfig, opts Options) (*Log, error) {
 	if err := l.fs.MkdirAll(l.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("jetlog: open %q: %w", dir, err)
 	}
+	if lk, ok := l.fs.(Locker); ok {
+		unlock, err := lk.Lock(path.Join(l.dir, lockFile))
+		if err != nil {
+			return nil, fmt.Errorf("jetlog: open %q: %w", dir, err)
+		}
+		l.unlock = unlock
+	}
 	if err := l.storeConfig(); err != nil {
+		l.releaseLock()
 		return nil, err
 	}
 	if err := l.recover(); err != nil {
 		for _, s := range l.segs {
 			_ = s.release() // already failing
 		}
+		l.releaseLock()
 		return nil, err
 	}
 	l.durable.Store(l.cat.last)
@@ -56,6 +65,16 @@ func Open(dir string, cfg StreamConfig, opts Options) (*Log, error) {
 	}
 	go l.run()
 	return l, nil
+}
+
+// releaseLock drops the directory lock, if any.
+func (l *Log) releaseLock() error {
+	if l.unlock == nil {
+		return nil
+	}
+	err := l.unlock.Close()
+	l.unlock = nil
+	return err
 }
 
 // storeConfig writes cfg to stream.meta unless it is already there,
