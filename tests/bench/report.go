@@ -173,7 +173,8 @@ func writeDocs(path string, d docs, results []result) error {
 	for _, f := range d.flavors {
 		p("%s\n", strings.Join(f.argv(0, 0, "$DIR", true), " "))
 	}
-	p("```\n\nThe reference gets `-js -sd $DIR` only in the JetStream scenarios. Clients, per scenario (`$URL` is\n")
+	p("```\n\nThat is the JetStream form; in the core scenarios the reference runs without `-js -sd $DIR` and bus with\n")
+	p("`--jetstream=false`. Clients, per scenario (`$URL` is\n")
 	p("`nats://127.0.0.1:$PORT`; `nats` is the pinned CLI):\n\n")
 	for _, res := range results {
 		ref, bus := res.by[0].cmds, res.by[1].cmds

@@ -37,62 +37,56 @@ func sizesFor(quick bool) sizes {
 			reqrep: 2_000, interest: 100_000, jsSync: 2_000, jsAsync: 50_000,
 			idleConns: 5_000, memSubs: 250_000, quick: true}
 	}
-	return sizes{core: 1_000_000, large: 20_000, fanout: 200_000, queue: 500_000,
+	return sizes{core: 1_000_000, large: 10_000, fanout: 200_000, queue: 500_000,
 		reqrep: 10_000, interest: 500_000, jsSync: 10_000, jsAsync: 200_000,
 		idleConns: 10_000, memSubs: 1_000_000}
 }
 
-// scenarios is the suite, in the order of the table. The quick set keeps
-// one payload size per decade and leaves out the JetStream consumers.
+// scenarios is the suite, in the order of the table. The quick set skips
+// the rows marked full-only: one payload size per decade, one interval
+// durability row, no push-style JetStream consumers.
 func scenarios(s sizes) []scenario {
 	const minute = time.Minute
-	throughput := metric{unit: "msgs/s"}
-	rssMetric := metric{unit: "MiB", lowerIsBetter: true}
-	core := func(name string, p pubSub) scenario {
-		return scenario{name: name, timeout: minute, metrics: []metric{throughput}, run: p.run}
+	throughput := []metric{{unit: "msgs/s"}}
+	var list []scenario
+	add := func(fullOnly bool, sc scenario) {
+		if sc.timeout == 0 {
+			sc.timeout = minute
+		}
+		if !fullOnly || !s.quick {
+			list = append(list, sc)
+		}
 	}
-	list := []scenario{
-		core("pub→sub 16 B", pubSub{subject: "bench.core", n: s.core, size: 16, subClients: 1, pubClients: 1}),
+	core := func(fullOnly bool, name string, p pubSub) {
+		add(fullOnly, scenario{name: name, metrics: throughput, run: p.run})
 	}
-	if !s.quick {
-		list = append(list, core("pub→sub 128 B", pubSub{subject: "bench.core", n: s.core, size: 128, subClients: 1, pubClients: 1}))
+	core(false, "pub→sub 16 B", pubSub{subject: "bench.core", n: s.core, size: 16, subClients: 1, pubClients: 1})
+	core(true, "pub→sub 128 B", pubSub{subject: "bench.core", n: s.core, size: 128, subClients: 1, pubClients: 1})
+	core(false, "pub→sub 1 KiB", pubSub{subject: "bench.core", n: s.core / 2, size: 1024, subClients: 1, pubClients: 1})
+	core(false, "pub→sub 64 KiB", pubSub{subject: "bench.core", n: s.large, size: 64 << 10, subClients: 1, pubClients: 1})
+	core(false, "fan-out 1→10, 16 B", pubSub{subject: "bench.fanout", n: s.fanout, size: 16, subClients: 10, pubClients: 1})
+	add(false, scenario{name: "queue group 1→5, 16 B", metrics: throughput, run: queue{n: s.queue, size: 16, members: 5}.run})
+	core(false, "4 pubs→1 sub, 16 B", pubSub{subject: "bench.many", n: s.core, size: 16, subClients: 1, pubClients: 4})
+	add(false, scenario{name: "request-reply 128 B, 1 client",
+		metrics: []metric{{unit: "msgs/s"}, {label: "p50", unit: "µs", lowerIsBetter: true}, {label: "p99", unit: "µs", lowerIsBetter: true}},
+		run:     requestReply{n: s.reqrep, size: 128, clients: 1}.run})
+	add(false, scenario{name: "interest graph 100k subs, 16 B", timeout: 2 * minute, metrics: throughput,
+		run: interestGraph{subs: 100_000, conns: 4, flow: pubSub{subject: "graph", n: s.interest, size: 16, subClients: 1, pubClients: 1, multisubject: true}}.run})
+	add(false, scenario{name: "RSS",
+		metrics: []metric{{label: "idle", unit: "MiB", lowerIsBetter: true}, {label: count(s.idleConns) + " idle conns", unit: "MiB", lowerIsBetter: true}},
+		run:     idleConns{n: s.idleConns}.run})
+	add(false, scenario{name: "RSS " + count(s.memSubs) + " subs", timeout: 2 * minute,
+		metrics: []metric{{unit: "MiB", lowerIsBetter: true}}, run: manySubs{n: s.memSubs, conns: 4}.run})
+	js := func(fullOnly bool, name string, run func(context.Context, *env) ([]float64, error)) {
+		add(fullOnly, scenario{name: name, jetstream: true, metrics: throughput, run: run})
 	}
-	list = append(list,
-		core("pub→sub 1 KiB", pubSub{subject: "bench.core", n: s.core / 2, size: 1024, subClients: 1, pubClients: 1}),
-		core("pub→sub 64 KiB", pubSub{subject: "bench.core", n: s.large, size: 64 << 10, subClients: 1, pubClients: 1}),
-		core("fan-out 1→10, 16 B", pubSub{subject: "bench.fanout", n: s.fanout, size: 16, subClients: 10, pubClients: 1}),
-		scenario{name: "queue group 1→5, 16 B", timeout: minute, metrics: []metric{throughput},
-			run: queue{n: s.queue, size: 16, members: 5}.run},
-		core("4 pubs→1 sub, 16 B", pubSub{subject: "bench.many", n: s.core, size: 16, subClients: 1, pubClients: 4}),
-		scenario{name: "request-reply 128 B, 1 client", timeout: minute,
-			metrics: []metric{throughput, {label: "p50", unit: "µs", lowerIsBetter: true}, {label: "p99", unit: "µs", lowerIsBetter: true}},
-			run:     requestReply{n: s.reqrep, size: 128, clients: 1}.run},
-		scenario{name: "interest graph 100k subs, 16 B", timeout: 2 * minute, metrics: []metric{throughput},
-			run: interestGraph{subs: 100_000, conns: 4, flow: pubSub{subject: "graph", n: s.interest, size: 16, subClients: 1, pubClients: 1, multisubject: true}}.run},
-		scenario{name: "RSS", timeout: minute,
-			metrics: []metric{{label: "idle", unit: "MiB", lowerIsBetter: true}, {label: count(s.idleConns) + " idle conns", unit: "MiB", lowerIsBetter: true}},
-			run:     idleConns{n: s.idleConns}.run},
-		scenario{name: "RSS " + count(s.memSubs) + " subs", timeout: 2 * minute, metrics: []metric{rssMetric},
-			run: manySubs{n: s.memSubs, conns: 4}.run},
-		scenario{name: "JS pub sync 128 B", jetstream: true, timeout: minute, metrics: []metric{throughput},
-			run: jsPublish{mode: "sync", n: s.jsSync, size: 128}.run},
-		scenario{name: "JS pub async 128 B", jetstream: true, timeout: minute, metrics: []metric{throughput},
-			run: jsPublish{mode: "async", n: s.jsAsync, size: 128}.run},
-		scenario{name: "JS pub async 128 B, bus durability=interval", jetstream: true, timeout: minute, metrics: []metric{throughput},
-			run: jsPublish{mode: "async", n: s.jsAsync, size: 128, busDurability: "interval"}.run},
-		scenario{name: "JS fetch 128 B", jetstream: true, timeout: minute, metrics: []metric{throughput},
-			run: jsConsume{kind: "fetch", n: s.jsAsync, size: 128}.run},
-	)
-	if !s.quick {
-		list = append(list,
-			scenario{name: "JS pub sync 128 B, bus durability=interval", jetstream: true, timeout: minute, metrics: []metric{throughput},
-				run: jsPublish{mode: "sync", n: s.jsSync, size: 128, busDurability: "interval"}.run},
-			scenario{name: "JS consume 128 B", jetstream: true, timeout: minute, metrics: []metric{throughput},
-				run: jsConsume{kind: "consume", n: s.jsAsync, size: 128}.run},
-			scenario{name: "JS ordered 128 B", jetstream: true, timeout: minute, metrics: []metric{throughput},
-				run: jsConsume{kind: "ordered", n: s.jsAsync, size: 128}.run},
-		)
-	}
+	js(false, "JS pub sync 128 B", jsPublish{mode: "sync", n: s.jsSync, size: 128}.run)
+	js(true, "JS pub sync 128 B, bus durability=interval", jsPublish{mode: "sync", n: s.jsSync, size: 128, busDurability: "interval"}.run)
+	js(false, "JS pub async 128 B", jsPublish{mode: "async", n: s.jsAsync, size: 128}.run)
+	js(false, "JS pub async 128 B, bus durability=interval", jsPublish{mode: "async", n: s.jsAsync, size: 128, busDurability: "interval"}.run)
+	js(false, "JS fetch 128 B", jsConsume{kind: "fetch", n: s.jsAsync, size: 128}.run)
+	js(true, "JS consume 128 B", jsConsume{kind: "consume", n: s.jsAsync, size: 128}.run)
+	js(true, "JS ordered 128 B", jsConsume{kind: "ordered", n: s.jsAsync, size: 128}.run)
 	return list
 }
 

@@ -27,8 +27,8 @@ const (
 type flavor struct {
 	name string // "nats-server" or "bus", as printed in the table
 	// argv returns the command line for a server on loopback at port, with
-	// monitoring at httpPort and its store in dir; jetstream asks the
-	// reference to enable it (bus decides for itself).
+	// monitoring at httpPort and its store in dir; JetStream is on only
+	// for the JetStream scenarios, in both servers alike.
 	argv func(port, httpPort int, dir string, jetstream bool) []string
 }
 
@@ -43,9 +43,10 @@ func referenceFlavor(t tools) flavor {
 }
 
 func busFlavor(t tools) flavor {
-	return flavor{name: "bus", argv: func(port, httpPort int, dir string, _ bool) []string {
+	return flavor{name: "bus", argv: func(port, httpPort int, dir string, jetstream bool) []string {
 		return []string{t.bus, "serve", "--host", "127.0.0.1", "--port", strconv.Itoa(port),
-			"--http-port", strconv.Itoa(httpPort), "--store-dir", dir, "--log-level", "warn"}
+			"--http-port", strconv.Itoa(httpPort), "--store-dir", dir, "--log-level", "warn",
+			"--jetstream=" + strconv.FormatBool(jetstream)}
 	}}
 }
 
