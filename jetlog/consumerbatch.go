@@ -6,8 +6,3 @@ package jetlog
 func (c *Consumer) Apply(fn func(s *ConsumerState) error) error {
 	return c.update(fn)
 }
-
-// ForgetChanges drops the changes a state records for its journal. A
-// state from NewConsumerState records none, so for it this does nothing;
-// it is kept for callers written before that.
-func (s *ConsumerState) ForgetChanges() { s.ops = s.ops[:0] }

@@ -303,35 +303,16 @@ func (c *consumer) info(typ string) consumerInfo {
 	}
 }
 
-// maxPendingScan bounds the walk that counts a filtered consumer's lag.
-const maxPendingScan = 1 << 20
-
 // countPending counts stored messages at or after from that match the
-// filters (none: all): the consumer's lag.
+// filters (none: all): the consumer's lag. Overlapping filters are not
+// allowed, so the per-filter counts add up.
 func (st *stream) countPending(from uint64, filters []string) uint64 {
-	s := st.log.State()
-	if s.Msgs == 0 || from > s.LastSeq {
-		return 0
-	}
 	if len(filters) == 0 {
-		if from <= s.FirstSeq {
-			return s.Msgs
-		}
-		return s.LastSeq - from + 1 // interior deletes are not subtracted
+		return st.log.NumPending(from, "")
 	}
 	var n uint64
-	for seq := from; n < maxPendingScan; n++ {
-		var next uint64
-		found := false
-		for _, f := range filters {
-			if m, err := st.log.Next(seq, f); err == nil && (!found || m.Seq < next) {
-				next, found = m.Seq, true
-			}
-		}
-		if !found {
-			break
-		}
-		seq = next + 1
+	for _, f := range filters {
+		n += st.log.NumPending(from, f)
 	}
 	return n
 }

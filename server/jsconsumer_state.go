@@ -39,7 +39,6 @@ func newMemState(ackWait time.Duration, backoff []time.Duration, maxAckPending i
 func (m *memState) Deliver(seq uint64) (jetlog.Pending, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	defer m.s.ForgetChanges()
 	if _, ok := m.s.Pending[seq]; !ok && m.maxAckPending > 0 && len(m.s.Pending) >= m.maxAckPending {
 		return jetlog.Pending{}, fmt.Errorf("deliver %d: %w", seq, jetlog.ErrMaxAckPending)
 	}
@@ -49,35 +48,30 @@ func (m *memState) Deliver(seq uint64) (jetlog.Pending, error) {
 func (m *memState) Ack(seq uint64) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	defer m.s.ForgetChanges()
 	return m.s.Ack(seq), nil
 }
 
 func (m *memState) AckAll(seq uint64) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	defer m.s.ForgetChanges()
 	return m.s.AckAll(seq), nil
 }
 
 func (m *memState) Term(seq uint64) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	defer m.s.ForgetChanges()
 	return m.s.Term(seq), nil
 }
 
 func (m *memState) Nak(seq uint64, delay time.Duration) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	defer m.s.ForgetChanges()
 	return m.s.Nak(seq, delay), nil
 }
 
 func (m *memState) InProgress(seq uint64) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	defer m.s.ForgetChanges()
 	return m.s.InProgress(seq), nil
 }
 
@@ -101,7 +95,6 @@ func (m *memState) Info() jetlog.ConsumerInfo {
 func (m *memState) Apply(fn func(s *jetlog.ConsumerState) error) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	defer m.s.ForgetChanges()
 	return fn(&m.s)
 }
 

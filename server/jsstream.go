@@ -3,9 +3,6 @@ package server
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -513,23 +510,7 @@ func (st *stream) destroy() error {
 	if st.cfg.Storage == "memory" {
 		return nil
 	}
-	if err := os.RemoveAll(st.dir); err != nil {
-		return fmt.Errorf("remove %s: %w", st.dir, err)
-	}
-	return syncDir(filepath.Dir(st.dir))
-}
-
-// syncDir makes a directory's entries durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return jetlog.RemoveStream(nil, st.dir)
 }
 
 func (st *stream) config() streamConfig {

@@ -89,9 +89,6 @@ func (c streamConfig) MarshalJSON() ([]byte, error) {
 	return marshalWithExtra(plain(c), c.extra)
 }
 
-// apiTime formats like the reference: RFC3339Nano in UTC.
-type apiTime = time.Time
-
 // streamState is the "state" of a StreamInfo.
 type streamState struct {
 	Msgs          uint64    `json:"messages"`

@@ -203,10 +203,3 @@ func (c *conn) removeSub(sub *subscription) {
 	delete(c.subs, string(sub.sid))
 	_ = c.srv.subs.Remove(sub.subject, sub.queue, sub)
 }
-
-// numSubs counts this connection's live subscriptions.
-func (c *conn) numSubs() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.subs)
-}

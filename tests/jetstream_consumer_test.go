@@ -296,13 +296,13 @@ func TestJetStreamHeadersOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := c.Fetch(1, jetstream.FetchMaxWait(2*time.Second))
-	for m := range b.Messages() {
-		if len(m.Data()) != 0 || m.Headers().Get("Nats-Msg-Size") != "1" {
-			t.Fatalf("headers-only delivery: data %q headers %v", m.Data(), m.Headers())
-		}
-		return
+	m, ok := <-b.Messages()
+	if !ok {
+		t.Fatal("nothing delivered")
 	}
-	t.Fatal("nothing delivered")
+	if len(m.Data()) != 0 || m.Headers().Get("Nats-Msg-Size") != "1" {
+		t.Fatalf("headers-only delivery: data %q headers %v", m.Data(), m.Headers())
+	}
 }
 
 func TestJetStreamInterestRetention(t *testing.T) {
