@@ -395,3 +395,40 @@ func TestConsumerApplyBatchesChanges(t *testing.T) {
 		t.Fatalf("pending after Apply and crash = %v", got)
 	}
 }
+
+// A lazy change is written at once (it survives a process crash) and
+// becomes power-safe with the next synced change.
+func TestConsumerApplyLazySyncsWithTheNextSyncedChange(t *testing.T) {
+	t.Parallel()
+	fsys := NewMemFS()
+	clock := newFakeClock()
+	l := openConsumerLog(t, fsys, clock)
+	defer l.Close() //nolint:errcheck
+	c, err := l.OpenConsumer("L", ConsumerConfig{AckWait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ApplyLazy(func(s *ConsumerState) error { s.Deliver(1); s.Deliver(2); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	reopen := func(fs *MemFS) []uint64 {
+		t.Helper()
+		l2 := openConsumerLog(t, fs, clock)
+		defer l2.Close() //nolint:errcheck
+		c2, err := l2.OpenConsumer("L", ConsumerConfig{AckWait: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c2.Close() //nolint:errcheck
+		return c2.PendingSeqs()
+	}
+	if got := reopen(fsys.CrashClone(nil)); len(got) != 0 {
+		t.Fatalf("unsynced lazy change survived a power cut: %v", got)
+	}
+	if err := c.Apply(func(s *ConsumerState) error { s.Ack(1); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got := reopen(fsys.CrashClone(nil)); !slices.Equal(got, []uint64{2}) {
+		t.Fatalf("after a synced change: pending %v, want [2]", got)
+	}
+}

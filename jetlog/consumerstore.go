@@ -274,6 +274,11 @@ func (c *Consumer) InProgress(seq uint64) (bool, error) {
 // journal catches up with memory on the next successful write; a failed
 // fsync fences the consumer (ErrWriteFenced).
 func (c *Consumer) update(fn func(*ConsumerState) error) error {
+	return c.updateSync(fn, c.durability == DurabilityAlways)
+}
+
+// updateSync is update with the choice of waiting for an fsync.
+func (c *Consumer) updateSync(fn func(*ConsumerState) error, sync bool) error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -301,7 +306,7 @@ func (c *Consumer) update(fn func(*ConsumerState) error) error {
 	c.enqueued++
 	mine := c.enqueued
 	c.mu.Unlock()
-	return c.flush(mine, c.durability == DurabilityAlways)
+	return c.flush(mine, sync)
 }
 
 // flush writes the queued changes up to update number mine (one caller's

@@ -529,7 +529,9 @@ func (c *consumer) recordDeliveries(msgs []jetlog.Msg) []jetlog.Pending {
 	out := make([]jetlog.Pending, 0, len(msgs))
 	ackNone := c.cfg.AckPolicy == "none"
 	limit := c.cfg.MaxAckPending
-	err := c.state.Apply(func(s *jetlog.ConsumerState) error {
+	// A delivery lost in a power cut is only delivered again, so it need
+	// not wait for an fsync (at-least-once holds either way).
+	err := c.state.ApplyLazy(func(s *jetlog.ConsumerState) error {
 		for _, m := range msgs {
 			if _, redelivery := s.Pending[m.Seq]; !redelivery && limit > 0 && len(s.Pending) >= limit {
 				break

@@ -23,7 +23,17 @@ func (c *consumer) processAcks(acks []ackMsg) {
 	}
 	c.mu.Unlock()
 	var acked, terminated []int // indexes into acks
-	err := c.state.Apply(func(s *jetlog.ConsumerState) error {
+	// Acks are synced before anyone is told they are done: a double ack
+	// waits for its fsync. A plain ack lost in a power cut means one more
+	// delivery, which at-least-once allows, so it does not wait.
+	apply := c.state.ApplyLazy
+	for _, a := range acks {
+		if a.reply != "" {
+			apply = c.state.Apply
+			break
+		}
+	}
+	err := apply(func(s *jetlog.ConsumerState) error {
 		for i, a := range acks {
 			kind, arg, _ := strings.Cut(a.body, " ")
 			switch kind {

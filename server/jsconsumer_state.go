@@ -22,6 +22,9 @@ type deliveryState interface {
 	Info() jetlog.ConsumerInfo
 	// Apply makes several changes as one journaled (and synced) step.
 	Apply(fn func(s *jetlog.ConsumerState) error) error
+	// ApplyLazy journals without waiting for the sync: for changes whose
+	// loss only causes a redelivery.
+	ApplyLazy(fn func(s *jetlog.ConsumerState) error) error
 	Close() error
 }
 
@@ -97,5 +100,7 @@ func (m *memState) Apply(fn func(s *jetlog.ConsumerState) error) error {
 	defer m.mu.Unlock()
 	return fn(&m.s)
 }
+
+func (m *memState) ApplyLazy(fn func(s *jetlog.ConsumerState) error) error { return m.Apply(fn) }
 
 func (m *memState) Close() error { return nil }
