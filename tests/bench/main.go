@@ -12,12 +12,10 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -28,17 +26,9 @@ func main() {
 }
 
 func run() int {
-	cache := flag.String("cache", defaultCache(), "directory for the installed tools")
-	pairs := flag.Int("pairs", 3, "runs per server and scenario, alternating nats-server and bus")
-	quick := flag.Bool("quick", false, "fewer messages and scenarios (under two minutes)")
-	only := flag.String("only", "", "run only scenarios whose name matches this regexp")
-	out := flag.String("out", "docs/benchmarks.md", "report path, relative to the module root; empty to skip")
-	note := flag.String("note", "", "free text for the report's machine section")
-	rev := flag.String("bus-rev", "", "build bus from this git revision instead of the working tree")
-	flag.Parse()
-	filter, err := regexp.Compile(*only)
-	if err != nil || *pairs < 1 {
-		fmt.Fprintln(os.Stderr, "bench: bad --only or --pairs")
+	cfg, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -51,7 +41,7 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
-	t, err := install(ctx, *cache, root, *rev, os.Stderr)
+	t, err := install(ctx, cfg.cache, root, cfg.busRev, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
@@ -64,16 +54,16 @@ func run() int {
 	defer os.RemoveAll(tmp)
 
 	var list []scenario
-	for _, sc := range scenarios(sizesFor(*quick)) {
-		if filter.MatchString(sc.name) {
+	for _, sc := range scenarios(sizesFor(cfg.quick)) {
+		if cfg.only.MatchString(sc.name) {
 			list = append(list, sc)
 		}
 	}
-	d := docs{started: time.Now(), machine: describeMachine(), tools: t, pairs: *pairs, note: *note,
-		flavors: [2]flavor{referenceFlavor(t), busFlavor(t)}, command: "go run ./tests/bench " + strings.Join(os.Args[1:], " ")}
-	d.command = strings.TrimSpace(d.command)
+	d := docs{started: time.Now(), machine: describeMachine(), tools: t, pairs: cfg.pairs, note: cfg.note,
+		flavors: [2]flavor{referenceFlavor(t), busFlavor(t)},
+		command: strings.TrimSpace("go run ./tests/bench " + strings.Join(os.Args[1:], " "))}
 	cpuStart, cpuErr := readCPUUse()
-	r := &runner{flavors: d.flavors, tools: t, pairs: *pairs, tmp: tmp, log: os.Stderr}
+	r := &runner{flavors: d.flavors, tools: t, pairs: cfg.pairs, tmp: tmp, perfDir: cfg.perfDir, log: os.Stderr}
 	results := r.runAll(ctx, list)
 	d.finished = time.Now()
 	if cpuEnd, err := readCPUUse(); err == nil && cpuErr == nil {
@@ -84,10 +74,10 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "bench: interrupted; report not written")
 		return 130
 	}
-	if *out == "" {
+	if cfg.out == "" {
 		return 0
 	}
-	path := *out
+	path := cfg.out
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(root, path)
 	}

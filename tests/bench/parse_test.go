@@ -80,22 +80,3 @@ func TestParseVmRSS(t *testing.T) {
 		t.Error("parseVmRSS without a VmRSS line: no error")
 	}
 }
-
-func TestFormatValue(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		v    float64
-		unit string
-		want string
-	}{
-		{1234567.4, "msgs/s", "1,234,567"},
-		{999, "msgs/s", "999"},
-		{254.94, "µs", "254.9"},
-		{10, "MiB", "10.0"},
-	}
-	for _, tt := range tests {
-		if got := formatValue(tt.v, tt.unit); got != tt.want {
-			t.Errorf("formatValue(%v, %q) = %q, want %q", tt.v, tt.unit, got, tt.want)
-		}
-	}
-}

@@ -37,6 +37,7 @@ type runner struct {
 	tools   tools
 	pairs   int
 	tmp     string // parent of every run's scratch directory
+	perfDir string // where `perf record` writes a profile of each run; "" for none
 	log     io.Writer
 }
 
@@ -54,7 +55,7 @@ func (r *runner) runAll(ctx context.Context, list []scenario) []result {
 					continue
 				}
 				runStart := time.Now()
-				vals, cmds, err := r.once(ctx, sc, fl)
+				vals, cmds, err := r.once(ctx, sc, fl, pair+1)
 				took := time.Since(runStart).Round(100 * time.Millisecond)
 				if s.cmds == nil {
 					s.cmds = cmds
@@ -87,7 +88,7 @@ func (r *runner) runAll(ctx context.Context, list []scenario) []result {
 
 // once starts a fresh server of flavor f, runs sc against it and stops
 // the server, all within sc.timeout.
-func (r *runner) once(ctx context.Context, sc scenario, f flavor) ([]float64, []string, error) {
+func (r *runner) once(ctx context.Context, sc scenario, f flavor, run int) ([]float64, []string, error) {
 	dir, err := os.MkdirTemp(r.tmp, "run-*")
 	if err != nil {
 		return nil, nil, err
@@ -107,8 +108,21 @@ func (r *runner) once(ctx context.Context, sc scenario, f flavor) ([]float64, []
 	if sc.jetstream && !srv.jetstream {
 		return nil, nil, fmt.Errorf("%w: JetStream not implemented", errNotApplicable)
 	}
+	var prof *profiler
+	if r.perfDir != "" {
+		if prof, err = startPerf(ctx, r.perfDir, sc.name, f.name, run, srv.cmd.Process.Pid); err != nil {
+			return nil, nil, err
+		}
+	}
 	e := &env{flavor: f.name, srv: srv, tools: r.tools, dir: dir}
 	vals, err := sc.run(ctx, e)
+	if prof != nil {
+		if perr := prof.stop(); perr != nil {
+			fmt.Fprintf(r.log, "    perf: %v\n", perr)
+		} else {
+			fmt.Fprintf(r.log, "    profile: perf report -i %s\n", prof.path)
+		}
+	}
 	if err == nil && len(vals) != len(sc.metrics) {
 		err = fmt.Errorf("scenario returned %d values for %d metrics", len(vals), len(sc.metrics))
 	}
