@@ -147,7 +147,11 @@ func writeDocs(path string, d docs, results []result) error {
 		p("- Note: %s\n", d.note)
 	}
 	p("\n## Method\n\n")
-	p("Each scenario runs %d pairs of runs, alternating nats-server and bus (nats-server first). Every run starts a fresh\n", d.pairs)
+	pairs := fmt.Sprintf("%d pairs", d.pairs)
+	if d.pairs == 1 {
+		pairs = "1 pair"
+	}
+	p("Each scenario runs %s of runs, alternating nats-server and bus (nats-server first). Every run starts a fresh\n", pairs)
 	p("server process on 127.0.0.1 with free ports and an empty store directory, waits until it sends INFO and serves\n")
 	p("`/varz`, runs the clients, then stops the server with SIGTERM. Clients run on the same machine, so client and\n")
 	p("server share its cores. The table shows the median of the runs; spread is ±half of (max − min) / median.\n")
@@ -155,6 +159,13 @@ func writeDocs(path string, d docs, results []result) error {
 	p("where lower is better (latency, resident memory). Subscriber throughput is what `nats bench sub` reports,\n")
 	p("from its first message to its last; publishers are not throttled, so core NATS numbers measure how fast the\n")
 	p("server moves messages from a publisher that writes as fast as it can.\n\n")
+	p("JetStream: bus's default stream durability (`always`) fsyncs before it acks a publish; the reference acks\n")
+	p("once the write is in the OS and fsyncs every two minutes. The rows marked `bus durability=interval` create\n")
+	p("bus's stream with `x_bus_durability: interval` (fsync at most every `x_bus_sync_interval`, 100 ms by default), the mode closest to the\n")
+	p("reference's default; the reference runs the same way in both rows. Where bus shows n/a, the bus build did\n")
+	p("not advertise JetStream in its INFO.\n\n")
+	p("To see where a server spends its time, add `--perf DIR` (needs Linux `perf`): every run is recorded with\n")
+	p("`perf record -g`, one file per scenario, server and run, for `perf report -i FILE`.\n\n")
 	p("## Results\n\n")
 	p("%s\n", table(rows(results)))
 	var fails []string
@@ -169,6 +180,10 @@ func writeDocs(path string, d docs, results []result) error {
 		p("Failed runs:\n\n%s\n\n", strings.Join(fails, "\n"))
 	}
 	p("## Commands\n\n")
+	p("Tools, installed once into `$CACHE/bin` (default `~/.cache/bus-bench`):\n\n```\n")
+	p("GOBIN=$CACHE/bin go install %s@%s\n", natsServerPkg, natsServerVersion)
+	p("GOBIN=$CACHE/bin go install %s@%s\n", natsCLIPkg, natsCLIVersion)
+	p("go build -o $CACHE/bin/bus ./cmd/bus\n```\n\n")
 	p("Servers (`$PORT`, `$HTTP_PORT` free loopback ports, `$DIR` a fresh temporary directory):\n\n```\n")
 	for _, f := range d.flavors {
 		p("%s\n", strings.Join(f.argv(0, 0, "$DIR", true), " "))
