@@ -203,27 +203,42 @@ func (s *ConsumerState) replay(op consumerOp) {
 		if p, ok := s.Pending[op.stream]; ok {
 			p.Deadline = op.deadline
 		}
+		return // the pending set is unchanged
+	}
+	if op.kind == kindDelivered && len(s.Pending) > 1 {
+		return // a later delivery never lowers the lowest pending seq
 	}
 	s.updateFloor()
 }
 
 // updateFloor moves the ack floor up to just below the lowest pending seq.
+// see BenchmarkConsumerAck
 func (s *ConsumerState) updateFloor() {
 	if len(s.Pending) == 0 {
 		s.AckFloor = SeqPair{Consumer: s.Delivered.Consumer, Stream: max(s.Delivered.Stream, s.AckFloor.Stream)}
 		return
 	}
-	minS, minC := uint64(0), uint64(0)
-	for seq, p := range s.Pending {
-		if minS == 0 || seq < minS {
-			minS = seq
-		}
-		if minC == 0 || p.Consumer < minC {
-			minC = p.Consumer
-		}
-	}
+	low := s.lowestPending()
 	// Never above Delivered: after a lost snapshot the stream is delivered
 	// again from the start, and nothing below it is known to be acked.
-	s.AckFloor.Stream = max(s.AckFloor.Stream, min(minS-1, s.Delivered.Stream))
-	s.AckFloor.Consumer = max(s.AckFloor.Consumer, minC-1)
+	s.AckFloor.Stream = max(s.AckFloor.Stream, min(low.Stream-1, s.Delivered.Stream))
+	s.AckFloor.Consumer = max(s.AckFloor.Consumer, low.Consumer-1)
+}
+
+// lowestPending finds the pending entry with the lowest stream seq. Acks
+// mostly arrive in order, so it walks up from the ack floor, where the
+// answer usually is; past len(Pending) steps a scan of the set is cheaper.
+func (s *ConsumerState) lowestPending() *Pending {
+	for seq, steps := s.AckFloor.Stream+1, 0; seq <= s.Delivered.Stream && steps <= len(s.Pending); seq, steps = seq+1, steps+1 {
+		if p, ok := s.Pending[seq]; ok {
+			return p
+		}
+	}
+	var low *Pending
+	for _, p := range s.Pending {
+		if low == nil || p.Stream < low.Stream {
+			low = p
+		}
+	}
+	return low
 }
