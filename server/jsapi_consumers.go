@@ -377,13 +377,7 @@ func (js *jetStream) consumerList(r apiRequest, streamName string) {
 	for _, c := range page(all, req.Offset, listLimit) {
 		items = append(items, c.info(""))
 	}
-	js.respond(r.reply, struct {
-		Type      string         `json:"type"`
-		Total     int            `json:"total"`
-		Offset    int            `json:"offset"`
-		Limit     int            `json:"limit"`
-		Consumers []consumerInfo `json:"consumers"`
-	}{typeConsumerList, len(all), req.Offset, listLimit, items})
+	js.respond(r.reply, paged(typeConsumerList, "consumers", len(all), req.Offset, listLimit, items))
 }
 
 func (js *jetStream) consumerNames(r apiRequest, streamName string) {
@@ -402,11 +396,5 @@ func (js *jetStream) consumerNames(r apiRequest, streamName string) {
 	for _, c := range page(all, req.Offset, namesLimit) {
 		names = append(names, c.name)
 	}
-	js.respond(r.reply, struct {
-		Type      string   `json:"type"`
-		Total     int      `json:"total"`
-		Offset    int      `json:"offset"`
-		Limit     int      `json:"limit"`
-		Consumers []string `json:"consumers"`
-	}{typeConsumerNames, len(all), req.Offset, namesLimit, names})
+	js.respond(r.reply, paged(typeConsumerNames, "consumers", len(all), req.Offset, namesLimit, names))
 }

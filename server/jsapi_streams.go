@@ -318,13 +318,7 @@ func (js *jetStream) streamList(r apiRequest) {
 	for _, st := range page(all, req.Offset, listLimit) {
 		items = append(items, st.info(""))
 	}
-	js.respond(r.reply, struct {
-		Type    string       `json:"type"`
-		Total   int          `json:"total"`
-		Offset  int          `json:"offset"`
-		Limit   int          `json:"limit"`
-		Streams []streamInfo `json:"streams"`
-	}{typeStreamList, len(all), req.Offset, listLimit, items})
+	js.respond(r.reply, paged(typeStreamList, "streams", len(all), req.Offset, listLimit, items))
 }
 
 func (js *jetStream) streamNames(r apiRequest) {
@@ -338,13 +332,7 @@ func (js *jetStream) streamNames(r apiRequest) {
 	for _, st := range page(all, req.Offset, namesLimit) {
 		names = append(names, st.name)
 	}
-	js.respond(r.reply, struct {
-		Type    string   `json:"type"`
-		Total   int      `json:"total"`
-		Offset  int      `json:"offset"`
-		Limit   int      `json:"limit"`
-		Streams []string `json:"streams"`
-	}{typeStreamNames, len(all), req.Offset, namesLimit, names})
+	js.respond(r.reply, paged(typeStreamNames, "streams", len(all), req.Offset, namesLimit, names))
 }
 
 // matchingStreams lists streams, only those whose subjects overlap subject
@@ -364,6 +352,11 @@ func (js *jetStream) matchingStreams(subject string) []*stream {
 		}
 	}
 	return out
+}
+
+// paged builds a LIST or NAMES response with its items under key.
+func paged[T any](typ, key string, total, offset, limit int, items []T) map[string]any {
+	return map[string]any{"type": typ, "total": total, "offset": offset, "limit": limit, key: items}
 }
 
 func page[T any](all []T, offset, limit int) []T {
