@@ -182,7 +182,7 @@ func (js *jetStream) closeStreams() {
 	js.streams = map[string]*stream{}
 	js.mu.Unlock()
 	for _, st := range streams {
-		if err := st.close(); err != nil {
+		if err := st.closeWith("409 Server Shutdown"); err != nil {
 			js.log.Error("close stream", "stream", st.name, "err", err)
 		}
 	}

@@ -223,13 +223,17 @@ func (st *stream) removeConsumerKeepState(c *consumer) {
 
 // close stops the consumer's goroutine and subscriptions and closes its
 // state; waiting pulls are told the consumer is gone.
-func (c *consumer) close() {
+func (c *consumer) close() { c.closeWith("409 Consumer Deleted") }
+
+// closeWith is close telling waiting pulls status (nats.go ends a pull on
+// "consumer deleted" and on "server shutdown").
+func (c *consumer) closeWith(status string) {
 	if !c.claimClose() {
 		return
 	}
 	close(c.stop)
 	<-c.done
-	c.release()
+	c.release(status)
 }
 
 // claimClose marks the consumer closed; only the first caller gets true.
@@ -245,7 +249,7 @@ func (c *consumer) claimClose() bool {
 
 // release drops the subscriptions, answers waiting pulls and closes the
 // state. Called once, by whoever claimed the close.
-func (c *consumer) release() {
+func (c *consumer) release(status string) {
 	c.mu.Lock()
 	waiting := c.waiting
 	c.waiting = nil
@@ -257,7 +261,7 @@ func (c *consumer) release() {
 		srv.unsubscribeInternal(c.fcSub)
 	}
 	for _, r := range waiting {
-		srv.sendInternal(r.reply, "", statusHeader("409 Consumer Deleted"), nil)
+		srv.sendInternal(r.reply, "", statusHeader(status), nil)
 	}
 	if err := c.state.Close(); err != nil {
 		c.st.js.log.Error("close consumer state", "consumer", c.name, "err", err)

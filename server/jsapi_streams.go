@@ -16,6 +16,8 @@ import (
 const (
 	listLimit  = 256
 	namesLimit = 1024
+	// subjectsLimit is the page size of per-subject counts in STREAM.INFO.
+	subjectsLimit = 100000
 )
 
 // handle dispatches one API request by subject. Unknown subjects get no
@@ -247,7 +249,20 @@ func (js *jetStream) streamInfo(r apiRequest, name string) {
 		}{apiResponse: apiResponse{Type: typeStreamInfo, Error: errStreamNotFound()}})
 		return
 	}
-	js.respond(r.reply, streamInfoResponse{streamInfo: st.info(typeStreamInfo)})
+	var req struct {
+		SubjectsFilter string `json:"subjects_filter"`
+	}
+	if e := decodeBody(r.body, &req); e != nil {
+		js.respondErr(r.reply, typeStreamInfo, e)
+		return
+	}
+	resp := streamInfoResponse{streamInfo: st.info(typeStreamInfo)}
+	if req.SubjectsFilter != "" {
+		// Per-subject counts, as "nats stream subjects" asks for them.
+		resp.State.Subjects = st.log.SubjectCounts(req.SubjectsFilter)
+		resp.Total, resp.Limit = len(resp.State.Subjects), subjectsLimit
+	}
+	js.respond(r.reply, resp)
 }
 
 type successResponse struct {

@@ -263,7 +263,7 @@ func (c *consumer) expire() bool {
 		delete(st.consumers, c.name)
 	}
 	st.mu.Unlock()
-	c.release()
+	c.release("409 Consumer Deleted")
 	if c.cfg.isDurable() && !c.cfg.MemoryStorage && st.config().Storage != "memory" {
 		if err := st.log.DeleteConsumer(c.name); err != nil {
 			st.js.log.Error("delete inactive consumer", "stream", st.name, "consumer", c.name, "err", err)

@@ -483,7 +483,10 @@ func (st *stream) info(typ string) streamInfo {
 
 // close stops capture and ingest and closes the log; queued publishes
 // that were not yet stored are not acked (clients retry).
-func (st *stream) close() error {
+func (st *stream) close() error { return st.closeWith("409 Consumer Deleted") }
+
+// closeWith is close telling waiting pulls status.
+func (st *stream) closeWith(status string) error {
 	st.mu.Lock()
 	for _, sub := range st.capture {
 		st.js.srv.unsubscribeInternal(sub)
@@ -495,7 +498,7 @@ func (st *stream) close() error {
 	}
 	st.mu.Unlock()
 	for _, c := range consumers {
-		c.close()
+		c.closeWith(status)
 	}
 	close(st.stop)
 	<-st.done

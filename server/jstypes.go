@@ -91,15 +91,16 @@ func (c streamConfig) MarshalJSON() ([]byte, error) {
 
 // streamState is the "state" of a StreamInfo.
 type streamState struct {
-	Msgs          uint64    `json:"messages"`
-	Bytes         uint64    `json:"bytes"`
-	FirstSeq      uint64    `json:"first_seq"`
-	FirstTime     time.Time `json:"first_ts"`
-	LastSeq       uint64    `json:"last_seq"`
-	LastTime      time.Time `json:"last_ts"`
-	NumSubjects   int       `json:"num_subjects,omitempty"`
-	NumDeleted    int       `json:"num_deleted,omitempty"`
-	ConsumerCount int       `json:"consumer_count"`
+	Msgs          uint64            `json:"messages"`
+	Bytes         uint64            `json:"bytes"`
+	FirstSeq      uint64            `json:"first_seq"`
+	FirstTime     time.Time         `json:"first_ts"`
+	LastSeq       uint64            `json:"last_seq"`
+	LastTime      time.Time         `json:"last_ts"`
+	NumSubjects   int               `json:"num_subjects,omitempty"`
+	Subjects      map[string]uint64 `json:"subjects,omitempty"`
+	NumDeleted    int               `json:"num_deleted,omitempty"`
+	ConsumerCount int               `json:"consumer_count"`
 }
 
 // streamInfo is the body of stream create/update/info responses and of

@@ -111,6 +111,7 @@ func TestNatsCLIJetStream(t *testing.T) {
 	run("Messages: 4", "stream", "info", "ORDERS")
 	run("ORDERS", "stream", "ls")
 	run("order 2", "stream", "get", "ORDERS", "2")
+	run("orders.new", "stream", "subjects", "ORDERS")
 	run("order 4", "stream", "get", "ORDERS", "--last-for", "orders.new")
 	run("Pull Mode: true", "consumer", "add", "ORDERS", "C1", "--pull", "--defaults")
 	run("order 1", "consumer", "next", "ORDERS", "C1")
