@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -307,6 +308,33 @@ func TestJetStreamMaxDeliverGoesToDeadLetterStream(t *testing.T) {
 	info, _ := c.Info(ctx)
 	if info.NumAckPending != 0 {
 		t.Fatalf("still pending after dead-lettering: %+v", info)
+	}
+	// A terminated message goes to the dead-letter subject too, with the
+	// client's reason.
+	if _, err := js.Publish(ctx, "jobs.bad", []byte("malformed")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Fetch(1, jetstream.FetchMaxWait(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := range b.Messages() {
+		if err := m.TermWithReason("cannot parse"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 5*time.Second, func() bool {
+		i, err := dlq.Info(ctx)
+		return err == nil && i.State.Msgs == 2
+	})
+	m2, err := dlq.GetMsg(ctx, 2)
+	if err != nil || string(m2.Data) != "malformed" || m2.Header.Get("Bus-Dlq-Reason") != "terminated: cannot parse" {
+		t.Fatalf("terminated dead letter %v %q %v", err, m2.Data, m2.Header)
+	}
+	// The count of dead-lettered messages is in consumer info.
+	resp, err := nc.Request("$JS.API.CONSUMER.INFO.JOBS.W", nil, 2*time.Second)
+	if err != nil || !strings.Contains(string(resp.Data), `"x_bus_dead_lettered":2`) {
+		t.Fatalf("consumer info: %v %s", err, resp.Data)
 	}
 }
 
