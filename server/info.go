@@ -5,16 +5,33 @@ import (
 	"runtime"
 )
 
+// Identity is who a server is, as INFO and /varz both report it.
+type Identity struct {
+	ServerID   string `json:"server_id"`
+	ServerName string `json:"server_name"`
+	Version    string `json:"version"`
+	Proto      int    `json:"proto"`
+	Go         string `json:"go"`
+	Host       string `json:"host"`
+	Port       int    `json:"port"`
+}
+
+func (s *Server) identity() Identity {
+	return Identity{
+		ServerID:   s.id,
+		ServerName: s.name,
+		Version:    Version,
+		Proto:      1,
+		Go:         runtime.Version(),
+		Host:       s.opts.Host,
+		Port:       s.port,
+	}
+}
+
 // serverInfo is the INFO a client gets on connect, with the fields nats.go
 // reads (PROTOCOL.md §2.1).
 type serverInfo struct {
-	ServerID     string `json:"server_id"`
-	ServerName   string `json:"server_name"`
-	Version      string `json:"version"`
-	Proto        int    `json:"proto"`
-	Go           string `json:"go"`
-	Host         string `json:"host"`
-	Port         int    `json:"port"`
+	Identity
 	Headers      bool   `json:"headers"`
 	MaxPayload   int    `json:"max_payload"`
 	JetStream    bool   `json:"jetstream,omitempty"`
@@ -27,13 +44,7 @@ type serverInfo struct {
 // it with "} \r\n"; so do we.
 func (s *Server) infoFor(c *conn) string {
 	info := serverInfo{
-		ServerID:   s.id,
-		ServerName: s.name,
-		Version:    Version,
-		Proto:      1,
-		Go:         runtime.Version(),
-		Host:       s.opts.Host,
-		Port:       s.port,
+		Identity:   s.identity(),
 		Headers:    true,
 		MaxPayload: s.opts.MaxPayload,
 		JetStream:  s.opts.JetStream,

@@ -59,13 +59,7 @@ func writeJSON(w http.ResponseWriter, v any) {
 
 // Varz is the /varz document, with the reference server's field names.
 type Varz struct {
-	ServerID         string         `json:"server_id"`
-	ServerName       string         `json:"server_name"`
-	Version          string         `json:"version"`
-	Proto            int            `json:"proto"`
-	Go               string         `json:"go"`
-	Host             string         `json:"host"`
-	Port             int            `json:"port"`
+	Identity
 	HTTPPort         int            `json:"http_port"`
 	MaxConnections   int            `json:"max_connections"`
 	MaxSubscriptions int            `json:"max_subscriptions"`
@@ -107,13 +101,7 @@ func (s *Server) Varz() Varz {
 	runtime.ReadMemStats(&mem)
 	now := time.Now()
 	v := Varz{
-		ServerID:         s.id,
-		ServerName:       s.name,
-		Version:          Version,
-		Proto:            1,
-		Go:               runtime.Version(),
-		Host:             s.opts.Host,
-		Port:             s.port,
+		Identity:         s.identity(),
 		HTTPPort:         httpPort,
 		MaxConnections:   s.opts.MaxConnections,
 		MaxSubscriptions: s.opts.MaxSubscriptions,
