@@ -1,0 +1,48 @@
+package server
+
+import (
+	"strings"
+	"testing"
+)
+
+// FuzzJetStreamAPI sends arbitrary subjects and bodies to the JetStream
+// API: no input may panic it, and it must keep answering afterwards.
+func FuzzJetStreamAPI(f *testing.F) {
+	seeds := []struct{ subject, body string }{
+		{"INFO", ""},
+		{"STREAM.CREATE.X", `{"name":"X","subjects":["x.>"]}`},
+		{"STREAM.CREATE.X", `{"name":"X","subjects":["x.>"],"max_age":-5,"duplicate_window":1}`},
+		{"STREAM.UPDATE.X", `{"name":"X","subjects":["x.>","y"],"max_msgs":3}`},
+		{"STREAM.PURGE.X", `{"filter":"x.a","keep":1,"seq":2}`},
+		{"STREAM.MSG.GET.X", `{"seq":1}`},
+		{"STREAM.MSG.GET.X", `{"last_by_subj":"x.*"}`},
+		{"STREAM.MSG.DELETE.X", `{"seq":18446744073709551615}`},
+		{"STREAM.LIST", `{"offset":-1}`},
+		{"STREAM.NAMES", `{"subject":"x.>","offset":99}`},
+		{"DIRECT.GET.X.x.a", ""},
+		{"CONSUMER.CREATE.X.C", `{"stream_name":"X","config":{"durable_name":"C","ack_policy":"explicit","backoff":[1,2],"max_deliver":1}}`},
+		{"CONSUMER.CREATE.X.C.x.>", `{"stream_name":"X","config":{"name":"C","filter_subject":"x.>","deliver_policy":"by_start_time"}}`},
+		{"CONSUMER.CREATE.X.P", `{"stream_name":"X","config":{"durable_name":"P","deliver_subject":"d","flow_control":true,"idle_heartbeat":1}}`},
+		{"CONSUMER.INFO.X.C", ""},
+		{"CONSUMER.LIST.X", "{}"},
+		{"CONSUMER.DELETE.X.C", ""},
+		{"STREAM.DELETE.X", ""},
+	}
+	for _, s := range seeds {
+		f.Add(s.subject, s.body)
+	}
+	srv, err := New(Options{StoreDir: f.TempDir(), JetStream: true})
+	if err != nil {
+		f.Fatal(err)
+	}
+	if err := srv.startJetStream(); err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(srv.js.shutdown)
+	f.Fuzz(func(t *testing.T, subject, body string) {
+		if strings.ContainsAny(subject, " \t\r\n") {
+			return // cannot arrive in a PUB
+		}
+		srv.js.handle(apiRequest{subject: apiPrefix + subject, reply: "_INBOX.fuzz", body: []byte(body)})
+	})
+}
