@@ -38,8 +38,9 @@ type conn struct {
 	// Owned by the reader goroutine.
 	parser  *parser
 	opts    connectOptions
-	wakes   []*conn // writers to wake once the current read is processed
-	scratch []byte  // for building status headers
+	wakes   []*conn       // writers to wake once the current read is processed
+	stallOn chan struct{} // a subscriber this read filled past 3/4 of its limit
+	scratch []byte        // for building status headers
 
 	inMsgs  atomic.Int64
 	inBytes atomic.Int64
@@ -75,7 +76,7 @@ func newConn(s *Server, nc net.Conn, id uint64) *conn {
 		nc:     nc,
 		id:     id,
 		start:  time.Now(),
-		out:    newOutbound(s.opts.MaxPending),
+		out:    newOutbound(s.chunks, s.opts.MaxPending),
 		parser: newParser(s.opts.MaxControlLine, s.opts.MaxPayload),
 		subs:   make(map[string]*subscription),
 	}
@@ -96,6 +97,7 @@ func (c *conn) readLoop() {
 		if n > 0 {
 			perr := c.parser.parse(buf[:n], c)
 			c.wakeWriters()
+			c.stallIfBehind()
 			if perr != nil {
 				c.protocolFailure(perr)
 				return
@@ -126,11 +128,18 @@ func (c *conn) readLoop() {
 func (c *conn) writeLoop() {
 	defer c.nc.Close()
 	deadline := c.srv.opts.WriteDeadline
+	var taken []*chunk
+	var iov net.Buffers
 	for range c.out.wake {
-		for b := c.out.take(); b != nil; b = c.out.take() {
+		for taken = c.out.take(taken); len(taken) > 0; taken = c.out.take(taken) {
+			iov = iov[:0]
+			for _, ch := range taken {
+				iov = append(iov, ch.b)
+			}
 			_ = c.nc.SetWriteDeadline(time.Now().Add(deadline))
-			_, err := c.nc.Write(b)
-			c.out.written(b)
+			bufs := iov // WriteTo consumes its receiver
+			_, err := bufs.WriteTo(c.nc)
+			c.out.written(taken)
 			if err != nil {
 				if errors.Is(err, os.ErrDeadlineExceeded) {
 					c.srv.slowConsumers.Add(1)
@@ -179,6 +188,31 @@ func (c *conn) wakeWriters() {
 		c.wakes[i] = nil
 	}
 	c.wakes = c.wakes[:0]
+}
+
+// Bounds of a publisher's wait for a subscriber that is falling behind.
+const (
+	stallMax = 5 * time.Millisecond
+)
+
+// stallIfBehind gives a subscriber this read filled past 3/4 of its
+// pending limit a moment to drain: the reader waits until that writer
+// catches up, at most stallMax. A healthy subscriber that is slightly
+// slower than a burst keeps its messages; a stuck one costs the publisher
+// at most stallMax per read before it hits the limit and is cut off as a
+// slow consumer. (nats-server stalls producers the same way.)
+func (c *conn) stallIfBehind() {
+	ch := c.stallOn
+	if ch == nil {
+		return
+	}
+	c.stallOn = nil
+	t := time.NewTimer(stallMax)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+	}
 }
 
 // protocolFailure reports a parse or handler error to the client the way

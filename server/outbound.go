@@ -5,31 +5,53 @@ import (
 	"sync"
 )
 
+// chunkSize is the size of the blocks an outbound queue is built from. A
+// queue grows by whole chunks, never by copying what it holds, and the
+// writer hands all of them to one writev.
+const chunkSize = 32 * 1024
+
+// chunk is one block of queued bytes; b has capacity chunkSize.
+type chunk struct{ b []byte }
+
+// chunkPool recycles chunks between every connection of a server, so
+// idle connections hold none and busy ones allocate nothing.
+type chunkPool struct{ p sync.Pool }
+
+func newChunkPool() *chunkPool {
+	return &chunkPool{p: sync.Pool{New: func() any { return &chunk{b: make([]byte, 0, chunkSize)} }}}
+}
+
+func (p *chunkPool) get() *chunk { return p.p.Get().(*chunk) }
+
+func (p *chunkPool) put(c *chunk) {
+	c.b = c.b[:0]
+	p.p.Put(c)
+}
+
 // outbound is a connection's queue of bytes waiting for its writer
 // goroutine. Publishers on other connections append whole frames to it
 // under mu and then wake the writer, which takes everything queued and
-// writes it in one syscall. Two buffers swap roles so steady traffic
-// allocates nothing.
+// writes it in one syscall.
 type outbound struct {
 	mu       sync.Mutex // guards the fields below
-	buf      []byte     // frames queued since the writer last took them
-	spare    []byte     // the writer's previous buffer, empty, for reuse
+	chunks   []*chunk   // queued bytes, in order; the last is being filled
+	queued   int        // bytes in chunks
 	inFlight int        // bytes the writer has taken but not yet written
 	closed   bool       // no more frames are accepted
 	msgs     int64      // MSG/HMSG frames queued in total
 	bytes    int64      // payload bytes of those frames
+	line     []byte     // scratch for formatting a MSG line
+	// stall is closed when the writer drains below the stall threshold;
+	// fast publishers wait on it briefly (see conn.stallIfBehind).
+	stall chan struct{}
 
+	pool       *chunkPool
 	maxPending int
 	wake       chan struct{} // capacity 1: "there is something to write"
 }
 
-// maxSpareBuffer is the largest written buffer kept for reuse. Busy
-// connections keep theirs, so steady traffic allocates nothing; a larger
-// one, left by a burst, goes back to the garbage collector.
-const maxSpareBuffer = 8 << 20
-
-func newOutbound(maxPending int64) *outbound {
-	return &outbound{maxPending: int(maxPending), wake: make(chan struct{}, 1)}
+func newOutbound(pool *chunkPool, maxPending int64) *outbound {
+	return &outbound{pool: pool, maxPending: int(maxPending), wake: make(chan struct{}, 1)}
 }
 
 // signal wakes the writer without blocking.
@@ -40,34 +62,64 @@ func (o *outbound) signal() {
 	}
 }
 
+// write appends p, spilling into new chunks as they fill. Called with mu
+// held.
+func (o *outbound) write(p []byte) {
+	o.queued += len(p)
+	for len(p) > 0 {
+		var c *chunk
+		if n := len(o.chunks); n > 0 && len(o.chunks[n-1].b) < cap(o.chunks[n-1].b) {
+			c = o.chunks[n-1]
+		} else {
+			c = o.pool.get()
+			o.chunks = append(o.chunks, c)
+		}
+		n := copy(c.b[len(c.b):cap(c.b)], p)
+		c.b = c.b[:len(c.b)+n]
+		p = p[n:]
+	}
+}
+
 // appendControl queues a protocol line such as PONG or -ERR. It never
 // trips the slow-consumer limit: a client's own replies are small and it is
 // the client's reading that they wait on.
 func (o *outbound) appendControl(line string) {
 	o.mu.Lock()
 	if !o.closed {
-		o.buf = append(o.buf, line...)
+		o.line = append(o.line[:0], line...)
+		o.write(o.line)
 	}
 	o.mu.Unlock()
 }
 
+// appendResult says what became of a frame offered to a queue.
+type appendResult struct {
+	queued    bool          // the frame is queued
+	overLimit bool          // refused: the connection is a slow consumer
+	stall     chan struct{} // non-nil: the queue is filling up; see stallIfBehind
+}
+
+// stallThreshold is the share of max pending past which publishers are
+// asked to wait a moment (3/4, as nats-server does).
+func (o *outbound) stallThreshold() int { return o.maxPending / 4 * 3 }
+
 // appendMsg formats one MSG or HMSG frame for a subscription and queues
-// it. It returns false without queuing when the connection is closed or
-// when the frame would take it over its pending limit, in which case
-// overLimit is true and the caller must close it as a slow consumer.
-// see BenchmarkFanout
-func (o *outbound) appendMsg(subject, sid, reply []byte, hdr int, msg []byte) (queued, overLimit bool) {
+// it. It does not queue when the connection is closed, or when the frame
+// would take it over its pending limit (overLimit: the caller must close
+// it as a slow consumer).
+// see BenchmarkPublishFanout
+func (o *outbound) appendMsg(subject, sid, reply []byte, hdr int, msg []byte) appendResult {
 	o.mu.Lock()
+	defer o.mu.Unlock()
 	if o.closed {
-		o.mu.Unlock()
-		return false, false
+		return appendResult{}
 	}
 	frame := len(subject) + len(sid) + len(reply) + len(msg) + 32
-	if len(o.buf)+o.inFlight+frame > o.maxPending {
-		o.mu.Unlock()
-		return false, true
+	pending := o.queued + o.inFlight + frame
+	if pending > o.maxPending {
+		return appendResult{overLimit: true}
 	}
-	b := o.buf
+	b := o.line[:0]
 	if hdr >= 0 {
 		b = append(b, "HMSG "...)
 	} else {
@@ -87,35 +139,48 @@ func (o *outbound) appendMsg(subject, sid, reply []byte, hdr int, msg []byte) (q
 	}
 	b = strconv.AppendInt(b, int64(len(msg)), 10)
 	b = append(b, "\r\n"...)
-	b = append(b, msg...)
-	b = append(b, "\r\n"...)
-	o.buf = b
+	o.line = b
+	o.write(b)
+	o.write(msg)
+	o.write(crlf)
 	o.msgs++
 	o.bytes += int64(len(msg))
-	o.mu.Unlock()
-	return true, false
+	if pending > o.stallThreshold() {
+		if o.stall == nil {
+			o.stall = make(chan struct{})
+		}
+		return appendResult{queued: true, stall: o.stall}
+	}
+	return appendResult{queued: true}
 }
 
-// take hands the writer everything queued. It returns nil when there is
-// nothing to write.
-func (o *outbound) take() []byte {
+var crlf = []byte("\r\n")
+
+// take hands the writer everything queued, appended to into (which it
+// may reuse). It returns an empty list when there is nothing to write.
+func (o *outbound) take(into []*chunk) []*chunk {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if len(o.buf) == 0 {
-		return nil
+	if o.queued == 0 {
+		return into[:0]
 	}
-	b := o.buf
-	o.buf, o.spare = o.spare[:0], nil
-	o.inFlight = len(b)
-	return b
+	taken := o.chunks
+	o.chunks = into[:0]
+	o.inFlight, o.queued = o.queued, 0
+	return taken
 }
 
-// written returns the buffer the writer took, now written, for reuse.
-func (o *outbound) written(b []byte) {
+// written returns the chunks the writer took, now written, to the pool.
+func (o *outbound) written(taken []*chunk) {
+	for i, c := range taken {
+		o.pool.put(c)
+		taken[i] = nil
+	}
 	o.mu.Lock()
 	o.inFlight = 0
-	if cap(b) <= maxSpareBuffer { // let a burst's huge buffer go rather than pin it
-		o.spare = b[:0]
+	if o.stall != nil && o.queued <= o.stallThreshold() {
+		close(o.stall) // the writer is keeping up again: release publishers
+		o.stall = nil
 	}
 	o.mu.Unlock()
 }
@@ -124,6 +189,10 @@ func (o *outbound) written(b []byte) {
 func (o *outbound) close() {
 	o.mu.Lock()
 	o.closed = true
+	if o.stall != nil {
+		close(o.stall)
+		o.stall = nil
+	}
 	o.mu.Unlock()
 	o.signal()
 }

@@ -81,14 +81,18 @@ func (c *conn) deliver(sub *subscription, subject, reply []byte, hdr int, msg []
 		return false
 	}
 	to := sub.conn
-	queued, overLimit := to.out.appendMsg(subject, sub.sid, reply, hdr, msg)
-	if overLimit {
+	res := to.out.appendMsg(subject, sub.sid, reply, hdr, msg)
+	if res.overLimit {
 		to.slowConsumer()
 		return false
 	}
+	queued := res.queued
 	if queued {
 		if c != nil {
 			c.deferWake(to)
+			if res.stall != nil && to != c {
+				c.stallOn = res.stall
+			}
 		} else {
 			to.out.signal()
 		}

@@ -32,6 +32,7 @@ type Server struct {
 	log     *slog.Logger
 	started time.Time
 	subs    *subjects.Trie[*subscription]
+	chunks  *chunkPool // outbound buffers, shared by all connections
 	js      *jetStream // nil unless Options.JetStream
 	port    int        // the client port actually bound, set by Start
 
@@ -62,12 +63,13 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		opts:  opts,
-		id:    id,
-		name:  opts.ServerName,
-		log:   opts.Logger,
-		subs:  subjects.NewTrie[*subscription](),
-		conns: make(map[uint64]*conn),
+		opts:   opts,
+		id:     id,
+		name:   opts.ServerName,
+		log:    opts.Logger,
+		subs:   subjects.NewTrie[*subscription](),
+		chunks: newChunkPool(),
+		conns:  make(map[uint64]*conn),
 	}
 	if s.name == "" {
 		s.name = id
@@ -218,9 +220,15 @@ func (s *Server) refuse(c *conn) {
 	go func() {
 		defer s.wg.Done()
 		defer c.nc.Close()
-		b := c.out.take()
+		taken := c.out.take(nil)
+		bufs := make(net.Buffers, len(taken))
+		for i, ch := range taken {
+			bufs[i] = ch.b
+		}
 		_ = c.nc.SetDeadline(time.Now().Add(refuseLinger))
-		if _, err := c.nc.Write(b); err != nil {
+		_, err := bufs.WriteTo(c.nc)
+		c.out.written(taken)
+		if err != nil {
 			return
 		}
 		if tcp, ok := c.nc.(*net.TCPConn); ok {
