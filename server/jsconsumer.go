@@ -319,9 +319,15 @@ func (c *consumer) deliverAvailable() {
 				r.maxBytes -= len(m.Subject) + len(m.Header) + len(m.Data)
 			}
 		}
-		if r == c.push {
+		switch {
+		case r == c.push:
 			c.flowControl(msgs[:len(sent)])
-		} else if r.batch == 0 || r.hasBudget && r.maxBytes == 0 {
+		case r.batch == 0 && r.hasBudget && r.maxBytes > 0:
+			// The count ran out before the byte budget did; the
+			// reference says so, so the client stops waiting for bytes.
+			c.dropFirst()
+			c.st.js.srv.sendInternal(r.reply, "", pendingStatus("409 Batch Completed", r), nil)
+		case r.batch == 0 || r.hasBudget && r.maxBytes == 0:
 			c.dropFirst()
 		}
 		if len(sent) < len(msgs) {

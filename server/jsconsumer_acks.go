@@ -75,7 +75,13 @@ func (c *consumer) processAcks(acks []ackMsg) {
 		c.sendDeadLetter(a.seq, deliveries[i], "terminated", strings.TrimSpace(reason))
 	}
 	for _, a := range acks {
-		if a.reply != "" { // double ack: confirm with an empty message
+		kind, arg, _ := strings.Cut(a.body, " ")
+		switch {
+		case a.reply == "":
+		case kind == "+NXT":
+			// Ack and pull the next message(s) to the ack's reply subject.
+			c.queuePull(a.reply, []byte(strings.TrimSpace(arg)))
+		default: // double ack: confirm with an empty message
 			c.st.js.srv.sendInternal(a.reply, "", nil, nil)
 		}
 	}

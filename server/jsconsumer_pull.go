@@ -16,14 +16,20 @@ func (c *consumer) capturePull(_, reply []byte, hdr int, msg []byte) bool {
 	if hdr >= 0 {
 		body = msg[hdr:]
 	}
+	c.queuePull(string(reply), body)
+	return true
+}
+
+// queuePull adds a pull request answering to inbox, or answers it with
+// the status that refuses it.
+func (c *consumer) queuePull(inbox string, body []byte) {
 	req, status := parsePullRequest(body)
-	inbox := string(reply)
 	if c.push != nil {
 		status = "409 Consumer is push based"
 	}
 	if status != "" {
 		c.st.js.srv.sendInternal(inbox, "", statusHeader(status), nil)
-		return true
+		return
 	}
 	req.reply = inbox
 	req.lastSent = time.Now()
@@ -32,12 +38,11 @@ func (c *consumer) capturePull(_, reply []byte, hdr int, msg []byte) bool {
 	if len(c.waiting) >= c.cfg.MaxWaiting {
 		c.mu.Unlock()
 		c.st.js.srv.sendInternal(inbox, "", statusHeader("409 Exceeded MaxWaiting"), nil)
-		return true
+		return
 	}
 	c.waiting = append(c.waiting, req)
 	c.mu.Unlock()
 	c.signal()
-	return true
 }
 
 // parsePullRequest reads a pull request body: empty (batch 1), a bare

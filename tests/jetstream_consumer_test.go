@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -359,5 +360,51 @@ func TestJetStreamStreamUpdate(t *testing.T) {
 	}
 	if _, err := js.UpdateStream(ctx, jetstream.StreamConfig{Name: "NOPE"}); err == nil {
 		t.Fatal("updating a missing stream was accepted")
+	}
+}
+
+func TestJetStreamPullMaxBytesAndNextAck(t *testing.T) {
+	t.Parallel()
+	s, js := startJS(t)
+	ctx := ctxT(t)
+	st := seedStream(t, js, jetstream.StreamConfig{})
+	if _, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "MB", AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
+		t.Fatal(err)
+	}
+	nc := connect(t, busURL(s))
+	inbox := nats.NewInbox()
+	sub, _ := nc.SubscribeSync(inbox)
+	// Two messages fit the byte budget; the batch of 2 ends before it.
+	if err := nc.PublishRequest("$JS.API.CONSUMER.MSG.NEXT.S.MB", inbox, []byte(`{"batch":2,"max_bytes":1000}`)); err != nil {
+		t.Fatal(err)
+	}
+	var statuses []string
+	var acks []string
+	for len(statuses) == 0 {
+		m, err := sub.NextMsg(2 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := m.Header.Get("Status"); st != "" {
+			statuses = append(statuses, st+" "+m.Header.Get("Description"))
+		} else {
+			acks = append(acks, m.Reply)
+		}
+	}
+	if len(acks) != 2 || statuses[0] != "409 Batch Completed" {
+		t.Fatalf("got %d messages and %v", len(acks), statuses)
+	}
+	// +NXT acks one and pulls the next to the ack's reply subject.
+	next := nats.NewInbox()
+	nsub, _ := nc.SubscribeSync(next)
+	if err := nc.PublishRequest(acks[0], next, []byte("+NXT")); err != nil {
+		t.Fatal(err)
+	}
+	m, err := nsub.NextMsg(2 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md, err := m.Metadata(); err != nil || md.Sequence.Stream != 3 {
+		t.Fatalf("+NXT delivered %v %v", md, err)
 	}
 }
