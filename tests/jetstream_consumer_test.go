@@ -408,3 +408,21 @@ func TestJetStreamPullMaxBytesAndNextAck(t *testing.T) {
 		t.Fatalf("+NXT delivered %v %v", md, err)
 	}
 }
+
+func TestJetStreamMemoryStorage(t *testing.T) {
+	t.Parallel()
+	_, js := startJS(t)
+	ctx := ctxT(t)
+	st := seedStream(t, js, jetstream.StreamConfig{Name: "MEM", Subjects: []string{"s.>"}, Storage: jetstream.MemoryStorage})
+	c, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "M", AckPolicy: jetstream.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fetchSeqs(t, c, 10); fmt.Sprint(got) != "[1 2 3 4 5]" {
+		t.Fatalf("memory stream delivered %v", got)
+	}
+	info, _ := st.Info(ctx)
+	if info.Config.Storage != jetstream.MemoryStorage || info.State.Msgs != 5 {
+		t.Fatalf("memory stream info %+v %+v", info.Config.Storage, info.State)
+	}
+}
