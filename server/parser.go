@@ -90,6 +90,11 @@ type parser struct {
 	op       op
 }
 
+// maxKeptPayloadBuffer is the largest buffer for payloads that span reads
+// a parser keeps between messages: big enough that a stream of 64 KiB
+// messages reuses it, small enough that rare huge ones do not pin memory.
+const maxKeptPayloadBuffer = 256 * 1024
+
 func newParser(maxControlLine, maxPayload int) *parser {
 	return &parser{maxControlLine: maxControlLine, maxPayload: maxPayload}
 }
@@ -272,7 +277,7 @@ func (p *parser) finishPayload(frame []byte, h opHandler) error {
 	p.op.msg = frame[:size]
 	p.reset()
 	err := h.handleOp(&p.op)
-	if cap(p.msgBuf) > 64*1024 {
+	if cap(p.msgBuf) > maxKeptPayloadBuffer {
 		p.msgBuf = nil // don't pin a large one-off payload buffer
 	}
 	return err
