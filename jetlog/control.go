@@ -169,6 +169,9 @@ func (l *Log) doClose() error {
 			seg := l.active()
 			err = l.writeIndex(seg)
 			if err == nil {
+				err = writeChecked(l.fs, path.Join(l.dir, dedupFile), l.ap.dd.snapshot())
+			}
+			if err == nil { // last: it vouches for the index and the dedup snapshot
 				err = writeFileAtomic(l.fs, path.Join(l.dir, cleanFile), nil)
 			}
 		}

@@ -55,3 +55,37 @@ func (d *dedup) expire(now int64) {
 		d.head = 0
 	}
 }
+
+// dedupSnapshot is the dedup window as written at a clean Close, so a
+// clean restart need not read the messages inside the window to find
+// their ids. Part of the disk format (see doc.go).
+type dedupSnapshot struct {
+	IDs  []string `msgpack:"ids"`
+	Seqs []uint64 `msgpack:"seqs"`
+	TS   []int64  `msgpack:"ts"`
+}
+
+// snapshot lists the live ids in ascending time.
+func (d *dedup) snapshot() dedupSnapshot {
+	var s dedupSnapshot
+	for _, it := range d.order[d.head:] {
+		if e, ok := d.ids[it.id]; ok && e.ts == it.ts {
+			s.IDs, s.Seqs, s.TS = append(s.IDs, it.id), append(s.Seqs, e.seq), append(s.TS, e.ts)
+		}
+	}
+	return s
+}
+
+// restore adds a snapshot's ids; it reports false for a malformed one.
+func (d *dedup) restore(s dedupSnapshot) bool {
+	if len(s.Seqs) != len(s.IDs) || len(s.TS) != len(s.IDs) {
+		return false
+	}
+	for i, id := range s.IDs {
+		if i > 0 && s.TS[i] < s.TS[i-1] {
+			return false
+		}
+		d.add([]byte(id), s.Seqs[i], s.TS[i])
+	}
+	return true
+}

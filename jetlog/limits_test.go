@@ -3,6 +3,8 @@ package jetlog
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -207,5 +209,48 @@ func TestMatchFilter(t *testing.T) {
 		if got := matchFilter(tc.filter, tc.subject); got != tc.want {
 			t.Errorf("matchFilter(%q, %q) = %v", tc.filter, tc.subject, got)
 		}
+	}
+}
+
+// A clean restart takes the dedup window from the snapshot Close wrote
+// instead of reading the messages; a damaged snapshot is rebuilt from the
+// log and reported; after a crash the log is the only source.
+func TestDedupSnapshotOnCleanRestart(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	dir := t.TempDir()
+	cfg := StreamConfig{Name: "S", DuplicateWindow: time.Minute}
+	l := openLog(t, dir, cfg, Options{Now: clock.Now})
+	a1, err := l.Append("s", hdrWithID("one"), []byte("1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, "s", "plain")
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	check := func(l *Log, wantRestored bool) {
+		t.Helper()
+		if got := l.Recovery().DedupRestored; got != wantRestored {
+			t.Fatalf("dedup restored from snapshot = %v, want %v (%+v)", got, wantRestored, l.Recovery())
+		}
+		a, err := l.Append("s", hdrWithID("one"), []byte("again"))
+		if err != nil || !a.Duplicate || a.Seq != a1.Seq {
+			t.Fatalf("duplicate after reopen = %+v, %v", a, err)
+		}
+	}
+	l2 := openLog(t, dir, cfg, Options{Now: clock.Now})
+	check(l2, true)
+	if err := l2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Damage the snapshot: it must not be trusted.
+	if err := os.WriteFile(filepath.Join(dir, dedupFile), []byte("junk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l3 := openLog(t, dir, cfg, Options{Now: clock.Now})
+	check(l3, false)
+	if len(l3.Recovery().Problems) == 0 {
+		t.Fatal("a damaged dedup snapshot was not reported")
 	}
 }

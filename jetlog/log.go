@@ -57,6 +57,7 @@ type RecoveryReport struct {
 	TruncatedBytes int64           // bytes dropped from that tail
 	RebuiltIndexes []string        // index files rewritten from their segment
 	Problems       []string        // other repairs, e.g. a rewritten config
+	DedupRestored  bool            // the dedup window came from the clean-shutdown snapshot
 }
 
 // Log is one stream: an append-only, segmented log with limits, dedup and

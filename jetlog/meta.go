@@ -18,6 +18,7 @@ import (
 const (
 	metaFile  = "stream.meta" // crc32c u32 + msgpack(streamMeta)
 	cleanFile = "clean"       // present only after a clean Close
+	dedupFile = "dedup.snap"  // crc32c + msgpack(dedupSnapshot), trusted only with cleanFile
 	lockFile  = "LOCK"        // locked while a Log has the stream open
 	tmpSuffix = ".tmp"
 )

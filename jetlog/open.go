@@ -170,7 +170,35 @@ func (l *Log) recover() error {
 	if err := l.fs.SyncDir(l.dir); err != nil {
 		return fmt.Errorf("jetlog: sync dir: %w", err)
 	}
+	undamaged := len(l.report.Corrupt) == 0 && len(l.report.Lost) == 0 && l.report.TruncatedBytes == 0
+	if clean && undamaged && l.loadDedup() {
+		return nil
+	}
 	return l.rebuildDedup()
+}
+
+// loadDedup restores the dedup window from the snapshot a clean Close
+// wrote, and removes it: after this open, only a new clean Close makes one
+// trustworthy again. It reports false when there is none or it is damaged.
+func (l *Log) loadDedup() bool {
+	name := path.Join(l.dir, dedupFile)
+	var snap dedupSnapshot
+	err := readChecked(l.fs, name, &snap)
+	_ = l.fs.Remove(name) // stale from here on; a failed remove is harmless
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			l.report.Problems = append(l.report.Problems, "dedup snapshot unreadable, rebuilt from the log: "+err.Error())
+		}
+		return false
+	}
+	if !l.ap.dd.restore(snap) {
+		l.ap.dd = newDedup(int64(l.cfg.DuplicateWindow))
+		l.report.Problems = append(l.report.Problems, "dedup snapshot malformed, rebuilt from the log")
+		return false
+	}
+	l.ap.dd.expire(l.opts.Now().UnixNano())
+	l.report.DedupRestored = true
+	return true
 }
 
 // rebuildDedup reads the msg ids of the messages inside the window.
