@@ -26,6 +26,7 @@
 //
 //	<dir>/stream.meta                crc32c u32 LE + msgpack{v, config, created}
 //	<dir>/clean                      exists only after a clean Close
+//	<dir>/dedup.snap                 crc32c + msgpack{ids, seqs, ts}: the dedup window at a clean Close
 //	<dir>/LOCK                       flocked while a Log has the stream open
 //	<dir>/0000000000000001.seg       segment files, 16-digit decimal id
 //	<dir>/0000000000000001.idx       index of the segment (see below)
