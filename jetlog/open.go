@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -302,6 +303,8 @@ func (rp *replayer) loadSegment(id uint64, last, trustIndex bool) error {
 	if last {
 		l.ap.idx.reset()
 	}
+	// Grow the catalog once per segment rather than doubling per message.
+	l.cat.metas = slices.Grow(l.cat.metas, len(entries))
 	for _, e := range entries {
 		rp.apply(seg, e)
 		if last {
