@@ -44,5 +44,12 @@ func FuzzJetStreamAPI(f *testing.F) {
 			return // cannot arrive in a PUB
 		}
 		srv.js.handle(apiRequest{subject: apiPrefix + subject, reply: "_INBOX.fuzz", body: []byte(body)})
+		// Keep the store small, so that runs (and their cleanup) stay fast
+		// however many streams the inputs create.
+		if streams := srv.js.sortedStreams(); len(streams) > 4 {
+			for _, st := range streams[4:] {
+				srv.js.handle(apiRequest{subject: apiPrefix + "STREAM.DELETE." + st.name})
+			}
+		}
 	})
 }
