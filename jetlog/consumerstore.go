@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -203,12 +204,7 @@ func (c *Consumer) Info() ConsumerInfo {
 func (c *Consumer) PendingSeqs() []uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]uint64, 0, len(c.state.Pending))
-	for seq := range c.state.Pending {
-		out = append(out, seq)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(c.state.Pending))
 }
 
 // Due returns the pending seqs due for redelivery, in redelivery order.

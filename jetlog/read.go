@@ -3,6 +3,7 @@ package jetlog
 import (
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -224,12 +225,7 @@ func (l *Log) SubjectCounts(filter string) map[string]uint64 {
 func (l *Log) Subjects() []string {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	out := make([]string, 0, len(l.cat.subjects))
-	for name := range l.cat.subjects {
-		out = append(out, name)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(l.cat.subjects))
 }
 
 // NumPending counts the live messages with seq >= from whose subject

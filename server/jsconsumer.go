@@ -307,8 +307,9 @@ func (c *consumer) deliverAvailable() {
 			return
 		}
 		sent := c.recordDeliveries(msgs)
+		last := c.st.log.State().LastSeq // once per batch, for the pending counts
 		for i, p := range sent {
-			c.send(r, msgs[i], p)
+			c.send(r, msgs[i], p, last)
 		}
 		for _, m := range msgs[len(sent):] {
 			c.undeliver(m.Seq)
@@ -493,9 +494,9 @@ func (c *consumer) forget(seq uint64) {
 }
 
 // send delivers msg to the pull's inbox with the ack reply subject
-// clients parse for metadata.
-func (c *consumer) send(r *pullRequest, msg jetlog.Msg, p jetlog.Pending) {
-	last := c.st.log.State().LastSeq
+// clients parse for metadata; last is the stream's last seq, for the
+// pending count the subject carries.
+func (c *consumer) send(r *pullRequest, msg jetlog.Msg, p jetlog.Pending, last uint64) {
 	reply := c.ackBase + strconv.FormatUint(p.Deliveries, 10) + "." +
 		strconv.FormatUint(msg.Seq, 10) + "." + strconv.FormatUint(p.Consumer, 10) + "." +
 		strconv.FormatInt(msg.Time.UnixNano(), 10) + "." + strconv.FormatUint(last-min(last, msg.Seq), 10)
