@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -361,7 +362,7 @@ func (st *stream) sortedConsumers() []*consumer {
 		out = append(out, c)
 	}
 	st.mu.Unlock()
-	sortBy(out, func(c *consumer) string { return c.name })
+	slices.SortFunc(out, func(a, b *consumer) int { return strings.Compare(a.name, b.name) })
 	return out
 }
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -145,7 +146,7 @@ func (c *consumer) startSeq() uint64 {
 				}
 			}
 		}
-		sortSeqs(c.initial)
+		slices.Sort(c.initial)
 		return s.LastSeq + 1
 	}
 	return first

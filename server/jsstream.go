@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -320,23 +321,14 @@ func hasExpectations(hdr []byte) bool {
 	return len(hdr) > 0 && containsFold(hdr, "Nats-Expected-")
 }
 
+// containsFold reports whether b contains s, ignoring ASCII case.
 func containsFold(b []byte, s string) bool {
 	for i := 0; i+len(s) <= len(b); i++ {
-		if string(b[i:i+len(s)]) == s || equalFoldASCII(b[i:i+len(s)], s) {
+		if bytes.EqualFold(b[i:i+len(s)], []byte(s)) {
 			return true
 		}
 	}
 	return false
-}
-
-func equalFoldASCII(b []byte, s string) bool {
-	for i := 0; i < len(s); i++ {
-		x, y := b[i]|0x20, s[i]|0x20
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // appendRun stores plain messages in one commit. A message jetlog refuses
