@@ -396,7 +396,7 @@ func (l *Log) admit(m *Msg, next, stagedBytes uint64, now int64) (PubAck, int, [
 	if cfg.MaxMsgsPerSubject > 0 && cfg.DiscardNewPerSubject {
 		n := l.ap.perSubj[m.Subject]
 		if s, ok := l.cat.subjects[m.Subject]; ok {
-			n += int64(len(s.seqs))
+			n += int64(s.count)
 		}
 		if n >= cfg.MaxMsgsPerSubject {
 			return PubAck{}, 0, nil, fmt.Errorf("jetlog: append %q: %w", m.Subject, ErrMaxMsgsPerSubject)
@@ -477,4 +477,4 @@ func (l *Log) setFatal(err error) error {
 }
 
 // active returns the active segment. Only the appender calls it.
-func (l *Log) active() *segment { return l.segs[len(l.segs)-1] }
+func (l *Log) active() *segment { return l.cat.segs[len(l.cat.segs)-1] }

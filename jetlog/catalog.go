@@ -2,39 +2,62 @@ package jetlog
 
 import (
 	"slices"
+	"sort"
 	"strings"
+	"sync/atomic"
 )
 
-// catalog is the in-memory view of a stream: where each live message is,
-// per-subject sequences, and the totals State reports. It is not safe for
-// concurrent use; Log.mu guards it.
+// catalog is the in-memory view of a stream: its segments, where each live
+// message is, per-subject summaries, and the totals State reports.
+//
+// The per-message part lives in each segment's section (see section.go)
+// and is loaded lazily, so a clean restart costs one summary per segment
+// and per subject, not one entry per message (see catalogsnap.go). The
+// totals and subject summaries are always exact.
+//
+// Log.mu guards the catalog: writers hold it exclusively, readers shared.
+// The appender goroutine, the only writer, may also read without it.
+// Loading a section is the one change made under a shared lock; the
+// section's own mutex serialises it (segment.loadMu).
 type catalog struct {
-	base     uint64    // seq of metas[0]; metas[0] is live whenever msgs > 0
-	metas    []msgMeta // metas[i] describes seq base+i
-	last     uint64    // highest seq ever assigned
-	lastTS   int64     // timestamp of last
-	msgs     uint64    // live messages
-	bytes    uint64    // record bytes of live messages
+	segs     []*segment // ascending id; the last one is active
+	base     uint64     // first live seq when msgs > 0
+	last     uint64     // highest seq ever assigned
+	lastTS   int64      // timestamp of last
+	msgs     uint64     // live messages
+	bytes    uint64     // record bytes of live messages
 	subjects map[string]*subjectState
+
+	// entries lists a segment's records for a lazy load (Log.segmentEntries).
+	entries func(seg *segment) []entry
+	// orphans stands in for the subject of records that a lazy load found
+	// missing or unaccounted for; it is never in subjects.
+	orphans subjectState
+	// damaged is set when a lazy load disagreed with the summary: the next
+	// Close then writes no catalog snapshot, so the next Open rebuilds from
+	// the log.
+	damaged atomic.Bool
 }
 
-// msgMeta locates one message. A nil seg means deleted.
+// msgMeta locates one message. A nil subj means deleted; off < 0 means
+// the record was lost (a read reports it as corrupt).
 type msgMeta struct {
-	seg  *segment
 	subj *subjectState
 	off  int64
-	ts   int64
+	ts   int64 // kept on deleted slots too, so timestamps stay sorted
 	size uint32
 }
 
-// subjectState lists the live seqs of one subject, ascending.
+// subjectState summarises the live messages of one subject.
 type subjectState struct {
-	name string
-	seqs []uint64
+	name  string
+	count uint64
+	first uint64 // lowest live seq
+	last  uint64 // highest live seq
 }
 
 func newCatalog() catalog {
-	return catalog{base: 1, subjects: map[string]*subjectState{}}
+	return catalog{subjects: map[string]*subjectState{}}
 }
 
 // first returns the first live seq, or last+1 when empty.
@@ -45,13 +68,37 @@ func (c *catalog) first() uint64 {
 	return c.base
 }
 
-// meta returns the live meta of seq.
-func (c *catalog) meta(seq uint64) (*msgMeta, bool) {
-	if seq < c.base || seq >= c.base+uint64(len(c.metas)) {
-		return nil, false
+// segIndex returns the index of the segment whose slots hold seq, or -1.
+func (c *catalog) segIndex(seq uint64) int {
+	i := sort.Search(len(c.segs), func(i int) bool { return c.segs[i].end() > seq })
+	if i == len(c.segs) || c.segs[i].first > seq {
+		return -1
 	}
-	m := &c.metas[seq-c.base]
-	return m, m.seg != nil
+	return i
+}
+
+// segFrom returns the index of the first segment with slots at or after
+// seq (len(segs) when there is none).
+func (c *catalog) segFrom(seq uint64) int {
+	return sort.Search(len(c.segs), func(i int) bool { return c.segs[i].end() > seq })
+}
+
+// meta returns the meta of seq and whether it is live.
+func (c *catalog) meta(seq uint64) (*msgMeta, bool) {
+	m, _ := c.locate(seq)
+	return m, m != nil && m.subj != nil
+}
+
+// locate returns the meta of seq and its segment, or nil when no segment
+// holds seq.
+func (c *catalog) locate(seq uint64) (*msgMeta, *segment) {
+	i := c.segIndex(seq)
+	if i < 0 {
+		return nil, nil
+	}
+	seg := c.segs[i]
+	c.load(seg)
+	return &seg.metas[seq-seg.first], seg
 }
 
 // subject returns the interned state for name, creating it.
@@ -73,19 +120,28 @@ func (c *catalog) subjectBytes(name []byte) *subjectState {
 	return c.subject(string(name))
 }
 
-// add records a new live message; seq must be above every seq added so far.
-// Seqs skipped since the last add become deleted slots.
+// add records a new live message in seg, the newest (loaded) segment; seq
+// must be above every seq added so far. Seqs skipped since the last add
+// become deleted slots.
 func (c *catalog) add(seq uint64, ts int64, subj *subjectState, seg *segment, off int64, size uint32) {
+	if seg.slots() == 0 {
+		seg.first = seq
+	}
+	for seg.end() < seq {
+		seg.metas = append(seg.metas, msgMeta{ts: ts})
+	}
+	seg.metas = append(seg.metas, msgMeta{subj: subj, off: off, ts: ts, size: size})
+	seg.bySubj[subj] = append(seg.bySubj[subj], seq)
+	seg.live++
+	seg.lastTS = ts
+	if subj.count == 0 {
+		subj.first = seq
+	}
+	subj.count++
+	subj.last = seq
 	if c.msgs == 0 {
-		c.metas = c.metas[:0]
 		c.base = seq
 	}
-	for c.base+uint64(len(c.metas)) < seq {
-		c.metas = append(c.metas, msgMeta{})
-	}
-	c.metas = append(c.metas, msgMeta{seg: seg, subj: subj, off: off, ts: ts, size: size})
-	subj.seqs = append(subj.seqs, seq)
-	seg.live++
 	c.msgs++
 	c.bytes += uint64(size)
 	c.noteSeq(seq, ts)
@@ -102,62 +158,187 @@ func (c *catalog) noteSeq(seq uint64, ts int64) {
 
 // remove deletes seq and reports whether it was live.
 func (c *catalog) remove(seq uint64) bool {
-	m, ok := c.meta(seq)
-	if !ok {
+	i := c.segIndex(seq)
+	if i < 0 {
 		return false
 	}
+	seg := c.segs[i]
+	c.load(seg)
+	m := &seg.metas[seq-seg.first]
 	s := m.subj
-	if len(s.seqs) > 0 && s.seqs[0] == seq {
-		s.seqs = s.seqs[1:]
-	} else if i, found := slices.BinarySearch(s.seqs, seq); found {
-		s.seqs = slices.Delete(s.seqs, i, i+1)
+	if s == nil {
+		return false
 	}
-	if len(s.seqs) == 0 {
-		delete(c.subjects, s.name)
-	}
-	m.seg.live--
+	seg.dropSubjectSeq(s, seq)
+	seg.live--
 	c.msgs--
 	c.bytes -= uint64(m.size)
-	*m = msgMeta{}
-	c.trim()
+	m.subj, m.off, m.size = nil, 0, 0
+	if s != &c.orphans {
+		s.count--
+		switch {
+		case s.count == 0:
+			delete(c.subjects, s.name)
+		case seq == s.first:
+			s.first = c.subjectNext(s, seq+1, i)
+		case seq == s.last:
+			s.last = c.subjectPrev(s, seq-1, i)
+		}
+	}
+	if seq == c.base && c.msgs > 0 {
+		c.base = c.nextLive(seq + 1)
+	}
 	return true
 }
 
-// trim drops deleted slots at the front so metas[0] is live.
-func (c *catalog) trim() {
-	i := 0
-	for i < len(c.metas) && c.metas[i].seg == nil {
-		i++
-	}
-	if i == 0 {
-		return
-	}
-	c.base += uint64(i)
-	c.metas = c.metas[i:]
-	if len(c.metas) == 0 {
-		c.metas = nil
-		c.base = c.last + 1
-	} else if cap(c.metas) > 1024 && len(c.metas) < cap(c.metas)/4 {
-		c.metas = slices.Clone(c.metas) // give back the dropped front
-	}
-}
-
-// removeBelow deletes every live seq below floor and returns how many.
-func (c *catalog) removeBelow(floor uint64, removed func(seq uint64)) uint64 {
-	var n uint64
-	for c.msgs > 0 && c.base < floor {
-		seq := c.base
-		if c.remove(seq) {
-			n++
-			if removed != nil {
-				removed(seq)
+// nextLive returns the first live seq at or after from, or last+1.
+func (c *catalog) nextLive(from uint64) uint64 {
+	for i := c.segFrom(from); i < len(c.segs) && c.msgs > 0; i++ {
+		seg := c.segs[i]
+		if seg.live == 0 {
+			continue
+		}
+		c.load(seg)
+		for j := max(from, seg.first) - seg.first; j < uint64(len(seg.metas)); j++ {
+			if seg.metas[j].subj != nil {
+				return seg.first + j
 			}
 		}
 	}
-	if c.msgs == 0 && floor > c.base {
-		c.base = floor
+	return c.last + 1
+}
+
+// subjectNext returns the first live seq of s at or after from, searching
+// from segment index i on; 0 when there is none.
+func (c *catalog) subjectNext(s *subjectState, from uint64, i int) uint64 {
+	for ; i < len(c.segs) && c.segs[i].first <= s.last; i++ {
+		seg := c.segs[i]
+		if seg.live == 0 {
+			continue
+		}
+		c.load(seg)
+		seqs := seg.bySubj[s]
+		if k, _ := slices.BinarySearch(seqs, from); k < len(seqs) {
+			return seqs[k]
+		}
+	}
+	return 0
+}
+
+// subjectPrev returns the last live seq of s at or before upTo, searching
+// from segment index i down; 0 when there is none.
+func (c *catalog) subjectPrev(s *subjectState, upTo uint64, i int) uint64 {
+	for ; i >= 0 && c.segs[i].end() > s.first; i-- {
+		seg := c.segs[i]
+		if seg.live == 0 {
+			continue
+		}
+		c.load(seg)
+		seqs := seg.bySubj[s]
+		if k, found := slices.BinarySearch(seqs, upTo); found {
+			return seqs[k]
+		} else if k > 0 {
+			return seqs[k-1]
+		}
+	}
+	return 0
+}
+
+// subjectFrom returns the first live seq of s at or after from, or 0.
+func (c *catalog) subjectFrom(s *subjectState, from uint64) uint64 {
+	switch {
+	case from <= s.first:
+		return s.first
+	case from > s.last:
+		return 0
+	}
+	return c.subjectNext(s, from, c.segFrom(from))
+}
+
+// subjectCountFrom counts the live seqs of s at or after from.
+func (c *catalog) subjectCountFrom(s *subjectState, from uint64) uint64 {
+	switch {
+	case from <= s.first:
+		return s.count
+	case from > s.last:
+		return 0
+	}
+	var n uint64
+	for i := c.segFrom(from); i < len(c.segs) && c.segs[i].first <= s.last; i++ {
+		seg := c.segs[i]
+		if seg.live == 0 {
+			continue
+		}
+		c.load(seg)
+		seqs := seg.bySubj[s]
+		k, _ := slices.BinarySearch(seqs, from)
+		n += uint64(len(seqs) - k)
 	}
 	return n
+}
+
+// subjectSeqs lists the live seqs of s, ascending.
+func (c *catalog) subjectSeqs(s *subjectState) []uint64 {
+	out := make([]uint64, 0, s.count)
+	for i := c.segFrom(s.first); i < len(c.segs) && c.segs[i].first <= s.last; i++ {
+		if seg := c.segs[i]; seg.live > 0 {
+			c.load(seg)
+			out = append(out, seg.bySubj[s]...)
+		}
+	}
+	return out
+}
+
+// countFrom counts the live seqs at or after from.
+func (c *catalog) countFrom(from uint64) uint64 {
+	if from <= c.first() {
+		return c.msgs
+	}
+	var n uint64
+	i := c.segFrom(from)
+	if i < len(c.segs) && c.segs[i].first < from && c.segs[i].live > 0 {
+		seg := c.segs[i]
+		c.load(seg)
+		for _, m := range seg.metas[from-seg.first:] {
+			if m.subj != nil {
+				n++
+			}
+		}
+		i++
+	}
+	for ; i < len(c.segs); i++ {
+		n += uint64(c.segs[i].live)
+	}
+	return n
+}
+
+// removeBelow deletes every live seq below floor and returns how many.
+func (c *catalog) removeBelow(floor uint64) uint64 {
+	if c.msgs == 0 || c.base >= floor {
+		return 0
+	}
+	if floor > c.last {
+		n := c.msgs
+		c.clear()
+		return n
+	}
+	var n uint64
+	for c.msgs > 0 && c.base < floor {
+		if c.remove(c.base) {
+			n++
+		}
+	}
+	return n
+}
+
+// clear deletes every message without loading unloaded sections.
+func (c *catalog) clear() {
+	for _, seg := range c.segs {
+		seg.clearSection()
+	}
+	clear(c.subjects)
+	c.msgs, c.bytes = 0, 0
+	c.base = c.last + 1
 }
 
 // oldest returns the first live seq and its meta.
@@ -165,7 +346,8 @@ func (c *catalog) oldest() (uint64, *msgMeta, bool) {
 	if c.msgs == 0 {
 		return 0, nil, false
 	}
-	return c.base, &c.metas[0], true
+	m, _ := c.meta(c.base)
+	return c.base, m, true
 }
 
 // numDeleted counts the deleted seqs between first and last.
@@ -174,4 +356,31 @@ func (c *catalog) numDeleted() uint64 {
 		return 0
 	}
 	return c.last - c.base + 1 - c.msgs
+}
+
+// newest returns the seq of the k-th newest live message (1 <= k <= msgs).
+func (c *catalog) newest(k uint64) uint64 {
+	for i := len(c.segs) - 1; i >= 0; i-- {
+		seg := c.segs[i]
+		if uint64(seg.live) < k {
+			k -= uint64(seg.live)
+			continue
+		}
+		c.load(seg)
+		for j := len(seg.metas) - 1; j >= 0; j-- {
+			if seg.metas[j].subj != nil {
+				if k--; k == 0 {
+					return seg.first + uint64(j)
+				}
+			}
+		}
+	}
+	return c.first()
+}
+
+// appendSegment adds a new, empty segment after the others. Its section
+// starts at the next seq and time, so the sections stay sorted.
+func (c *catalog) appendSegment(seg *segment) {
+	seg.first, seg.lastTS = c.last+1, c.lastTS
+	c.segs = append(c.segs, seg)
 }

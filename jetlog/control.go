@@ -82,7 +82,7 @@ func (l *Log) roll() error {
 	}
 	seg := newSegment(id, f, 0)
 	l.mu.Lock()
-	l.segs = append(l.segs, seg)
+	l.cat.appendSegment(seg)
 	dead := l.detachDeadLocked()
 	l.mu.Unlock()
 	l.ap.idx.reset()
@@ -121,14 +121,14 @@ func (l *Log) writeIndex(seg *segment) error {
 // l.mu is held.
 func (l *Log) detachDeadLocked() []*segment {
 	i := 0
-	for i < len(l.segs)-1 && l.segs[i].live == 0 {
+	for i < len(l.cat.segs)-1 && l.cat.segs[i].live == 0 {
 		i++
 	}
 	if i == 0 {
 		return nil
 	}
-	dead := append([]*segment(nil), l.segs[:i]...)
-	l.segs = append(l.segs[:0], l.segs[i:]...)
+	dead := append([]*segment(nil), l.cat.segs[:i]...)
+	l.cat.segs = append(l.cat.segs[:0], l.cat.segs[i:]...)
 	return dead
 }
 
@@ -177,8 +177,8 @@ func (l *Log) doClose() error {
 		}
 	}
 	l.mu.Lock()
-	segs := l.segs
-	l.segs = nil
+	segs := l.cat.segs
+	l.cat.segs = nil
 	consumers := l.consumers
 	l.consumers = nil
 	l.mu.Unlock()

@@ -18,8 +18,8 @@ func (l *Log) enforceLimits(touched []*subjectState) {
 	before := c.base
 	if cfg.MaxMsgsPerSubject > 0 {
 		check := func(s *subjectState) {
-			for int64(len(s.seqs)) > cfg.MaxMsgsPerSubject {
-				seq := s.seqs[0]
+			for s.count > uint64(cfg.MaxMsgsPerSubject) {
+				seq := s.first
 				c.remove(seq)
 				t.seqs = append(t.seqs, seq)
 			}
@@ -120,7 +120,7 @@ func (l *Log) doPurge(p PurgeOptions) (uint64, error) {
 		return 0, l.fatal
 	}
 	c := &l.cat
-	var floor uint64
+	floor := uint64(0)
 	var list []uint64
 	if p.Subject == "" || p.Subject == ">" {
 		// Unfiltered: everything below a floor.
@@ -132,24 +132,14 @@ func (l *Log) doPurge(p PurgeOptions) (uint64, error) {
 			if p.Keep >= c.msgs {
 				floor = 0
 			} else {
-				// the seq of the Keep-th newest live message
-				k := p.Keep
-				for i := len(c.metas) - 1; i >= 0; i-- {
-					if c.metas[i].seg != nil {
-						k--
-						if k == 0 {
-							floor = min(floor, c.base+uint64(i))
-							break
-						}
-					}
-				}
+				floor = min(floor, c.newest(p.Keep))
 			}
 		}
 	} else {
 		var all []uint64
 		for name, s := range c.subjects {
 			if matchFilter(p.Subject, name) {
-				all = append(all, s.seqs...)
+				all = append(all, c.subjectSeqs(s)...)
 			}
 		}
 		slices.Sort(all)
@@ -166,15 +156,7 @@ func (l *Log) doPurge(p PurgeOptions) (uint64, error) {
 		i, _ := slices.BinarySearch(all, cut)
 		list = all[:i]
 	}
-	var n uint64
-	if floor > c.base && c.msgs > 0 {
-		for _, m := range c.metas[:min(uint64(len(c.metas)), floor-c.base)] {
-			if m.seg != nil {
-				n++
-			}
-		}
-	}
-	n += uint64(len(list))
+	n := c.msgs - c.countFrom(floor) + uint64(len(list))
 	if n == 0 {
 		return 0, nil
 	}
@@ -193,7 +175,7 @@ func (l *Log) doPurge(p PurgeOptions) (uint64, error) {
 		return 0, err
 	}
 	l.mu.Lock()
-	c.removeBelow(floor, nil)
+	c.removeBelow(floor)
 	for _, seq := range list {
 		c.remove(seq)
 	}

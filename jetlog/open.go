@@ -51,7 +51,7 @@ func Open(dir string, cfg StreamConfig, opts Options) (*Log, error) {
 		return nil, err
 	}
 	if err := l.recover(); err != nil {
-		for _, s := range l.segs {
+		for _, s := range l.cat.segs {
 			_ = s.release() // already failing
 		}
 		l.releaseLock()
@@ -153,12 +153,12 @@ func (l *Log) recover() error {
 			_ = l.fs.Remove(path.Join(l.dir, idxName(id))) // orphan index
 		}
 	}
-	if len(l.segs) == 0 {
+	if len(l.cat.segs) == 0 {
 		f, err := l.fs.Create(segPath(l.dir, segName(1)))
 		if err != nil {
 			return fmt.Errorf("jetlog: create segment: %w", err)
 		}
-		l.segs = append(l.segs, newSegment(1, f, 0))
+		l.cat.appendSegment(newSegment(1, f, 0))
 		l.ap.idx.reset()
 	}
 	// Limits may have removed messages that tombstones did not record.
@@ -206,28 +206,34 @@ func (l *Log) loadDedup() bool {
 func (l *Log) rebuildDedup() error {
 	c := &l.cat
 	cut := l.opts.Now().Add(-l.cfg.DuplicateWindow).UnixNano()
-	i := len(c.metas)
-	for i > 0 && (c.metas[i-1].seg == nil || c.metas[i-1].ts >= cut) {
-		i--
+	first := len(c.segs) // the oldest segment with messages inside the window
+	for first > 0 && c.segs[first-1].lastTS >= cut {
+		first--
 	}
 	var buf []byte
-	for ; i < len(c.metas); i++ {
-		m := &c.metas[i]
-		if m.seg == nil {
+	for _, seg := range c.segs[first:] {
+		if seg.live == 0 {
 			continue
 		}
-		buf = growTo(buf, int(m.size))
-		r, err := m.seg.readRecord(buf, m.off)
-		if err != nil {
-			var ce *CorruptError
-			if errors.As(err, &ce) {
-				l.report.Corrupt = append(l.report.Corrupt, ce)
+		c.load(seg)
+		for j := range seg.metas {
+			m := &seg.metas[j]
+			if m.subj == nil || m.ts < cut || m.off < 0 {
 				continue
 			}
-			return err
-		}
-		if id := msgID(r.hdr); id != nil {
-			l.ap.dd.add(id, c.base+uint64(i), r.ts)
+			buf = growTo(buf, int(m.size))
+			r, err := seg.readRecord(buf, m.off)
+			if err != nil {
+				var ce *CorruptError
+				if errors.As(err, &ce) {
+					l.report.Corrupt = append(l.report.Corrupt, ce)
+					continue
+				}
+				return err
+			}
+			if id := msgID(r.hdr); id != nil {
+				l.ap.dd.add(id, seg.first+uint64(j), r.ts)
+			}
 		}
 	}
 	return nil
@@ -261,7 +267,7 @@ func (rp *replayer) loadSegment(id uint64, last, trustIndex bool) error {
 	}
 	size := st.Size()
 	seg := newSegment(id, f, size)
-	l.segs = append(l.segs, seg)
+	l.cat.appendSegment(seg)
 
 	var entries []entry
 	indexed := false
@@ -303,8 +309,8 @@ func (rp *replayer) loadSegment(id uint64, last, trustIndex bool) error {
 	if last {
 		l.ap.idx.reset()
 	}
-	// Grow the catalog once per segment rather than doubling per message.
-	l.cat.metas = slices.Grow(l.cat.metas, len(entries))
+	// Grow the section once rather than doubling per message.
+	seg.metas = slices.Grow(seg.metas, len(entries))
 	for _, e := range entries {
 		rp.apply(seg, e)
 		if last {
@@ -381,7 +387,7 @@ func (rp *replayer) apply(seg *segment, e entry) {
 		}
 		rp.seen = true
 		if floor > 0 {
-			c.removeBelow(floor, nil)
+			c.removeBelow(floor)
 		}
 	}
 }

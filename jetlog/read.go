@@ -17,12 +17,12 @@ func (l *Log) Get(seq uint64) (Msg, error) {
 		l.mu.RUnlock()
 		return Msg{}, ErrClosed
 	}
-	m, ok := l.cat.meta(seq)
-	if !ok {
+	m, seg := l.cat.locate(seq)
+	if m == nil || m.subj == nil {
 		l.mu.RUnlock()
 		return Msg{}, fmt.Errorf("jetlog: get seq %d: %w", seq, ErrNotFound)
 	}
-	seg, off, size := m.seg, m.off, m.size
+	off, size := m.off, m.size
 	seg.acquire()
 	l.mu.RUnlock()
 	defer seg.release() //nolint:errcheck // read-only reference
@@ -31,6 +31,9 @@ func (l *Log) Get(seq uint64) (Msg, error) {
 
 // readMsg reads a record into buf (which the returned Msg then owns).
 func readMsg(seg *segment, off int64, size uint32, buf []byte) (Msg, error) {
+	if off < 0 {
+		return Msg{}, &CorruptError{Segment: seg.name, Offset: off, Reason: "record lost: its segment no longer matches the catalog"}
+	}
 	r, err := seg.readRecord(buf[:size], off)
 	if err != nil {
 		return Msg{}, err
@@ -59,8 +62,8 @@ func (l *Log) Next(from uint64, filter string) (Msg, error) {
 		l.mu.RUnlock()
 		return Msg{}, fmt.Errorf("jetlog: next from %d %q: %w", from, filter, ErrNotFound)
 	}
-	m := &l.cat.metas[seq-l.cat.base]
-	seg, off, size := m.seg, m.off, m.size
+	m, seg := l.cat.locate(seq)
+	off, size := m.off, m.size
 	seg.acquire()
 	l.mu.RUnlock()
 	defer seg.release() //nolint:errcheck // read-only reference
@@ -69,37 +72,42 @@ func (l *Log) Next(from uint64, filter string) (Msg, error) {
 
 func (l *Log) nextLocked(from uint64, filter string) (uint64, bool) {
 	c := &l.cat
+	if c.msgs == 0 {
+		return 0, false
+	}
 	from = max(from, c.base)
 	if isLiteral(filter) {
 		s, ok := c.subjects[filter]
 		if !ok {
 			return 0, false
 		}
-		i := sort.Search(len(s.seqs), func(i int) bool { return s.seqs[i] >= from })
-		if i == len(s.seqs) {
-			return 0, false
-		}
-		return s.seqs[i], true
+		seq := c.subjectFrom(s, from)
+		return seq, seq != 0
 	}
 	all := filter == "" || filter == ">"
-	if !all && uint64(len(c.subjects)) < (uint64(len(c.metas))-min(from-c.base, uint64(len(c.metas))))/8 {
+	if !all && uint64(len(c.subjects)) < (c.last+1-min(from, c.last+1))/8 {
 		// Few subjects: search each matching one instead of every slot.
-		best, found := uint64(0), false
+		best := uint64(0)
 		for name, s := range c.subjects {
 			if !matchFilter(filter, name) {
 				continue
 			}
-			i, _ := slices.BinarySearch(s.seqs, from)
-			if i < len(s.seqs) && (!found || s.seqs[i] < best) {
-				best, found = s.seqs[i], true
+			if seq := c.subjectFrom(s, from); seq != 0 && (best == 0 || seq < best) {
+				best = seq
 			}
 		}
-		return best, found
+		return best, best != 0
 	}
-	for i := from - c.base; i < uint64(len(c.metas)); i++ {
-		m := &c.metas[i]
-		if m.seg != nil && (all || matchFilter(filter, m.subj.name)) {
-			return c.base + i, true
+	for i := c.segFrom(from); i < len(c.segs); i++ {
+		seg := c.segs[i]
+		if seg.live == 0 {
+			continue
+		}
+		c.load(seg)
+		for j := max(from, seg.first) - seg.first; j < uint64(len(seg.metas)); j++ {
+			if m := &seg.metas[j]; m.subj != nil && (all || matchFilter(filter, m.subj.name)) {
+				return seg.first + j, true
+			}
 		}
 	}
 	return 0, false
@@ -111,22 +119,17 @@ func (l *Log) SeqAtTime(t time.Time) uint64 {
 	defer l.mu.RUnlock()
 	c := &l.cat
 	ts := t.UnixNano()
-	// Timestamps never decrease with seq, so search over the slots.
-	i := sort.Search(len(c.metas), func(i int) bool {
-		for j := i; j < len(c.metas); j++ {
-			if c.metas[j].seg != nil {
-				return c.metas[j].ts >= ts
-			}
+	// Timestamps never decrease with seq: find the first segment whose
+	// newest message is not older than t, then the slot inside it.
+	for _, seg := range c.segs {
+		if seg.slots() == 0 || seg.lastTS < ts {
+			continue
 		}
-		return true
-	})
-	for i < len(c.metas) && c.metas[i].seg == nil {
-		i++
+		c.load(seg)
+		j := sort.Search(len(seg.metas), func(j int) bool { return seg.metas[j].ts >= ts })
+		return max(c.nextLive(seg.first+uint64(j)), c.first())
 	}
-	if i == len(c.metas) {
-		return c.last + 1
-	}
-	return c.base + uint64(i)
+	return c.last + 1
 }
 
 // Messages iterates over the live messages with seq >= from, in order. It
@@ -149,14 +152,24 @@ func (l *Log) Messages(from uint64) iter.Seq2[Msg, error] {
 				return
 			}
 			c := &l.cat
-			from = max(from, c.base)
 			locs = locs[:0]
-			for i := from - c.base; i < uint64(len(c.metas)) && len(locs) < 256; i++ {
-				if m := &c.metas[i]; m.seg != nil {
-					m.seg.acquire()
-					locs = append(locs, loc{m.seg, m.off, m.size})
+			if c.msgs > 0 {
+				from = max(from, c.base)
+			}
+			for i := c.segFrom(from); i < len(c.segs) && len(locs) < 256; i++ {
+				seg := c.segs[i]
+				if seg.live == 0 {
+					from = seg.end()
+					continue
 				}
-				from = c.base + i + 1
+				c.load(seg)
+				for j := max(from, seg.first) - seg.first; j < uint64(len(seg.metas)) && len(locs) < 256; j++ {
+					if m := &seg.metas[j]; m.subj != nil {
+						seg.acquire()
+						locs = append(locs, loc{seg, m.off, m.size})
+					}
+					from = seg.first + j + 1
+				}
 			}
 			l.mu.RUnlock()
 			if len(locs) == 0 {
@@ -186,12 +199,12 @@ func (l *Log) LastBySubject(filter string) (Msg, error) {
 	var seq uint64
 	if isLiteral(filter) {
 		if s, ok := l.cat.subjects[filter]; ok {
-			seq = s.seqs[len(s.seqs)-1]
+			seq = s.last
 		}
 	} else {
 		for name, s := range l.cat.subjects {
 			if matchFilter(filter, name) {
-				seq = max(seq, s.seqs[len(s.seqs)-1])
+				seq = max(seq, s.last)
 			}
 		}
 	}
@@ -199,8 +212,8 @@ func (l *Log) LastBySubject(filter string) (Msg, error) {
 		l.mu.RUnlock()
 		return Msg{}, fmt.Errorf("jetlog: last for %q: %w", filter, ErrNotFound)
 	}
-	m := &l.cat.metas[seq-l.cat.base]
-	seg, off, size := m.seg, m.off, m.size
+	m, seg := l.cat.locate(seq)
+	off, size := m.off, m.size
 	seg.acquire()
 	l.mu.RUnlock()
 	defer seg.release() //nolint:errcheck // read-only reference
@@ -215,7 +228,7 @@ func (l *Log) SubjectCounts(filter string) map[string]uint64 {
 	out := map[string]uint64{}
 	for name, s := range l.cat.subjects {
 		if matchFilter(filter, name) {
-			out[name] = uint64(len(s.seqs))
+			out[name] = s.count
 		}
 	}
 	return out
@@ -235,32 +248,19 @@ func (l *Log) NumPending(from uint64, filter string) uint64 {
 	defer l.mu.RUnlock()
 	c := &l.cat
 	if filter == "" || filter == ">" {
-		if from <= c.base {
-			return c.msgs
-		}
-		var n uint64
-		for _, s := range c.subjects {
-			n += countFrom(s.seqs, from)
-		}
-		return n
+		return c.countFrom(from)
 	}
 	if isLiteral(filter) {
 		if s, ok := c.subjects[filter]; ok {
-			return countFrom(s.seqs, from)
+			return c.subjectCountFrom(s, from)
 		}
 		return 0
 	}
 	var n uint64
 	for name, s := range c.subjects {
 		if matchFilter(filter, name) {
-			n += countFrom(s.seqs, from)
+			n += c.subjectCountFrom(s, from)
 		}
 	}
 	return n
-}
-
-// countFrom counts the seqs >= from in an ascending slice.
-func countFrom(seqs []uint64, from uint64) uint64 {
-	i, _ := slices.BinarySearch(seqs, from)
-	return uint64(len(seqs) - i)
 }

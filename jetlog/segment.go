@@ -25,8 +25,7 @@ type segment struct {
 	// Owned by the appender (and by Open before it starts).
 	size int64 // bytes of whole records in the file
 
-	// Guarded by Log.mu.
-	live int // live messages in this segment
+	section // the catalog's view of this segment, guarded by Log.mu
 
 	// refs counts the log's own reference plus readers in flight; the file
 	// is closed when it drops to zero.
@@ -53,6 +52,8 @@ func parseSegName(name string) (uint64, bool) {
 
 func newSegment(id uint64, f File, size int64) *segment {
 	s := &segment{id: id, name: segName(id), f: f, size: size}
+	s.bySubj = map[*subjectState][]uint64{}
+	s.loaded.Store(true)
 	s.refs.Store(1)
 	return s
 }

@@ -1,0 +1,169 @@
+package jetlog
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// section is the catalog's view of one segment: the message seqs its
+// records hold (slots first..end()-1) and, once loaded, a meta per slot and
+// the live seqs of each subject. A segment opened from a catalog snapshot
+// starts unloaded with only its summary (first, slots, live, lastTS and the
+// deleted seqs); the first access reads its index (catalog.load).
+type section struct {
+	first  uint64 // seq of the first slot; for an empty section, the next seq
+	nslots uint64 // slots while unloaded; len(metas) once loaded
+	live   int    // live messages
+	lastTS int64  // timestamp of the newest message record
+
+	loadMu  sync.Mutex
+	loaded  atomic.Bool
+	metas   []msgMeta                  // slot i is seq first+i
+	bySubj  map[*subjectState][]uint64 // live seqs per subject, ascending
+	deleted []SeqRange                 // while unloaded: slots that are not live
+}
+
+// slots returns how many seqs the section spans.
+func (s *section) slots() uint64 {
+	if s.loaded.Load() {
+		return uint64(len(s.metas))
+	}
+	return s.nslots
+}
+
+// end returns the seq after the last slot.
+func (s *section) end() uint64 { return s.first + s.slots() }
+
+// dropSubjectSeq removes seq from the live seqs of subj.
+func (s *section) dropSubjectSeq(subj *subjectState, seq uint64) {
+	seqs := s.bySubj[subj]
+	switch {
+	case len(seqs) > 0 && seqs[0] == seq:
+		seqs = seqs[1:]
+	default:
+		if i, found := slices.BinarySearch(seqs, seq); found {
+			seqs = slices.Delete(seqs, i, i+1)
+		}
+	}
+	if len(seqs) == 0 {
+		delete(s.bySubj, subj)
+	} else {
+		s.bySubj[subj] = seqs
+	}
+}
+
+// clearSection marks every slot deleted, without loading.
+func (s *section) clearSection() {
+	s.live = 0
+	if !s.loaded.Load() {
+		if s.nslots > 0 {
+			s.deleted = []SeqRange{{s.first, s.first + s.nslots - 1}}
+		}
+		return
+	}
+	for i := range s.metas {
+		m := &s.metas[i]
+		m.subj, m.off, m.size = nil, 0, 0
+	}
+	clear(s.bySubj)
+}
+
+// deletedRanges lists the slots that are not live, for a snapshot.
+func (s *section) deletedRanges() []SeqRange {
+	if !s.loaded.Load() {
+		return s.deleted
+	}
+	var out []SeqRange
+	for i := 0; i < len(s.metas); i++ {
+		if s.metas[i].subj != nil {
+			continue
+		}
+		j := i
+		for j+1 < len(s.metas) && s.metas[j+1].subj == nil {
+			j++
+		}
+		out = append(out, SeqRange{s.first + uint64(i), s.first + uint64(j)})
+		i = j
+	}
+	return out
+}
+
+// load fills seg's section from its records if it is not loaded yet. It
+// may run under a shared Log.mu: seg.loadMu makes it happen once, and the
+// loaded flag publishes the result to the readers that check it.
+func (c *catalog) load(seg *segment) {
+	if seg.loaded.Load() {
+		return
+	}
+	seg.loadMu.Lock()
+	defer seg.loadMu.Unlock()
+	if seg.loaded.Load() {
+		return
+	}
+	c.fill(seg, c.entries(seg))
+}
+
+// fill builds an unloaded section from its records and the summary: a
+// message record is live unless its seq is in the deleted ranges. Live
+// slots without a record, and live records whose subject the catalog does
+// not know, disagree with the summary: they are kept under the orphans
+// subject (a lost record reads as corrupt) and the catalog is marked
+// damaged.
+func (c *catalog) fill(seg *segment, entries []entry) {
+	metas := make([]msgMeta, seg.nslots)
+	bySubj := map[*subjectState][]uint64{}
+	found := 0
+	del := seg.deleted
+	ts := int64(0)
+	for _, e := range entries {
+		if e.kind != kindMsg || e.seq < seg.first || e.seq >= seg.first+seg.nslots {
+			continue
+		}
+		for len(del) > 0 && del[0].Last < e.seq {
+			del = del[1:]
+		}
+		m := &metas[e.seq-seg.first]
+		if m.subj != nil {
+			continue // a damaged index may list a seq twice
+		}
+		m.ts, m.off, m.size = e.ts, e.off, e.size
+		if len(del) > 0 && del[0].First <= e.seq {
+			m.off, m.size = 0, 0
+			continue
+		}
+		s, ok := c.subjects[string(e.subject)]
+		if !ok {
+			s = &c.orphans
+			c.damaged.Store(true)
+		}
+		m.subj = s
+		bySubj[s] = append(bySubj[s], e.seq)
+		found++
+	}
+	if found != seg.live {
+		// Live slots whose record is gone: keep them counted, unreadable.
+		c.damaged.Store(true)
+		del = seg.deleted
+		for i := range metas {
+			seq := seg.first + uint64(i)
+			for len(del) > 0 && del[0].Last < seq {
+				del = del[1:]
+			}
+			m := &metas[i]
+			if m.subj == nil && m.size == 0 && (len(del) == 0 || del[0].First > seq) {
+				m.subj, m.off = &c.orphans, -1
+				bySubj[&c.orphans] = append(bySubj[&c.orphans], seq)
+			}
+		}
+		slices.Sort(bySubj[&c.orphans])
+	}
+	for i := range metas { // slots without a record keep time sorted
+		if metas[i].ts == 0 {
+			metas[i].ts = ts
+		}
+		ts = metas[i].ts
+	}
+	seg.metas, seg.bySubj, seg.deleted = metas, bySubj, nil
+	seg.loaded.Store(true)
+}
