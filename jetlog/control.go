@@ -171,7 +171,10 @@ func (l *Log) doClose() error {
 			if err == nil {
 				err = writeChecked(l.fs, path.Join(l.dir, dedupFile), l.ap.dd.snapshot())
 			}
-			if err == nil { // last: it vouches for the index and the dedup snapshot
+			if err == nil && !l.cat.damaged.Load() {
+				err = writeChecked(l.fs, path.Join(l.dir, catalogFile), l.cat.snapshot())
+			}
+			if err == nil { // last: it vouches for the index and the snapshots
 				err = writeFileAtomic(l.fs, path.Join(l.dir, cleanFile), nil)
 			}
 		}

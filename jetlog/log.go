@@ -48,16 +48,17 @@ type SeqRange struct{ First, Last uint64 }
 
 // RecoveryReport says what Open found and did.
 type RecoveryReport struct {
-	Clean          bool            // the clean-shutdown marker was present
-	Segments       int             // segment files opened
-	Scanned        int             // segments read record by record (no usable index)
-	Corrupt        []*CorruptError // damaged records; intact ones around them were kept
-	Lost           []SeqRange      // sequences missing because of corruption
-	TornSegment    string          // segment whose torn tail was truncated
-	TruncatedBytes int64           // bytes dropped from that tail
-	RebuiltIndexes []string        // index files rewritten from their segment
-	Problems       []string        // other repairs, e.g. a rewritten config
-	DedupRestored  bool            // the dedup window came from the clean-shutdown snapshot
+	Clean           bool            // the clean-shutdown marker was present
+	Segments        int             // segment files opened
+	Scanned         int             // segments read record by record (no usable index)
+	Corrupt         []*CorruptError // damaged records; intact ones around them were kept
+	Lost            []SeqRange      // sequences missing because of corruption
+	TornSegment     string          // segment whose torn tail was truncated
+	TruncatedBytes  int64           // bytes dropped from that tail
+	RebuiltIndexes  []string        // index files rewritten from their segment
+	Problems        []string        // other repairs, e.g. a rewritten config
+	DedupRestored   bool            // the dedup window came from the clean-shutdown snapshot
+	CatalogRestored bool            // the catalog came from the clean-shutdown snapshot; sealed segments load on first use
 }
 
 // Log is one stream: an append-only, segmented log with limits, dedup and

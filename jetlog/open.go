@@ -35,6 +35,7 @@ func Open(dir string, cfg StreamConfig, opts Options) (*Log, error) {
 	if l.memory {
 		l.dir = "/mem"
 	}
+	l.cat.entries = l.segmentEntries
 	l.ap.dd = newDedup(int64(cfg.DuplicateWindow))
 	if err := l.fs.MkdirAll(l.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("jetlog: open %q: %w", dir, err)
@@ -140,9 +141,18 @@ func (l *Log) recover() error {
 			return fmt.Errorf("jetlog: remove clean marker: %w", err)
 		}
 	}
+	restored := false
+	if clean && len(ids) > 0 {
+		if restored, err = l.restoreCatalog(ids, idxs); err != nil {
+			return err
+		}
+	}
 	rp := replayer{l: l}
 	for i, id := range ids {
 		last := i == len(ids)-1
+		if restored {
+			break
+		}
 		if err := rp.loadSegment(id, last, clean && idxs[id]); err != nil {
 			return err
 		}

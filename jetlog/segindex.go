@@ -57,6 +57,14 @@ func (b *indexBuilder) add(kind byte, seq uint64, ts, off int64, size int, subje
 	b.count++
 }
 
+// resume continues the index file data of the active segment, whose
+// entries were decoded from it (decodeIndex accepted it). The builder
+// takes data over.
+func (b *indexBuilder) resume(data []byte, count int) {
+	b.buf = data[:len(data)-idxTrailer]
+	b.count = uint32(count)
+}
+
 // truncate drops the entries added after mark (see mark).
 func (b *indexBuilder) truncate(m indexMark) {
 	b.buf = b.buf[:m.n]

@@ -1,0 +1,236 @@
+package jetlog
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+)
+
+// catalogFile holds the catalog summary a clean Close writes: one entry
+// per segment and per subject. With the clean marker it lets Open skip
+// reading the indexes of sealed segments, so a clean restart costs
+// O(segments + subjects), not O(messages); a sealed segment's section is
+// loaded from its index on first use. Part of the disk format (doc.go).
+const catalogFile = "catalog.snap" // crc32c + msgpack(catalogSnapshot), trusted only with cleanFile
+
+const catalogVersion = 1
+
+// catalogSnapshot is what catalog.snap holds.
+type catalogSnapshot struct {
+	Version  int               `msgpack:"v"`
+	Last     uint64            `msgpack:"last"`
+	LastTS   int64             `msgpack:"last_ts"`
+	Msgs     uint64            `msgpack:"msgs"`
+	Bytes    uint64            `msgpack:"bytes"`
+	Segments []sectionSummary  `msgpack:"segments"`
+	Subjects subjectsSummaries `msgpack:"subjects"`
+}
+
+// sectionSummary describes one segment and its section.
+type sectionSummary struct {
+	ID      uint64     `msgpack:"id"`
+	Size    int64      `msgpack:"size"` // segment file size the summary describes
+	First   uint64     `msgpack:"first"`
+	Slots   uint64     `msgpack:"slots"`
+	Live    int        `msgpack:"live"`
+	LastTS  int64      `msgpack:"last_ts"`
+	Deleted []SeqRange `msgpack:"deleted"` // slots that are not live, ascending
+}
+
+// subjectsSummaries lists the subjects as parallel columns, which encode
+// and decode faster than a struct per subject.
+type subjectsSummaries struct {
+	Names  []string `msgpack:"names"`
+	Counts []uint64 `msgpack:"counts"`
+	Firsts []uint64 `msgpack:"firsts"`
+	Lasts  []uint64 `msgpack:"lasts"`
+}
+
+// snapshot summarises the catalog. The appender calls it at Close, when
+// no reader can be loading a section.
+func (c *catalog) snapshot() catalogSnapshot {
+	s := catalogSnapshot{Version: catalogVersion, Last: c.last, LastTS: c.lastTS, Msgs: c.msgs, Bytes: c.bytes}
+	for _, seg := range c.segs {
+		s.Segments = append(s.Segments, sectionSummary{
+			ID: seg.id, Size: seg.size, First: seg.first, Slots: seg.slots(),
+			Live: seg.live, LastTS: seg.lastTS, Deleted: seg.deletedRanges(),
+		})
+	}
+	n := len(c.subjects)
+	ss := &s.Subjects
+	ss.Names, ss.Counts, ss.Firsts, ss.Lasts = make([]string, 0, n), make([]uint64, 0, n), make([]uint64, 0, n), make([]uint64, 0, n)
+	for name, st := range c.subjects {
+		ss.Names = append(ss.Names, name)
+		ss.Counts = append(ss.Counts, st.count)
+		ss.Firsts = append(ss.Firsts, st.first)
+		ss.Lasts = append(ss.Lasts, st.last)
+	}
+	return s
+}
+
+// consistent checks the snapshot against itself and the segment files
+// found (ids ascending, idxs the ids with an index file).
+func (s *catalogSnapshot) consistent(ids []uint64, idxs map[uint64]bool) error {
+	if s.Version != catalogVersion {
+		return fmt.Errorf("version %d", s.Version)
+	}
+	if len(s.Segments) != len(ids) {
+		return fmt.Errorf("%d segments listed, %d found", len(s.Segments), len(ids))
+	}
+	var live uint64
+	next := uint64(0)
+	for i, sec := range s.Segments {
+		if sec.ID != ids[i] || !idxs[sec.ID] {
+			return fmt.Errorf("segment %d not found with its index", sec.ID)
+		}
+		if sec.First < next || sec.Live < 0 || uint64(sec.Live) > sec.Slots {
+			return fmt.Errorf("segment %d: bad range", sec.ID)
+		}
+		deleted := uint64(0)
+		from := sec.First
+		for _, r := range sec.Deleted {
+			if r.First < from || r.Last < r.First || r.Last >= sec.First+sec.Slots {
+				return fmt.Errorf("segment %d: bad deleted range", sec.ID)
+			}
+			deleted += r.Last - r.First + 1
+			from = r.Last + 1
+		}
+		if deleted+uint64(sec.Live) != sec.Slots {
+			return fmt.Errorf("segment %d: live count does not add up", sec.ID)
+		}
+		live += uint64(sec.Live)
+		next = sec.First + sec.Slots
+	}
+	ss := &s.Subjects
+	n := len(ss.Names)
+	if len(ss.Counts) != n || len(ss.Firsts) != n || len(ss.Lasts) != n {
+		return errors.New("subject columns differ in length")
+	}
+	var counted uint64
+	for i := range n {
+		if ss.Counts[i] == 0 || ss.Firsts[i] > ss.Lasts[i] || ss.Lasts[i] > s.Last {
+			return fmt.Errorf("subject %q: bad summary", ss.Names[i])
+		}
+		counted += ss.Counts[i]
+	}
+	if live != s.Msgs || counted != s.Msgs || next > s.Last+1 {
+		return errors.New("totals do not add up")
+	}
+	return nil
+}
+
+// restoreCatalog builds the catalog from catalog.snap after a clean
+// shutdown: sealed segments stay unloaded, the active one is loaded from its
+// index (its tail verified). It reports false, with nothing opened, when
+// the snapshot is missing, damaged or does not match the files; Open then
+// replays the indexes instead. The snapshot is removed either way: only
+// the next clean Close makes a new one trustworthy.
+func (l *Log) restoreCatalog(ids []uint64, idxs map[uint64]bool) (bool, error) {
+	name := path.Join(l.dir, catalogFile)
+	var snap catalogSnapshot
+	err := readChecked(l.fs, name, &snap)
+	if rerr := l.fs.Remove(name); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+		return false, fmt.Errorf("jetlog: remove %s: %w", catalogFile, rerr)
+	}
+	if err == nil {
+		err = snap.consistent(ids, idxs)
+	}
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			l.report.Problems = append(l.report.Problems, fmt.Sprintf("%s unusable (%v): catalog rebuilt from the indexes", catalogFile, err))
+		}
+		return false, nil
+	}
+	segs := make([]*segment, 0, len(ids))
+	fail := func() {
+		for _, s := range segs {
+			_ = s.release() // nothing was written
+		}
+	}
+	for _, sec := range snap.Segments {
+		f, err := l.fs.OpenFile(segPath(l.dir, segName(sec.ID)), os.O_RDWR, 0)
+		if err != nil {
+			fail()
+			return false, fmt.Errorf("jetlog: open segment %s: %w", segName(sec.ID), err)
+		}
+		seg := newSegment(sec.ID, f, sec.Size)
+		segs = append(segs, seg)
+		st, err := f.Stat()
+		if err != nil {
+			fail()
+			return false, fmt.Errorf("jetlog: stat segment %s: %w", seg.name, err)
+		}
+		if st.Size() != sec.Size {
+			fail()
+			l.report.Problems = append(l.report.Problems, fmt.Sprintf("%s: %s changed size since the clean shutdown: catalog rebuilt from the indexes", catalogFile, seg.name))
+			return false, nil
+		}
+		seg.first, seg.nslots, seg.live, seg.lastTS, seg.deleted = sec.First, sec.Slots, sec.Live, sec.LastTS, sec.Deleted
+		seg.bySubj = nil
+		seg.loaded.Store(false)
+	}
+	active := segs[len(segs)-1]
+	data, entries, ok := l.indexEntries(active)
+	if !ok || !tailIntact(active.f, entries, active.size) {
+		fail()
+		return false, nil
+	}
+
+	c := &l.cat
+	c.segs = segs
+	c.last, c.lastTS, c.msgs, c.bytes = snap.Last, snap.LastTS, snap.Msgs, snap.Bytes
+	c.base = c.last + 1
+	for _, sec := range snap.Segments {
+		if sec.Live > 0 {
+			c.base = sec.First
+			if len(sec.Deleted) > 0 && sec.Deleted[0].First == sec.First {
+				c.base = sec.Deleted[0].Last + 1
+			}
+			break
+		}
+	}
+	ss := &snap.Subjects
+	c.subjects = make(map[string]*subjectState, len(ss.Names))
+	for i, name := range ss.Names {
+		c.subjects[name] = &subjectState{name: name, count: ss.Counts[i], first: ss.Firsts[i], last: ss.Lasts[i]}
+	}
+	c.fill(active, entries)
+	l.ap.idx.resume(data, len(entries)) // entries alias data: not used after this
+	l.report.CatalogRestored = true
+	return true, nil
+}
+
+// indexEntries reads and checks the index of seg; the entries alias data.
+func (l *Log) indexEntries(seg *segment) (data []byte, entries []entry, ok bool) {
+	data, err := readAll(l.fs, segPath(l.dir, idxName(seg.id)))
+	if err != nil {
+		return nil, nil, false
+	}
+	size, entries, ok := decodeIndex(data)
+	return data, entries, ok && size == seg.size
+}
+
+// segmentEntries lists the records of a sealed segment for a lazy load:
+// from its index, or by reading the segment when the index is unusable.
+// Problems are logged; the load compares what it finds with the summary.
+func (l *Log) segmentEntries(seg *segment) []entry {
+	if _, entries, ok := l.indexEntries(seg); ok {
+		return entries
+	}
+	l.opts.Logger.Warn("jetlog: index unusable, reading the segment", "dir", l.dir, "segment", seg.name)
+	data := make([]byte, seg.size)
+	if n, err := seg.f.ReadAt(data, 0); n != len(data) {
+		l.opts.Logger.Error("jetlog: read segment", "dir", l.dir, "segment", seg.name, "err", err)
+		return nil
+	}
+	sc := scanSegment(seg.name, data, seg.first-1)
+	for _, ce := range sc.corrupt {
+		l.opts.Logger.Error("jetlog: corrupt record", "dir", l.dir, "segment", ce.Segment, "offset", ce.Offset, "reason", ce.Reason)
+	}
+	if sc.tornAt >= 0 {
+		l.opts.Logger.Error("jetlog: damaged tail of a sealed segment", "dir", l.dir, "segment", seg.name, "offset", sc.tornAt)
+	}
+	return sc.entries
+}

@@ -1,0 +1,331 @@
+package jetlog
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// lazyFixture is a closed stream of several segments with deletes, and what
+// a reader saw of it before the clean Close.
+type lazyFixture struct {
+	fsys     *MemFS
+	opts     Options
+	cfg      StreamConfig
+	state    State
+	counts   map[string]uint64
+	msgs     map[uint64]string // seq -> subject/data
+	segments int // index files a full read loads
+}
+
+func buildLazyFixture(t *testing.T) lazyFixture {
+	t.Helper()
+	fx := lazyFixture{fsys: NewMemFS(), cfg: StreamConfig{Name: "S"}, msgs: map[uint64]string{}}
+	fx.opts = Options{FS: fx.fsys, SegmentSize: 2 << 10, ExpireEvery: -1}
+	l, err := Open("/s", fx.cfg, fx.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 600 {
+		subj := fmt.Sprintf("ev.%d", i%7)
+		data := fmt.Sprintf("m%d", i)
+		seq := mustAppend(t, l, subj, data)
+		fx.msgs[seq] = subj + "/" + data
+	}
+	for seq := uint64(3); seq <= 600; seq += 5 { // interior deletes everywhere
+		if err := l.Delete(seq); err != nil {
+			t.Fatal(err)
+		}
+		delete(fx.msgs, seq)
+	}
+	if _, err := l.Purge(PurgeOptions{Seq: 40}); err != nil { // and a moved floor
+		t.Fatal(err)
+	}
+	for seq := range fx.msgs {
+		if seq < 40 {
+			delete(fx.msgs, seq)
+		}
+	}
+	fx.state, fx.counts = l.State(), l.SubjectCounts("")
+	for i, seg := range l.cat.segs {
+		if seg.live > 0 || i == len(l.cat.segs)-1 {
+			fx.segments++ // the active one, and each with a message to load
+		}
+	}
+	if fx.segments < 5 {
+		t.Fatalf("fixture has %d segments, want several", fx.segments)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return fx
+}
+
+// countIndexOpens counts the index files opened from now on.
+func countIndexOpens(fsys *MemFS) func() int {
+	var mu sync.Mutex
+	n := 0
+	fsys.SetFault(func(op, name string) error {
+		if op == "open" && strings.HasSuffix(name, idxSuffix) {
+			mu.Lock()
+			n++
+			mu.Unlock()
+		}
+		return nil
+	})
+	return func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return n
+	}
+}
+
+// verify compares every read of the reopened log with the fixture.
+func (fx lazyFixture) verify(t *testing.T, l *Log) {
+	t.Helper()
+	st := l.State()
+	if st.Msgs != fx.state.Msgs || st.Bytes != fx.state.Bytes || st.FirstSeq != fx.state.FirstSeq ||
+		st.LastSeq != fx.state.LastSeq || st.NumDeleted != fx.state.NumDeleted || st.NumSubjects != fx.state.NumSubjects ||
+		!st.FirstTime.Equal(fx.state.FirstTime) || !st.LastTime.Equal(fx.state.LastTime) {
+		t.Fatalf("state %+v, before the reopen %+v", st, fx.state)
+	}
+	n := 0
+	for m, err := range l.Messages(0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Subject + "/" + string(m.Data); fx.msgs[m.Seq] != got {
+			t.Fatalf("seq %d = %q, want %q", m.Seq, got, fx.msgs[m.Seq])
+		}
+		n++
+	}
+	if n != len(fx.msgs) {
+		t.Fatalf("iterated %d messages, want %d", n, len(fx.msgs))
+	}
+}
+
+func TestCleanReopenReadsOnlyTheActiveIndex(t *testing.T) {
+	fx := buildLazyFixture(t)
+	opened := countIndexOpens(fx.fsys)
+	l := openLog(t, "/s", fx.cfg, fx.opts)
+	rep := l.Recovery()
+	if !rep.CatalogRestored || rep.Scanned != 0 || len(rep.Problems) != 0 {
+		t.Fatalf("recovery %+v", rep)
+	}
+	if got := opened(); got != 1 {
+		t.Fatalf("a clean Open read %d index files, want only the active one", got)
+	}
+	// Summaries answer without loading anything.
+	if got := l.SubjectCounts(""); fmt.Sprint(got) != fmt.Sprint(fx.counts) {
+		t.Fatalf("subject counts %v, want %v", got, fx.counts)
+	}
+	if got := l.NumPending(0, ""); got != fx.state.Msgs {
+		t.Fatalf("NumPending = %d, want %d", got, fx.state.Msgs)
+	}
+	if got := l.NumPending(0, "ev.3"); got != fx.counts["ev.3"] {
+		t.Fatalf("NumPending(ev.3) = %d, want %d", got, fx.counts["ev.3"])
+	}
+	if got := opened(); got != 1 {
+		t.Fatalf("summary lookups read %d index files", got-1)
+	}
+	// One message loads one section.
+	m := mustGet(t, l, 41)
+	if fx.msgs[41] != m.Subject+"/"+string(m.Data) || opened() != 2 {
+		t.Fatalf("Get(41) = %+v after %d index reads", m, opened())
+	}
+	fx.verify(t, l)
+	if got := opened(); got != fx.segments {
+		t.Fatalf("reading everything read %d index files, want %d", got, fx.segments)
+	}
+}
+
+// Writes after a lazy reopen touch unloaded sections; a second clean
+// reopen must agree with a full replay of the same files.
+func TestLazyCatalogAgreesWithReplay(t *testing.T) {
+	fx := buildLazyFixture(t)
+	l, err := Open("/s", fx.cfg, fx.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, seq := range []uint64{44, 300, 599} {
+		if err := l.Delete(seq); err != nil {
+			t.Fatal(err)
+		}
+		delete(fx.msgs, seq)
+	}
+	n, err := l.Purge(PurgeOptions{Subject: "ev.2", Keep: 3})
+	if err != nil || n == 0 {
+		t.Fatalf("purge ev.2: %d, %v", n, err)
+	}
+	var ev2 []uint64
+	for seq := range uint64(601) {
+		if strings.HasPrefix(fx.msgs[seq], "ev.2/") {
+			ev2 = append(ev2, seq)
+		}
+	}
+	for _, seq := range ev2[:len(ev2)-3] {
+		delete(fx.msgs, seq)
+	}
+	mustAppend(t, l, "ev.9", "new")
+	fx.msgs[601] = "ev.9/new"
+	fx.state, fx.counts = l.State(), l.SubjectCounts("")
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	l = openLog(t, "/s", fx.cfg, fx.opts)
+	if !l.Recovery().CatalogRestored {
+		t.Fatalf("recovery %+v", l.Recovery())
+	}
+	fx.verify(t, l)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Without the snapshot, the indexes and tombstones give the same.
+	if err := fx.fsys.Remove(path.Join("/s", catalogFile)); err != nil {
+		t.Fatal(err)
+	}
+	l = openLog(t, "/s", fx.cfg, fx.opts)
+	if l.Recovery().CatalogRestored {
+		t.Fatal("restored a catalog that was removed")
+	}
+	fx.verify(t, l)
+	if got := l.SubjectCounts(""); fmt.Sprint(got) != fmt.Sprint(fx.counts) {
+		t.Fatalf("subject counts %v, want %v", got, fx.counts)
+	}
+}
+
+// A sealed index damaged after the clean shutdown: the section loads by
+// reading the segment instead, and nothing is lost.
+func TestLazyLoadScansADamagedIndex(t *testing.T) {
+	fx := buildLazyFixture(t)
+	flipBit(t, fx.fsys, path.Join("/s", idxName(2)), 20, 3)
+	l := openLog(t, "/s", fx.cfg, fx.opts)
+	if !l.Recovery().CatalogRestored {
+		t.Fatalf("recovery %+v", l.Recovery())
+	}
+	fx.verify(t, l)
+	if l.cat.damaged.Load() {
+		t.Fatal("catalog marked damaged although every record was found")
+	}
+}
+
+// A sealed segment and its index both damaged after the clean shutdown:
+// the lost message stays counted but reads as corrupt, and the next Open
+// rebuilds from the log and reports the loss exactly.
+func TestLazyLoadReportsLostRecords(t *testing.T) {
+	fx := buildLazyFixture(t)
+	l, err := Open("/s", fx.cfg, fx.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, seg := l.cat.locate(200)
+	m := l.cat.segs[l.cat.segIndex(200)]
+	if m != seg {
+		t.Fatal("locate and segIndex disagree")
+	}
+	off := seg.metas[200-seg.first].off
+	id := seg.id
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	flipBit(t, fx.fsys, path.Join("/s", idxName(id)), 20, 3)
+	flipBit(t, fx.fsys, path.Join("/s", segName(id)), off+12, 1)
+
+	l, err = Open("/s", fx.cfg, fx.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ce *CorruptError
+	if _, err := l.Get(200); !errors.As(err, &ce) {
+		t.Fatalf("Get(200) = %v, want a CorruptError", err)
+	}
+	if st := l.State(); st.Msgs != fx.state.Msgs {
+		t.Fatalf("msgs %d, want %d (still counted)", st.Msgs, fx.state.Msgs)
+	}
+	if !l.cat.damaged.Load() {
+		t.Fatal("catalog not marked damaged")
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = openLog(t, "/s", fx.cfg, fx.opts)
+	rep := l.Recovery()
+	if rep.CatalogRestored || len(rep.Corrupt) == 0 || fmt.Sprint(rep.Lost) != "[{200 200}]" {
+		t.Fatalf("recovery after the loss: %+v", rep)
+	}
+	delete(fx.msgs, 200)
+	fx.state = l.State()
+	fx.verify(t, l)
+}
+
+// A snapshot that does not match the files is not used.
+func TestCatalogSnapshotMismatchFallsBack(t *testing.T) {
+	fx := buildLazyFixture(t)
+	snap, err := readAll(fx.fsys, path.Join("/s", catalogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := openLog(t, "/s", fx.cfg, fx.opts)
+	mustAppend(t, l, "ev.1", "after")
+	fx.msgs[fx.state.LastSeq+1] = "ev.1/after"
+	fx.state = l.State()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The old snapshot describes a shorter active segment.
+	if err := writeFileAtomic(fx.fsys, path.Join("/s", catalogFile), snap); err != nil {
+		t.Fatal(err)
+	}
+	l = openLog(t, "/s", fx.cfg, fx.opts)
+	rep := l.Recovery()
+	if rep.CatalogRestored || len(rep.Problems) == 0 {
+		t.Fatalf("recovery %+v", rep)
+	}
+	fx.verify(t, l)
+}
+
+// Readers racing to load the same unloaded sections, while the appender
+// appends and deletes, must see consistent data (run with -race).
+func TestLazyLoadConcurrentReaders(t *testing.T) {
+	fx := buildLazyFixture(t)
+	l := openLog(t, "/s", fx.cfg, fx.opts)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for r := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for seq := uint64(40 + r); seq <= 600; seq += 3 {
+				want, live := fx.msgs[seq]
+				m, err := l.Get(seq)
+				switch {
+				case live && err == nil && m.Subject+"/"+string(m.Data) != want:
+					errs <- fmt.Errorf("Get(%d) = %q, want %q", seq, m.Subject+"/"+string(m.Data), want)
+					return
+				case !live && !errors.Is(err, ErrNotFound):
+					errs <- fmt.Errorf("Get(%d) of a deleted seq: %v", seq, err)
+					return
+				}
+				_ = l.NumPending(seq, "ev.4")
+				_ = l.State()
+			}
+		}()
+	}
+	for i := range 200 {
+		mustAppend(t, l, "ev.new", fmt.Sprint(i))
+		if seq := uint64(41 + 2*i); i%2 == 0 && fx.msgs[seq] != "" && seq%3 == 0 {
+			_ = l.Delete(seq) // a concurrent reader may see it either way
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if !errors.Is(err, ErrNotFound) {
+			t.Error(err)
+		}
+	}
+}
