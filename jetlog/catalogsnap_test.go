@@ -18,7 +18,7 @@ type lazyFixture struct {
 	state    State
 	counts   map[string]uint64
 	msgs     map[uint64]string // seq -> subject/data
-	segments int // index files a full read loads
+	segments int               // index files a full read loads
 }
 
 func buildLazyFixture(t *testing.T) lazyFixture {
