@@ -17,7 +17,10 @@
 // reading only to find a record's location, then ReadAt the segment
 // without any lock, verifying the record's checksum.
 //
-// Lock order: Log.mu is never held across disk I/O and never nests with
+// Lock order: Log.mu is never held across disk I/O, with one exception:
+// the first access to a sealed segment's section after a clean restart
+// reads its index under Log.mu (shared) and that section's loadMu, taken in
+// that order and nothing else inside. Otherwise Log.mu never nests with
 // another lock. Consumer.ioMu (journal I/O) is taken before Consumer.mu
 // (state), never the other way round, and readers of consumer state never
 // wait for ioMu.
@@ -27,6 +30,8 @@
 //	<dir>/stream.meta                crc32c u32 LE + msgpack{v, config, created}
 //	<dir>/clean                      exists only after a clean Close
 //	<dir>/dedup.snap                 crc32c + msgpack{ids, seqs, ts}: the dedup window at a clean Close
+//	<dir>/catalog.snap               crc32c + msgpack{v, last, last_ts, msgs, bytes, segments, subjects}:
+//	                                 the catalog summary at a clean Close (see below)
 //	<dir>/LOCK                       flocked while a Log has the stream open
 //	<dir>/0000000000000001.seg       segment files, 16-digit decimal id
 //	<dir>/0000000000000001.idx       index of the segment (see below)
@@ -80,6 +85,20 @@
 // segment at Close. It is trusted only if its checksum holds and its
 // recorded segment size equals the file's; otherwise the segment is
 // scanned and the index rewritten.
+//
+// # Catalog snapshot
+//
+// catalog.snap summarises the in-memory catalog at a clean Close: per
+// segment its id, file size, first slot seq, slot count, live count,
+// newest message time and the deleted slots as seq ranges; per subject
+// its live count and first and last live seq (as parallel columns). Open
+// uses it only with the clean marker, and only if it lists exactly the
+// segment files found, each of the recorded size with its index present,
+// and adds up; it is removed at Open either way. Sealed segments then
+// stay unloaded until first used, when their index (or, if that is
+// damaged, the segment itself) is read. A clean restart therefore costs
+// one summary per segment and per subject plus the active segment's
+// index, not one entry per message.
 //
 // # Recovery
 //
