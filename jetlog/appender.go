@@ -252,6 +252,7 @@ func (l *Log) commit(run []*request) {
 		return
 	}
 	seg := l.active()
+	l.cat.load(seg) // new slots go after the ones a clean restart left unloaded
 	cfg := &l.cfg
 	now := l.opts.Now().UnixNano()
 	ts := max(now, l.cat.lastTS)

@@ -22,6 +22,7 @@ import (
 type catalog struct {
 	segs     []*segment // ascending id; the last one is active
 	base     uint64     // first live seq when msgs > 0
+	baseTS   int64      // its timestamp, so State and expiry need no section
 	last     uint64     // highest seq ever assigned
 	lastTS   int64      // timestamp of last
 	msgs     uint64     // live messages
@@ -140,7 +141,7 @@ func (c *catalog) add(seq uint64, ts int64, subj *subjectState, seg *segment, of
 	subj.count++
 	subj.last = seq
 	if c.msgs == 0 {
-		c.base = seq
+		c.base, c.baseTS = seq, ts
 	}
 	c.msgs++
 	c.bytes += uint64(size)
@@ -173,7 +174,7 @@ func (c *catalog) remove(seq uint64) bool {
 	seg.live--
 	c.msgs--
 	c.bytes -= uint64(m.size)
-	m.subj, m.off, m.size = nil, 0, 0
+	m.subj = nil // off and size stay: tailOffset uses them
 	if s != &c.orphans {
 		s.count--
 		switch {
@@ -186,13 +187,14 @@ func (c *catalog) remove(seq uint64) bool {
 		}
 	}
 	if seq == c.base && c.msgs > 0 {
-		c.base = c.nextLive(seq + 1)
+		c.base, c.baseTS = c.nextLive(seq + 1)
 	}
 	return true
 }
 
-// nextLive returns the first live seq at or after from, or last+1.
-func (c *catalog) nextLive(from uint64) uint64 {
+// nextLive returns the first live seq at or after from and its time, or
+// last+1.
+func (c *catalog) nextLive(from uint64) (uint64, int64) {
 	for i := c.segFrom(from); i < len(c.segs) && c.msgs > 0; i++ {
 		seg := c.segs[i]
 		if seg.live == 0 {
@@ -201,11 +203,11 @@ func (c *catalog) nextLive(from uint64) uint64 {
 		c.load(seg)
 		for j := max(from, seg.first) - seg.first; j < uint64(len(seg.metas)); j++ {
 			if seg.metas[j].subj != nil {
-				return seg.first + j
+				return seg.first + j, seg.metas[j].ts
 			}
 		}
 	}
-	return c.last + 1
+	return c.last + 1, 0
 }
 
 // subjectNext returns the first live seq of s at or after from, searching
@@ -338,16 +340,15 @@ func (c *catalog) clear() {
 	}
 	clear(c.subjects)
 	c.msgs, c.bytes = 0, 0
-	c.base = c.last + 1
+	c.base, c.baseTS = c.last+1, 0
 }
 
-// oldest returns the first live seq and its meta.
-func (c *catalog) oldest() (uint64, *msgMeta, bool) {
+// oldest returns the first live seq and its time.
+func (c *catalog) oldest() (uint64, int64, bool) {
 	if c.msgs == 0 {
-		return 0, nil, false
+		return 0, 0, false
 	}
-	m, _ := c.meta(c.base)
-	return c.base, m, true
+	return c.base, c.baseTS, true
 }
 
 // numDeleted counts the deleted seqs between first and last.

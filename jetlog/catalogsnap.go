@@ -22,6 +22,8 @@ type catalogSnapshot struct {
 	Version  int               `msgpack:"v"`
 	Last     uint64            `msgpack:"last"`
 	LastTS   int64             `msgpack:"last_ts"`
+	FirstTS  int64             `msgpack:"first_ts"` // of the first live message
+	TailOff  int64             `msgpack:"tail_off"` // a record boundary near the end of the active segment
 	Msgs     uint64            `msgpack:"msgs"`
 	Bytes    uint64            `msgpack:"bytes"`
 	Segments []sectionSummary  `msgpack:"segments"`
@@ -51,7 +53,10 @@ type subjectsSummaries struct {
 // snapshot summarises the catalog. The appender calls it at Close, when
 // no reader can be loading a section.
 func (c *catalog) snapshot() catalogSnapshot {
-	s := catalogSnapshot{Version: catalogVersion, Last: c.last, LastTS: c.lastTS, Msgs: c.msgs, Bytes: c.bytes}
+	s := catalogSnapshot{Version: catalogVersion, Last: c.last, LastTS: c.lastTS, FirstTS: c.baseTS, Msgs: c.msgs, Bytes: c.bytes}
+	if n := len(c.segs); n > 0 {
+		s.TailOff = c.segs[n-1].tailOffset()
+	}
 	for _, seg := range c.segs {
 		s.Segments = append(s.Segments, sectionSummary{
 			ID: seg.id, Size: seg.size, First: seg.first, Slots: seg.slots(),
@@ -122,8 +127,8 @@ func (s *catalogSnapshot) consistent(ids []uint64, idxs map[uint64]bool) error {
 }
 
 // restoreCatalog builds the catalog from catalog.snap after a clean
-// shutdown: sealed segments stay unloaded, the active one is loaded from its
-// index (its tail verified). It reports false, with nothing opened, when
+// shutdown, leaving every section unloaded; it reads only the active
+// segment's index (to resume it) and verifies that segment's tail. It reports false, with nothing opened, when
 // the snapshot is missing, damaged or does not match the files; Open then
 // replays the indexes instead. The snapshot is removed either way: only
 // the next clean Close makes a new one trustworthy.
@@ -171,17 +176,29 @@ func (l *Log) restoreCatalog(ids []uint64, idxs map[uint64]bool) (bool, error) {
 		seg.bySubj = nil
 		seg.loaded.Store(false)
 	}
+	// The active segment: its index must describe it whole (resuming the
+	// index builder) and its tail must hold whole records; its section
+	// loads on first use like the others (before its first append).
 	active := segs[len(segs)-1]
-	data, entries, ok := l.indexEntries(active)
-	if !ok || !tailIntact(active.f, entries, active.size) {
+	data, err := readAll(l.fs, segPath(l.dir, idxName(active.id)))
+	size, count, ok := checkIndex(data)
+	ok = ok && err == nil && size == active.size && snap.TailOff >= 0 && snap.TailOff <= size
+	if ok {
+		active.tailOff, ok = recordsFrom(active.f, snap.TailOff, size)
+	}
+	if !ok {
 		fail()
+		l.report.Problems = append(l.report.Problems, fmt.Sprintf("%s: the active segment does not match its index: catalog rebuilt from the indexes", catalogFile))
 		return false, nil
+	}
+	for _, seg := range segs {
+		seg.indexed = seg.size
 	}
 
 	c := &l.cat
 	c.segs = segs
 	c.last, c.lastTS, c.msgs, c.bytes = snap.Last, snap.LastTS, snap.Msgs, snap.Bytes
-	c.base = c.last + 1
+	c.base, c.baseTS = c.last+1, snap.FirstTS
 	for _, sec := range snap.Segments {
 		if sec.Live > 0 {
 			c.base = sec.First
@@ -196,31 +213,31 @@ func (l *Log) restoreCatalog(ids []uint64, idxs map[uint64]bool) (bool, error) {
 	for i, name := range ss.Names {
 		c.subjects[name] = &subjectState{name: name, count: ss.Counts[i], first: ss.Firsts[i], last: ss.Lasts[i]}
 	}
-	c.fill(active, entries)
-	l.ap.idx.resume(data, len(entries)) // entries alias data: not used after this
+	l.ap.idx.resume(data, count)
 	l.report.CatalogRestored = true
 	return true, nil
 }
 
-// indexEntries reads and checks the index of seg; the entries alias data.
-func (l *Log) indexEntries(seg *segment) (data []byte, entries []entry, ok bool) {
+// indexEntries reads and checks the index of seg, which must describe
+// the segment as it was when the section was summarised.
+func (l *Log) indexEntries(seg *segment) ([]entry, bool) {
 	data, err := readAll(l.fs, segPath(l.dir, idxName(seg.id)))
 	if err != nil {
-		return nil, nil, false
+		return nil, false
 	}
 	size, entries, ok := decodeIndex(data)
-	return data, entries, ok && size == seg.size
+	return entries, ok && size == seg.indexed
 }
 
-// segmentEntries lists the records of a sealed segment for a lazy load:
+// segmentEntries lists the records of a segment for a lazy load:
 // from its index, or by reading the segment when the index is unusable.
 // Problems are logged; the load compares what it finds with the summary.
 func (l *Log) segmentEntries(seg *segment) []entry {
-	if _, entries, ok := l.indexEntries(seg); ok {
+	if entries, ok := l.indexEntries(seg); ok {
 		return entries
 	}
 	l.opts.Logger.Warn("jetlog: index unusable, reading the segment", "dir", l.dir, "segment", seg.name)
-	data := make([]byte, seg.size)
+	data := make([]byte, seg.indexed) // the active one may have grown since, by tombstones only
 	if n, err := seg.f.ReadAt(data, 0); n != len(data) {
 		l.opts.Logger.Error("jetlog: read segment", "dir", l.dir, "segment", seg.name, "err", err)
 		return nil

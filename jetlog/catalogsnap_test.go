@@ -122,6 +122,9 @@ func TestCleanReopenReadsOnlyTheActiveIndex(t *testing.T) {
 	if got := l.SubjectCounts(""); fmt.Sprint(got) != fmt.Sprint(fx.counts) {
 		t.Fatalf("subject counts %v, want %v", got, fx.counts)
 	}
+	if st := l.State(); st.Msgs != fx.state.Msgs || !st.FirstTime.Equal(fx.state.FirstTime) {
+		t.Fatalf("state %+v, want %+v", st, fx.state)
+	}
 	if got := l.NumPending(0, ""); got != fx.state.Msgs {
 		t.Fatalf("NumPending = %d, want %d", got, fx.state.Msgs)
 	}

@@ -67,6 +67,7 @@ func (l *Log) roll() error {
 			return err
 		}
 	}
+	l.cat.load(old) // before its index file changes
 	if err := l.writeIndex(old); err != nil {
 		// The segment is intact; recovery rescans it without an index.
 		l.opts.Logger.Warn("jetlog: write index", "segment", old.name, "err", err)
@@ -113,7 +114,11 @@ func (l *Log) writeIndex(seg *segment) error {
 			return err
 		}
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		return err
+	}
+	seg.indexed = seg.size
+	return nil
 }
 
 // detachDeadLocked takes the leading segments without live messages out of
@@ -166,8 +171,9 @@ func (l *Log) doClose() error {
 			err = l.syncActive()
 		}
 		if err == nil && !l.memory {
-			seg := l.active()
-			err = l.writeIndex(seg)
+			if seg := l.active(); seg.indexed != seg.size {
+				err = l.writeIndex(seg)
+			}
 			if err == nil {
 				err = writeChecked(l.fs, path.Join(l.dir, dedupFile), l.ap.dd.snapshot())
 			}

@@ -68,7 +68,7 @@ func (l *Log) expire() uint64 {
 		return 0
 	}
 	cut := now.Add(-l.cfg.MaxAge).UnixNano()
-	if _, m, ok := l.cat.oldest(); !ok || m.ts >= cut {
+	if _, ts, ok := l.cat.oldest(); !ok || ts >= cut {
 		return 0 // the common case, without the lock
 	}
 	l.mu.Lock()
@@ -82,8 +82,8 @@ func (l *Log) expire() uint64 {
 func (l *Log) expireLocked(cut int64) uint64 {
 	var n uint64
 	for {
-		seq, m, ok := l.cat.oldest()
-		if !ok || m.ts >= cut {
+		seq, ts, ok := l.cat.oldest()
+		if !ok || ts >= cut {
 			break
 		}
 		l.cat.remove(seq)

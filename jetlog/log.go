@@ -149,8 +149,8 @@ func (l *Log) State() State {
 	if c.last > 0 {
 		st.LastTime = time.Unix(0, c.lastTS)
 	}
-	if _, m, ok := c.oldest(); ok {
-		st.FirstTime = time.Unix(0, m.ts)
+	if _, ts, ok := c.oldest(); ok {
+		st.FirstTime = time.Unix(0, ts)
 	}
 	return st
 }

@@ -146,6 +146,9 @@ func (l *Log) recover() error {
 		if restored, err = l.restoreCatalog(ids, idxs); err != nil {
 			return err
 		}
+	} else if err := l.fs.Remove(path.Join(l.dir, catalogFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		// Left by a Close that did not finish: never trust it later.
+		return fmt.Errorf("jetlog: remove %s: %w", catalogFile, err)
 	}
 	rp := replayer{l: l}
 	for i, id := range ids {
@@ -291,6 +294,9 @@ func (rp *replayer) loadSegment(id uint64, last, trustIndex bool) error {
 	if indexed && last && !tailIntact(f, entries, size) {
 		indexed = false // the tail does not match its index: read it all
 	}
+	if indexed {
+		seg.indexed = size
+	}
 	if !indexed {
 		l.report.Scanned++
 		data := make([]byte, size)
@@ -336,6 +342,7 @@ func (rp *replayer) loadSegment(id uint64, last, trustIndex bool) error {
 			l.report.Problems = append(l.report.Problems, fmt.Sprintf("rebuild index of %s: %v", name, err))
 		} else {
 			l.report.RebuiltIndexes = append(l.report.RebuiltIndexes, idxName(id))
+			seg.indexed = seg.size
 		}
 	}
 	return nil
@@ -344,6 +351,28 @@ func (rp *replayer) loadSegment(id uint64, last, trustIndex bool) error {
 // tailCheckBytes is how much of the active segment's end Open verifies
 // even after a clean shutdown.
 const tailCheckBytes = 64 << 10
+
+// recordsFrom verifies that the bytes of f from off to size are whole,
+// intact records. It also returns the first record boundary within the
+// last tailCheckBytes, where the next check can start.
+func recordsFrom(f File, off, size int64) (int64, bool) {
+	buf := make([]byte, size-off)
+	if n, _ := f.ReadAt(buf, off); n != len(buf) {
+		return 0, false
+	}
+	tail := off
+	for pos := 0; pos < len(buf); {
+		if off+int64(pos) <= size-tailCheckBytes {
+			tail = off + int64(pos)
+		}
+		_, n, reason := recordAt(buf, pos, 0, false)
+		if reason != "" {
+			return 0, false
+		}
+		pos += n
+	}
+	return tail, true
+}
 
 // tailIntact verifies the checksums of the records in the last
 // tailCheckBytes of a segment against its index entries.

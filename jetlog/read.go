@@ -127,7 +127,8 @@ func (l *Log) SeqAtTime(t time.Time) uint64 {
 		}
 		c.load(seg)
 		j := sort.Search(len(seg.metas), func(j int) bool { return seg.metas[j].ts >= ts })
-		return max(c.nextLive(seg.first+uint64(j)), c.first())
+		seq, _ := c.nextLive(seg.first + uint64(j))
+		return max(seq, c.first())
 	}
 	return c.last + 1
 }

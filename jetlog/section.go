@@ -17,6 +17,13 @@ type section struct {
 	live   int    // live messages
 	lastTS int64  // timestamp of the newest message record
 
+	// indexed is the segment size the index file on disk describes (-1:
+	// none known). Set by writeIndex, replay and restoreCatalog.
+	indexed int64
+	// tailOff is a record boundary in the last tailCheckBytes of an
+	// unloaded active segment, carried into the next snapshot.
+	tailOff int64
+
 	loadMu  sync.Mutex
 	loaded  atomic.Bool
 	metas   []msgMeta                  // slot i is seq first+i
@@ -34,6 +41,27 @@ func (s *section) slots() uint64 {
 
 // end returns the seq after the last slot.
 func (s *section) end() uint64 { return s.first + s.slots() }
+
+// tailOffset returns a record boundary at most tailCheckBytes before the
+// end of the segment, or as close to it as the section knows: where
+// Open starts verifying the active segment after a clean shutdown.
+func (s *segment) tailOffset() int64 {
+	if !s.loaded.Load() {
+		return s.tailOff
+	}
+	tail := int64(0)
+	for j := len(s.metas) - 1; j >= 0; j-- {
+		m := &s.metas[j]
+		if m.size == 0 {
+			continue // a seq without a record
+		}
+		tail = m.off
+		if m.off <= s.size-tailCheckBytes {
+			break
+		}
+	}
+	return tail
+}
 
 // dropSubjectSeq removes seq from the live seqs of subj.
 func (s *section) dropSubjectSeq(subj *subjectState, seq uint64) {
@@ -63,8 +91,7 @@ func (s *section) clearSection() {
 		return
 	}
 	for i := range s.metas {
-		m := &s.metas[i]
-		m.subj, m.off, m.size = nil, 0, 0
+		s.metas[i].subj = nil
 	}
 	clear(s.bySubj)
 }
@@ -124,12 +151,11 @@ func (c *catalog) fill(seg *segment, entries []entry) {
 			del = del[1:]
 		}
 		m := &metas[e.seq-seg.first]
-		if m.subj != nil {
+		if m.size != 0 {
 			continue // a damaged index may list a seq twice
 		}
 		m.ts, m.off, m.size = e.ts, e.off, e.size
 		if len(del) > 0 && del[0].First <= e.seq {
-			m.off, m.size = 0, 0
 			continue
 		}
 		s, ok := c.subjects[string(e.subject)]
@@ -151,7 +177,7 @@ func (c *catalog) fill(seg *segment, entries []entry) {
 				del = del[1:]
 			}
 			m := &metas[i]
-			if m.subj == nil && m.size == 0 && (len(del) == 0 || del[0].First > seq) {
+			if m.size == 0 && (len(del) == 0 || del[0].First > seq) {
 				m.subj, m.off = &c.orphans, -1
 				bySubj[&c.orphans] = append(bySubj[&c.orphans], seq)
 			}

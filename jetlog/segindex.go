@@ -57,12 +57,11 @@ func (b *indexBuilder) add(kind byte, seq uint64, ts, off int64, size int, subje
 	b.count++
 }
 
-// resume continues the index file data of the active segment, whose
-// entries were decoded from it (decodeIndex accepted it). The builder
-// takes data over.
-func (b *indexBuilder) resume(data []byte, count int) {
+// resume continues the index file data of the active segment, which
+// checkIndex accepted. The builder takes data over.
+func (b *indexBuilder) resume(data []byte, count uint32) {
 	b.buf = data[:len(data)-idxTrailer]
-	b.count = uint32(count)
+	b.count = count
 }
 
 // truncate drops the entries added after mark (see mark).
@@ -98,16 +97,10 @@ func (b *indexBuilder) finish(segSize int64) []byte {
 // decodeIndex parses an index file. It returns false for any damage, in
 // which case the segment is scanned instead.
 func decodeIndex(b []byte) (segSize int64, entries []entry, ok bool) {
-	if len(b) < len(idxMagic)+1+idxTrailer || string(b[:len(idxMagic)]) != idxMagic || b[len(idxMagic)] != idxVersion {
+	segSize, count, ok := checkIndex(b)
+	if !ok {
 		return 0, nil, false
 	}
-	body := b[:len(b)-4]
-	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
-		return 0, nil, false
-	}
-	t := b[len(b)-idxTrailer:]
-	segSize = int64(binary.LittleEndian.Uint64(t))
-	count := binary.LittleEndian.Uint32(t[8:])
 	p := b[len(idxMagic)+1 : len(b)-idxTrailer]
 	entries = make([]entry, 0, min(int(count), len(p)/31+1))
 	for len(p) > 0 {
@@ -147,4 +140,18 @@ func decodeIndex(b []byte) (segSize int64, entries []entry, ok bool) {
 		return 0, nil, false
 	}
 	return segSize, entries, true
+}
+
+// checkIndex verifies an index file's framing and checksum without
+// decoding its entries.
+func checkIndex(b []byte) (segSize int64, count uint32, ok bool) {
+	if len(b) < len(idxMagic)+1+idxTrailer || string(b[:len(idxMagic)]) != idxMagic || b[len(idxMagic)] != idxVersion {
+		return 0, 0, false
+	}
+	body := b[:len(b)-4]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+		return 0, 0, false
+	}
+	t := b[len(b)-idxTrailer:]
+	return int64(binary.LittleEndian.Uint64(t)), binary.LittleEndian.Uint32(t[8:]), true
 }

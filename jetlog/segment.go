@@ -53,6 +53,7 @@ func parseSegName(name string) (uint64, bool) {
 func newSegment(id uint64, f File, size int64) *segment {
 	s := &segment{id: id, name: segName(id), f: f, size: size}
 	s.bySubj = map[*subjectState][]uint64{}
+	s.indexed = -1
 	s.loaded.Store(true)
 	s.refs.Store(1)
 	return s
