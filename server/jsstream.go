@@ -34,7 +34,11 @@ type stream struct {
 	stop   chan struct{}
 	done   chan struct{}
 
-	lastMsgID string // owned by the ingest goroutine
+	lastMsgID string // owned by the ingest goroutine, like lastIDRead
+	// lastIDRead is set once lastMsgID holds the id of the newest stored
+	// message. It is read on the first publish, not at open, so a restart
+	// does not load the log's newest segment.
+	lastIDRead bool
 }
 
 // inMsg is a captured publish waiting to be stored.
@@ -232,9 +236,6 @@ func (js *jetStream) openStream(cfg streamConfig, dir string) (*stream, error) {
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 	}
-	if last, err := l.Get(l.State().LastSeq); err == nil {
-		st.lastMsgID, _ = headerValue(last.Header, "Nats-Msg-Id")
-	}
 	if err := st.subscribe(); err != nil {
 		_ = l.Close()
 		return nil, err
@@ -334,6 +335,7 @@ func containsFold(b []byte, s string) bool {
 // appendRun stores plain messages in one commit. A message jetlog refuses
 // (discard new, too large) gets its error ack and the rest continue.
 func (st *stream) appendRun(run []*inMsg) {
+	st.readLastMsgID()
 	for len(run) > 0 {
 		msgs := make([]jetlog.Msg, len(run))
 		for i, m := range run {
@@ -355,6 +357,7 @@ func (st *stream) appendRun(run []*inMsg) {
 // appendChecked stores one message after checking its Nats-Expected-*
 // headers against the stream as it is now.
 func (st *stream) appendChecked(m *inMsg) {
+	st.readLastMsgID()
 	if v, ok := headerValue(m.hdr, "Nats-Expected-Stream"); ok && v != st.name {
 		st.ackError(m, errExpectedStream())
 		return
@@ -390,6 +393,18 @@ func (st *stream) appendChecked(m *inMsg) {
 		return
 	}
 	st.stored(m, ack)
+}
+
+// readLastMsgID reads the msg id of the newest stored message, once,
+// before the first append can change which message that is.
+func (st *stream) readLastMsgID() {
+	if st.lastIDRead {
+		return
+	}
+	st.lastIDRead = true
+	if last, err := st.log.Get(st.log.State().LastSeq); err == nil {
+		st.lastMsgID, _ = headerValue(last.Header, "Nats-Msg-Id")
+	}
 }
 
 // storeError maps jetlog's refusals to the reference's pub-ack errors.
