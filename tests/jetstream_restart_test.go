@@ -157,3 +157,40 @@ func TestJetStreamConsumeKeepsWorkingAcrossIdleExpiries(t *testing.T) {
 		t.Fatal("message published after idle pulls never arrived")
 	}
 }
+
+// The expected-last-msg-id check and dedup keep working across a restart
+// (the newest message's id is read on the first publish after it).
+func TestJetStreamMsgIDsSurviveRestart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ctx := ctxT(t)
+
+	first := startJSAt(t, dir)
+	nc := connect(t, busURL(first))
+	js, _ := jetstream.New(nc)
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "I", Subjects: []string{"i.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		if _, err := js.Publish(ctx, "i.x", []byte("x"), jetstream.WithMsgID(fmt.Sprint("id-", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nc.Close()
+	shutdown(t, first)
+
+	second := startJSAt(t, dir)
+	t.Cleanup(func() { shutdown(t, second) })
+	js2, _ := jetstream.New(connect(t, busURL(second)))
+	if _, err := js2.Publish(ctx, "i.x", []byte("x"), jetstream.WithExpectLastMsgID("id-2")); err == nil {
+		t.Fatal("a stale expected last msg id was accepted after the restart")
+	}
+	ack, err := js2.Publish(ctx, "i.x", []byte("x"), jetstream.WithExpectLastMsgID("id-3"), jetstream.WithMsgID("id-4"))
+	if err != nil || ack.Sequence != 4 {
+		t.Fatalf("publish expecting id-3: %+v, %v", ack, err)
+	}
+	dup, err := js2.Publish(ctx, "i.x", []byte("x"), jetstream.WithMsgID("id-2"))
+	if err != nil || !dup.Duplicate || dup.Sequence != 2 {
+		t.Fatalf("republished id-2: %+v, %v", dup, err)
+	}
+}
