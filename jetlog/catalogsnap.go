@@ -249,5 +249,16 @@ func (l *Log) segmentEntries(seg *segment) []entry {
 	if sc.tornAt >= 0 {
 		l.opts.Logger.Error("jetlog: damaged tail of a sealed segment", "dir", l.dir, "segment", seg.name, "offset", sc.tornAt)
 	}
+	if c := &l.cat; seg != c.segs[len(c.segs)-1] { // the appender rewrites the active one's
+		var b indexBuilder
+		for _, e := range sc.entries {
+			b.add(e.kind, e.seq, e.ts, e.off, int(e.size), string(e.subject), e.tomb)
+		}
+		if err := writeFileAtomic(l.fs, segPath(l.dir, idxName(seg.id)), b.finish(seg.indexed)); err != nil {
+			l.opts.Logger.Warn("jetlog: rebuild index", "dir", l.dir, "segment", seg.name, "err", err)
+		} else {
+			l.opts.Logger.Warn("jetlog: index rebuilt from its segment", "dir", l.dir, "segment", seg.name)
+		}
+	}
 	return sc.entries
 }
