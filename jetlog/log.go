@@ -78,8 +78,7 @@ type Log struct {
 	mu        sync.RWMutex // guards the fields below
 	cfg       StreamConfig
 	cat       catalog
-	segs      []*segment // ascending id; the last one is active
-	fatal     error      // sticky: set when the stream stops accepting writes
+	fatal     error // sticky: set when the stream stops accepting writes
 	closed    bool
 	consumers map[*Consumer]struct{} // open consumers, closed with the log
 
