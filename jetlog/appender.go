@@ -135,6 +135,7 @@ func (l *Log) run() {
 				syncTimer.Reset(max(time.Until(l.ap.lastSync.Add(l.cfg.SyncInterval)), 0))
 			}
 		case <-expire:
+			l.recountIfStale()
 			l.expire()
 		case <-syncTimer.C:
 			if l.ap.dirty {
@@ -200,6 +201,7 @@ func (l *Log) syncConsumers() {
 // closed.
 func (l *Log) process(batch []*request) bool {
 	for i := 0; i < len(batch); {
+		l.recountIfStale()
 		r := batch[i]
 		if r.op == opAppend || r.op == opDelete {
 			j := i + 1
@@ -322,6 +324,7 @@ func (l *Log) commit(run []*request) {
 	l.commits.Add(1)
 	l.appends.Add(uint64(len(ap.staged)))
 
+	l.preloadForLimits(stagedBytes)
 	l.mu.Lock()
 	ap.touched = ap.touched[:0]
 	for i := range ap.staged {
@@ -350,6 +353,40 @@ func (l *Log) commit(run []*request) {
 		ap.buf = nil // a burst of large messages should not pin memory
 	}
 	l.removeSegments(dead)
+}
+
+// preloadForLimits loads, before commit takes Log.mu, the sections that
+// the discard-old limits are about to remove from, so that the exclusive
+// lock is not held across reading an index. (A removal that reaches past
+// them, such as a subject's next message in another unloaded segment,
+// still loads under the lock.)
+func (l *Log) preloadForLimits(stagedBytes uint64) {
+	c, cfg, ap := &l.cat, &l.cfg, &l.ap
+	staged := uint64(len(ap.staged))
+	if cfg.MaxMsgs > 0 && c.msgs+staged > uint64(cfg.MaxMsgs) || cfg.MaxBytes > 0 && c.bytes+stagedBytes > uint64(cfg.MaxBytes) {
+		c.loadAt(c.base)
+	}
+	if cfg.MaxMsgsPerSubject <= 0 {
+		return
+	}
+	for i := range ap.staged {
+		s := &ap.staged[i]
+		if st, ok := c.subjects[s.req.msgs[s.idx].Subject]; ok && st.count >= uint64(cfg.MaxMsgsPerSubject) {
+			c.loadAt(st.first)
+		}
+	}
+}
+
+// recountIfStale repairs the totals and subject summaries after a lazy
+// load found records missing (see catalog.recount).
+func (l *Log) recountIfStale() {
+	if !l.cat.stale.Load() {
+		return
+	}
+	l.mu.Lock()
+	l.cat.recount()
+	l.mu.Unlock()
+	l.opts.Logger.Error("jetlog: records missing since the clean shutdown; counts rebuilt from the segments, the next open reports the lost seqs", "dir", l.dir)
 }
 
 // maxKeptBuf is the largest commit buffer kept for reuse.

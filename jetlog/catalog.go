@@ -31,17 +31,16 @@ type catalog struct {
 
 	// entries lists a segment's records for a lazy load (Log.segmentEntries).
 	entries func(seg *segment) []entry
-	// orphans stands in for the subject of records that a lazy load found
-	// missing or unaccounted for; it is never in subjects.
-	orphans subjectState
-	// damaged is set when a lazy load disagreed with the summary: the next
-	// Close then writes no catalog snapshot, so the next Open rebuilds from
-	// the log.
+	// damaged is set when a lazy load disagreed with the summary (records
+	// gone since the clean shutdown): the next Close then writes no catalog
+	// snapshot, so the next Open rebuilds from the log and reports the loss.
 	damaged atomic.Bool
+	// stale is set with damaged until the appender recounts the totals and
+	// subject summaries from the sections (recount).
+	stale atomic.Bool
 }
 
-// msgMeta locates one message. A nil subj means deleted; off < 0 means
-// the record was lost (a read reports it as corrupt).
+// msgMeta locates one message. A nil subj means deleted.
 type msgMeta struct {
 	subj *subjectState
 	off  int64
@@ -100,6 +99,13 @@ func (c *catalog) locate(seq uint64) (*msgMeta, *segment) {
 	seg := c.segs[i]
 	c.load(seg)
 	return &seg.metas[seq-seg.first], seg
+}
+
+// loadAt loads the section holding seq, if any.
+func (c *catalog) loadAt(seq uint64) {
+	if i := c.segIndex(seq); i >= 0 {
+		c.load(c.segs[i])
+	}
 }
 
 // subject returns the interned state for name, creating it.
@@ -175,18 +181,19 @@ func (c *catalog) remove(seq uint64) bool {
 	c.msgs--
 	c.bytes -= uint64(m.size)
 	m.subj = nil // off and size stay: tailOffset uses them
-	if s != &c.orphans {
-		s.count--
-		switch {
-		case s.count == 0:
-			delete(c.subjects, s.name)
-		case seq == s.first:
-			s.first = c.subjectNext(s, seq+1, i)
-		case seq == s.last:
-			s.last = c.subjectPrev(s, seq-1, i)
-		}
+	s.count--
+	switch {
+	case s.count == 0:
+		delete(c.subjects, s.name)
+	case seq == s.first:
+		s.first = c.subjectNext(s, seq+1, i)
+	case seq == s.last:
+		s.last = c.subjectPrev(s, seq-1, i)
 	}
-	if seq == c.base && c.msgs > 0 {
+	switch {
+	case c.msgs == 0:
+		c.base, c.baseTS = c.last+1, 0
+	case seq == c.base:
 		c.base, c.baseTS = c.nextLive(seq + 1)
 	}
 	return true
@@ -299,13 +306,7 @@ func (c *catalog) countFrom(from uint64) uint64 {
 	var n uint64
 	i := c.segFrom(from)
 	if i < len(c.segs) && c.segs[i].first < from && c.segs[i].live > 0 {
-		seg := c.segs[i]
-		c.load(seg)
-		for _, m := range seg.metas[from-seg.first:] {
-			if m.subj != nil {
-				n++
-			}
-		}
+		n = c.segs[i].countFrom(c, from)
 		i++
 	}
 	for ; i < len(c.segs); i++ {
@@ -325,10 +326,8 @@ func (c *catalog) removeBelow(floor uint64) uint64 {
 		return n
 	}
 	var n uint64
-	for c.msgs > 0 && c.base < floor {
-		if c.remove(c.base) {
-			n++
-		}
+	for c.msgs > 0 && c.base < floor && c.remove(c.base) {
+		n++
 	}
 	return n
 }
@@ -384,4 +383,49 @@ func (c *catalog) newest(k uint64) uint64 {
 func (c *catalog) appendSegment(seg *segment) {
 	seg.first, seg.lastTS = c.last+1, c.lastTS
 	c.segs = append(c.segs, seg)
+}
+
+// recount rebuilds the totals, the subject summaries and each section's
+// live seqs from the sections, after a lazy load found records missing
+// (catalog.stale). It loads every section, so it costs O(messages); it
+// runs in the appender with Log.mu held, and only after damage.
+func (c *catalog) recount() {
+	for c.stale.Swap(false) {
+		for _, seg := range c.segs {
+			c.load(seg) // may find more damage: the loop goes round again
+		}
+	}
+	for _, s := range c.subjects {
+		s.count = 0
+	}
+	c.msgs, c.bytes = 0, 0
+	c.base, c.baseTS = c.last+1, 0
+	for _, seg := range c.segs {
+		seg.live = 0
+		clear(seg.bySubj)
+		for j := range seg.metas {
+			m := &seg.metas[j]
+			if m.subj == nil {
+				continue
+			}
+			s, seq := m.subj, seg.first+uint64(j)
+			if s.count == 0 {
+				s.first = seq
+			}
+			s.count++
+			s.last = seq
+			seg.bySubj[s] = append(seg.bySubj[s], seq)
+			seg.live++
+			if c.msgs == 0 {
+				c.base, c.baseTS = seq, m.ts
+			}
+			c.msgs++
+			c.bytes += uint64(m.size)
+		}
+	}
+	for name, s := range c.subjects {
+		if s.count == 0 {
+			delete(c.subjects, name)
+		}
+	}
 }

@@ -50,8 +50,8 @@ type subjectsSummaries struct {
 	Lasts  []uint64 `msgpack:"lasts"`
 }
 
-// snapshot summarises the catalog. The appender calls it at Close, when
-// no reader can be loading a section.
+// snapshot summarises the catalog. The appender calls it at Close with
+// Log.mu held, so no reader is loading a section.
 func (c *catalog) snapshot() catalogSnapshot {
 	s := catalogSnapshot{Version: catalogVersion, Last: c.last, LastTS: c.lastTS, FirstTS: c.baseTS, Msgs: c.msgs, Bytes: c.bytes}
 	if n := len(c.segs); n > 0 {
@@ -242,7 +242,7 @@ func (l *Log) segmentEntries(seg *segment) []entry {
 		l.opts.Logger.Error("jetlog: read segment", "dir", l.dir, "segment", seg.name, "err", err)
 		return nil
 	}
-	sc := scanSegment(seg.name, data, seg.first-1)
+	sc := scanSegment(seg.name, data, 0)
 	for _, ce := range sc.corrupt {
 		l.opts.Logger.Error("jetlog: corrupt record", "dir", l.dir, "segment", ce.Segment, "offset", ce.Offset, "reason", ce.Reason)
 	}

@@ -178,7 +178,10 @@ func (l *Log) doClose() error {
 				err = writeChecked(l.fs, path.Join(l.dir, dedupFile), l.ap.dd.snapshot())
 			}
 			if err == nil && !l.cat.damaged.Load() {
-				err = writeChecked(l.fs, path.Join(l.dir, catalogFile), l.cat.snapshot())
+				l.mu.Lock() // readers check closed and load nothing more; this makes sure
+				snap := l.cat.snapshot()
+				l.mu.Unlock()
+				err = writeChecked(l.fs, path.Join(l.dir, catalogFile), snap)
 			}
 			if err == nil { // last: it vouches for the index and the snapshots
 				err = writeFileAtomic(l.fs, path.Join(l.dir, cleanFile), nil)

@@ -20,7 +20,9 @@ func (l *Log) enforceLimits(touched []*subjectState) {
 		check := func(s *subjectState) {
 			for s.count > uint64(cfg.MaxMsgsPerSubject) {
 				seq := s.first
-				c.remove(seq)
+				if !c.remove(seq) {
+					return // a summary out of step with its sections: recount fixes it
+				}
 				t.seqs = append(t.seqs, seq)
 			}
 		}
@@ -36,10 +38,14 @@ func (l *Log) enforceLimits(touched []*subjectState) {
 	}
 	if cfg.Discard == DiscardOld || touched == nil {
 		for cfg.MaxMsgs > 0 && c.msgs > uint64(cfg.MaxMsgs) {
-			c.remove(c.base)
+			if !c.remove(c.base) {
+				break // see above
+			}
 		}
 		for cfg.MaxBytes > 0 && c.bytes > uint64(cfg.MaxBytes) {
-			c.remove(c.base)
+			if !c.remove(c.base) {
+				break
+			}
 		}
 	}
 	if c.base != before {
@@ -71,6 +77,7 @@ func (l *Log) expire() uint64 {
 	if _, ts, ok := l.cat.oldest(); !ok || ts >= cut {
 		return 0 // the common case, without the lock
 	}
+	l.cat.loadAt(l.cat.base) // not under the lock
 	l.mu.Lock()
 	n := l.expireLocked(cut)
 	dead := l.detachDeadLocked()
@@ -83,10 +90,9 @@ func (l *Log) expireLocked(cut int64) uint64 {
 	var n uint64
 	for {
 		seq, ts, ok := l.cat.oldest()
-		if !ok || ts >= cut {
+		if !ok || ts >= cut || !l.cat.remove(seq) {
 			break
 		}
-		l.cat.remove(seq)
 		n++
 	}
 	if n > 0 {

@@ -231,7 +231,7 @@ func (l *Log) rebuildDedup() error {
 		c.load(seg)
 		for j := range seg.metas {
 			m := &seg.metas[j]
-			if m.subj == nil || m.ts < cut || m.off < 0 {
+			if m.subj == nil || m.ts < cut {
 				continue
 			}
 			buf = growTo(buf, int(m.size))

@@ -31,9 +31,6 @@ func (l *Log) Get(seq uint64) (Msg, error) {
 
 // readMsg reads a record into buf (which the returned Msg then owns).
 func readMsg(seg *segment, off int64, size uint32, buf []byte) (Msg, error) {
-	if off < 0 {
-		return Msg{}, &CorruptError{Segment: seg.name, Offset: off, Reason: "record lost: its segment no longer matches the catalog"}
-	}
 	r, err := seg.readRecord(buf[:size], off)
 	if err != nil {
 		return Msg{}, err
@@ -118,11 +115,14 @@ func (l *Log) SeqAtTime(t time.Time) uint64 {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	c := &l.cat
+	if l.closed {
+		return c.last + 1
+	}
 	ts := t.UnixNano()
 	// Timestamps never decrease with seq: find the first segment whose
 	// newest message is not older than t, then the slot inside it.
 	for _, seg := range c.segs {
-		if seg.slots() == 0 || seg.lastTS < ts {
+		if seg.live == 0 || seg.lastTS < ts {
 			continue
 		}
 		c.load(seg)
@@ -248,6 +248,9 @@ func (l *Log) NumPending(from uint64, filter string) uint64 {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	c := &l.cat
+	if l.closed {
+		return 0
+	}
 	if filter == "" || filter == ">" {
 		return c.countFrom(from)
 	}

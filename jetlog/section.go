@@ -63,6 +63,37 @@ func (s *segment) tailOffset() int64 {
 	return tail
 }
 
+// countFrom counts the live seqs of the loaded-on-demand section at or
+// after from (first < from < end), the cheapest way it can: walking the
+// slots before or after from, or searching each subject's seqs.
+func (s *segment) countFrom(c *catalog, from uint64) uint64 {
+	c.load(s)
+	before, after := from-s.first, s.end()-from
+	if subjects := uint64(len(s.bySubj)); subjects*8 < min(before, after) {
+		var n uint64
+		for _, seqs := range s.bySubj {
+			i, _ := slices.BinarySearch(seqs, from)
+			n += uint64(len(seqs) - i)
+		}
+		return n
+	}
+	var n uint64
+	if after <= before {
+		for _, m := range s.metas[before:] {
+			if m.subj != nil {
+				n++
+			}
+		}
+		return n
+	}
+	for _, m := range s.metas[:before] {
+		if m.subj != nil {
+			n++
+		}
+	}
+	return uint64(s.live) - n
+}
+
 // dropSubjectSeq removes seq from the live seqs of subj.
 func (s *section) dropSubjectSeq(subj *subjectState, seq uint64) {
 	seqs := s.bySubj[subj]
@@ -132,11 +163,12 @@ func (c *catalog) load(seg *segment) {
 }
 
 // fill builds an unloaded section from its records and the summary: a
-// message record is live unless its seq is in the deleted ranges. Live
-// slots without a record, and live records whose subject the catalog does
-// not know, disagree with the summary: they are kept under the orphans
-// subject (a lost record reads as corrupt) and the catalog is marked
-// damaged.
+// message record is live unless its seq is in the deleted ranges. A live
+// slot without a record, or with a subject the catalog does not know,
+// disagrees with the summary (the segment was damaged after the clean
+// shutdown): the slot is left deleted and the catalog marked damaged and
+// stale, so the appender recounts it (catalog.recount) and the next Open
+// replays the log, which reports the loss exactly.
 func (c *catalog) fill(seg *segment, entries []entry) {
 	metas := make([]msgMeta, seg.nslots)
 	bySubj := map[*subjectState][]uint64{}
@@ -160,29 +192,15 @@ func (c *catalog) fill(seg *segment, entries []entry) {
 		}
 		s, ok := c.subjects[string(e.subject)]
 		if !ok {
-			s = &c.orphans
-			c.damaged.Store(true)
+			continue
 		}
 		m.subj = s
 		bySubj[s] = append(bySubj[s], e.seq)
 		found++
 	}
 	if found != seg.live {
-		// Live slots whose record is gone: keep them counted, unreadable.
 		c.damaged.Store(true)
-		del = seg.deleted
-		for i := range metas {
-			seq := seg.first + uint64(i)
-			for len(del) > 0 && del[0].Last < seq {
-				del = del[1:]
-			}
-			m := &metas[i]
-			if m.size == 0 && (len(del) == 0 || del[0].First > seq) {
-				m.subj, m.off = &c.orphans, -1
-				bySubj[&c.orphans] = append(bySubj[&c.orphans], seq)
-			}
-		}
-		slices.Sort(bySubj[&c.orphans])
+		c.stale.Store(true)
 	}
 	for i := range metas { // slots without a record keep time sorted
 		if metas[i].ts == 0 {

@@ -1,0 +1,256 @@
+package jetlog
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// slowFS wraps MemFS to stretch two moments without holding MemFS's mutex
+// (which would order the goroutines): the creation of the dedup snapshot
+// at Close, and the end of an index read.
+type slowFS struct {
+	*MemFS
+	armed     atomic.Bool
+	idxSlowed atomic.Bool
+}
+
+func (s *slowFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
+	if s.armed.Load() && flag&os.O_CREATE != 0 && strings.HasSuffix(name, dedupFile+tmpSuffix) {
+		time.Sleep(100 * time.Millisecond) // Close has set closed; readers get in
+	}
+	f, err := s.MemFS.OpenFile(name, flag, perm)
+	if err != nil || !s.armed.Load() || flag&os.O_CREATE != 0 || !strings.HasSuffix(name, idxSuffix) {
+		return f, err
+	}
+	if !s.idxSlowed.CompareAndSwap(false, true) {
+		return f, err
+	}
+	return slowCloseFile{f}, nil
+}
+
+func (s *slowFS) Create(name string) (File, error) {
+	return s.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+}
+
+// slowCloseFile sleeps after closing: the index bytes are read, the section
+// not filled yet.
+type slowCloseFile struct{ File }
+
+func (f slowCloseFile) Close() error {
+	err := f.File.Close()
+	time.Sleep(300 * time.Millisecond)
+	return err
+}
+
+// Close snapshots the catalog; readers that come after it has begun must
+// not load sections concurrently (run with -race; slowFS widens the
+// window between Close setting closed and taking the snapshot).
+func TestCloseDoesNotRaceLazyLoads(t *testing.T) {
+	fx := buildLazyFixture(t)
+	sfs := &slowFS{MemFS: fx.fsys}
+	opts := fx.opts
+	opts.FS = sfs
+	l, err := Open("/s", fx.cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.Recovery().CatalogRestored {
+		t.Fatalf("recovery %+v", l.Recovery())
+	}
+	var from uint64 // inside a sealed section that is still unloaded
+	for _, seg := range l.cat.segs[:len(l.cat.segs)-1] {
+		if seg.live > 1 && !seg.loaded.Load() && seg.slots() > 2 && seg.first > l.cat.base {
+			from = seg.first + 1
+			break
+		}
+	}
+	if from == 0 {
+		t.Fatal("no unloaded sealed section")
+	}
+	sfs.armed.Store(true)
+	done := make(chan uint64)
+	go func() {
+		for {
+			l.mu.RLock()
+			closed := l.closed
+			l.mu.RUnlock()
+			if closed {
+				break
+			}
+			time.Sleep(50 * time.Microsecond) // polling for Close to begin
+		}
+		done <- l.NumPending(from, "")
+	}()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := <-done; n != 0 {
+		t.Fatalf("NumPending on a closing log = %d, want 0", n)
+	}
+}
+
+// lostRecordFixture is the lazy fixture with the record of the first live
+// ev.0 message (in a sealed segment) and that segment's index both
+// damaged after the clean Close. It returns the seq and ev.0's count.
+func lostRecordFixture(t *testing.T) (lazyFixture, uint64, uint64) {
+	t.Helper()
+	fx := buildLazyFixture(t)
+	l, err := Open("/s", fx.cfg, fx.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := l.cat.subjects["ev.0"]
+	x, count := s.first, s.count
+	m, seg := l.cat.locate(x)
+	if seg == l.cat.segs[len(l.cat.segs)-1] {
+		t.Fatal("want the seq in a sealed segment")
+	}
+	off, id := m.off, seg.id
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	flipBit(t, fx.fsys, path.Join("/s", idxName(id)), 20, 3)
+	flipBit(t, fx.fsys, path.Join("/s", segName(id)), off+12, 1)
+	return fx, x, count
+}
+
+// Once the appender has recounted, a lost first message of a subject is
+// gone from every view: deleting it finds nothing, the counts add up, and
+// a filtered read goes to the subject's next message.
+func TestLostRecordLeavesSubjectConsistent(t *testing.T) {
+	fx, x, count := lostRecordFixture(t)
+	l := openLog(t, "/s", fx.cfg, fx.opts)
+	if !l.Recovery().CatalogRestored {
+		t.Fatalf("recovery %+v", l.Recovery())
+	}
+	if err := l.Delete(x); !errors.Is(err, ErrNotFound) { // loads the section, finds the loss
+		t.Fatalf("Delete(%d) of the lost message: %v", x, err)
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	var sum uint64
+	for _, n := range l.SubjectCounts("") {
+		sum += n
+	}
+	if st := l.State(); sum != st.Msgs || st.Msgs != fx.state.Msgs-1 {
+		t.Errorf("subject counts add up to %d, State.Msgs = %d, before the loss %d", sum, st.Msgs, fx.state.Msgs)
+	}
+	if got := l.SubjectCounts("ev.0")["ev.0"]; got != count-1 {
+		t.Errorf("ev.0 count %d, want %d", got, count-1)
+	}
+	m, err := l.Next(0, "ev.0")
+	if err != nil || m.Seq <= x || m.Subject != "ev.0" {
+		t.Errorf("Next(0, ev.0) = seq %d, %v; want the ev.0 message after %d", m.Seq, err, x)
+	}
+}
+
+// The per-subject limit meets the lost first message in the same commit
+// that discovers it: the append must still complete.
+func TestLostRecordWithPerSubjectLimit(t *testing.T) {
+	fx, _, count := lostRecordFixture(t)
+	cfg := fx.cfg
+	cfg.MaxMsgsPerSubject = int64(count) // nothing to remove at Open
+	l := openLog(t, "/s", cfg, fx.opts)
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.Append("ev.0", nil, []byte("one more"))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Append never returned: enforceLimits spins on a lost message")
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.SubjectCounts("ev.0")["ev.0"]; got > uint64(count) {
+		t.Fatalf("ev.0 holds %d messages, limit %d", got, count)
+	}
+}
+
+// The appender loads what the discard-old limits will remove from before
+// it takes Log.mu, so readers are not blocked behind an index read.
+func TestLimitsLoadSectionsOutsideTheLock(t *testing.T) {
+	for name, limit := range map[string]func(*StreamConfig, lazyFixture){
+		"max_msgs":    func(c *StreamConfig, fx lazyFixture) { c.MaxMsgs = int64(fx.state.Msgs) },
+		"max_bytes":   func(c *StreamConfig, fx lazyFixture) { c.MaxBytes = int64(fx.state.Bytes) },
+		"per_subject": func(c *StreamConfig, fx lazyFixture) { c.MaxMsgsPerSubject = int64(fx.counts["ev.1"]) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			fx := buildLazyFixture(t)
+			cfg := fx.cfg
+			limit(&cfg, fx) // at the limit: the next append removes the oldest
+			l := openLog(t, "/s", cfg, fx.opts)
+			if !l.Recovery().CatalogRestored {
+				t.Fatalf("recovery %+v", l.Recovery())
+			}
+			var mu sync.Mutex
+			var under []string
+			fx.fsys.SetFault(func(op, name string) error {
+				if op == "open" && strings.HasSuffix(name, idxSuffix) && !l.mu.TryRLock() {
+					mu.Lock()
+					under = append(under, path.Base(name))
+					mu.Unlock()
+				} else if op == "open" && strings.HasSuffix(name, idxSuffix) {
+					l.mu.RUnlock()
+				}
+				return nil
+			})
+			defer fx.fsys.SetFault(nil)
+			before := l.State()
+			mustAppend(t, l, "ev.1", "over the limit")
+			if st := l.State(); st.FirstSeq == before.FirstSeq && name != "per_subject" {
+				t.Fatalf("nothing removed: %+v", st)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(under) > 0 {
+				t.Errorf("index files read while Log.mu was held exclusively: %v", under)
+			}
+		})
+	}
+}
+
+// NumPending over a partly counted section takes whichever way is
+// cheapest (slots before, slots after, or per subject); all must agree.
+func TestCountFromStrategiesAgree(t *testing.T) {
+	for _, subjects := range []int{1, 3, 500} {
+		fsys := NewMemFS()
+		l := openLog(t, "/s", StreamConfig{Name: "S"}, Options{FS: fsys, ExpireEvery: -1})
+		live := map[uint64]bool{}
+		for i := range 3000 {
+			seq := mustAppend(t, l, fmt.Sprintf("s.%d", i%subjects), "x")
+			live[seq] = true
+		}
+		for seq := uint64(5); seq <= 3000; seq += 7 {
+			if err := l.Delete(seq); err != nil {
+				t.Fatal(err)
+			}
+			delete(live, seq)
+		}
+		for _, from := range []uint64{2, 10, 1500, 2990, 3000} {
+			var want uint64
+			for seq := range live {
+				if seq >= from {
+					want++
+				}
+			}
+			if got := l.NumPending(from, ""); got != want {
+				t.Fatalf("%d subjects: NumPending(%d) = %d, want %d", subjects, from, got, want)
+			}
+		}
+	}
+}
