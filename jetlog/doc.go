@@ -18,10 +18,13 @@
 // without any lock, verifying the record's checksum.
 //
 // Lock order: Log.mu is never held across disk I/O, with one exception:
-// the first access to a sealed segment's section after a clean restart
-// reads its index under Log.mu (shared) and that section's loadMu, taken in
-// that order and nothing else inside. Otherwise Log.mu never nests with
-// another lock. Consumer.ioMu (journal I/O) is taken before Consumer.mu
+// the first access to a segment's section after a clean restart reads its
+// index while holding that section's loadMu and, for readers, Log.mu
+// shared (in that order, nothing else inside). The appender loads what it
+// expects to remove before taking Log.mu exclusively; only a removal that
+// reaches further (a purge, a subject's next message in another unloaded
+// segment) loads under the exclusive lock. Otherwise Log.mu never nests
+// with another lock. Consumer.ioMu (journal I/O) is taken before Consumer.mu
 // (state), never the other way round, and readers of consumer state never
 // wait for ioMu.
 //
