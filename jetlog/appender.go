@@ -18,6 +18,7 @@ const (
 	opConfig
 	opClose
 	opSync
+	opEvict // drop idle sections (tests use it; the ticker does it in production)
 )
 
 // request is what producers hand to the appender. The appender replies by
@@ -31,6 +32,7 @@ type request struct {
 	purge PurgeOptions
 	cfg   StreamConfig
 	n     uint64
+	idle  int64 // opEvict: sections unused since before this (unix ns) go
 	err   error
 	done  chan struct{} // capacity 1
 }
@@ -134,9 +136,13 @@ func (l *Log) run() {
 			if l.ap.dirty && l.durability() == DurabilityInterval {
 				syncTimer.Reset(max(time.Until(l.ap.lastSync.Add(l.cfg.SyncInterval)), 0))
 			}
-		case <-expire:
+		case now := <-expire:
 			l.recountIfStale()
 			l.expire()
+			l.cat.clock.Store(now.UnixNano())
+			if l.opts.EvictAfter > 0 {
+				l.evictIdle(now.Add(-l.opts.EvictAfter).UnixNano())
+			}
 		case <-syncTimer.C:
 			if l.ap.dirty {
 				if err := l.syncActive(); err != nil {

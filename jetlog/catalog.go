@@ -38,6 +38,9 @@ type catalog struct {
 	// stale is set with damaged until the appender recounts the totals and
 	// subject summaries from the sections (recount).
 	stale atomic.Bool
+	// clock is a coarse now (unix ns) the appender advances on its tick;
+	// each use of a section stamps it (section.used) for evictIdle.
+	clock atomic.Int64
 }
 
 // msgMeta locates one message. A nil subj means deleted.

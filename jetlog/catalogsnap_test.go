@@ -447,3 +447,42 @@ func TestPowerLossDuringCloseAndOpen(t *testing.T) {
 		}
 	}
 }
+
+// Idle sections are dropped from memory and come back from their index,
+// with deletes made before and after the eviction intact.
+func TestEvictedSectionsReload(t *testing.T) {
+	fx := buildLazyFixture(t)
+	l := openLog(t, "/s", fx.cfg, fx.opts)
+	fx.verify(t, l) // loads every section
+	if err := l.Delete(100); err != nil {
+		t.Fatal(err)
+	}
+	delete(fx.msgs, 100)
+	n := evictAll(t, l)
+	if n < 3 {
+		t.Fatalf("evicted %d sections, want every sealed one with messages", n)
+	}
+	for _, seg := range l.cat.segs[:len(l.cat.segs)-1] {
+		if seg.loaded.Load() {
+			t.Fatalf("section %s still loaded", seg.name)
+		}
+	}
+	opened := countIndexOpens(fx.fsys)
+	if err := l.Delete(101); err != nil { // reloads one section
+		t.Fatal(err)
+	}
+	delete(fx.msgs, 101)
+	if got := opened(); got != 1 {
+		t.Fatalf("one delete read %d index files", got)
+	}
+	fx.state, fx.counts = l.State(), l.SubjectCounts("")
+	fx.verify(t, l)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = openLog(t, "/s", fx.cfg, fx.opts) // the snapshot of a half-evicted catalog
+	if !l.Recovery().CatalogRestored {
+		t.Fatalf("recovery %+v", l.Recovery())
+	}
+	fx.verify(t, l)
+}

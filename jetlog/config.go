@@ -177,11 +177,21 @@ type Options struct {
 	// a tenth of the shorter of the two, clamped to [10ms, 1s]. Negative
 	// disables background expiry (call Expire).
 	ExpireEvery time.Duration
+	// EvictAfter is how long a sealed segment's section (its per-message
+	// state in memory, about 40 bytes a message) may go unused before it
+	// is dropped; the next use reloads it from the segment's index. Zero
+	// means DefaultEvictAfter; negative keeps every loaded section. It
+	// runs with the background expiry (ExpireEvery), and never for
+	// memory streams.
+	EvictAfter time.Duration
 	// CompactBytes is the consumer journal size after which the consumer
 	// state is snapshotted and a new journal started; zero means
 	// DefaultCompactBytes.
 	CompactBytes int64
 }
+
+// DefaultEvictAfter is the default Options.EvictAfter.
+const DefaultEvictAfter = time.Minute
 
 // DefaultCompactBytes is the default Options.CompactBytes.
 const DefaultCompactBytes = 1 << 20
@@ -210,6 +220,9 @@ func (o Options) withDefaults(cfg StreamConfig) Options {
 	}
 	if o.CompactBytes <= 0 {
 		o.CompactBytes = DefaultCompactBytes
+	}
+	if o.EvictAfter == 0 {
+		o.EvictAfter = DefaultEvictAfter
 	}
 	if o.ExpireEvery == 0 {
 		horizon := cfg.DuplicateWindow

@@ -18,6 +18,8 @@ func (l *Log) control(r *request) {
 		r.err = l.doUpdateConfig(r.cfg)
 	case opSync:
 		r.err = l.flushTomb(true)
+	case opEvict:
+		r.n = l.evictIdle(r.idle)
 	case opClose:
 		l.closeErr = l.doClose()
 	}

@@ -3,6 +3,7 @@ package jetlog
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -84,6 +85,19 @@ func mustGet(t *testing.T, l *Log, seq uint64) Msg {
 
 func hdrWithID(id string) []byte {
 	return fmt.Appendf(nil, "NATS/1.0\r\nNats-Msg-Id: %s\r\n\r\n", id)
+}
+
+// evictAll drops every loaded section the appender may evict, as an idle
+// tick would.
+func evictAll(t *testing.T, l *Log) uint64 {
+	t.Helper()
+	r := l.getReq()
+	defer l.putReq(r)
+	r.op, r.idle = opEvict, math.MaxInt64
+	if err := l.send(r); err != nil {
+		t.Fatal(err)
+	}
+	return r.n
 }
 
 // eventually polls cond until it holds or timeout passes.

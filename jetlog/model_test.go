@@ -257,13 +257,16 @@ func runModel(t *testing.T, cfg StreamConfig, seed uint64) {
 			if want := m.purge(p); err != nil || n != want {
 				t.Fatalf("step %d purge %+v = %d, %v; model %d", step, p, n, err, want)
 			}
-		case r < 84:
+		case r < 80:
 			op = "expire"
 			clock.Advance(time.Duration(rng.IntN(4000)) * time.Millisecond)
 			if _, err := l.Expire(); err != nil {
 				t.Fatal(err)
 			}
 			m.expire(clock.Now())
+		case r < 84 && cfg.Storage == StorageFile:
+			op = "evict"
+			evictAll(t, l)
 		case r < 92 && cfg.Storage == StorageFile:
 			op = "reopen"
 			reopen(false)

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Open opens (or creates) the stream stored in dir, recovering from any
@@ -36,6 +37,7 @@ func Open(dir string, cfg StreamConfig, opts Options) (*Log, error) {
 		l.dir = "/mem"
 	}
 	l.cat.entries = l.segmentEntries
+	l.cat.clock.Store(time.Now().UnixNano()) // real time, like the ticker that advances it
 	l.ap.dd = newDedup(int64(cfg.DuplicateWindow))
 	if err := l.fs.MkdirAll(l.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("jetlog: open %q: %w", dir, err)

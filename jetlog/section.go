@@ -26,6 +26,7 @@ type section struct {
 
 	loadMu  sync.Mutex
 	loaded  atomic.Bool
+	used    atomic.Int64               // catalog.clock when last used
 	metas   []msgMeta                  // slot i is seq first+i
 	bySubj  map[*subjectState][]uint64 // live seqs per subject, ascending
 	deleted []SeqRange                 // while unloaded: slots that are not live
@@ -61,6 +62,35 @@ func (s *segment) tailOffset() int64 {
 		}
 	}
 	return tail
+}
+
+// evictIdle drops the sections of sealed segments unused since before
+// idle (unix ns), keeping their summary, and returns how many. Only
+// sections whose index file describes the whole segment go, since that is
+// what reloads them; never while the catalog is damaged. The appender
+// runs it.
+func (l *Log) evictIdle(idle int64) uint64 {
+	c := &l.cat
+	if l.memory || c.damaged.Load() || len(c.segs) < 2 {
+		return 0
+	}
+	var idleSegs []*segment
+	for _, seg := range c.segs[:len(c.segs)-1] {
+		if seg.loaded.Load() && seg.used.Load() < idle && seg.indexed == seg.size {
+			idleSegs = append(idleSegs, seg)
+		}
+	}
+	if len(idleSegs) == 0 {
+		return 0
+	}
+	l.mu.Lock() // no reader holds a meta of these sections from here on
+	defer l.mu.Unlock()
+	for _, seg := range idleSegs {
+		seg.nslots, seg.deleted = uint64(len(seg.metas)), seg.deletedRanges()
+		seg.metas, seg.bySubj = nil, nil
+		seg.loaded.Store(false)
+	}
+	return uint64(len(idleSegs))
 }
 
 // countFrom counts the live seqs of the loaded-on-demand section at or
@@ -151,6 +181,9 @@ func (s *section) deletedRanges() []SeqRange {
 // may run under a shared Log.mu: seg.loadMu makes it happen once, and the
 // loaded flag publishes the result to the readers that check it.
 func (c *catalog) load(seg *segment) {
+	if now := c.clock.Load(); seg.used.Load() != now {
+		seg.used.Store(now) // once per tick, not per use
+	}
 	if seg.loaded.Load() {
 		return
 	}
