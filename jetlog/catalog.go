@@ -37,7 +37,8 @@ type catalog struct {
 	damaged atomic.Bool
 	// stale is set with damaged until the appender recounts the totals and
 	// subject summaries from the sections (recount).
-	stale atomic.Bool
+	stale  atomic.Bool
+	nextID uint64 // of the next new subject
 	// clock is a coarse now (unix ns) the appender advances on its tick;
 	// each use of a section stamps it (section.used) for evictIdle.
 	clock atomic.Int64
@@ -54,6 +55,7 @@ type msgMeta struct {
 // subjectState summarises the live messages of one subject.
 type subjectState struct {
 	name  string
+	id    uint64 // never reused: unloaded sections count subjects by id
 	count uint64
 	first uint64 // lowest live seq
 	last  uint64 // highest live seq
@@ -116,7 +118,8 @@ func (c *catalog) subject(name string) *subjectState {
 	if s, ok := c.subjects[name]; ok {
 		return s
 	}
-	s := &subjectState{name: strings.Clone(name)} // do not pin the caller's memory
+	s := &subjectState{name: strings.Clone(name), id: c.nextID} // do not pin the caller's memory
+	c.nextID++
 	c.subjects[s.name] = s
 	return s
 }
@@ -225,7 +228,7 @@ func (c *catalog) nextLive(from uint64) (uint64, int64) {
 func (c *catalog) subjectNext(s *subjectState, from uint64, i int) uint64 {
 	for ; i < len(c.segs) && c.segs[i].first <= s.last; i++ {
 		seg := c.segs[i]
-		if seg.live == 0 {
+		if n, known := seg.subjectCount(s); known && n == 0 {
 			continue
 		}
 		c.load(seg)
@@ -242,7 +245,7 @@ func (c *catalog) subjectNext(s *subjectState, from uint64, i int) uint64 {
 func (c *catalog) subjectPrev(s *subjectState, upTo uint64, i int) uint64 {
 	for ; i >= 0 && c.segs[i].end() > s.first; i-- {
 		seg := c.segs[i]
-		if seg.live == 0 {
+		if n, known := seg.subjectCount(s); known && n == 0 {
 			continue
 		}
 		c.load(seg)
@@ -278,7 +281,8 @@ func (c *catalog) subjectCountFrom(s *subjectState, from uint64) uint64 {
 	var n uint64
 	for i := c.segFrom(from); i < len(c.segs) && c.segs[i].first <= s.last; i++ {
 		seg := c.segs[i]
-		if seg.live == 0 {
+		if k, known := seg.subjectCount(s); known && (k == 0 || seg.first >= from) {
+			n += k // the whole section counts: no need to load it
 			continue
 		}
 		c.load(seg)
@@ -294,6 +298,9 @@ func (c *catalog) subjectSeqs(s *subjectState) []uint64 {
 	out := make([]uint64, 0, s.count)
 	for i := c.segFrom(s.first); i < len(c.segs) && c.segs[i].first <= s.last; i++ {
 		if seg := c.segs[i]; seg.live > 0 {
+			if n, known := seg.subjectCount(s); known && n == 0 {
+				continue
+			}
 			c.load(seg)
 			out = append(out, seg.bySubj[s]...)
 		}

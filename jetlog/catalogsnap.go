@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 )
 
 // catalogFile holds the catalog summary a clean Close writes: one entry
@@ -15,7 +16,7 @@ import (
 // loaded from its index on first use. Part of the disk format (doc.go).
 const catalogFile = "catalog.snap" // crc32c + msgpack(catalogSnapshot), trusted only with cleanFile
 
-const catalogVersion = 1
+const catalogVersion = 2
 
 // catalogSnapshot is what catalog.snap holds.
 type catalogSnapshot struct {
@@ -39,11 +40,15 @@ type sectionSummary struct {
 	Live    int        `msgpack:"live"`
 	LastTS  int64      `msgpack:"last_ts"`
 	Deleted []SeqRange `msgpack:"deleted"` // slots that are not live, ascending
+	// Live messages per subject, by ascending subject id.
+	SubjectIDs    []uint64 `msgpack:"subject_ids"`
+	SubjectCounts []uint32 `msgpack:"subject_counts"`
 }
 
 // subjectsSummaries lists the subjects as parallel columns, which encode
 // and decode faster than a struct per subject.
 type subjectsSummaries struct {
+	IDs    []uint64 `msgpack:"ids"`
 	Names  []string `msgpack:"names"`
 	Counts []uint64 `msgpack:"counts"`
 	Firsts []uint64 `msgpack:"firsts"`
@@ -58,15 +63,19 @@ func (c *catalog) snapshot() catalogSnapshot {
 		s.TailOff = c.segs[n-1].tailOffset()
 	}
 	for _, seg := range c.segs {
+		ids, counts := seg.subjectSummary()
 		s.Segments = append(s.Segments, sectionSummary{
 			ID: seg.id, Size: seg.size, First: seg.first, Slots: seg.slots(),
 			Live: seg.live, LastTS: seg.lastTS, Deleted: seg.deletedRanges(),
+			SubjectIDs: ids, SubjectCounts: counts,
 		})
 	}
 	n := len(c.subjects)
 	ss := &s.Subjects
-	ss.Names, ss.Counts, ss.Firsts, ss.Lasts = make([]string, 0, n), make([]uint64, 0, n), make([]uint64, 0, n), make([]uint64, 0, n)
+	ss.IDs, ss.Names = make([]uint64, 0, n), make([]string, 0, n)
+	ss.Counts, ss.Firsts, ss.Lasts = make([]uint64, 0, n), make([]uint64, 0, n), make([]uint64, 0, n)
 	for name, st := range c.subjects {
+		ss.IDs = append(ss.IDs, st.id)
 		ss.Names = append(ss.Names, name)
 		ss.Counts = append(ss.Counts, st.count)
 		ss.Firsts = append(ss.Firsts, st.first)
@@ -84,13 +93,26 @@ func (s *catalogSnapshot) consistent(ids []uint64, idxs map[uint64]bool) error {
 	if len(s.Segments) != len(ids) {
 		return fmt.Errorf("%d segments listed, %d found", len(s.Segments), len(ids))
 	}
+	ss := &s.Subjects
+	n := len(ss.Names)
+	if len(ss.IDs) != n || len(ss.Counts) != n || len(ss.Firsts) != n || len(ss.Lasts) != n {
+		return errors.New("subject columns differ in length")
+	}
+	perSubject := make(map[uint64]uint64, n) // live messages counted by the sections
+	for _, id := range ss.IDs {
+		if _, dup := perSubject[id]; dup {
+			return fmt.Errorf("subject id %d listed twice", id)
+		}
+		perSubject[id] = 0
+	}
 	var live uint64
 	next := uint64(0)
 	for i, sec := range s.Segments {
 		if sec.ID != ids[i] || !idxs[sec.ID] {
 			return fmt.Errorf("segment %d not found with its index", sec.ID)
 		}
-		if sec.First < next || sec.Live < 0 || uint64(sec.Live) > sec.Slots {
+		// Every slot but a lost one has a record in the segment.
+		if sec.First < next || sec.Live < 0 || uint64(sec.Live) > sec.Slots || sec.Size < 0 || sec.Slots > uint64(sec.Size)/recordFixed {
 			return fmt.Errorf("segment %d: bad range", sec.ID)
 		}
 		deleted := uint64(0)
@@ -105,17 +127,27 @@ func (s *catalogSnapshot) consistent(ids []uint64, idxs map[uint64]bool) error {
 		if deleted+uint64(sec.Live) != sec.Slots {
 			return fmt.Errorf("segment %d: live count does not add up", sec.ID)
 		}
+		if len(sec.SubjectIDs) != len(sec.SubjectCounts) || !slices.IsSorted(sec.SubjectIDs) {
+			return fmt.Errorf("segment %d: bad subject counts", sec.ID)
+		}
+		var bySubject uint64
+		for k, id := range sec.SubjectIDs {
+			sum, ok := perSubject[id]
+			if !ok {
+				return fmt.Errorf("segment %d: unknown subject id %d", sec.ID, id)
+			}
+			perSubject[id] = sum + uint64(sec.SubjectCounts[k])
+			bySubject += uint64(sec.SubjectCounts[k])
+		}
+		if bySubject != uint64(sec.Live) {
+			return fmt.Errorf("segment %d: subject counts do not add up", sec.ID)
+		}
 		live += uint64(sec.Live)
 		next = sec.First + sec.Slots
 	}
-	ss := &s.Subjects
-	n := len(ss.Names)
-	if len(ss.Counts) != n || len(ss.Firsts) != n || len(ss.Lasts) != n {
-		return errors.New("subject columns differ in length")
-	}
 	var counted uint64
 	for i := range n {
-		if ss.Counts[i] == 0 || ss.Firsts[i] > ss.Lasts[i] || ss.Lasts[i] > s.Last {
+		if ss.Counts[i] == 0 || ss.Firsts[i] > ss.Lasts[i] || ss.Lasts[i] > s.Last || perSubject[ss.IDs[i]] != ss.Counts[i] {
 			return fmt.Errorf("subject %q: bad summary", ss.Names[i])
 		}
 		counted += ss.Counts[i]
@@ -173,6 +205,7 @@ func (l *Log) restoreCatalog(ids []uint64, idxs map[uint64]bool) (bool, error) {
 			return false, nil
 		}
 		seg.first, seg.nslots, seg.live, seg.lastTS, seg.deleted = sec.First, sec.Slots, sec.Live, sec.LastTS, sec.Deleted
+		seg.subjIDs, seg.subjCounts = sec.SubjectIDs, sec.SubjectCounts
 		seg.bySubj = nil
 		seg.loaded.Store(false)
 	}
@@ -210,8 +243,10 @@ func (l *Log) restoreCatalog(ids []uint64, idxs map[uint64]bool) (bool, error) {
 	}
 	ss := &snap.Subjects
 	c.subjects = make(map[string]*subjectState, len(ss.Names))
+	c.nextID = 0
 	for i, name := range ss.Names {
-		c.subjects[name] = &subjectState{name: name, count: ss.Counts[i], first: ss.Firsts[i], last: ss.Lasts[i]}
+		c.subjects[name] = &subjectState{name: name, id: ss.IDs[i], count: ss.Counts[i], first: ss.Firsts[i], last: ss.Lasts[i]}
+		c.nextID = max(c.nextID, ss.IDs[i]+1)
 	}
 	l.ap.idx.resume(data, count)
 	l.report.CatalogRestored = true

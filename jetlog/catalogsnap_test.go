@@ -486,3 +486,42 @@ func TestEvictedSectionsReload(t *testing.T) {
 	}
 	fx.verify(t, l)
 }
+
+// After a clean restart, lookups of a rare subject read only the sections
+// that hold it: the others are skipped or counted from their summary.
+func TestRareSubjectLookupsSkipSections(t *testing.T) {
+	fsys := NewMemFS()
+	opts := Options{FS: fsys, SegmentSize: 1 << 10, ExpireEvery: -1}
+	cfg := StreamConfig{Name: "S"}
+	l, err := Open("/s", cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := mustAppend(t, l, "rare.a", "1")
+	for i := range 400 {
+		mustAppend(t, l, "common.a", fmt.Sprint(i))
+	}
+	last := mustAppend(t, l, "rare.a", "2")
+	mustAppend(t, l, "common.a", "tail")
+	segments := len(l.cat.segs)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = openLog(t, "/s", cfg, opts)
+	if !l.Recovery().CatalogRestored || segments < 10 {
+		t.Fatalf("%d segments, recovery %+v", segments, l.Recovery())
+	}
+	opened := countIndexOpens(fsys)
+	if n := l.NumPending(first+1, "rare.a"); n != 1 {
+		t.Fatalf("NumPending(rare) = %d", n)
+	}
+	if m, err := l.Next(first+1, "rare.a"); err != nil || m.Seq != last {
+		t.Fatalf("Next(rare) = %d, %v; want %d", m.Seq, err, last)
+	}
+	if n := l.NumPending(first+1, "rare.*"); n != 1 {
+		t.Fatalf("NumPending(rare.*) = %d", n)
+	}
+	if got := opened(); got > 2 {
+		t.Fatalf("looking up a subject in 2 of %d segments read %d indexes", segments, got)
+	}
+}

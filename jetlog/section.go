@@ -30,6 +30,11 @@ type section struct {
 	metas   []msgMeta                  // slot i is seq first+i
 	bySubj  map[*subjectState][]uint64 // live seqs per subject, ascending
 	deleted []SeqRange                 // while unloaded: slots that are not live
+	// While unloaded: the live messages per subject, by ascending subject
+	// id, so subject lookups can skip or count the section without loading
+	// it. Left in place by a load (readers may be looking).
+	subjIDs    []uint64
+	subjCounts []uint32
 }
 
 // slots returns how many seqs the section spans.
@@ -42,6 +47,40 @@ func (s *section) slots() uint64 {
 
 // end returns the seq after the last slot.
 func (s *section) end() uint64 { return s.first + s.slots() }
+
+// subjectCount returns how many live messages of subj the section holds,
+// without loading it; false when it cannot tell.
+func (s *section) subjectCount(subj *subjectState) (uint64, bool) {
+	if s.loaded.Load() {
+		return uint64(len(s.bySubj[subj])), true
+	}
+	if s.subjIDs == nil {
+		return 0, s.live == 0
+	}
+	if i, found := slices.BinarySearch(s.subjIDs, subj.id); found {
+		return uint64(s.subjCounts[i]), true
+	}
+	return 0, true
+}
+
+// subjectSummary lists a loaded section's live messages per subject by
+// ascending subject id (see subjIDs).
+func (s *section) subjectSummary() ([]uint64, []uint32) {
+	if !s.loaded.Load() {
+		return s.subjIDs, s.subjCounts
+	}
+	ids := make([]uint64, 0, len(s.bySubj))
+	for subj := range s.bySubj {
+		ids = append(ids, subj.id)
+	}
+	slices.Sort(ids)
+	counts := make([]uint32, len(ids))
+	for subj, seqs := range s.bySubj {
+		i, _ := slices.BinarySearch(ids, subj.id)
+		counts[i] = uint32(len(seqs))
+	}
+	return ids, counts
+}
 
 // tailOffset returns a record boundary at most tailCheckBytes before the
 // end of the segment, or as close to it as the section knows: where
@@ -87,6 +126,7 @@ func (l *Log) evictIdle(idle int64) uint64 {
 	defer l.mu.Unlock()
 	for _, seg := range idleSegs {
 		seg.nslots, seg.deleted = uint64(len(seg.metas)), seg.deletedRanges()
+		seg.subjIDs, seg.subjCounts = seg.subjectSummary()
 		seg.metas, seg.bySubj = nil, nil
 		seg.loaded.Store(false)
 	}
