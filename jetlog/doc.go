@@ -93,8 +93,9 @@
 //
 // catalog.snap summarises the in-memory catalog at a clean Close: per
 // segment its id, file size, first slot seq, slot count, live count,
-// newest message time and the deleted slots as seq ranges; per subject
-// its live count and first and last live seq (as parallel columns). Open
+// newest message time, the deleted slots as seq ranges and its live
+// messages per subject id; per subject its id, live count and first and
+// last live seq (as parallel columns). Subject ids are never reused. Open
 // uses it only with the clean marker, and only if it lists exactly the
 // segment files found, each of the recorded size with its index present,
 // and adds up; it is removed at Open either way. Sealed segments then
