@@ -371,5 +371,8 @@ func compareModel(t *testing.T, l *Log, m *model, rng *rand.Rand, where string) 
 		if err != nil || lastMsg.Seq != want {
 			t.Fatalf("%s: LastBySubject(%q) = %d, %v; model %d", where, s, lastMsg.Seq, err, want)
 		}
+		if got := l.LastSeqBySubject(s); got != want {
+			t.Fatalf("%s: LastSeqBySubject(%q) = %d; model %d", where, s, got, want)
+		}
 	}
 }

@@ -197,18 +197,7 @@ func (l *Log) LastBySubject(filter string) (Msg, error) {
 		l.mu.RUnlock()
 		return Msg{}, ErrClosed
 	}
-	var seq uint64
-	if isLiteral(filter) {
-		if s, ok := l.cat.subjects[filter]; ok {
-			seq = s.last
-		}
-	} else {
-		for name, s := range l.cat.subjects {
-			if matchFilter(filter, name) {
-				seq = max(seq, s.last)
-			}
-		}
-	}
+	seq := l.lastSeqLocked(filter)
 	if seq == 0 {
 		l.mu.RUnlock()
 		return Msg{}, fmt.Errorf("jetlog: last for %q: %w", filter, ErrNotFound)
@@ -219,6 +208,30 @@ func (l *Log) LastBySubject(filter string) (Msg, error) {
 	l.mu.RUnlock()
 	defer seg.release() //nolint:errcheck // read-only reference
 	return readMsg(seg, off, size, make([]byte, size))
+}
+
+// LastSeqBySubject returns the seq of the newest message whose subject
+// matches filter, or 0, without reading it.
+func (l *Log) LastSeqBySubject(filter string) uint64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.lastSeqLocked(filter)
+}
+
+func (l *Log) lastSeqLocked(filter string) uint64 {
+	if isLiteral(filter) {
+		if s, ok := l.cat.subjects[filter]; ok {
+			return s.last
+		}
+		return 0
+	}
+	var seq uint64
+	for name, s := range l.cat.subjects {
+		if matchFilter(filter, name) {
+			seq = max(seq, s.last)
+		}
+	}
+	return seq
 }
 
 // SubjectCounts returns the number of live messages per subject matching

@@ -126,9 +126,7 @@ func (c *consumer) startSeq() uint64 {
 	case "last":
 		var last uint64
 		for _, f := range c.filterList() {
-			if m, err := l.LastBySubject(f); err == nil {
-				last = max(last, m.Seq)
-			}
+			last = max(last, l.LastSeqBySubject(f))
 		}
 		if last == 0 {
 			return s.LastSeq + 1
@@ -141,8 +139,8 @@ func (c *consumer) startSeq() uint64 {
 	case "last_per_subject":
 		for _, f := range c.filterList() {
 			for subj := range l.SubjectCounts(f) {
-				if m, err := l.LastBySubject(subj); err == nil {
-					c.initial = append(c.initial, m.Seq)
+				if seq := l.LastSeqBySubject(subj); seq != 0 {
+					c.initial = append(c.initial, seq)
 				}
 			}
 		}

@@ -374,10 +374,7 @@ func (st *stream) appendChecked(m *inMsg) {
 		if s, ok := headerValue(m.hdr, "Nats-Expected-Last-Subject-Sequence-Subject"); ok && s != "" {
 			subj = s
 		}
-		var last uint64
-		if msg, err := st.log.LastBySubject(subj); err == nil {
-			last = msg.Seq
-		}
+		last := st.log.LastSeqBySubject(subj)
 		if want, err := strconv.ParseUint(v, 10, 64); err != nil || want != last {
 			st.ackError(m, errWrongLastSeq(last))
 			return
