@@ -29,8 +29,9 @@ type catalog struct {
 	bytes    uint64     // record bytes of live messages
 	subjects map[string]*subjectState
 
-	// entries lists a segment's records for a lazy load (Log.segmentEntries).
-	entries func(seg *segment) []entry
+	// entries visits a segment's records for a lazy load, in order
+	// (Log.segmentEntries).
+	entries func(seg *segment, visit func(e *entry))
 	// damaged is set when a lazy load disagreed with the summary (records
 	// gone since the clean shutdown): the next Close then writes no catalog
 	// snapshot, so the next Open rebuilds from the log and reports the loss.

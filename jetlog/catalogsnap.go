@@ -253,29 +253,26 @@ func (l *Log) restoreCatalog(ids []uint64, idxs map[uint64]bool) (bool, error) {
 	return true, nil
 }
 
-// indexEntries reads and checks the index of seg, which must describe
-// the segment as it was when the section was summarised.
-func (l *Log) indexEntries(seg *segment) ([]entry, bool) {
+// segmentEntries visits the records of a segment for a lazy load: from
+// its index, or by reading the segment when the index is unusable (and
+// then rewriting the index). Problems are logged; the load compares what
+// it finds with the summary.
+func (l *Log) segmentEntries(seg *segment, visit func(e *entry)) {
 	data, err := readAll(l.fs, segPath(l.dir, idxName(seg.id)))
-	if err != nil {
-		return nil, false
-	}
-	size, entries, ok := decodeIndex(data)
-	return entries, ok && size == seg.indexed
-}
-
-// segmentEntries lists the records of a segment for a lazy load:
-// from its index, or by reading the segment when the index is unusable.
-// Problems are logged; the load compares what it finds with the summary.
-func (l *Log) segmentEntries(seg *segment) []entry {
-	if entries, ok := l.indexEntries(seg); ok {
-		return entries
+	if err == nil {
+		// The index must describe the segment as it was summarised; walk
+		// it once to validate, so a damaged one is not half used.
+		size, count, ok := checkIndex(data)
+		if ok && size == seg.indexed && walkEntries(data, size, count, func(*entry) {}) {
+			walkEntries(data, size, count, visit)
+			return
+		}
 	}
 	l.opts.Logger.Warn("jetlog: index unusable, reading the segment", "dir", l.dir, "segment", seg.name)
-	data := make([]byte, seg.indexed) // the active one may have grown since, by tombstones only
+	data = make([]byte, seg.indexed) // the active one may have grown since, by tombstones only
 	if n, err := seg.f.ReadAt(data, 0); n != len(data) {
 		l.opts.Logger.Error("jetlog: read segment", "dir", l.dir, "segment", seg.name, "err", err)
-		return nil
+		return
 	}
 	sc := scanSegment(seg.name, data, 0)
 	for _, ce := range sc.corrupt {
@@ -295,5 +292,7 @@ func (l *Log) segmentEntries(seg *segment) []entry {
 			l.opts.Logger.Warn("jetlog: index rebuilt from its segment", "dir", l.dir, "segment", seg.name)
 		}
 	}
-	return sc.entries
+	for i := range sc.entries {
+		visit(&sc.entries[i])
+	}
 }

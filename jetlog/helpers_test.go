@@ -89,7 +89,7 @@ func hdrWithID(id string) []byte {
 
 // evictAll drops every loaded section the appender may evict, as an idle
 // tick would.
-func evictAll(t *testing.T, l *Log) uint64 {
+func evictAll(t testing.TB, l *Log) uint64 {
 	t.Helper()
 	r := l.getReq()
 	defer l.putReq(r)

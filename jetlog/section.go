@@ -232,7 +232,7 @@ func (c *catalog) load(seg *segment) {
 	if seg.loaded.Load() {
 		return
 	}
-	c.fill(seg, c.entries(seg))
+	c.fill(seg, c.entries)
 }
 
 // fill builds an unloaded section from its records and the summary: a
@@ -242,34 +242,50 @@ func (c *catalog) load(seg *segment) {
 // shutdown): the slot is left deleted and the catalog marked damaged and
 // stale, so the appender recounts it (catalog.recount) and the next Open
 // replays the log, which reports the loss exactly.
-func (c *catalog) fill(seg *segment, entries []entry) {
+func (c *catalog) fill(seg *segment, records func(seg *segment, visit func(e *entry))) {
 	metas := make([]msgMeta, seg.nslots)
-	bySubj := map[*subjectState][]uint64{}
+	lists := make(map[*subjectState]int, len(seg.subjIDs)) // index into seqs
+	var seqs [][]uint64
 	found := 0
 	del := seg.deleted
 	ts := int64(0)
-	for _, e := range entries {
+	var last *subjectState // consecutive records often share a subject
+	var lastK int
+	records(seg, func(e *entry) {
 		if e.kind != kindMsg || e.seq < seg.first || e.seq >= seg.first+seg.nslots {
-			continue
+			return
 		}
 		for len(del) > 0 && del[0].Last < e.seq {
 			del = del[1:]
 		}
 		m := &metas[e.seq-seg.first]
 		if m.size != 0 {
-			continue // a damaged index may list a seq twice
+			return // a damaged index may list a seq twice
 		}
 		m.ts, m.off, m.size = e.ts, e.off, e.size
 		if len(del) > 0 && del[0].First <= e.seq {
-			continue
+			return
 		}
-		s, ok := c.subjects[string(e.subject)]
-		if !ok {
-			continue
+		s, k := last, lastK
+		if s == nil || s.name != string(e.subject) {
+			var ok bool
+			if s, ok = c.subjects[string(e.subject)]; !ok {
+				return
+			}
+			if k, ok = lists[s]; !ok {
+				k = len(seqs)
+				lists[s] = k
+				seqs = append(seqs, nil)
+			}
+			last, lastK = s, k
 		}
 		m.subj = s
-		bySubj[s] = append(bySubj[s], e.seq)
+		seqs[k] = append(seqs[k], e.seq)
 		found++
+	})
+	bySubj := make(map[*subjectState][]uint64, len(lists))
+	for s, k := range lists {
+		bySubj[s] = seqs[k]
 	}
 	if found != seg.live {
 		c.damaged.Store(true)

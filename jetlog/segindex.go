@@ -97,17 +97,41 @@ func (b *indexBuilder) finish(segSize int64) []byte {
 // decodeIndex parses an index file. It returns false for any damage, in
 // which case the segment is scanned instead.
 func decodeIndex(b []byte) (segSize int64, entries []entry, ok bool) {
-	segSize, count, ok := checkIndex(b)
+	_, count, ok := checkIndex(b)
 	if !ok {
 		return 0, nil, false
 	}
+	entries = make([]entry, 0, min(int(count), len(b)/31+1))
+	segSize, ok = walkIndex(b, func(e *entry) { entries = append(entries, *e) })
+	if !ok {
+		return 0, nil, false
+	}
+	return segSize, entries, true
+}
+
+// walkIndex checks an index file and calls visit with each entry in
+// order, without allocating; the entry (whose subject and tombstone alias
+// b) is reused between calls. On damage it returns false, possibly after
+// visiting some entries: walk once with a no-op visit to validate first
+// when that matters.
+func walkIndex(b []byte, visit func(e *entry)) (segSize int64, ok bool) {
+	segSize, count, ok := checkIndex(b)
+	if !ok {
+		return 0, false
+	}
+	return segSize, walkEntries(b, segSize, count, visit)
+}
+
+// walkEntries is walkIndex after checkIndex accepted b.
+func walkEntries(b []byte, segSize int64, count uint32, visit func(e *entry)) bool {
 	p := b[len(idxMagic)+1 : len(b)-idxTrailer]
-	entries = make([]entry, 0, min(int(count), len(p)/31+1))
+	var e entry
+	n := uint32(0)
 	for len(p) > 0 {
 		if len(p) < 31 {
-			return 0, nil, false
+			return false
 		}
-		e := entry{
+		e = entry{
 			kind: p[0],
 			seq:  binary.LittleEndian.Uint64(p[1:]),
 			ts:   int64(binary.LittleEndian.Uint64(p[9:])),
@@ -117,29 +141,27 @@ func decodeIndex(b []byte) (segSize int64, entries []entry, ok bool) {
 		sl := int(binary.LittleEndian.Uint16(p[29:]))
 		p = p[31:]
 		if len(p) < sl {
-			return 0, nil, false
+			return false
 		}
 		e.subject, p = p[:sl], p[sl:]
 		if e.kind == kindDelete {
 			if len(p) < 4 {
-				return 0, nil, false
+				return false
 			}
 			tl := int(binary.LittleEndian.Uint32(p))
 			p = p[4:]
 			if tl < 0 || len(p) < tl {
-				return 0, nil, false
+				return false
 			}
 			e.tomb, p = p[:tl], p[tl:]
 		}
 		if e.kind != kindMsg && e.kind != kindDelete || e.off < 0 || e.off+int64(e.size) > segSize {
-			return 0, nil, false
+			return false
 		}
-		entries = append(entries, e)
+		visit(&e)
+		n++
 	}
-	if uint32(len(entries)) != count {
-		return 0, nil, false
-	}
-	return segSize, entries, true
+	return n == count
 }
 
 // checkIndex verifies an index file's framing and checksum without
