@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -17,8 +18,11 @@ import (
 //
 // Log.mu guards the catalog: writers hold it exclusively, readers shared.
 // The appender goroutine, the only writer, may also read without it.
-// Loading a section is the one change made under a shared lock; the
-// section's own mutex serialises it (segment.loadMu).
+// Loading a section is the one change made without the exclusive lock
+// (under the shared one, or none at all in Log.prefetch): the section's
+// own mutex (segment.loadMu) serialises it with everything else that
+// touches an unloaded section, and subjMu with changes to the subjects
+// map.
 type catalog struct {
 	segs     []*segment // ascending id; the last one is active
 	base     uint64     // first live seq when msgs > 0
@@ -28,6 +32,10 @@ type catalog struct {
 	msgs     uint64     // live messages
 	bytes    uint64     // record bytes of live messages
 	subjects map[string]*subjectState
+	// subjMu orders the appender's changes to the subjects map (under
+	// Log.mu, exclusive) with lazy loads that read it without Log.mu
+	// (Log.prefetch).
+	subjMu sync.RWMutex
 
 	// entries visits a segment's records for a lazy load, in order
 	// (Log.segmentEntries).
@@ -121,7 +129,9 @@ func (c *catalog) subject(name string) *subjectState {
 	}
 	s := &subjectState{name: strings.Clone(name), id: c.nextID} // do not pin the caller's memory
 	c.nextID++
+	c.subjMu.Lock()
 	c.subjects[s.name] = s
+	c.subjMu.Unlock()
 	return s
 }
 
@@ -191,7 +201,9 @@ func (c *catalog) remove(seq uint64) bool {
 	s.count--
 	switch {
 	case s.count == 0:
+		c.subjMu.Lock()
 		delete(c.subjects, s.name)
+		c.subjMu.Unlock()
 	case seq == s.first:
 		s.first = c.subjectNext(s, seq+1, i)
 	case seq == s.last:
@@ -348,7 +360,9 @@ func (c *catalog) clear() {
 	for _, seg := range c.segs {
 		seg.clearSection()
 	}
+	c.subjMu.Lock()
 	clear(c.subjects)
+	c.subjMu.Unlock()
 	c.msgs, c.bytes = 0, 0
 	c.base, c.baseTS = c.last+1, 0
 }
@@ -434,9 +448,11 @@ func (c *catalog) recount() {
 			c.bytes += uint64(m.size)
 		}
 	}
+	c.subjMu.Lock()
 	for name, s := range c.subjects {
 		if s.count == 0 {
 			delete(c.subjects, name)
 		}
 	}
+	c.subjMu.Unlock()
 }

@@ -59,16 +59,18 @@ type subjectsSummaries struct {
 // Log.mu held, so no reader is loading a section.
 func (c *catalog) snapshot() catalogSnapshot {
 	s := catalogSnapshot{Version: catalogVersion, Last: c.last, LastTS: c.lastTS, FirstTS: c.baseTS, Msgs: c.msgs, Bytes: c.bytes}
-	if n := len(c.segs); n > 0 {
-		s.TailOff = c.segs[n-1].tailOffset()
-	}
-	for _, seg := range c.segs {
+	for i, seg := range c.segs {
+		seg.loadMu.Lock() // a prefetch may be loading it
+		if i == len(c.segs)-1 {
+			s.TailOff = seg.tailOffset()
+		}
 		ids, counts := seg.subjectSummary()
 		s.Segments = append(s.Segments, sectionSummary{
 			ID: seg.id, Size: seg.size, First: seg.first, Slots: seg.slots(),
 			Live: seg.live, LastTS: seg.lastTS, Deleted: seg.deletedRanges(),
 			SubjectIDs: ids, SubjectCounts: counts,
 		})
+		seg.loadMu.Unlock()
 	}
 	n := len(c.subjects)
 	ss := &s.Subjects
@@ -226,6 +228,7 @@ func (l *Log) restoreCatalog(ids []uint64, idxs map[uint64]bool) (bool, error) {
 	}
 	for _, seg := range segs {
 		seg.indexed = seg.size
+		seg.sealed.Store(seg != active)
 	}
 
 	c := &l.cat
@@ -281,7 +284,7 @@ func (l *Log) segmentEntries(seg *segment, visit func(e *entry)) {
 	if sc.tornAt >= 0 {
 		l.opts.Logger.Error("jetlog: damaged tail of a sealed segment", "dir", l.dir, "segment", seg.name, "offset", sc.tornAt)
 	}
-	if c := &l.cat; seg != c.segs[len(c.segs)-1] { // the appender rewrites the active one's
+	if seg.sealed.Load() { // the appender rewrites the active one's
 		var b indexBuilder
 		for _, e := range sc.entries {
 			b.add(e.kind, e.seq, e.ts, e.off, int(e.size), string(e.subject), e.tomb)

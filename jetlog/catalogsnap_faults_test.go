@@ -254,3 +254,65 @@ func TestCountFromStrategiesAgree(t *testing.T) {
 		}
 	}
 }
+
+// Readers loading sections outside Log.mu (prefetch) while the appender
+// appends, deletes, purges and evicts, and the log closes: run with
+// -race. What the catalog says afterwards must match a full replay.
+func TestPrefetchRacesWriters(t *testing.T) {
+	fx := buildLazyFixture(t)
+	l, err := Open("/s", fx.cfg, fx.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for r := range 3 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				seq := uint64(40 + (i*37+r*101)%600)
+				_, _ = l.Get(seq)
+				_, _ = l.Next(seq, "ev.3")
+				n := 0
+				for _, err := range l.Messages(seq) {
+					if err != nil || n > 50 {
+						break
+					}
+					n++
+				}
+			}
+		})
+	}
+	for i := range 60 {
+		mustAppend(t, l, fmt.Sprintf("ev.%d", i%7), "more")
+		_ = l.Delete(uint64(45 + 9*i))
+		if i%10 == 0 {
+			evictAll(t, l)
+		}
+		if i == 30 {
+			if _, err := l.Purge(PurgeOptions{Subject: "ev.5", Keep: 10}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	st, counts := l.State(), l.SubjectCounts("")
+	close(stop)
+	wg.Wait()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fx.fsys.Remove(path.Join("/s", catalogFile)); err != nil {
+		t.Fatal(err)
+	}
+	l = openLog(t, "/s", fx.cfg, fx.opts)
+	if got := l.State(); got.Msgs != st.Msgs || got.FirstSeq != st.FirstSeq || got.LastSeq != st.LastSeq || got.Bytes != st.Bytes {
+		t.Fatalf("replayed state %+v, catalog said %+v", got, st)
+	}
+	if got := l.SubjectCounts(""); fmt.Sprint(got) != fmt.Sprint(counts) {
+		t.Fatalf("replayed subject counts %v, catalog said %v", got, counts)
+	}
+}

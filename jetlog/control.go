@@ -70,6 +70,7 @@ func (l *Log) roll() error {
 		}
 	}
 	l.cat.load(old) // before its index file changes
+	old.sealed.Store(true)
 	if err := l.writeIndex(old); err != nil {
 		// The segment is intact; recovery rescans it without an index.
 		l.opts.Logger.Warn("jetlog: write index", "segment", old.name, "err", err)
@@ -119,7 +120,9 @@ func (l *Log) writeIndex(seg *segment) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
+	seg.loadMu.Lock() // a prefetch may be reading it
 	seg.indexed = seg.size
+	seg.loadMu.Unlock()
 	return nil
 }
 

@@ -17,14 +17,15 @@
 // reading only to find a record's location, then ReadAt the segment
 // without any lock, verifying the record's checksum.
 //
-// Lock order: Log.mu is never held across disk I/O, with one exception:
-// the first access to a segment's section after a clean restart reads its
-// index while holding that section's loadMu and, for readers, Log.mu
-// shared (in that order, nothing else inside). The appender loads what it
-// expects to remove before taking Log.mu exclusively; only a removal that
-// reaches further (a purge, a subject's next message in another unloaded
-// segment) loads under the exclusive lock. Otherwise Log.mu never nests
-// with another lock. Consumer.ioMu (journal I/O) is taken before Consumer.mu
+// Lock order: Log.mu, then a section's loadMu, then catalog.subjMu. A
+// section is loaded (its index read) under its loadMu and subjMu (shared).
+// Get, Next and Messages load the section they start in before taking
+// Log.mu (Log.prefetch), and the appender loads what it expects to remove
+// before taking Log.mu exclusively, so index reads rarely happen under
+// Log.mu; the exceptions are lookups that wander into further unloaded
+// sections (under the shared lock) and removals that reach past what was
+// preloaded (under the exclusive one). Otherwise Log.mu is never held
+// across disk I/O and never nests with another lock. Consumer.ioMu (journal I/O) is taken before Consumer.mu
 // (state), never the other way round, and readers of consumer state never
 // wait for ioMu.
 //

@@ -282,6 +282,7 @@ func (rp *replayer) loadSegment(id uint64, last, trustIndex bool) error {
 	}
 	size := st.Size()
 	seg := newSegment(id, f, size)
+	seg.sealed.Store(!last)
 	l.cat.appendSegment(seg)
 
 	var entries []entry

@@ -9,9 +9,29 @@ import (
 	"time"
 )
 
+// prefetch loads the section that holds seq (or the next one), if it is
+// unloaded, without holding Log.mu, so a reader does not keep the
+// appender waiting while it reads an index. The reads that follow find it
+// loaded (or, if it was evicted again meanwhile, load it themselves).
+func (l *Log) prefetch(seq uint64) {
+	l.mu.RLock()
+	c := &l.cat
+	i := c.segFrom(seq)
+	if l.closed || i == len(c.segs) || c.segs[i].live == 0 || c.segs[i].loaded.Load() {
+		l.mu.RUnlock()
+		return
+	}
+	seg := c.segs[i]
+	seg.acquire() // keeps the file open; a section with live messages stays listed
+	l.mu.RUnlock()
+	c.load(seg)
+	_ = seg.release() // read-only reference
+}
+
 // Get returns the message with seq. Errors: ErrNotFound, ErrClosed, a
 // *CorruptError if the record fails its checksum, or the read error.
 func (l *Log) Get(seq uint64) (Msg, error) {
+	l.prefetch(seq)
 	l.mu.RLock()
 	if l.closed {
 		l.mu.RUnlock()
@@ -49,6 +69,7 @@ func readMsg(seg *segment, off int64, size uint32, buf []byte) (Msg, error) {
 // filter (empty or ">" matches all). Errors: ErrNotFound when there is
 // none, ErrClosed, or a read error.
 func (l *Log) Next(from uint64, filter string) (Msg, error) {
+	l.prefetch(from)
 	l.mu.RLock()
 	if l.closed {
 		l.mu.RUnlock()
@@ -146,6 +167,7 @@ func (l *Log) Messages(from uint64) iter.Seq2[Msg, error] {
 		}
 		var locs []loc
 		for {
+			l.prefetch(from)
 			l.mu.RLock()
 			if l.closed {
 				l.mu.RUnlock()

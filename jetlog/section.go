@@ -26,6 +26,7 @@ type section struct {
 
 	loadMu  sync.Mutex
 	loaded  atomic.Bool
+	sealed  atomic.Bool                // no longer the active segment
 	used    atomic.Int64               // catalog.clock when last used
 	metas   []msgMeta                  // slot i is seq first+i
 	bySubj  map[*subjectState][]uint64 // live seqs per subject, ascending
@@ -125,10 +126,12 @@ func (l *Log) evictIdle(idle int64) uint64 {
 	l.mu.Lock() // no reader holds a meta of these sections from here on
 	defer l.mu.Unlock()
 	for _, seg := range idleSegs {
+		seg.loadMu.Lock()
 		seg.nslots, seg.deleted = uint64(len(seg.metas)), seg.deletedRanges()
 		seg.subjIDs, seg.subjCounts = seg.subjectSummary()
 		seg.metas, seg.bySubj = nil, nil
 		seg.loaded.Store(false)
+		seg.loadMu.Unlock()
 	}
 	return uint64(len(idleSegs))
 }
@@ -184,6 +187,8 @@ func (s *section) dropSubjectSeq(subj *subjectState, seq uint64) {
 
 // clearSection marks every slot deleted, without loading.
 func (s *section) clearSection() {
+	s.loadMu.Lock() // a prefetch may be loading it
+	defer s.loadMu.Unlock()
 	s.live = 0
 	if !s.loaded.Load() {
 		if s.nslots > 0 {
@@ -251,6 +256,8 @@ func (c *catalog) fill(seg *segment, records func(seg *segment, visit func(e *en
 	ts := int64(0)
 	var last *subjectState // consecutive records often share a subject
 	var lastK int
+	c.subjMu.RLock()
+	defer c.subjMu.RUnlock()
 	records(seg, func(e *entry) {
 		if e.kind != kindMsg || e.seq < seg.first || e.seq >= seg.first+seg.nslots {
 			return
