@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -314,5 +315,139 @@ func TestPrefetchRacesWriters(t *testing.T) {
 	}
 	if got := l.SubjectCounts(""); fmt.Sprint(got) != fmt.Sprint(counts) {
 		t.Fatalf("replayed subject counts %v, catalog said %v", got, counts)
+	}
+}
+
+// unloadedSealedSeq returns a seq inside a sealed section that is still
+// unloaded after a clean reopen.
+func unloadedSealedSeq(t *testing.T, l *Log) uint64 {
+	t.Helper()
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	for _, seg := range l.cat.segs[:len(l.cat.segs)-1] {
+		if seg.live > 1 && !seg.loaded.Load() && seg.first > l.cat.base {
+			return seg.first + 1
+		}
+	}
+	t.Fatal("no unloaded sealed section")
+	return 0
+}
+
+// A prefetch checks its section under the shared lock, then loads it
+// without: a Purge of everything in between clears the section and
+// removes its files. The load must then read and write nothing (no
+// orphan index for a removed segment).
+func TestPrefetchOfARemovedSegmentWritesNothing(t *testing.T) {
+	fx := buildLazyFixture(t)
+	l := openLog(t, "/s", fx.cfg, fx.opts)
+	if !l.Recovery().CatalogRestored {
+		t.Fatalf("recovery %+v", l.Recovery())
+	}
+	seq := unloadedSealedSeq(t, l)
+
+	// prefetch, first half: the check under the shared lock.
+	l.mu.RLock()
+	c := &l.cat
+	i := c.segFrom(seq)
+	if l.closed || i == len(c.segs) || c.segs[i].live == 0 || c.segs[i].loaded.Load() {
+		l.mu.RUnlock()
+		t.Fatal("prefetch would not load")
+	}
+	seg := c.segs[i]
+	seg.acquire()
+	l.mu.RUnlock()
+
+	// The appender runs in the window.
+	if _, err := l.Purge(PurgeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	names, err := fx.fsys.ReadDir("/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(names, seg.name) || slices.Contains(names, idxName(seg.id)) {
+		t.Fatalf("segment %s not removed by the purge: %v", seg.name, names)
+	}
+
+	// prefetch, second half: the load without the lock.
+	c.load(seg)
+	_ = seg.release()
+
+	names, err = fx.fsys.ReadDir("/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(names, idxName(seg.id)) {
+		t.Errorf("prefetch recreated %s for removed segment %s (orphan index; files: %v)",
+			path.Join("/s", idxName(seg.id)), seg.name, names)
+	}
+}
+
+// gateFS blocks the first index file opened once armed, until released.
+type gateFS struct {
+	*MemFS
+	armed   atomic.Bool
+	entered chan struct{} // closed when a read is held at the gate
+	release chan struct{}
+	once    sync.Once
+}
+
+func (g *gateFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
+	if g.armed.Load() && flag&os.O_CREATE == 0 && strings.HasSuffix(name, idxSuffix) {
+		held := false
+		g.once.Do(func() { held = true })
+		if held {
+			close(g.entered)
+			<-g.release
+		}
+	}
+	return g.MemFS.OpenFile(name, flag, perm)
+}
+
+func (g *gateFS) Create(name string) (File, error) {
+	return g.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+}
+
+// While a reader loads a section without Log.mu (its index read held at a
+// gate), appends, including one that creates a subject, and readers of
+// the catalog go on.
+func TestPrefetchDoesNotHoldUpAppends(t *testing.T) {
+	fx := buildLazyFixture(t)
+	g := &gateFS{MemFS: fx.fsys, entered: make(chan struct{}), release: make(chan struct{})}
+	opts := fx.opts
+	opts.FS = g
+	l := openLog(t, "/s", fx.cfg, opts)
+	if !l.Recovery().CatalogRestored {
+		t.Fatalf("recovery %+v", l.Recovery())
+	}
+	mustAppend(t, l, "ev.1", "warm") // loads the active section first
+	seq := unloadedSealedSeq(t, l)
+	g.armed.Store(true)
+	got := make(chan error, 1)
+	go func() {
+		_, err := l.Get(seq)
+		got <- err
+	}()
+	<-g.entered
+	appended := make(chan error, 1)
+	go func() {
+		_, err := l.Append("brand.new", nil, []byte("x"))
+		appended <- err
+	}()
+	select {
+	case err := <-appended:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		close(g.release)
+		t.Fatal("an append waited for a reader's index read")
+	}
+	if st := l.State(); st.LastSeq != fx.state.LastSeq+2 {
+		t.Fatalf("state %+v", st)
+	}
+	close(g.release)
+	if err := <-got; err != nil {
+		t.Fatal(err)
 	}
 }

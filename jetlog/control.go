@@ -169,6 +169,7 @@ func (l *Log) doClose() error {
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()
+	l.prefetches.Wait() // none starts once closed is set
 	var err error
 	if l.fatal == nil {
 		err = l.flushTomb(true)
@@ -182,11 +183,15 @@ func (l *Log) doClose() error {
 			if err == nil {
 				err = writeChecked(l.fs, path.Join(l.dir, dedupFile), l.ap.dd.snapshot())
 			}
-			if err == nil && !l.cat.damaged.Load() {
-				l.mu.Lock() // readers check closed and load nothing more; this makes sure
+			if err == nil {
+				l.mu.Lock()
 				snap := l.cat.snapshot()
 				l.mu.Unlock()
-				err = writeChecked(l.fs, path.Join(l.dir, catalogFile), snap)
+				// Checked after the snapshot, which saw every load that
+				// finished: a load that found damage leaves no snapshot.
+				if !l.cat.damaged.Load() {
+					err = writeChecked(l.fs, path.Join(l.dir, catalogFile), snap)
+				}
 			}
 			if err == nil { // last: it vouches for the index and the snapshots
 				err = writeFileAtomic(l.fs, path.Join(l.dir, cleanFile), nil)

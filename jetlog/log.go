@@ -92,6 +92,8 @@ type Log struct {
 
 	unlock io.Closer // releases the directory lock; nil without a Locker
 
+	prefetches sync.WaitGroup // loads outside Log.mu in flight (Log.prefetch); Add under mu
+
 	report   RecoveryReport
 	closeErr error // set by the appender before done is closed
 }

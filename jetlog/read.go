@@ -22,10 +22,12 @@ func (l *Log) prefetch(seq uint64) {
 		return
 	}
 	seg := c.segs[i]
-	seg.acquire() // keeps the file open; a section with live messages stays listed
+	seg.acquire() // keeps the file open
+	l.prefetches.Add(1)
 	l.mu.RUnlock()
-	c.load(seg)
+	c.load(seg)       // reads nothing if the section was cleared meanwhile
 	_ = seg.release() // read-only reference
+	l.prefetches.Done()
 }
 
 // Get returns the message with seq. Errors: ErrNotFound, ErrClosed, a

@@ -237,6 +237,12 @@ func (c *catalog) load(seg *segment) {
 	if seg.loaded.Load() {
 		return
 	}
+	if seg.live == 0 {
+		// Nothing live (it may even be cleared and its files removed by
+		// now): every slot is deleted, and there is nothing to read.
+		c.fill(seg, func(*segment, func(*entry)) {})
+		return
+	}
 	c.fill(seg, c.entries)
 }
 
@@ -247,17 +253,18 @@ func (c *catalog) load(seg *segment) {
 // shutdown): the slot is left deleted and the catalog marked damaged and
 // stale, so the appender recounts it (catalog.recount) and the next Open
 // replays the log, which reports the loss exactly.
+//
+// The records are read first, naming subjects by a local number; only the
+// few distinct names are then looked up, under subjMu, so a load outside
+// Log.mu never keeps the appender from creating subjects while it reads.
 func (c *catalog) fill(seg *segment, records func(seg *segment, visit func(e *entry))) {
 	metas := make([]msgMeta, seg.nslots)
-	lists := make(map[*subjectState]int, len(seg.subjIDs)) // index into seqs
-	var seqs [][]uint64
-	found := 0
+	local := make([]int32, seg.nslots) // subject number + 1 of each live slot; 0: none
+	numbers := map[string]int32{}
+	var names []string
+	var lastName []byte // consecutive records often share a subject
+	var lastNum int32
 	del := seg.deleted
-	ts := int64(0)
-	var last *subjectState // consecutive records often share a subject
-	var lastK int
-	c.subjMu.RLock()
-	defer c.subjMu.RUnlock()
 	records(seg, func(e *entry) {
 		if e.kind != kindMsg || e.seq < seg.first || e.seq >= seg.first+seg.nslots {
 			return
@@ -265,7 +272,8 @@ func (c *catalog) fill(seg *segment, records func(seg *segment, visit func(e *en
 		for len(del) > 0 && del[0].Last < e.seq {
 			del = del[1:]
 		}
-		m := &metas[e.seq-seg.first]
+		i := e.seq - seg.first
+		m := &metas[i]
 		if m.size != 0 {
 			return // a damaged index may list a seq twice
 		}
@@ -273,31 +281,44 @@ func (c *catalog) fill(seg *segment, records func(seg *segment, visit func(e *en
 		if len(del) > 0 && del[0].First <= e.seq {
 			return
 		}
-		s, k := last, lastK
-		if s == nil || s.name != string(e.subject) {
-			var ok bool
-			if s, ok = c.subjects[string(e.subject)]; !ok {
-				return
+		if lastName == nil || string(lastName) != string(e.subject) {
+			n, ok := numbers[string(e.subject)]
+			if !ok {
+				n = int32(len(names))
+				names = append(names, string(e.subject))
+				numbers[names[n]] = n
 			}
-			if k, ok = lists[s]; !ok {
-				k = len(seqs)
-				lists[s] = k
-				seqs = append(seqs, nil)
-			}
-			last, lastK = s, k
+			lastName, lastNum = append(lastName[:0], e.subject...), n
 		}
-		m.subj = s
-		seqs[k] = append(seqs[k], e.seq)
-		found++
+		local[i] = lastNum + 1
 	})
-	bySubj := make(map[*subjectState][]uint64, len(lists))
-	for s, k := range lists {
-		bySubj[s] = seqs[k]
+	subjects := make([]*subjectState, len(names))
+	c.subjMu.RLock()
+	for n, name := range names {
+		subjects[n] = c.subjects[name] // nil: unknown, so not live
+	}
+	c.subjMu.RUnlock()
+	perSubject := make([][]uint64, len(names))
+	found := 0
+	for i, n := range local {
+		if n == 0 || subjects[n-1] == nil {
+			continue
+		}
+		metas[i].subj = subjects[n-1]
+		perSubject[n-1] = append(perSubject[n-1], seg.first+uint64(i))
+		found++
+	}
+	bySubj := make(map[*subjectState][]uint64, len(names))
+	for n, s := range subjects {
+		if s != nil && len(perSubject[n]) > 0 {
+			bySubj[s] = perSubject[n]
+		}
 	}
 	if found != seg.live {
 		c.damaged.Store(true)
 		c.stale.Store(true)
 	}
+	ts := int64(0)
 	for i := range metas { // slots without a record keep time sorted
 		if metas[i].ts == 0 {
 			metas[i].ts = ts
