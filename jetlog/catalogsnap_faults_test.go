@@ -161,19 +161,7 @@ func TestLostRecordWithPerSubjectLimit(t *testing.T) {
 	cfg := fx.cfg
 	cfg.MaxMsgsPerSubject = int64(count) // nothing to remove at Open
 	l := openLog(t, "/s", cfg, fx.opts)
-	done := make(chan error, 1)
-	go func() {
-		_, err := l.Append("ev.0", nil, []byte("one more"))
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Append never returned: enforceLimits spins on a lost message")
-	}
+	appendOrFail(t, l, "ev.0", "Append never returned: enforceLimits spins on a lost message", func() {})
 	if err := l.Sync(); err != nil {
 		t.Fatal(err)
 	}
@@ -429,25 +417,33 @@ func TestPrefetchDoesNotHoldUpAppends(t *testing.T) {
 		got <- err
 	}()
 	<-g.entered
-	appended := make(chan error, 1)
-	go func() {
-		_, err := l.Append("brand.new", nil, []byte("x"))
-		appended <- err
-	}()
-	select {
-	case err := <-appended:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		close(g.release)
-		t.Fatal("an append waited for a reader's index read")
-	}
+	appendOrFail(t, l, "brand.new", "an append waited for a reader's index read", func() { close(g.release) })
 	if st := l.State(); st.LastSeq != fx.state.LastSeq+2 {
 		t.Fatalf("state %+v", st)
 	}
 	close(g.release)
 	if err := <-got; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// appendOrFail appends in the background and fails the test, after calling
+// unblock, if the append has not returned within 10 s: an appender that is
+// stuck (for good, or on something the test holds) rather than slow.
+func appendOrFail(t *testing.T, l *Log, subject, why string, unblock func()) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.Append(subject, nil, []byte("x"))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		unblock()
+		t.Fatal(why)
 	}
 }
