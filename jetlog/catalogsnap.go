@@ -285,11 +285,7 @@ func (l *Log) segmentEntries(seg *segment, visit func(e *entry)) {
 		l.opts.Logger.Error("jetlog: damaged tail of a sealed segment", "dir", l.dir, "segment", seg.name, "offset", sc.tornAt)
 	}
 	if seg.sealed.Load() { // the appender rewrites the active one's
-		var b indexBuilder
-		for _, e := range sc.entries {
-			b.add(e.kind, e.seq, e.ts, e.off, int(e.size), string(e.subject), e.tomb)
-		}
-		if err := writeFileAtomic(l.fs, segPath(l.dir, idxName(seg.id)), b.finish(seg.indexed)); err != nil {
+		if err := l.rebuildIndex(seg, sc.entries, seg.indexed); err != nil {
 			l.opts.Logger.Warn("jetlog: rebuild index", "dir", l.dir, "segment", seg.name, "err", err)
 		} else {
 			l.opts.Logger.Warn("jetlog: index rebuilt from its segment", "dir", l.dir, "segment", seg.name)

@@ -337,11 +337,7 @@ func (rp *replayer) loadSegment(id uint64, last, trustIndex bool) error {
 		}
 	}
 	if !indexed && !last {
-		var b indexBuilder
-		for _, e := range entries {
-			b.add(e.kind, e.seq, e.ts, e.off, int(e.size), string(e.subject), e.tomb)
-		}
-		if err := writeFileAtomic(l.fs, segPath(l.dir, idxName(id)), b.finish(seg.size)); err != nil {
+		if err := l.rebuildIndex(seg, entries, seg.size); err != nil {
 			l.report.Problems = append(l.report.Problems, fmt.Sprintf("rebuild index of %s: %v", name, err))
 		} else {
 			l.report.RebuiltIndexes = append(l.report.RebuiltIndexes, idxName(id))

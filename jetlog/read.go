@@ -118,19 +118,8 @@ func (l *Log) nextLocked(from uint64, filter string) (uint64, bool) {
 		}
 		return best, best != 0
 	}
-	for i := c.segFrom(from); i < len(c.segs); i++ {
-		seg := c.segs[i]
-		if seg.live == 0 {
-			continue
-		}
-		c.load(seg)
-		for j := max(from, seg.first) - seg.first; j < uint64(len(seg.metas)); j++ {
-			if m := &seg.metas[j]; m.subj != nil && (all || matchFilter(filter, m.subj.name)) {
-				return seg.first + j, true
-			}
-		}
-	}
-	return 0, false
+	seq, _, ok := c.nextMatching(from, filter)
+	return seq, ok
 }
 
 // SeqAtTime returns the first live seq stored at or after t, or LastSeq+1.

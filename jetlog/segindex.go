@@ -94,6 +94,16 @@ func (b *indexBuilder) finish(segSize int64) []byte {
 	return out
 }
 
+// rebuildIndex writes the index file of seg from entries found by reading
+// the segment, describing its first segSize bytes.
+func (l *Log) rebuildIndex(seg *segment, entries []entry, segSize int64) error {
+	var b indexBuilder
+	for _, e := range entries {
+		b.add(e.kind, e.seq, e.ts, e.off, int(e.size), string(e.subject), e.tomb)
+	}
+	return writeFileAtomic(l.fs, segPath(l.dir, idxName(seg.id)), b.finish(segSize))
+}
+
 // decodeIndex parses an index file. It returns false for any damage, in
 // which case the segment is scanned instead.
 func decodeIndex(b []byte) (segSize int64, entries []entry, ok bool) {
