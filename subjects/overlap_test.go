@@ -150,12 +150,12 @@ func TestTrieOverlappingStops(t *testing.T) {
 func BenchmarkTrieOverlapping(b *testing.B) {
 	tr := NewTrie[int]()
 	for i := range 100000 {
-		if err := tr.Insert("orders."+strings.Repeat("x", i%7)+"."+strconv.Itoa(i)+".>", "", i); err != nil {
+		if err := tr.Insert("orders."+strings.Repeat("x", 1+i%7)+"."+strconv.Itoa(i)+".>", "", i); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		tr.Overlapping("orders.xx.123.new", func(int) bool { return true })
+		tr.Overlapping("orders.xxx.123.new", func(int) bool { return true })
 	}
 }
