@@ -124,6 +124,7 @@ func (s *Server) Start() error {
 		s.port = tcp.Port
 	}
 	s.started = time.Now()
+	s.startExtensions()
 	s.wg.Add(1)
 	go s.acceptLoop(ln)
 	s.log.Info("listening for clients", "addr", ln.Addr().String(), "server_id", s.id, "version", Version)
@@ -283,6 +284,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if ln != nil {
 		_ = ln.Close()
 	}
+	s.stopExtensions()
 	if httpSrv != nil {
 		_ = httpSrv.Shutdown(ctx)
 	}
