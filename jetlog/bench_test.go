@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bus-dev/bus/jetlog/vfs"
 )
 
 // BenchmarkAppend measures append throughput per durability mode, number
@@ -221,7 +223,7 @@ func BenchmarkOpen(b *testing.B) {
 				for b.Loop() {
 					if mode == "replay" {
 						b.StopTimer()
-						if err := (OSFS{}).Remove(dir + "/" + catalogFile); err != nil {
+						if err := (vfs.OSFS{}).Remove(dir + "/" + catalogFile); err != nil {
 							b.Fatal(err)
 						}
 						b.StartTimer()

@@ -12,18 +12,20 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/bus-dev/bus/jetlog/vfs"
 )
 
 // slowFS wraps MemFS to stretch two moments without holding MemFS's mutex
 // (which would order the goroutines): the creation of the dedup snapshot
 // at Close, and the end of an index read.
 type slowFS struct {
-	*MemFS
+	*vfs.MemFS
 	armed     atomic.Bool
 	idxSlowed atomic.Bool
 }
 
-func (s *slowFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
+func (s *slowFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
 	if s.armed.Load() && flag&os.O_CREATE != 0 && strings.HasSuffix(name, dedupFile+tmpSuffix) {
 		time.Sleep(100 * time.Millisecond) // Close has set closed; readers get in
 	}
@@ -37,13 +39,13 @@ func (s *slowFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error)
 	return slowCloseFile{f}, nil
 }
 
-func (s *slowFS) Create(name string) (File, error) {
+func (s *slowFS) Create(name string) (vfs.File, error) {
 	return s.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 }
 
 // slowCloseFile sleeps after closing: the index bytes are read, the section
 // not filled yet.
-type slowCloseFile struct{ File }
+type slowCloseFile struct{ vfs.File }
 
 func (f slowCloseFile) Close() error {
 	err := f.File.Close()
@@ -217,7 +219,7 @@ func TestLimitsLoadSectionsOutsideTheLock(t *testing.T) {
 // cheapest (slots before, slots after, or per subject); all must agree.
 func TestCountFromStrategiesAgree(t *testing.T) {
 	for _, subjects := range []int{1, 3, 500} {
-		fsys := NewMemFS()
+		fsys := vfs.NewMemFS()
 		l := openLog(t, "/s", StreamConfig{Name: "S"}, Options{FS: fsys, ExpireEvery: -1})
 		live := map[uint64]bool{}
 		for i := range 3000 {
@@ -373,14 +375,14 @@ func TestPrefetchOfARemovedSegmentWritesNothing(t *testing.T) {
 
 // gateFS blocks the first index file opened once armed, until released.
 type gateFS struct {
-	*MemFS
+	*vfs.MemFS
 	armed   atomic.Bool
 	entered chan struct{} // closed when a read is held at the gate
 	release chan struct{}
 	once    sync.Once
 }
 
-func (g *gateFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
+func (g *gateFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
 	if g.armed.Load() && flag&os.O_CREATE == 0 && strings.HasSuffix(name, idxSuffix) {
 		held := false
 		g.once.Do(func() { held = true })
@@ -392,7 +394,7 @@ func (g *gateFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error)
 	return g.MemFS.OpenFile(name, flag, perm)
 }
 
-func (g *gateFS) Create(name string) (File, error) {
+func (g *gateFS) Create(name string) (vfs.File, error) {
 	return g.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 }
 

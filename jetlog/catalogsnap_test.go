@@ -7,12 +7,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/bus-dev/bus/jetlog/vfs"
 )
 
 // lazyFixture is a closed stream of several segments with deletes, and what
 // a reader saw of it before the clean Close.
 type lazyFixture struct {
-	fsys     *MemFS
+	fsys     *vfs.MemFS
 	opts     Options
 	cfg      StreamConfig
 	state    State
@@ -23,7 +25,7 @@ type lazyFixture struct {
 
 func buildLazyFixture(t *testing.T) lazyFixture {
 	t.Helper()
-	fx := lazyFixture{fsys: NewMemFS(), cfg: StreamConfig{Name: "S"}, msgs: map[uint64]string{}}
+	fx := lazyFixture{fsys: vfs.NewMemFS(), cfg: StreamConfig{Name: "S"}, msgs: map[uint64]string{}}
 	fx.opts = Options{FS: fx.fsys, SegmentSize: 2 << 10, ExpireEvery: -1}
 	l, err := Open("/s", fx.cfg, fx.opts)
 	if err != nil {
@@ -65,7 +67,7 @@ func buildLazyFixture(t *testing.T) lazyFixture {
 }
 
 // countIndexOpens counts the index files opened from now on.
-func countIndexOpens(fsys *MemFS) func() int {
+func countIndexOpens(fsys *vfs.MemFS) func() int {
 	var mu sync.Mutex
 	n := 0
 	fsys.SetFault(func(op, name string) error {
@@ -356,7 +358,7 @@ func TestLazyLoadConcurrentReaders(t *testing.T) {
 
 // failFrom makes every file-system operation from the k-th on fail, as if
 // the machine stopped there; it returns how many operations were seen.
-func failFrom(fsys *MemFS, k int) func() int {
+func failFrom(fsys *vfs.MemFS, k int) func() int {
 	var mu sync.Mutex
 	n := 0
 	fsys.SetFault(func(op, name string) error {
@@ -490,7 +492,7 @@ func TestEvictedSectionsReload(t *testing.T) {
 // After a clean restart, lookups of a rare subject read only the sections
 // that hold it: the others are skipped or counted from their summary.
 func TestRareSubjectLookupsSkipSections(t *testing.T) {
-	fsys := NewMemFS()
+	fsys := vfs.NewMemFS()
 	opts := Options{FS: fsys, SegmentSize: 1 << 10, ExpireEvery: -1}
 	cfg := StreamConfig{Name: "S"}
 	l, err := Open("/s", cfg, opts)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/bus-dev/bus/jetlog/vfs"
 )
 
 // Retention says when messages may be removed besides the limits.
@@ -199,9 +201,9 @@ const DefaultCompactBytes = 1 << 20
 func (o Options) withDefaults(cfg StreamConfig) Options {
 	if o.FS == nil || cfg.Storage == StorageMemory {
 		if cfg.Storage == StorageMemory {
-			o.FS = newMemFS(false)
+			o.FS = vfs.NewVolatileMemFS()
 		} else {
-			o.FS = OSFS{}
+			o.FS = vfs.OSFS{}
 		}
 	}
 	if o.Now == nil {

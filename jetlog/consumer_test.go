@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bus-dev/bus/jetlog/vfs"
 )
 
 func TestConsumerStateDeliverAckRedeliver(t *testing.T) {
@@ -69,7 +71,7 @@ func TestConsumerStateBackoff(t *testing.T) {
 	}
 }
 
-func openConsumerLog(t *testing.T, fsys *MemFS, clock *fakeClock) *Log {
+func openConsumerLog(t *testing.T, fsys *vfs.MemFS, clock *fakeClock) *Log {
 	t.Helper()
 	l, err := Open("/s", StreamConfig{Name: "S"}, Options{FS: fsys, Now: clock.Now, CompactBytes: 16 << 10})
 	if err != nil {
@@ -80,7 +82,7 @@ func openConsumerLog(t *testing.T, fsys *MemFS, clock *fakeClock) *Log {
 
 func TestConsumerSurvivesCrash(t *testing.T) {
 	t.Parallel()
-	fsys := NewMemFS()
+	fsys := vfs.NewMemFS()
 	clock := newFakeClock()
 	l := openConsumerLog(t, fsys, clock)
 	cfg := ConsumerConfig{AckWait: time.Second, MaxAckPending: 3}
@@ -136,7 +138,7 @@ func TestConsumerSurvivesCrash(t *testing.T) {
 
 func TestConsumerCompaction(t *testing.T) {
 	t.Parallel()
-	fsys := NewMemFS()
+	fsys := vfs.NewMemFS()
 	clock := newFakeClock()
 	l := openConsumerLog(t, fsys, clock)
 	defer l.Close() //nolint:errcheck
@@ -190,7 +192,7 @@ func TestConsumerCompaction(t *testing.T) {
 
 func TestConsumerTornJournal(t *testing.T) {
 	t.Parallel()
-	fsys := NewMemFS()
+	fsys := vfs.NewMemFS()
 	clock := newFakeClock()
 	l := openConsumerLog(t, fsys, clock)
 	c, err := l.OpenConsumer("T", ConsumerConfig{AckWait: time.Second})
@@ -230,7 +232,7 @@ func TestConsumerTornJournal(t *testing.T) {
 
 func TestConsumerDamagedSnapshotKeepsJournal(t *testing.T) {
 	t.Parallel()
-	fsys := NewMemFS()
+	fsys := vfs.NewMemFS()
 	clock := newFakeClock()
 	l := openConsumerLog(t, fsys, clock)
 	c, err := l.OpenConsumer("S", ConsumerConfig{AckWait: time.Second})
@@ -281,7 +283,7 @@ func TestConsumerDamagedSnapshotKeepsJournal(t *testing.T) {
 
 func TestConsumerDiskFullCatchesUp(t *testing.T) {
 	t.Parallel()
-	fsys := NewMemFS()
+	fsys := vfs.NewMemFS()
 	clock := newFakeClock()
 	var full atomic.Bool
 	fsys.SetFault(func(op, name string) error {
@@ -326,7 +328,7 @@ func TestConsumerDiskFullCatchesUp(t *testing.T) {
 
 func TestConsumerFailedFsyncFences(t *testing.T) {
 	t.Parallel()
-	fsys := NewMemFS()
+	fsys := vfs.NewMemFS()
 	var fail atomic.Bool
 	fsys.SetFault(func(op, name string) error {
 		if fail.Load() && op == "sync" && strings.Contains(name, journalPrefix) {
@@ -364,7 +366,7 @@ func TestConsumerStateInMemoryKeepsNoJournal(t *testing.T) {
 
 func TestConsumerApplyBatchesChanges(t *testing.T) {
 	t.Parallel()
-	fsys := NewMemFS()
+	fsys := vfs.NewMemFS()
 	clock := newFakeClock()
 	l := openConsumerLog(t, fsys, clock)
 	c, err := l.OpenConsumer("B", ConsumerConfig{AckWait: time.Second})
@@ -400,7 +402,7 @@ func TestConsumerApplyBatchesChanges(t *testing.T) {
 // becomes power-safe with the next synced change.
 func TestConsumerApplyLazySyncsWithTheNextSyncedChange(t *testing.T) {
 	t.Parallel()
-	fsys := NewMemFS()
+	fsys := vfs.NewMemFS()
 	clock := newFakeClock()
 	l := openConsumerLog(t, fsys, clock)
 	defer l.Close() //nolint:errcheck
@@ -411,7 +413,7 @@ func TestConsumerApplyLazySyncsWithTheNextSyncedChange(t *testing.T) {
 	if err := c.ApplyLazy(func(s *ConsumerState) error { s.Deliver(1); s.Deliver(2); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	reopen := func(fs *MemFS) []uint64 {
+	reopen := func(fs *vfs.MemFS) []uint64 {
 		t.Helper()
 		l2 := openConsumerLog(t, fs, clock)
 		defer l2.Close() //nolint:errcheck

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/bus-dev/bus/jetlog/vfs"
 )
 
 // Consumer file names inside <stream dir>/consumers/<name>/. Part of the
@@ -65,12 +67,12 @@ type Consumer struct {
 	// ioMu serialises journal I/O. It is taken before mu, never while mu
 	// is held, and readers of the state never wait for it.
 	ioMu     sync.Mutex
-	journal  File   // guarded by ioMu
-	gen      uint64 // guarded by ioMu
-	size     int64  // guarded by ioMu: bytes in journal
-	flushed  uint64 // guarded by ioMu: updates written (and synced in always mode)
-	unsynced bool   // guarded by ioMu: written bytes not yet synced
-	spare    []byte // guarded by ioMu: reused write buffer
+	journal  vfs.File // guarded by ioMu
+	gen      uint64   // guarded by ioMu
+	size     int64    // guarded by ioMu: bytes in journal
+	flushed  uint64   // guarded by ioMu: updates written (and synced in always mode)
+	unsynced bool     // guarded by ioMu: written bytes not yet synced
+	spare    []byte   // guarded by ioMu: reused write buffer
 	lastSync time.Time
 }
 

@@ -3,6 +3,8 @@ package jetlog
 import (
 	"errors"
 	"fmt"
+
+	"github.com/bus-dev/bus/jetlog/vfs"
 )
 
 // Sentinel errors. Compare with errors.Is; most are wrapped with the
@@ -40,8 +42,8 @@ var (
 	// is not a single path element.
 	ErrBadConsumerName = errors.New("jetlog: invalid consumer name")
 	// ErrLocked is returned by Open when another Log, in this process or
-	// another, has the stream directory open.
-	ErrLocked = errors.New("jetlog: stream directory in use")
+	// another, has the stream directory open. It is vfs.ErrLocked.
+	ErrLocked = vfs.ErrLocked
 	// ErrCorrupt is matched (via errors.Is) by every *CorruptError.
 	ErrCorrupt = errors.New("jetlog: corrupt data")
 )

@@ -8,11 +8,13 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"github.com/bus-dev/bus/jetlog/vfs"
 )
 
 func TestFaultDiskFull(t *testing.T) {
 	t.Parallel()
-	fsys := NewMemFS()
+	fsys := vfs.NewMemFS()
 	var full atomic.Bool
 	fsys.SetFault(func(op, name string) error {
 		if full.Load() && strings.HasPrefix(name, "/a/") && (op == "write" || op == "create") {
@@ -56,7 +58,7 @@ func TestFaultDiskFull(t *testing.T) {
 
 func TestFaultFailedFsyncFencesStream(t *testing.T) {
 	t.Parallel()
-	fsys := NewMemFS()
+	fsys := vfs.NewMemFS()
 	var fail atomic.Bool
 	fsys.SetFault(func(op, name string) error {
 		if fail.Load() && op == "sync" {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/bus-dev/bus/jetlog/vfs"
 )
 
 // FuzzScanSegment feeds arbitrary bytes to the segment scanner: it must
@@ -44,8 +46,8 @@ func FuzzScanSegment(f *testing.F) {
 }
 
 // catalogFixture is a small clean stream on a MemFS and its catalog.snap.
-func catalogFixture(f *testing.F) (*MemFS, Options, catalogSnapshot) {
-	fsys := NewMemFS()
+func catalogFixture(f *testing.F) (*vfs.MemFS, Options, catalogSnapshot) {
+	fsys := vfs.NewMemFS()
 	opts := Options{FS: fsys, SegmentSize: 512, ExpireEvery: -1}
 	l, err := Open("/s", StreamConfig{Name: "S"}, opts)
 	if err != nil {
@@ -74,7 +76,7 @@ func catalogFixture(f *testing.F) (*MemFS, Options, catalogSnapshot) {
 // openWithSnapshot opens a copy of the fixture whose catalog.snap holds
 // body behind a valid checksum (as a buggy writer could leave it). Open
 // must not fail or panic, and the log must stay usable.
-func openWithSnapshot(t *testing.T, fsys *MemFS, opts Options, body []byte) {
+func openWithSnapshot(t *testing.T, fsys *vfs.MemFS, opts Options, body []byte) {
 	clone := fsys.CrashClone(nil)
 	data := binary.LittleEndian.AppendUint32(nil, crc32.Checksum(body, castagnoli))
 	if err := writeFileAtomic(clone, "/s/"+catalogFile, append(data, body...)); err != nil {

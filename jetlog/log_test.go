@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/bus-dev/bus/jetlog/vfs"
 )
 
 func TestLogAppendGet(t *testing.T) {
@@ -200,7 +202,7 @@ func TestLogReopenKeepsEverything(t *testing.T) {
 
 func TestRemoveStream(t *testing.T) {
 	t.Parallel()
-	fsys := NewMemFS()
+	fsys := vfs.NewMemFS()
 	l, err := Open("/streams/S", StreamConfig{Name: "S"}, Options{FS: fsys})
 	if err != nil {
 		t.Fatal(err)
@@ -282,7 +284,7 @@ func TestNextMatchesBruteForce(t *testing.T) {
 
 func TestOpenLocksDirectory(t *testing.T) {
 	t.Parallel()
-	for _, fsys := range []FS{OSFS{}, NewMemFS()} {
+	for _, fsys := range []FS{vfs.OSFS{}, vfs.NewMemFS()} {
 		dir := t.TempDir()
 		l, err := Open(dir, StreamConfig{Name: "S"}, Options{FS: fsys})
 		if err != nil {

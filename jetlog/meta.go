@@ -11,6 +11,7 @@ import (
 	"path"
 	"time"
 
+	"github.com/bus-dev/bus/jetlog/vfs"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -34,7 +35,7 @@ type streamMeta struct {
 // list its streams before opening them. A nil fsys means the OS's.
 func LoadConfig(fsys FS, dir string) (StreamConfig, time.Time, error) {
 	if fsys == nil {
-		fsys = OSFS{}
+		fsys = vfs.OSFS{}
 	}
 	var m streamMeta
 	if err := readChecked(fsys, path.Join(dir, metaFile), &m); err != nil {
@@ -120,7 +121,7 @@ func readAll(fsys FS, name string) ([]byte, error) {
 // then syncs the parent directory. A nil fsys means the OS's.
 func RemoveStream(fsys FS, dir string) error {
 	if fsys == nil {
-		fsys = OSFS{}
+		fsys = vfs.OSFS{}
 	}
 	if err := removeTree(fsys, path.Clean(dir)); err != nil {
 		return fmt.Errorf("jetlog: remove stream %q: %w", dir, err)

@@ -7,6 +7,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/bus-dev/bus/jetlog/vfs"
 )
 
 // model is the dumb reference the property test compares the log with.
@@ -182,7 +184,7 @@ func runModel(t *testing.T, cfg StreamConfig, seed uint64) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 99))
 	clock := newFakeClock()
-	fsys := NewMemFS()
+	fsys := vfs.NewMemFS()
 	opts := Options{FS: fsys, Now: clock.Now, SegmentSize: int64(64 + rng.IntN(512)), ExpireEvery: -1}
 	l, err := Open("/s", cfg, opts)
 	if err != nil {

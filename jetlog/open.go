@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/bus-dev/bus/jetlog/vfs"
 )
 
 // Open opens (or creates) the stream stored in dir, recovering from any
@@ -42,7 +44,7 @@ func Open(dir string, cfg StreamConfig, opts Options) (*Log, error) {
 	if err := l.fs.MkdirAll(l.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("jetlog: open %q: %w", dir, err)
 	}
-	if lk, ok := l.fs.(Locker); ok {
+	if lk, ok := l.fs.(vfs.Locker); ok {
 		unlock, err := lk.Lock(path.Join(l.dir, lockFile))
 		if err != nil {
 			return nil, fmt.Errorf("jetlog: open %q: %w", dir, err)
@@ -354,7 +356,7 @@ const tailCheckBytes = 64 << 10
 // recordsFrom verifies that the bytes of f from off to size are whole,
 // intact records. It also returns the first record boundary within the
 // last tailCheckBytes, where the next check can start.
-func recordsFrom(f File, off, size int64) (int64, bool) {
+func recordsFrom(f vfs.File, off, size int64) (int64, bool) {
 	buf := make([]byte, size-off)
 	if n, _ := f.ReadAt(buf, off); n != len(buf) {
 		return 0, false
@@ -375,7 +377,7 @@ func recordsFrom(f File, off, size int64) (int64, bool) {
 
 // tailIntact verifies the checksums of the records in the last
 // tailCheckBytes of a segment against its index entries.
-func tailIntact(f File, entries []entry, size int64) bool {
+func tailIntact(f vfs.File, entries []entry, size int64) bool {
 	i := len(entries)
 	for i > 0 && size-entries[i-1].off <= tailCheckBytes {
 		i--

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bus-dev/bus/jetlog/vfs"
 )
 
 // powerLossRounds is the number of crash points per mode (a quarter of
@@ -36,7 +38,7 @@ func TestPowerLoss(t *testing.T) {
 }
 
 func testPowerLoss(t *testing.T, mode Durability) {
-	fsys := NewMemFS()
+	fsys := vfs.NewMemFS()
 	cfg := StreamConfig{Name: "S", Durability: mode, SyncInterval: 2 * time.Millisecond}
 	opts := Options{FS: fsys, SegmentSize: 2048}
 	l, err := Open("/s", cfg, opts)
@@ -112,7 +114,7 @@ func testPowerLoss(t *testing.T, mode Durability) {
 // checkCrashed opens a crashed copy and checks that seqs 1..must are all
 // there (the stream is contiguous from 1: nothing is ever deleted here)
 // and that every surviving message holds what was appended.
-func checkCrashed(t *testing.T, fsys *MemFS, cfg StreamConfig, opts Options, must uint64, lookup func(uint64) (string, bool)) {
+func checkCrashed(t *testing.T, fsys *vfs.MemFS, cfg StreamConfig, opts Options, must uint64, lookup func(uint64) (string, bool)) {
 	t.Helper()
 	opts.FS = fsys
 	l, err := Open("/s", cfg, opts)

@@ -7,14 +7,16 @@ import (
 	"os"
 	"path"
 	"testing"
+
+	"github.com/bus-dev/bus/jetlog/vfs"
 )
 
 // buildMemLog appends n messages to a fresh log on a MemFS in always mode
 // and returns the FS as a crash would leave it (no clean marker, no index
 // of the active segment), plus each record's offset and end.
-func buildMemLog(t *testing.T, n int) (*MemFS, []int64, int64) {
+func buildMemLog(t *testing.T, n int) (*vfs.MemFS, []int64, int64) {
 	t.Helper()
-	fsys := NewMemFS()
+	fsys := vfs.NewMemFS()
 	l, err := Open("/s", StreamConfig{Name: "S"}, Options{FS: fsys})
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +230,7 @@ func TestRecoveryRandomBitFlips(t *testing.T) {
 
 func TestRecoveryRebuildsDamagedIndex(t *testing.T) {
 	t.Parallel()
-	fsys := NewMemFS()
+	fsys := vfs.NewMemFS()
 	opts := Options{FS: fsys, SegmentSize: 100}
 	l, err := Open("/s", StreamConfig{Name: "S"}, opts)
 	if err != nil {
@@ -254,7 +256,7 @@ func TestRecoveryRebuildsDamagedIndex(t *testing.T) {
 
 func TestRecoveryDamagedConfigIsRewritten(t *testing.T) {
 	t.Parallel()
-	fsys := NewMemFS()
+	fsys := vfs.NewMemFS()
 	l, err := Open("/s", StreamConfig{Name: "S"}, Options{FS: fsys})
 	if err != nil {
 		t.Fatal(err)
@@ -278,7 +280,7 @@ func TestRecoveryDamagedConfigIsRewritten(t *testing.T) {
 
 func TestRecoveryCleanOpenVerifiesTail(t *testing.T) {
 	t.Parallel()
-	fsys := NewMemFS()
+	fsys := vfs.NewMemFS()
 	l, err := Open("/s", StreamConfig{Name: "S"}, Options{FS: fsys})
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/bus-dev/bus/jetlog/vfs"
 )
 
 // Segment file naming. Part of the disk format (see doc.go).
@@ -20,7 +22,7 @@ const (
 type segment struct {
 	id   uint64
 	name string // base name, e.g. "0000000000000001.seg"
-	f    File
+	f    vfs.File
 
 	// Owned by the appender (and by Open before it starts).
 	size int64 // bytes of whole records in the file
@@ -50,7 +52,7 @@ func parseSegName(name string) (uint64, bool) {
 	return id, err == nil
 }
 
-func newSegment(id uint64, f File, size int64) *segment {
+func newSegment(id uint64, f vfs.File, size int64) *segment {
 	s := &segment{id: id, name: segName(id), f: f, size: size}
 	s.bySubj = map[*subjectState][]uint64{}
 	s.indexed = -1

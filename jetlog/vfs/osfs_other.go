@@ -1,6 +1,6 @@
 //go:build !linux
 
-package jetlog
+package vfs
 
 import "os"
 

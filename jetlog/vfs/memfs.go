@@ -1,6 +1,7 @@
-package jetlog
+package vfs
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -8,45 +9,69 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
 
-// MemFS is an in-memory FS. Memory streams use one; tests use it to inject
-// faults (SetFault) and to simulate power loss (CrashClone): it remembers,
-// per file, which bytes were synced, and per directory, which entries were
-// synced. Safe for concurrent use.
+// MemFS is an in-memory FS. Memory streams use a volatile one; tests use a
+// crashable one (NewMemFS) to inject faults (SetFault) and to simulate a
+// power cut (CrashClone). A crashable MemFS remembers, per file, which
+// bytes were synced and, per directory, which entries were synced, and
+// follows the durability rules of the package doc strictly. Safe for
+// concurrent use.
+//
+// Paths are slash-separated; "/" and "." are the roots of two separate
+// trees that always exist.
 type MemFS struct {
 	mu    sync.Mutex         // guards the fields below and every memNode
-	dirs  map[string]*memDir // by cleaned path
+	roots map[string]*memDir // "/" and "."
 	fault func(op, name string) error
 	locks map[string]bool // held Lock names
-	track bool            // remember synced state (false for memory streams: cheaper)
+	track bool            // remember synced state (false for volatile: cheaper)
 }
 
+// memDir is a directory: its entries now and as of its last SyncDir.
 type memDir struct {
-	entries map[string]*memNode // current
-	synced  map[string]*memNode // as of the last SyncDir
+	entries map[string]*memNode
+	synced  map[string]*memNode // nil when untracked
 }
 
+// memNode is a directory (dir set) or a file.
 type memNode struct {
+	dir *memDir
+
 	data      []byte
 	synced    []byte // content as of the last Sync
 	dirtyFrom int    // lowest offset written since the last Sync
 }
 
-// NewMemFS returns an empty MemFS that tracks synced state.
+var errNotEmpty = errors.New("directory not empty")
+var errIsDir = errors.New("is a directory")
+var errNotDir = errors.New("not a directory")
+
+// NewMemFS returns an empty, crashable MemFS: it tracks what was synced,
+// so CrashClone can drop the rest.
 func NewMemFS() *MemFS { return newMemFS(true) }
 
+// NewVolatileMemFS returns an empty MemFS that keeps no synced state,
+// which halves the memory a stream on it needs. Its CrashClone is empty:
+// everything on it is lost in a crash, as in RAM.
+func NewVolatileMemFS() *MemFS { return newMemFS(false) }
+
 func newMemFS(track bool) *MemFS {
-	m := &MemFS{dirs: map[string]*memDir{}, track: track}
-	m.dirs["/"] = newMemDir()
-	m.dirs["."] = newMemDir()
+	m := &MemFS{roots: map[string]*memDir{}, track: track}
+	m.roots["/"] = m.newDir()
+	m.roots["."] = m.newDir()
 	return m
 }
 
-func newMemDir() *memDir {
-	return &memDir{entries: map[string]*memNode{}, synced: map[string]*memNode{}}
+func (m *MemFS) newDir() *memDir {
+	d := &memDir{entries: map[string]*memNode{}}
+	if m.track {
+		d.synced = map[string]*memNode{}
+	}
+	return d
 }
 
 // Lock implements Locker. Locks do not survive CrashClone, as a process's
@@ -79,38 +104,53 @@ func (l memLock) Close() error {
 
 // SetFault installs a hook called before every operation with the
 // operation ("open", "create", "write", "sync", "truncate", "rename",
-// "remove", "syncdir") and the file name. A non-nil error fails the
-// operation; a failed write first writes half of its bytes, as a full disk
-// may. nil removes the hook.
+// "remove", "mkdir", "syncdir") and the file name. A non-nil error fails
+// the operation; a failed write first writes half of its bytes, as a full
+// disk may. nil removes the hook.
 func (m *MemFS) SetFault(fn func(op, name string) error) {
 	m.mu.Lock()
 	m.fault = fn
 	m.mu.Unlock()
 }
 
-// CrashClone returns a copy of m as it would be found after a power loss:
-// only synced directory entries and synced bytes survive. With a non-nil
-// rng, each file also keeps a random prefix of its unsynced appended bytes,
-// as a real disk may.
+// CrashClone returns a copy of m as it would be found after a power cut:
+// only durable directory entries (those present at their directory's last
+// SyncDir, inside directories that are durable themselves) and synced
+// bytes survive. With a non-nil rng, each surviving file also keeps a
+// random prefix of its unsynced appended bytes, as a real disk may. A
+// volatile MemFS clones empty.
 func (m *MemFS) CrashClone(rng *rand.Rand) *MemFS {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := newMemFS(true)
-	for p, d := range m.dirs {
-		nd := newMemDir()
-		for name, n := range d.synced {
+	if !m.track {
+		return c
+	}
+	for name, d := range m.roots {
+		c.roots[name] = c.cloneDurable(d, rng)
+	}
+	return c
+}
+
+// cloneDurable copies the durable part of d; m.mu is held.
+func (c *MemFS) cloneDurable(d *memDir, rng *rand.Rand) *memDir {
+	nd := c.newDir()
+	for name, n := range d.synced {
+		var nn *memNode
+		if n.dir != nil {
+			nn = &memNode{dir: c.cloneDurable(n.dir, rng)}
+		} else {
 			data := slices.Clone(n.synced)
 			if rng != nil && len(n.data) > len(n.synced) && n.dirtyFrom >= len(n.synced) {
 				extra := rng.IntN(len(n.data) - len(n.synced) + 1)
 				data = append(data, n.data[len(n.synced):len(n.synced)+extra]...)
 			}
-			nn := &memNode{data: data, synced: slices.Clone(data), dirtyFrom: len(data)}
-			nd.entries[name] = nn
-			nd.synced[name] = nn
+			nn = &memNode{data: data, synced: slices.Clone(data), dirtyFrom: len(data)}
 		}
-		c.dirs[p] = nd
+		nd.entries[name] = nn
+		nd.synced[name] = nn
 	}
-	return c
+	return nd
 }
 
 func (m *MemFS) check(op, name string) error {
@@ -122,11 +162,40 @@ func (m *MemFS) check(op, name string) error {
 	return nil
 }
 
-func (m *MemFS) lookup(name string) (*memDir, string, error) {
+// dir returns the directory at p; m.mu is held.
+func (m *MemFS) dir(op, p string) (*memDir, error) {
+	p = path.Clean(p)
+	root, rest := ".", p
+	if strings.HasPrefix(p, "/") {
+		root, rest = "/", p[1:]
+	}
+	d := m.roots[root]
+	if rest == "" || rest == "." {
+		return d, nil
+	}
+	for tok := range strings.SplitSeq(rest, "/") {
+		n, ok := d.entries[tok]
+		switch {
+		case !ok:
+			return nil, &fs.PathError{Op: op, Path: p, Err: fs.ErrNotExist}
+		case n.dir == nil:
+			return nil, &fs.PathError{Op: op, Path: p, Err: errNotDir}
+		}
+		d = n.dir
+	}
+	return d, nil
+}
+
+// parent returns the directory holding name and name's base; m.mu is
+// held. The roots have no parent.
+func (m *MemFS) parent(op, name string) (*memDir, string, error) {
 	name = path.Clean(name)
-	d, ok := m.dirs[path.Dir(name)]
-	if !ok {
-		return nil, "", &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	if name == "/" || name == "." {
+		return nil, "", &fs.PathError{Op: op, Path: name, Err: fs.ErrExist}
+	}
+	d, err := m.dir(op, path.Dir(name))
+	if err != nil {
+		return nil, "", err
 	}
 	return d, path.Base(name), nil
 }
@@ -142,7 +211,7 @@ func (m *MemFS) OpenFile(name string, flag int, _ fs.FileMode) (File, error) {
 	if err := m.check(op, name); err != nil {
 		return nil, err
 	}
-	d, base, err := m.lookup(name)
+	d, base, err := m.parent(op, name)
 	if err != nil {
 		return nil, err
 	}
@@ -152,6 +221,8 @@ func (m *MemFS) OpenFile(name string, flag int, _ fs.FileMode) (File, error) {
 		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
 	case ok && flag&os.O_CREATE != 0 && flag&os.O_EXCL != 0:
 		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrExist}
+	case ok && n.dir != nil:
+		return nil, &fs.PathError{Op: op, Path: name, Err: errIsDir}
 	case !ok:
 		n = &memNode{}
 		d.entries[base] = n
@@ -172,24 +243,28 @@ func (m *MemFS) Create(name string) (File, error) {
 	return m.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 }
 
-// Rename implements FS.
+// Rename implements FS. A directory may be renamed; a non-empty directory
+// is never replaced.
 func (m *MemFS) Rename(oldname, newname string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.check("rename", newname); err != nil {
 		return err
 	}
-	od, ob, err := m.lookup(oldname)
+	od, ob, err := m.parent("rename", oldname)
 	if err != nil {
 		return err
 	}
-	nd, nb, err := m.lookup(newname)
+	nd, nb, err := m.parent("rename", newname)
 	if err != nil {
 		return err
 	}
 	n, ok := od.entries[ob]
 	if !ok {
 		return &fs.PathError{Op: "rename", Path: oldname, Err: fs.ErrNotExist}
+	}
+	if old, ok := nd.entries[nb]; ok && old.dir != nil && len(old.dir.entries) > 0 {
+		return &fs.PathError{Op: "rename", Path: newname, Err: errNotEmpty}
 	}
 	delete(od.entries, ob)
 	nd.entries[nb] = n
@@ -203,16 +278,16 @@ func (m *MemFS) Remove(name string) error {
 	if err := m.check("remove", name); err != nil {
 		return err
 	}
-	d, base, err := m.lookup(name)
+	d, base, err := m.parent("remove", name)
 	if err != nil {
 		return err
 	}
-	if _, ok := d.entries[base]; !ok {
-		if sub, ok := m.dirs[path.Clean(name)]; ok && len(sub.entries) == 0 {
-			delete(m.dirs, path.Clean(name))
-			return nil
-		}
+	n, ok := d.entries[base]
+	switch {
+	case !ok:
 		return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrNotExist}
+	case n.dir != nil && len(n.dir.entries) > 0:
+		return &fs.PathError{Op: "remove", Path: name, Err: errNotEmpty}
 	}
 	delete(d.entries, base)
 	return nil
@@ -222,35 +297,66 @@ func (m *MemFS) Remove(name string) error {
 func (m *MemFS) ReadDir(dir string) ([]string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	d, ok := m.dirs[path.Clean(dir)]
-	if !ok {
-		return nil, &fs.PathError{Op: "readdir", Path: dir, Err: fs.ErrNotExist}
+	d, err := m.dir("readdir", dir)
+	if err != nil {
+		return nil, err
 	}
 	names := make([]string, 0, len(d.entries))
 	for name := range d.entries {
 		names = append(names, name)
 	}
-	for p := range m.dirs {
-		if p != path.Clean(dir) && path.Dir(p) == path.Clean(dir) {
-			names = append(names, path.Base(p))
-		}
-	}
 	slices.Sort(names)
 	return names, nil
 }
 
-// MkdirAll implements FS. Directories are durable as soon as they exist.
+// Mkdir implements FS. The new directory is durable only after SyncDir of
+// its parent.
+func (m *MemFS) Mkdir(dir string, _ fs.FileMode) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.check("mkdir", dir); err != nil {
+		return err
+	}
+	d, base, err := m.parent("mkdir", dir)
+	if err != nil {
+		return err
+	}
+	if _, ok := d.entries[base]; ok {
+		return &fs.PathError{Op: "mkdir", Path: dir, Err: fs.ErrExist}
+	}
+	d.entries[base] = &memNode{dir: m.newDir()}
+	return nil
+}
+
+// MkdirAll implements FS. No directory it creates is durable before
+// SyncDir of its parent (see MkdirAllDurable).
 func (m *MemFS) MkdirAll(dir string, _ fs.FileMode) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for p := path.Clean(dir); ; p = path.Dir(p) {
-		if _, ok := m.dirs[p]; !ok {
-			m.dirs[p] = newMemDir()
-		}
-		if p == "/" || p == "." {
-			return nil
-		}
+	if err := m.check("mkdir", dir); err != nil {
+		return err
 	}
+	p := path.Clean(dir)
+	root, rest := ".", p
+	if strings.HasPrefix(p, "/") {
+		root, rest = "/", p[1:]
+	}
+	d := m.roots[root]
+	if rest == "" || rest == "." {
+		return nil
+	}
+	for tok := range strings.SplitSeq(rest, "/") {
+		n, ok := d.entries[tok]
+		switch {
+		case !ok:
+			n = &memNode{dir: m.newDir()}
+			d.entries[tok] = n
+		case n.dir == nil:
+			return &fs.PathError{Op: "mkdir", Path: dir, Err: errNotDir}
+		}
+		d = n.dir
+	}
+	return nil
 }
 
 // SyncDir implements FS.
@@ -260,13 +366,15 @@ func (m *MemFS) SyncDir(dir string) error {
 	if err := m.check("syncdir", dir); err != nil {
 		return err
 	}
-	d, ok := m.dirs[path.Clean(dir)]
-	if !ok {
-		return &fs.PathError{Op: "syncdir", Path: dir, Err: fs.ErrNotExist}
+	d, err := m.dir("syncdir", dir)
+	if err != nil {
+		return err
 	}
-	d.synced = make(map[string]*memNode, len(d.entries))
-	for name, n := range d.entries {
-		d.synced[name] = n
+	if m.track {
+		d.synced = make(map[string]*memNode, len(d.entries))
+		for name, n := range d.entries {
+			d.synced[name] = n
+		}
 	}
 	return nil
 }

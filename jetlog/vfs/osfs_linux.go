@@ -1,4 +1,4 @@
-package jetlog
+package vfs
 
 import (
 	"errors"
