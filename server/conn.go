@@ -302,6 +302,7 @@ func (c *conn) close(reason string, flush bool) {
 	}
 	for _, sub := range subs {
 		_ = c.srv.subs.Remove(sub.subject, sub.queue, sub)
+		c.srv.watchers.changed(sub.subject)
 	}
 	c.mu.Unlock()
 	c.out.close()

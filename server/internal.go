@@ -1,36 +1,37 @@
 package server
 
-// subscribeInternal registers a server-owned subscription whose messages
-// go to h. It is how the JetStream layer hears API requests, captures
-// stream subjects and receives acks.
-func (s *Server) subscribeInternal(subject string, h msgHandler) (*subscription, error) {
-	sub := &subscription{subject: subject, handler: h}
-	if err := s.subs.Insert(subject, "", sub); err != nil {
-		return nil, err
+import (
+	"github.com/bus-dev/bus/server/jetstream"
+)
+
+// jetstreamCore is the server's side of the seam to JetStream: the
+// jetstream.Core interface over the router. It holds nothing but the
+// server.
+type jetstreamCore struct{ s *Server }
+
+var _ jetstream.Core = jetstreamCore{}
+
+// Subscribe registers a server-owned subscription whose messages go to h.
+func (j jetstreamCore) Subscribe(subject string, h jetstream.Handler) (jetstream.Subscription, error) {
+	return j.s.subscribeInternal(subject, msgHandler(h))
+}
+
+// Unsubscribe removes a subscription made by Subscribe.
+func (j jetstreamCore) Unsubscribe(sub jetstream.Subscription) {
+	if s, ok := sub.(*subscription); ok {
+		j.s.unsubscribeInternal(s)
 	}
-	return sub, nil
 }
 
-func (s *Server) unsubscribeInternal(sub *subscription) {
-	_ = s.subs.Remove(sub.subject, sub.queue, sub)
+// Publish sends a message from the server itself. hdr is a NATS header
+// block or nil.
+func (j jetstreamCore) Publish(subject, reply string, hdr, data []byte) int {
+	return j.Deliver(subject, subject, reply, hdr, data)
 }
 
-// sendInternal publishes a message from the server itself. hdr is a NATS
-// header block or nil.
-func (s *Server) sendInternal(subject, reply string, hdr, data []byte) int {
-	hdrLen := -1
-	msg := data
-	if hdr != nil {
-		hdrLen = len(hdr)
-		msg = make([]byte, 0, len(hdr)+len(data))
-		msg = append(append(msg, hdr...), data...)
-	}
-	return s.route(nil, []byte(subject), []byte(subject), []byte(reply), hdrLen, msg)
-}
-
-// deliverInternal sends a stored message to the subscribers of inbox,
-// showing its own subject.
-func (s *Server) deliverInternal(inbox, subject, reply string, hdr, data []byte) int {
+// Deliver sends a stored message to the subscribers of inbox, showing its
+// own subject.
+func (j jetstreamCore) Deliver(inbox, subject, reply string, hdr, data []byte) int {
 	hdrLen := -1
 	msg := data
 	if len(hdr) > 0 {
@@ -38,10 +39,45 @@ func (s *Server) deliverInternal(inbox, subject, reply string, hdr, data []byte)
 		msg = make([]byte, 0, len(hdr)+len(data))
 		msg = append(append(msg, hdr...), data...)
 	}
-	return s.route(nil, []byte(inbox), []byte(subject), []byte(reply), hdrLen, msg)
+	return j.s.route(nil, []byte(inbox), []byte(subject), []byte(reply), hdrLen, msg)
 }
 
-// hasInterest reports whether anything would receive a message on subject.
-func (s *Server) hasInterest(subject string) bool {
-	return !s.subs.MatchString(subject).Empty()
+// HasInterest reports whether anything would receive a message on subject.
+func (j jetstreamCore) HasInterest(subject string) bool {
+	return !j.s.subs.MatchString(subject).Empty()
+}
+
+// WatchInterest calls notify whenever a client subscription matching the
+// literal subject comes or goes.
+func (j jetstreamCore) WatchInterest(subject string, notify func()) func() {
+	return j.s.watchers.add(subject, notify)
+}
+
+// subscribeInternal registers a server-owned subscription whose messages
+// go to h (the JetStream seam and the server's own services use it).
+func (s *Server) subscribeInternal(subject string, h msgHandler) (*subscription, error) {
+	sub := &subscription{subject: subject, handler: h}
+	if err := s.subs.Insert(subject, "", sub); err != nil {
+		return nil, err
+	}
+	s.internalSubs.Add(1)
+	return sub, nil
+}
+
+func (s *Server) unsubscribeInternal(sub *subscription) {
+	if s.subs.Remove(sub.subject, sub.queue, sub) == nil {
+		s.internalSubs.Add(-1)
+	}
+}
+
+// clientSubs counts the clients' subscriptions: the trie's, less the
+// server's own.
+func (s *Server) clientSubs() int {
+	return s.subs.Count() - int(s.internalSubs.Load())
+}
+
+// sendInternal publishes a message from the server itself. hdr is a NATS
+// header block or nil.
+func (s *Server) sendInternal(subject, reply string, hdr, data []byte) int {
+	return jetstreamCore{s}.Deliver(subject, subject, reply, hdr, data)
 }

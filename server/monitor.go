@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strconv"
 	"time"
+
+	"github.com/bus-dev/bus/server/jetstream"
 )
 
 // startMonitoring serves /healthz and /varz on HTTPPort (-1: any free
@@ -82,7 +84,7 @@ type Varz struct {
 	OutBytes         int64          `json:"out_bytes"`
 	SlowConsumers    int64          `json:"slow_consumers"`
 	Subscriptions    int            `json:"subscriptions"`
-	JetStream        *varzJetStream `json:"jetstream,omitempty"`
+	JetStream        *jetstream.Varz `json:"jetstream,omitempty"`
 }
 
 // Varz snapshots the server's identity, limits and traffic counters.
@@ -123,7 +125,7 @@ func (s *Server) Varz() Varz {
 		OutMsgs:          s.closedOutMsgs.Load(),
 		OutBytes:         s.closedOutBytes.Load(),
 		SlowConsumers:    s.slowConsumers.Load(),
-		Subscriptions:    s.subs.Count(),
+		Subscriptions:    s.clientSubs(),
 		JetStream:        s.varzJetStream(),
 	}
 	for _, c := range conns {

@@ -169,6 +169,7 @@ func (c *conn) processSub(o *op) error {
 	err := c.srv.subs.Insert(sub.subject, sub.queue, sub)
 	if err == nil {
 		c.subs[string(sub.sid)] = sub
+		c.srv.watchers.changed(sub.subject)
 	}
 	c.mu.Unlock()
 	if err != nil {
@@ -191,6 +192,7 @@ func (c *conn) processUnsub(o *op) {
 		if max <= 0 || sub.delivered.Load() >= max {
 			delete(c.subs, string(o.sid))
 			_ = c.srv.subs.Remove(sub.subject, sub.queue, sub)
+			c.srv.watchers.changed(sub.subject)
 		}
 	}
 	c.mu.Unlock()
@@ -206,4 +208,5 @@ func (c *conn) removeSub(sub *subscription) {
 	}
 	delete(c.subs, string(sub.sid))
 	_ = c.srv.subs.Remove(sub.subject, sub.queue, sub)
+	c.srv.watchers.changed(sub.subject)
 }

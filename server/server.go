@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bus-dev/bus/server/jetstream"
 	"github.com/bus-dev/bus/subjects"
 )
 
@@ -32,9 +33,12 @@ type Server struct {
 	log     *slog.Logger
 	started time.Time
 	subs    *subjects.Trie[*subscription]
-	chunks  *chunkPool // outbound buffers, shared by all connections
-	js      *jetStream // nil unless Options.JetStream
-	port    int        // the client port actually bound, set by Start
+	chunks  *chunkPool         // outbound buffers, shared by all connections
+	js      *jetstream.Service // nil unless Options.JetStream
+	// watchers hear of client subscriptions coming and going (push
+	// consumers watch their deliver subjects).
+	watchers interestWatchers
+	port     int // the client port actually bound, set by Start
 
 	mu       sync.Mutex // guards the fields below
 	ln       net.Listener
@@ -46,6 +50,7 @@ type Server struct {
 	nextID        atomic.Uint64
 	totalConns    atomic.Int64
 	slowConsumers atomic.Int64
+	internalSubs  atomic.Int64 // the server's own subscriptions in subs
 	// Traffic of connections that have closed; live ones count their own.
 	closedInMsgs, closedInBytes, closedOutMsgs, closedOutBytes atomic.Int64
 
@@ -114,7 +119,7 @@ func (s *Server) Start() error {
 		if err := s.startMonitoring(); err != nil {
 			_ = ln.Close()
 			if s.js != nil {
-				s.js.shutdown()
+				s.js.Shutdown()
 			}
 			return err
 		}
@@ -289,7 +294,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		_ = httpSrv.Shutdown(ctx)
 	}
 	if s.js != nil {
-		s.js.shutdown() // stores nothing more; unacked publishes are retried by clients
+		s.js.Shutdown() // stores nothing more; unacked publishes are retried by clients
 	}
 	for _, c := range conns {
 		c.close("Server Shutdown", true)

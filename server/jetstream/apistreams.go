@@ -1,4 +1,4 @@
-package server
+package jetstream
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bus-dev/bus/jetlog"
+	"github.com/bus-dev/bus/subjects"
 )
 
 // Page sizes of the reference's LIST and NAMES responses.
@@ -22,41 +23,41 @@ const (
 
 // handle dispatches one API request by subject. Unknown subjects get no
 // answer at all, as with the reference.
-func (js *jetStream) handle(r apiRequest) {
-	js.apiTotal.Add(1)
+func (svc *Service) handle(r apiRequest) {
+	svc.apiTotal.Add(1)
 	t := strings.Split(strings.TrimPrefix(r.subject, apiPrefix), ".")
 	switch {
 	case len(t) == 1 && t[0] == "INFO":
-		js.accountInfo(r)
+		svc.accountInfo(r)
 	case len(t) == 2 && t[0] == "STREAM" && t[1] == "LIST":
-		js.streamList(r)
+		svc.streamList(r)
 	case len(t) == 2 && t[0] == "STREAM" && t[1] == "NAMES":
-		js.streamNames(r)
+		svc.streamNames(r)
 	case len(t) == 3 && t[0] == "STREAM":
-		js.handleStream(r, t[1], t[2])
+		svc.handleStream(r, t[1], t[2])
 	case len(t) == 4 && t[0] == "STREAM" && t[1] == "MSG" && t[2] == "GET":
-		js.msgGet(r, t[3])
+		svc.msgGet(r, t[3])
 	case len(t) == 4 && t[0] == "STREAM" && t[1] == "MSG" && t[2] == "DELETE":
-		js.msgDelete(r, t[3])
+		svc.msgDelete(r, t[3])
 	case len(t) >= 3 && t[0] == "DIRECT" && t[1] == "GET":
-		js.directGet(r, t[2], strings.Join(t[3:], "."))
+		svc.directGet(r, t[2], strings.Join(t[3:], "."))
 	case t[0] == "CONSUMER":
-		js.handleConsumer(r, t[1:])
+		svc.handleConsumer(r, t[1:])
 	}
 }
 
-func (js *jetStream) handleStream(r apiRequest, op, name string) {
+func (svc *Service) handleStream(r apiRequest, op, name string) {
 	switch op {
 	case "CREATE":
-		js.streamCreate(r, name)
+		svc.streamCreate(r, name)
 	case "UPDATE":
-		js.streamUpdate(r, name)
+		svc.streamUpdate(r, name)
 	case "INFO":
-		js.streamInfo(r, name)
+		svc.streamInfo(r, name)
 	case "DELETE":
-		js.streamDelete(r, name)
+		svc.streamDelete(r, name)
 	case "PURGE":
-		js.streamPurge(r, name)
+		svc.streamPurge(r, name)
 	}
 }
 
@@ -94,11 +95,11 @@ type apiStats struct {
 	Errors int64 `json:"errors"`
 }
 
-func (js *jetStream) accountInfo(r apiRequest) {
+func (svc *Service) accountInfo(r apiRequest) {
 	info := accountInfo{Type: typeAccountInfo, Limits: accountLimits{-1, -1, -1, -1, -1}}
-	for _, st := range js.sortedStreams() {
+	for _, st := range svc.sortedStreams() {
 		s := st.log.State()
-		if st.cfg.Storage == "memory" {
+		if st.config().Storage == jetlog.StorageMemory {
 			info.Memory += s.Bytes
 		} else {
 			info.Storage += s.Bytes
@@ -106,127 +107,123 @@ func (js *jetStream) accountInfo(r apiRequest) {
 		info.Streams++
 		info.Consumers += st.numConsumers()
 	}
-	info.API = apiStats{Total: js.apiTotal.Load(), Errors: js.apiErrors.Load()}
-	js.respond(r.reply, info)
+	info.API = apiStats{Total: svc.apiTotal.Load(), Errors: svc.apiErrors.Load()}
+	svc.respond(r.reply, info)
 }
 
-func (js *jetStream) streamCreate(r apiRequest, name string) {
+func (svc *Service) streamCreate(r apiRequest, name string) {
 	var cfg streamConfig
 	if len(bytes.TrimSpace(r.body)) == 0 {
-		js.respondErr(r.reply, typeStreamCreate, errStreamNameMismatch())
+		svc.respondErr(r.reply, typeStreamCreate, errStreamNameMismatch())
 		return
 	}
 	if e := decodeBody(r.body, &cfg); e != nil {
-		js.respondErr(r.reply, typeStreamCreate, e)
+		svc.respondErr(r.reply, typeStreamCreate, e)
 		return
 	}
 	if cfg.Name != name {
-		js.respondErr(r.reply, typeStreamCreate, errStreamNameMismatch())
+		svc.respondErr(r.reply, typeStreamCreate, errStreamNameMismatch())
 		return
 	}
 	if e := cfg.normalize(); e != nil {
-		js.respondErr(r.reply, typeStreamCreate, e)
+		svc.respondErr(r.reply, typeStreamCreate, e)
 		return
 	}
-	js.mu.Lock()
-	defer js.mu.Unlock()
-	if st, ok := js.streams[name]; ok {
-		if !sameConfig(st.config(), cfg) {
-			js.respondErr(r.reply, typeStreamCreate, errStreamNameInUse())
+	svc.mu.Lock()
+	if st, ok := svc.streams[name]; ok {
+		svc.mu.Unlock()
+		if !sameJSON(st.config(), cfg) {
+			svc.respondErr(r.reply, typeStreamCreate, errStreamNameInUse())
 			return
 		}
 		info := st.info(typeStreamCreate)
 		info.DidCreate = true
-		js.respond(r.reply, info)
+		svc.respond(r.reply, info)
 		return
 	}
-	if js.overlapsOthers(name, cfg.Subjects) {
-		js.respondErr(r.reply, typeStreamCreate, errSubjectsOverlap())
+	if svc.creating[name] || svc.overlapsOthers(name, cfg.Subjects) {
+		svc.mu.Unlock()
+		svc.respondErr(r.reply, typeStreamCreate, errSubjectsOverlap())
 		return
 	}
-	st, err := js.openStream(cfg, filepath.Join(js.dir, name))
+	// Reserve the name and subjects, then open the log without the lock:
+	// it is disk I/O, and other streams keep being served meanwhile.
+	svc.creating[name] = true
+	svc.own(name, cfg.Subjects)
+	svc.mu.Unlock()
+	st, err := openStream(svc.sh, cfg, filepath.Join(svc.dir, name))
+	svc.mu.Lock()
+	delete(svc.creating, name)
 	if err != nil {
-		js.respondErr(r.reply, typeStreamCreate, errStreamGeneric(err))
+		svc.disown(name, cfg.Subjects)
+	} else {
+		svc.streams[name] = st
+	}
+	svc.mu.Unlock()
+	if err != nil {
+		svc.respondErr(r.reply, typeStreamCreate, errStreamGeneric(err))
 		return
 	}
-	js.streams[name] = st
 	info := st.info(typeStreamCreate)
 	info.DidCreate = true
-	js.respond(r.reply, info)
+	svc.respond(r.reply, info)
 }
 
-// overlapsOthers reports whether subjects collide with another stream's.
-// Called with js.mu held.
-func (js *jetStream) overlapsOthers(name string, subjects []string) bool {
-	for other, st := range js.streams {
-		if other == name {
-			continue
-		}
-		for _, a := range st.config().Subjects {
-			for _, b := range subjects {
-				if overlaps(a, b) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-// sameConfig compares two normalized configs as clients see them.
-func sameConfig(a, b streamConfig) bool {
-	ja, _ := json.Marshal(a)
-	jb, _ := json.Marshal(b)
-	return bytes.Equal(ja, jb)
-}
-
-func (js *jetStream) streamUpdate(r apiRequest, name string) {
-	st := js.stream(name)
+func (svc *Service) streamUpdate(r apiRequest, name string) {
+	st := svc.stream(name)
 	if st == nil {
-		js.respondErr(r.reply, typeStreamUpdate, errStreamNotFound())
+		svc.respondErr(r.reply, typeStreamUpdate, errStreamNotFound())
 		return
 	}
 	var cfg streamConfig
 	if e := decodeBody(r.body, &cfg); e != nil {
-		js.respondErr(r.reply, typeStreamUpdate, e)
+		svc.respondErr(r.reply, typeStreamUpdate, e)
 		return
 	}
 	if cfg.Name != name {
-		js.respondErr(r.reply, typeStreamUpdate, errStreamNameMismatch())
+		svc.respondErr(r.reply, typeStreamUpdate, errStreamNameMismatch())
 		return
 	}
 	if e := cfg.normalize(); e != nil {
-		js.respondErr(r.reply, typeStreamUpdate, e)
+		svc.respondErr(r.reply, typeStreamUpdate, e)
 		return
 	}
 	old := st.config()
 	switch {
 	case cfg.Storage != old.Storage:
-		js.respondErr(r.reply, typeStreamUpdate, errStreamConfig("stream configuration update can not change storage type"))
+		svc.respondErr(r.reply, typeStreamUpdate, errStreamConfig("stream configuration update can not change storage type"))
 		return
 	case cfg.Retention != old.Retention:
-		js.respondErr(r.reply, typeStreamUpdate, errStreamConfig("stream configuration update can not change retention policy"))
+		svc.respondErr(r.reply, typeStreamUpdate, errStreamConfig("stream configuration update can not change retention policy"))
 		return
 	}
-	js.mu.Lock()
-	overlap := js.overlapsOthers(name, cfg.Subjects)
-	js.mu.Unlock()
+	svc.mu.Lock()
+	overlap := svc.overlapsOthers(name, cfg.Subjects)
+	if !overlap {
+		svc.disown(name, old.Subjects)
+		svc.own(name, cfg.Subjects)
+	}
+	svc.mu.Unlock()
 	if overlap {
-		js.respondErr(r.reply, typeStreamUpdate, errSubjectsOverlap())
+		svc.respondErr(r.reply, typeStreamUpdate, errSubjectsOverlap())
 		return
 	}
 	if err := st.log.UpdateConfig(cfg.logConfig()); err != nil {
-		js.respondErr(r.reply, typeStreamUpdate, errStreamGeneric(err))
+		svc.mu.Lock()
+		svc.disown(name, cfg.Subjects)
+		svc.own(name, old.Subjects)
+		svc.mu.Unlock()
+		svc.respondErr(r.reply, typeStreamUpdate, errStreamGeneric(err))
 		return
 	}
 	st.mu.Lock()
 	st.cfg = cfg
 	st.mu.Unlock()
 	if err := st.subscribe(); err != nil {
-		js.respondErr(r.reply, typeStreamUpdate, errStreamGeneric(err))
+		svc.respondErr(r.reply, typeStreamUpdate, errStreamGeneric(err))
 		return
 	}
-	js.respond(r.reply, st.info(typeStreamUpdate))
+	svc.respond(r.reply, st.info(typeStreamUpdate))
 }
 
 // streamInfoResponse adds the paging fields the reference sends on INFO.
@@ -237,11 +234,11 @@ type streamInfoResponse struct {
 	Limit  int `json:"limit"`
 }
 
-func (js *jetStream) streamInfo(r apiRequest, name string) {
-	st := js.stream(name)
+func (svc *Service) streamInfo(r apiRequest, name string) {
+	st := svc.stream(name)
 	if st == nil {
-		js.apiErrors.Add(1)
-		js.respond(r.reply, struct {
+		svc.apiErrors.Add(1)
+		svc.respond(r.reply, struct {
 			apiResponse
 			Total  int `json:"total"`
 			Offset int `json:"offset"`
@@ -253,7 +250,7 @@ func (js *jetStream) streamInfo(r apiRequest, name string) {
 		SubjectsFilter string `json:"subjects_filter"`
 	}
 	if e := decodeBody(r.body, &req); e != nil {
-		js.respondErr(r.reply, typeStreamInfo, e)
+		svc.respondErr(r.reply, typeStreamInfo, e)
 		return
 	}
 	resp := streamInfoResponse{streamInfo: st.info(typeStreamInfo)}
@@ -262,7 +259,7 @@ func (js *jetStream) streamInfo(r apiRequest, name string) {
 		resp.State.Subjects = st.log.SubjectCounts(req.SubjectsFilter)
 		resp.Total, resp.Limit = len(resp.State.Subjects), subjectsLimit
 	}
-	js.respond(r.reply, resp)
+	svc.respond(r.reply, resp)
 }
 
 type successResponse struct {
@@ -270,26 +267,29 @@ type successResponse struct {
 	Success bool   `json:"success"`
 }
 
-func (js *jetStream) streamDelete(r apiRequest, name string) {
-	js.mu.Lock()
-	st := js.streams[name]
-	delete(js.streams, name)
-	js.mu.Unlock()
+func (svc *Service) streamDelete(r apiRequest, name string) {
+	svc.mu.Lock()
+	st := svc.streams[name]
+	if st != nil {
+		delete(svc.streams, name)
+		svc.disown(name, st.config().Subjects)
+	}
+	svc.mu.Unlock()
 	if st == nil {
-		js.respondErr(r.reply, typeStreamDelete, errStreamNotFound())
+		svc.respondErr(r.reply, typeStreamDelete, errStreamNotFound())
 		return
 	}
 	if err := st.destroy(); err != nil {
-		js.respondErr(r.reply, typeStreamDelete, errStreamGeneric(err))
+		svc.respondErr(r.reply, typeStreamDelete, errStreamGeneric(err))
 		return
 	}
-	js.respond(r.reply, successResponse{Type: typeStreamDelete, Success: true})
+	svc.respond(r.reply, successResponse{Type: typeStreamDelete, Success: true})
 }
 
-func (js *jetStream) streamPurge(r apiRequest, name string) {
-	st := js.stream(name)
+func (svc *Service) streamPurge(r apiRequest, name string) {
+	st := svc.stream(name)
 	if st == nil {
-		js.respondErr(r.reply, typeStreamPurge, errStreamNotFound())
+		svc.respondErr(r.reply, typeStreamPurge, errStreamNotFound())
 		return
 	}
 	var req struct {
@@ -298,19 +298,19 @@ func (js *jetStream) streamPurge(r apiRequest, name string) {
 		Keep   uint64 `json:"keep"`
 	}
 	if e := decodeBody(r.body, &req); e != nil {
-		js.respondErr(r.reply, typeStreamPurge, e)
+		svc.respondErr(r.reply, typeStreamPurge, e)
 		return
 	}
 	if st.config().DenyPurge {
-		js.respondErr(r.reply, typeStreamPurge, newAPIError(400, 10083, "stream purge is not permitted"))
+		svc.respondErr(r.reply, typeStreamPurge, newAPIError(400, 10083, "stream purge is not permitted"))
 		return
 	}
 	n, err := st.log.Purge(jetlog.PurgeOptions{Subject: req.Filter, Seq: req.Seq, Keep: req.Keep})
 	if err != nil {
-		js.respondErr(r.reply, typeStreamPurge, errStreamGeneric(err))
+		svc.respondErr(r.reply, typeStreamPurge, errStreamGeneric(err))
 		return
 	}
-	js.respond(r.reply, struct {
+	svc.respond(r.reply, struct {
 		Type    string `json:"type"`
 		Success bool   `json:"success"`
 		Purged  uint64 `json:"purged"`
@@ -322,45 +322,45 @@ type pageRequest struct {
 	Subject string `json:"subject"`
 }
 
-func (js *jetStream) streamList(r apiRequest) {
+func (svc *Service) streamList(r apiRequest) {
 	var req pageRequest
 	if e := decodeBody(r.body, &req); e != nil {
-		js.respondErr(r.reply, typeStreamList, e)
+		svc.respondErr(r.reply, typeStreamList, e)
 		return
 	}
-	all := js.matchingStreams(req.Subject)
+	all := svc.matchingStreams(req.Subject)
 	items := []streamInfo{}
 	for _, st := range page(all, req.Offset, listLimit) {
 		items = append(items, st.info(""))
 	}
-	js.respond(r.reply, paged(typeStreamList, "streams", len(all), req.Offset, listLimit, items))
+	svc.respond(r.reply, paged(typeStreamList, "streams", len(all), req.Offset, listLimit, items))
 }
 
-func (js *jetStream) streamNames(r apiRequest) {
+func (svc *Service) streamNames(r apiRequest) {
 	var req pageRequest
 	if e := decodeBody(r.body, &req); e != nil {
-		js.respondErr(r.reply, typeStreamNames, e)
+		svc.respondErr(r.reply, typeStreamNames, e)
 		return
 	}
-	all := js.matchingStreams(req.Subject)
+	all := svc.matchingStreams(req.Subject)
 	names := []string{}
 	for _, st := range page(all, req.Offset, namesLimit) {
 		names = append(names, st.name)
 	}
-	js.respond(r.reply, paged(typeStreamNames, "streams", len(all), req.Offset, namesLimit, names))
+	svc.respond(r.reply, paged(typeStreamNames, "streams", len(all), req.Offset, namesLimit, names))
 }
 
 // matchingStreams lists streams, only those whose subjects overlap subject
 // when it is set.
-func (js *jetStream) matchingStreams(subject string) []*stream {
-	all := js.sortedStreams()
+func (svc *Service) matchingStreams(subject string) []*stream {
+	all := svc.sortedStreams()
 	if subject == "" {
 		return all
 	}
 	var out []*stream
 	for _, st := range all {
 		for _, s := range st.config().Subjects {
-			if overlaps(s, subject) {
+			if subjects.Overlap(s, subject) {
 				out = append(out, st)
 				break
 			}
@@ -399,78 +399,78 @@ func (st *stream) lookup(req msgGetRequest) (jetlog.Msg, error) {
 	}
 }
 
-func (js *jetStream) msgGet(r apiRequest, name string) {
-	st := js.stream(name)
+func (svc *Service) msgGet(r apiRequest, name string) {
+	st := svc.stream(name)
 	if st == nil {
-		js.respondErr(r.reply, typeMsgGet, errStreamNotFound())
+		svc.respondErr(r.reply, typeMsgGet, errStreamNotFound())
 		return
 	}
 	var req msgGetRequest
 	if e := decodeBody(r.body, &req); e != nil {
-		js.respondErr(r.reply, typeMsgGet, e)
+		svc.respondErr(r.reply, typeMsgGet, e)
 		return
 	}
 	m, err := st.lookup(req)
 	if err != nil {
-		js.respondErr(r.reply, typeMsgGet, errNoMessageFound())
+		svc.respondErr(r.reply, typeMsgGet, errNoMessageFound())
 		return
 	}
-	js.respond(r.reply, struct {
+	svc.respond(r.reply, struct {
 		Type    string    `json:"type"`
 		Message storedMsg `json:"message"`
 	}{typeMsgGet, storedMsg{Subject: m.Subject, Seq: m.Seq, Header: m.Header, Data: m.Data, Time: m.Time.UTC()}})
 }
 
-func (js *jetStream) msgDelete(r apiRequest, name string) {
-	st := js.stream(name)
+func (svc *Service) msgDelete(r apiRequest, name string) {
+	st := svc.stream(name)
 	if st == nil {
-		js.respondErr(r.reply, typeMsgDelete, errStreamNotFound())
+		svc.respondErr(r.reply, typeMsgDelete, errStreamNotFound())
 		return
 	}
 	var req struct {
 		Seq uint64 `json:"seq"`
 	}
 	if e := decodeBody(r.body, &req); e != nil {
-		js.respondErr(r.reply, typeMsgDelete, e)
+		svc.respondErr(r.reply, typeMsgDelete, e)
 		return
 	}
 	if st.config().DenyDelete {
-		js.respondErr(r.reply, typeMsgDelete, newAPIError(400, 10082, "message delete not permitted"))
+		svc.respondErr(r.reply, typeMsgDelete, newAPIError(400, 10082, "message delete not permitted"))
 		return
 	}
 	if err := st.log.Delete(req.Seq); err != nil {
 		if errors.Is(err, jetlog.ErrNotFound) {
-			js.respondErr(r.reply, typeMsgDelete, newAPIError(400, 10057, "no message found"))
+			svc.respondErr(r.reply, typeMsgDelete, newAPIError(400, 10057, "no message found"))
 		} else {
-			js.respondErr(r.reply, typeMsgDelete, errStreamGeneric(err))
+			svc.respondErr(r.reply, typeMsgDelete, errStreamGeneric(err))
 		}
 		return
 	}
-	js.respond(r.reply, successResponse{Type: typeMsgDelete, Success: true})
+	svc.respond(r.reply, successResponse{Type: typeMsgDelete, Success: true})
 }
 
 // directGet answers with the stored message itself, its headers followed
 // by the Nats-Stream/Subject/Sequence/Time-Stamp ones nats.go requires.
-func (js *jetStream) directGet(r apiRequest, name, lastFor string) {
-	st := js.stream(name)
+func (svc *Service) directGet(r apiRequest, name, lastFor string) {
+	st := svc.stream(name)
 	if st == nil || !st.config().AllowDirect {
 		return // the reference has no responder then
 	}
 	req := msgGetRequest{LastBySubj: lastFor}
 	if lastFor == "" {
 		if e := decodeBody(r.body, &req); e != nil {
-			js.srv.sendInternal(r.reply, "", statusHeader("400 Bad Request"), nil)
+			svc.sh.core.Publish(r.reply, "", statusHeader("400 Bad Request"), nil)
 			return
 		}
 	}
 	m, err := st.lookup(req)
 	if err != nil {
-		js.srv.sendInternal(r.reply, "", statusHeader("404 Message Not Found"), nil)
+		svc.sh.core.Publish(r.reply, "", statusHeader("404 Message Not Found"), nil)
 		return
 	}
 	hdr := withHeader(m.Header, "Nats-Stream", st.name)
 	hdr = withHeader(hdr, "Nats-Subject", m.Subject)
 	hdr = withHeader(hdr, "Nats-Sequence", strconv.FormatUint(m.Seq, 10))
 	hdr = withHeader(hdr, "Nats-Time-Stamp", m.Time.UTC().Format(time.RFC3339Nano))
-	js.srv.sendInternal(r.reply, "", hdr, m.Data)
+	svc.sh.core.Publish(r.reply, "", hdr, m.Data)
 }

@@ -1,9 +1,10 @@
-package server
+package jetstream
 
 import (
 	"encoding/json"
 	"time"
 
+	"github.com/bus-dev/bus/jetlog"
 	"github.com/bus-dev/bus/subjects"
 )
 
@@ -21,16 +22,16 @@ type consumerConfig struct {
 	Durable           string            `json:"durable_name,omitempty"`
 	Name              string            `json:"name,omitempty"`
 	Description       string            `json:"description,omitempty"`
-	DeliverPolicy     string            `json:"deliver_policy"`
+	DeliverPolicy     DeliverPolicy     `json:"deliver_policy"`
 	OptStartSeq       uint64            `json:"opt_start_seq,omitempty"`
 	OptStartTime      *time.Time        `json:"opt_start_time,omitempty"`
-	AckPolicy         string            `json:"ack_policy"`
+	AckPolicy         AckPolicy         `json:"ack_policy"`
 	AckWait           int64             `json:"ack_wait,omitempty"`
 	MaxDeliver        int               `json:"max_deliver,omitempty"`
 	BackOff           []int64           `json:"backoff,omitempty"`
 	FilterSubject     string            `json:"filter_subject,omitempty"`
 	FilterSubjects    []string          `json:"filter_subjects,omitempty"`
-	ReplayPolicy      string            `json:"replay_policy"`
+	ReplayPolicy      ReplayPolicy      `json:"replay_policy"`
 	MaxWaiting        int               `json:"max_waiting,omitempty"`
 	MaxAckPending     int               `json:"max_ack_pending,omitempty"`
 	InactiveThreshold int64             `json:"inactive_threshold,omitempty"`
@@ -92,9 +93,10 @@ func (c *consumerConfig) filters() []string {
 	return c.FilterSubjects
 }
 
-// normalize applies the reference's defaults and checks the config
-// against its stream.
-func (c *consumerConfig) normalize(st *stream) *apiError {
+// normalize applies the reference's defaults (JETSTREAM.md §7.2), the
+// one place they are applied, and checks the config against its stream.
+// The result is what responses echo.
+func (c *consumerConfig) normalize(scfg streamConfig) *apiError {
 	if c.Durable != "" && c.Name != "" && c.Durable != c.Name {
 		return errDurableMismatch()
 	}
@@ -108,8 +110,8 @@ func (c *consumerConfig) normalize(st *stream) *apiError {
 		if !subjects.ValidLiteral(c.DeliverSubject) {
 			return errConsumerCreate("consumer deliver subject is not a valid subject")
 		}
-		for _, s := range st.config().Subjects {
-			if overlaps(s, c.DeliverSubject) {
+		for _, s := range scfg.Subjects {
+			if subjects.Overlap(s, c.DeliverSubject) {
 				return errDeliverCycle()
 			}
 		}
@@ -122,41 +124,21 @@ func (c *consumerConfig) normalize(st *stream) *apiError {
 			return errConsumerCreate("consumer filter subject is not a valid subset of the interest subjects")
 		}
 	}
-	if c.DeliverPolicy == "" {
-		c.DeliverPolicy = "all"
-	}
 	switch c.DeliverPolicy {
-	case "all", "last", "new":
-	case "by_start_sequence":
+	case DeliverByStartSequence:
 		if c.OptStartSeq == 0 {
 			return errConsumerCreate("consumer delivery policy is deliver by start sequence, but optional start sequence is not set")
 		}
-	case "by_start_time":
+	case DeliverByStartTime:
 		if c.OptStartTime == nil {
 			return errConsumerCreate("consumer delivery policy is deliver by start time, but optional start time is not set")
 		}
-	case "last_per_subject":
+	case DeliverLastPerSubject:
 		if len(c.filters()) == 0 {
 			return errLastPerSubjectNeedsFilter()
 		}
-	default:
-		return errConsumerCreate("invalid deliver policy %q", c.DeliverPolicy)
 	}
-	if c.AckPolicy == "" {
-		c.AckPolicy = "none"
-	}
-	switch c.AckPolicy {
-	case "none", "all", "explicit":
-	default:
-		return errConsumerCreate("invalid ack policy %q", c.AckPolicy)
-	}
-	if c.ReplayPolicy == "" {
-		c.ReplayPolicy = "instant"
-	}
-	if c.ReplayPolicy != "instant" && c.ReplayPolicy != "original" {
-		return errConsumerCreate("invalid replay policy %q", c.ReplayPolicy)
-	}
-	if c.AckPolicy != "none" {
+	if c.AckPolicy != AckNone {
 		if len(c.BackOff) > 0 {
 			c.AckWait = c.BackOff[0]
 		}
@@ -182,11 +164,16 @@ func (c *consumerConfig) normalize(st *stream) *apiError {
 	if !c.isDurable() && c.InactiveThreshold == 0 {
 		c.InactiveThreshold = int64(defaultEphemeralInactive)
 	}
-	scfg := st.config()
-	if scfg.Retention == "workqueue" && c.AckPolicy != "explicit" {
+	if scfg.Retention == jetlog.RetentionWorkQueue && c.AckPolicy != AckExplicit {
 		return errWorkQueueAckExplicit()
 	}
 	return nil
+}
+
+// storedDurably reports whether the consumer's state is journaled: a
+// durable consumer on a file stream, unless it asked for memory.
+func (c *consumerConfig) storedDurably(scfg streamConfig) bool {
+	return c.isDurable() && !c.MemoryStorage && scfg.Storage != jetlog.StorageMemory
 }
 
 // sequencePair is a position in the stream and the consumer's deliveries.
@@ -215,4 +202,12 @@ type consumerInfo struct {
 	// DeadLettered counts messages sent to the dead-letter subject or
 	// dropped after max deliveries (bus extension).
 	DeadLettered int64 `json:"x_bus_dead_lettered"`
+}
+
+// filterList is the filters, with ">" standing for none.
+func (c *consumerConfig) filterList() []string {
+	if f := c.filters(); len(f) > 0 {
+		return f
+	}
+	return []string{">"}
 }

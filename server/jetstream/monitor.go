@@ -1,6 +1,10 @@
-package server
+package jetstream
 
-import "time"
+import (
+	"time"
+
+	"github.com/bus-dev/bus/jetlog"
+)
 
 // Jsz is the /jsz document: JetStream totals and, per stream, its state
 // and each consumer's lag, with the reference's field names where it has
@@ -64,25 +68,22 @@ type ConsumerDetail struct {
 	DeadLettered   int64  `json:"x_bus_dead_lettered"`
 }
 
-// Jsz snapshots JetStream; ok is false when it is disabled.
-func (s *Server) Jsz() (Jsz, bool) {
-	js := s.js
-	if js == nil {
-		return Jsz{}, false
-	}
+// Jsz snapshots the streams and consumers for /jsz; serverID is the
+// server's id.
+func (svc *Service) Jsz(serverID string) Jsz {
 	out := Jsz{
-		ServerID:     s.id,
-		Now:          time.Now().UTC(),
-		Config:       JSConfig{StoreDir: js.dir},
-		API:          JSAPIStats{Total: js.apiTotal.Load(), Errors: js.apiErrors.Load()},
-		DeadLettered: js.deadLettered.Load(),
+		ServerID:     serverID,
+		Now:          svc.sh.now().UTC(),
+		Config:       JSConfig{StoreDir: svc.dir},
+		API:          JSAPIStats{Total: svc.apiTotal.Load(), Errors: svc.apiErrors.Load()},
+		DeadLettered: svc.sh.deadLettered.Load(),
 		StreamDetail: []StreamDetail{},
 	}
-	for _, st := range js.sortedStreams() {
+	for _, st := range svc.sortedStreams() {
 		cfg := st.config()
 		state := st.log.State()
 		d := StreamDetail{
-			Name: st.name, Created: st.created, Subjects: cfg.Subjects, Storage: cfg.Storage, Retention: cfg.Retention,
+			Name: st.name, Created: st.created, Subjects: cfg.Subjects, Storage: string(cfg.Storage), Retention: string(cfg.Retention),
 			State: StreamStateJSON{
 				Messages: state.Msgs, Bytes: state.Bytes, FirstSeq: state.FirstSeq, LastSeq: state.LastSeq, Deleted: state.NumDeleted,
 			},
@@ -97,7 +98,7 @@ func (s *Server) Jsz() (Jsz, bool) {
 			})
 		}
 		d.State.Consumers = len(d.Consumers)
-		if cfg.Storage == "memory" {
+		if cfg.Storage == jetlog.StorageMemory {
 			out.Memory += state.Bytes
 		} else {
 			out.Storage += state.Bytes
@@ -108,28 +109,28 @@ func (s *Server) Jsz() (Jsz, bool) {
 		out.Bytes += state.Bytes
 		out.StreamDetail = append(out.StreamDetail, d)
 	}
-	return out, true
+	return out
 }
 
-// varzJetStream is the JetStream section of /varz.
-type varzJetStream struct {
-	Config JSConfig `json:"config"`
-	Stats  struct {
-		Memory    uint64     `json:"memory"`
-		Storage   uint64     `json:"storage"`
-		Streams   int        `json:"streams"`
-		Consumers int        `json:"consumers"`
-		API       JSAPIStats `json:"api"`
-	} `json:"stats"`
+// Varz is the JetStream section of /varz.
+type Varz struct {
+	Config JSConfig  `json:"config"`
+	Stats  VarzStats `json:"stats"`
 }
 
-func (s *Server) varzJetStream() *varzJetStream {
-	j, ok := s.Jsz()
-	if !ok {
-		return nil
-	}
-	v := &varzJetStream{Config: j.Config}
-	v.Stats.Memory, v.Stats.Storage = j.Memory, j.Storage
-	v.Stats.Streams, v.Stats.Consumers, v.Stats.API = j.Streams, j.Consumers, j.API
-	return v
+// VarzStats are the totals in Varz.
+type VarzStats struct {
+	Memory    uint64     `json:"memory"`
+	Storage   uint64     `json:"storage"`
+	Streams   int        `json:"streams"`
+	Consumers int        `json:"consumers"`
+	API       JSAPIStats `json:"api"`
+}
+
+// Varz summarises the service for /varz.
+func (svc *Service) Varz(serverID string) Varz {
+	j := svc.Jsz(serverID)
+	return Varz{Config: j.Config, Stats: VarzStats{
+		Memory: j.Memory, Storage: j.Storage, Streams: j.Streams, Consumers: j.Consumers, API: j.API,
+	}}
 }

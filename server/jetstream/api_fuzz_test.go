@@ -1,4 +1,4 @@
-package server
+package jetstream
 
 import (
 	"strings"
@@ -31,24 +31,25 @@ func FuzzJetStreamAPI(f *testing.F) {
 	for _, s := range seeds {
 		f.Add(s.subject, s.body)
 	}
-	srv, err := New(Options{StoreDir: f.TempDir(), JetStream: true})
+	core := newFakeCore()
+	svc, err := New(core, Options{Dir: f.TempDir()})
 	if err != nil {
 		f.Fatal(err)
 	}
-	if err := srv.startJetStream(); err != nil {
+	if err := svc.Start(); err != nil {
 		f.Fatal(err)
 	}
-	f.Cleanup(srv.js.shutdown)
+	f.Cleanup(svc.Shutdown)
 	f.Fuzz(func(t *testing.T, subject, body string) {
 		if strings.ContainsAny(subject, " \t\r\n") {
 			return // cannot arrive in a PUB
 		}
-		srv.js.handle(apiRequest{subject: apiPrefix + subject, reply: "_INBOX.fuzz", body: []byte(body)})
+		svc.handle(apiRequest{subject: apiPrefix + subject, reply: "_INBOX.fuzz", body: []byte(body)})
 		// Keep the store small, so that runs (and their cleanup) stay fast
 		// however many streams the inputs create.
-		if streams := srv.js.sortedStreams(); len(streams) > 4 {
+		if streams := svc.sortedStreams(); len(streams) > 4 {
 			for _, st := range streams[4:] {
-				srv.js.handle(apiRequest{subject: apiPrefix + "STREAM.DELETE." + st.name})
+				svc.handle(apiRequest{subject: apiPrefix + "STREAM.DELETE." + st.name})
 			}
 		}
 	})

@@ -1,7 +1,6 @@
-package server
+package jetstream
 
 import (
-	"encoding/json"
 	"time"
 )
 
@@ -24,70 +23,6 @@ const (
 	typeConsumerList   = "io.nats.jetstream.api.v1.consumer_list_response"
 	typeConsumerNames  = "io.nats.jetstream.api.v1.consumer_names_response"
 )
-
-// streamConfig is the API form of a stream's configuration. Fields bus
-// does not act on are echoed back as sent (see extra), because clients
-// re-send them and compare.
-type streamConfig struct {
-	Name                 string            `json:"name"`
-	Description          string            `json:"description,omitempty"`
-	Subjects             []string          `json:"subjects,omitempty"`
-	Retention            string            `json:"retention"`
-	MaxConsumers         int64             `json:"max_consumers"`
-	MaxMsgs              int64             `json:"max_msgs"`
-	MaxBytes             int64             `json:"max_bytes"`
-	MaxAge               int64             `json:"max_age"`
-	MaxMsgsPerSubject    int64             `json:"max_msgs_per_subject"`
-	MaxMsgSize           int32             `json:"max_msg_size"`
-	Discard              string            `json:"discard"`
-	DiscardNewPerSubject bool              `json:"discard_new_per_subject,omitempty"`
-	Storage              string            `json:"storage"`
-	Replicas             int               `json:"num_replicas"`
-	NoAck                bool              `json:"no_ack,omitempty"`
-	DuplicateWindow      int64             `json:"duplicate_window"`
-	Compression          string            `json:"compression"`
-	AllowDirect          bool              `json:"allow_direct"`
-	MirrorDirect         bool              `json:"mirror_direct"`
-	Sealed               bool              `json:"sealed"`
-	DenyDelete           bool              `json:"deny_delete"`
-	DenyPurge            bool              `json:"deny_purge"`
-	AllowRollup          bool              `json:"allow_rollup_hdrs"`
-	ConsumerLimits       json.RawMessage   `json:"consumer_limits,omitempty"`
-	Metadata             map[string]string `json:"metadata,omitempty"`
-
-	// Durability is bus's own: "always" (default: fsync before the ack),
-	// "interval" or "none". The x_bus_ prefix keeps it clear of any
-	// future NATS field.
-	Durability string `json:"x_bus_durability,omitempty"`
-	// SyncInterval (ns) bounds the loss window of "interval" durability.
-	SyncInterval int64 `json:"x_bus_sync_interval,omitempty"`
-
-	extra map[string]json.RawMessage // fields bus does not know, echoed
-}
-
-// knownStreamFields lists the JSON keys streamConfig decodes itself.
-var knownStreamFields = jsonFieldNames(streamConfig{})
-
-func (c *streamConfig) UnmarshalJSON(b []byte) error {
-	type plain streamConfig
-	if err := json.Unmarshal(b, (*plain)(c)); err != nil {
-		return err
-	}
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(b, &all); err != nil {
-		return err
-	}
-	for k := range knownStreamFields {
-		delete(all, k)
-	}
-	c.extra = all
-	return nil
-}
-
-func (c streamConfig) MarshalJSON() ([]byte, error) {
-	type plain streamConfig
-	return marshalWithExtra(plain(c), c.extra)
-}
 
 // streamState is the "state" of a StreamInfo.
 type streamState struct {

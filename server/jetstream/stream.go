@@ -1,4 +1,4 @@
-package server
+package jetstream
 
 import (
 	"bytes"
@@ -9,25 +9,26 @@ import (
 	"time"
 
 	"github.com/bus-dev/bus/jetlog"
-	"github.com/bus-dev/bus/subjects"
 )
 
 // maxIngestBatch bounds how many published messages one commit stores.
 const maxIngestBatch = 1024
 
 // stream is a JetStream stream: a jetlog.Log plus the subscriptions that
-// capture its subjects and the goroutine that appends what they capture,
-// in arrival order, acking each publish once it is durable.
+// capture its subjects, the goroutine that appends what they capture in
+// arrival order, acking each publish once it is durable, and its
+// consumers.
 type stream struct {
-	js      *jetStream
+	sh      *shared
 	name    string
 	dir     string
 	log     *jetlog.Log
+	src     *streamSource
 	created time.Time
 
 	mu        sync.Mutex // guards the fields below
 	cfg       streamConfig
-	capture   []*subscription
+	capture   []Subscription
 	consumers map[string]*consumer
 
 	ingest chan *inMsg
@@ -49,186 +50,26 @@ type inMsg struct {
 	data    []byte
 }
 
-// logConfig maps the API config to jetlog's.
-func (c streamConfig) logConfig() jetlog.StreamConfig {
-	raw, _ := json.Marshal(c)
-	return jetlog.StreamConfig{
-		Name:                 c.Name,
-		Subjects:             c.Subjects,
-		Retention:            jetlog.Retention(c.Retention),
-		MaxConsumers:         c.MaxConsumers,
-		MaxMsgs:              c.MaxMsgs,
-		MaxBytes:             c.MaxBytes,
-		MaxAge:               time.Duration(c.MaxAge),
-		MaxMsgsPerSubject:    c.MaxMsgsPerSubject,
-		MaxMsgSize:           c.MaxMsgSize,
-		Discard:              jetlog.Discard(c.Discard),
-		DiscardNewPerSubject: c.DiscardNewPerSubject,
-		Storage:              jetlog.Storage(c.Storage),
-		DuplicateWindow:      time.Duration(c.DuplicateWindow),
-		Durability:           jetlog.Durability(c.Durability),
-		SyncInterval:         time.Duration(c.SyncInterval),
-		Raw:                  raw,
-	}
-}
-
-// normalize applies the reference's defaults (JETSTREAM.md §4.1) and
-// validates; the result is what responses echo.
-func (c *streamConfig) normalize() *apiError {
-	if !validName(c.Name) {
-		return errStreamConfig("invalid stream name %q", c.Name)
-	}
-	if len(c.Subjects) == 0 {
-		c.Subjects = []string{c.Name}
-	}
-	seen := map[string]bool{}
-	for _, s := range c.Subjects {
-		if !subjects.ValidSubject(s) {
-			return errStreamConfig("invalid subject %q", s)
-		}
-		if seen[s] {
-			return errStreamConfig("duplicate subjects detected")
-		}
-		seen[s] = true
-		if overlaps(s, "$JS.API.>") {
-			return errStreamConfig("subjects that overlap with jetstream api require no-ack to be true")
-		}
-	}
-	for i, a := range c.Subjects {
-		for _, b := range c.Subjects[i+1:] {
-			if overlaps(a, b) {
-				return errStreamConfig("subjects overlap")
-			}
-		}
-	}
-	if c.Retention == "" {
-		c.Retention = "limits"
-	}
-	if c.Discard == "" {
-		c.Discard = "old"
-	}
-	if c.Storage == "" {
-		c.Storage = "file"
-	}
-	if c.Compression == "" {
-		c.Compression = "none"
-	}
-	if c.Durability == "" {
-		c.Durability = string(jetlog.DurabilityAlways)
-	}
-	for _, p := range []*int64{&c.MaxConsumers, &c.MaxMsgs, &c.MaxBytes, &c.MaxMsgsPerSubject} {
-		if *p == 0 || *p < -1 {
-			*p = -1
-		}
-	}
-	if c.MaxMsgSize == 0 || c.MaxMsgSize < -1 {
-		c.MaxMsgSize = -1
-	}
-	if c.Replicas == 0 {
-		c.Replicas = 1
-	}
-	if c.Replicas > 1 {
-		return errReplicas()
-	}
-	if c.MaxAge < 0 {
-		return errStreamConfig("max age needs to be >= 0")
-	}
-	if c.MaxAge > 0 && c.MaxAge < int64(100*time.Millisecond) {
-		return errStreamConfig("max age needs to be >= 100ms")
-	}
-	if c.DuplicateWindow == 0 {
-		c.DuplicateWindow = int64(jetlog.DefaultDuplicateWindow)
-		if c.MaxAge > 0 && c.MaxAge < c.DuplicateWindow {
-			c.DuplicateWindow = c.MaxAge
-		}
-	}
-	if c.MaxAge > 0 && c.DuplicateWindow > c.MaxAge {
-		return errStreamConfig("duplicates window can not be larger then max age")
-	}
-	if len(c.ConsumerLimits) == 0 {
-		c.ConsumerLimits = json.RawMessage("{}")
-	}
-	for _, k := range []string{"mirror", "sources", "subject_transform", "republish"} {
-		if raw, ok := c.extra[k]; ok && string(raw) != "null" {
-			return errStreamConfig("%s is not supported by bus", k)
-		}
-	}
-	if err := c.logConfig().Normalized().Validate(); err != nil {
-		return errStreamConfig("%v", err)
-	}
-	return nil
-}
-
-// validName applies the stream and consumer name rules.
-func validName(name string) bool {
-	if name == "" || len(name) > 255 {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		switch name[i] {
-		case '.', '*', '>', '/', '\\', ' ', '\t', '\r', '\n', '\f':
-			return false
-		}
-	}
-	return true
-}
-
-// overlaps reports whether some subject matches both patterns.
-func overlaps(a, b string) bool {
-	return subjects.Matches(a, b) || subjects.Matches(b, a) || subjectsIntersect(a, b)
-}
-
-// subjectsIntersect compares two patterns token by token: they intersect
-// unless some position holds two different literal tokens, or one runs out
-// of tokens before the other without a '>'.
-func subjectsIntersect(a, b string) bool {
-	at, bt := splitTokens(a), splitTokens(b)
-	for i := 0; ; i++ {
-		switch {
-		case i == len(at) && i == len(bt):
-			return true
-		case i == len(at) || i == len(bt):
-			return false
-		case at[i] == ">" || bt[i] == ">":
-			return true
-		case at[i] == "*" || bt[i] == "*" || at[i] == bt[i]:
-			continue
-		default:
-			return false
-		}
-	}
-}
-
-func splitTokens(s string) []string {
-	var out []string
-	start := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == '.' {
-			out = append(out, s[start:i])
-			start = i + 1
-		}
-	}
-	return append(out, s[start:])
-}
-
 // openStream opens (or creates) the log for cfg under dir and starts its
-// ingest goroutine and capture subscriptions.
-func (js *jetStream) openStream(cfg streamConfig, dir string) (*stream, error) {
-	l, err := jetlog.Open(dir, cfg.logConfig(), jetlog.Options{Logger: js.log})
+// ingest goroutine and capture subscriptions. It does disk I/O: callers
+// hold no lock.
+func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
+	l, err := jetlog.Open(dir, cfg.logConfig(), jetlog.Options{Logger: sh.log, Now: sh.now})
 	if err != nil {
 		return nil, err
 	}
-	created := time.Now().UTC()
-	if cfg.Storage != "memory" {
+	created := sh.now().UTC()
+	if cfg.Storage != jetlog.StorageMemory {
 		if _, t, err := jetlog.LoadConfig(nil, dir); err == nil && !t.IsZero() {
 			created = t.UTC()
 		}
 	}
 	st := &stream{
-		js:        js,
+		sh:        sh,
 		name:      cfg.Name,
 		dir:       dir,
 		log:       l,
+		src:       &streamSource{log: l, core: sh.core},
 		created:   created,
 		cfg:       cfg,
 		consumers: map[string]*consumer{},
@@ -244,15 +85,17 @@ func (js *jetStream) openStream(cfg streamConfig, dir string) (*stream, error) {
 	return st, nil
 }
 
+// subscribe (re)creates the capture subscriptions for the configured
+// subjects.
 func (st *stream) subscribe() error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for _, sub := range st.capture {
-		st.js.srv.unsubscribeInternal(sub)
+		st.sh.core.Unsubscribe(sub)
 	}
 	st.capture = st.capture[:0]
 	for _, subj := range st.cfg.Subjects {
-		sub, err := st.js.srv.subscribeInternal(subj, st.captureMsg)
+		sub, err := st.sh.core.Subscribe(subj, st.captureMsg)
 		if err != nil {
 			return err
 		}
@@ -432,7 +275,7 @@ func (st *stream) stored(m *inMsg, ack jetlog.PubAck) {
 		return
 	}
 	b, _ := json.Marshal(pubAck{Stream: st.name, Seq: ack.Seq, Duplicate: ack.Duplicate})
-	st.js.srv.sendInternal(m.reply, "", nil, b)
+	st.sh.core.Publish(m.reply, "", nil, b)
 }
 
 func (st *stream) ackError(m *inMsg, e *apiError) {
@@ -440,17 +283,45 @@ func (st *stream) ackError(m *inMsg, e *apiError) {
 		return
 	}
 	b, _ := json.Marshal(pubAck{Error: e, Stream: st.name})
-	st.js.srv.sendInternal(m.reply, "", nil, b)
+	st.sh.core.Publish(m.reply, "", nil, b)
 }
 
 // applyInterestRetention drops a message nobody is interested in: with
 // interest retention, a stream without consumers keeps nothing.
 func (st *stream) applyInterestRetention(seq uint64) {
 	st.mu.Lock()
-	drop := st.cfg.Retention == "interest" && len(st.consumers) == 0
+	drop := st.cfg.Retention == jetlog.RetentionInterest && len(st.consumers) == 0
 	st.mu.Unlock()
 	if drop {
 		_ = st.log.Delete(seq)
+	}
+}
+
+// acked applies retention after a consumer acked seqs: a work queue
+// drops them at once; an interest stream once every consumer is past
+// them.
+func (st *stream) acked(seqs []uint64) {
+	st.mu.Lock()
+	retention := st.cfg.Retention
+	var others []*consumer
+	if retention == jetlog.RetentionInterest {
+		others = make([]*consumer, 0, len(st.consumers))
+		for _, c := range st.consumers {
+			others = append(others, c)
+		}
+	}
+	st.mu.Unlock()
+	if retention == jetlog.RetentionLimits {
+		return
+	}
+next:
+	for _, seq := range seqs {
+		for _, c := range others {
+			if !c.doneWith(seq) {
+				continue next
+			}
+		}
+		_ = st.log.Delete(seq) // already gone is fine
 	}
 }
 
@@ -480,20 +351,18 @@ func (st *stream) info(typ string) streamInfo {
 		Config:  cfg,
 		Created: st.created,
 		State:   state,
-		Cluster: &clusterInfo{Leader: st.js.srv.name},
-		TS:      time.Now().UTC(),
+		Cluster: &clusterInfo{Leader: st.sh.server},
+		TS:      st.sh.now().UTC(),
 	}
 }
 
-// close stops capture and ingest and closes the log; queued publishes
-// that were not yet stored are not acked (clients retry).
-func (st *stream) close() error { return st.closeWith("409 Consumer Deleted") }
-
-// closeWith is close telling waiting pulls status.
-func (st *stream) closeWith(status string) error {
+// close stops capture, ingest and the consumers (telling waiting pulls
+// status) and closes the log; queued publishes that were not yet stored
+// are not acked (clients retry).
+func (st *stream) close(status string) error {
 	st.mu.Lock()
 	for _, sub := range st.capture {
-		st.js.srv.unsubscribeInternal(sub)
+		st.sh.core.Unsubscribe(sub)
 	}
 	st.capture = nil
 	consumers := make([]*consumer, 0, len(st.consumers))
@@ -502,7 +371,7 @@ func (st *stream) closeWith(status string) error {
 	}
 	st.mu.Unlock()
 	for _, c := range consumers {
-		c.closeWith(status)
+		c.close(status)
 	}
 	close(st.stop)
 	<-st.done
@@ -511,10 +380,10 @@ func (st *stream) closeWith(status string) error {
 
 // destroy closes the stream and removes its files.
 func (st *stream) destroy() error {
-	if err := st.close(); err != nil {
+	if err := st.close("409 Consumer Deleted"); err != nil {
 		return err
 	}
-	if st.cfg.Storage == "memory" {
+	if st.config().Storage == jetlog.StorageMemory {
 		return nil
 	}
 	return jetlog.RemoveStream(nil, st.dir)

@@ -1,0 +1,132 @@
+package jetstream
+
+import (
+	"strings"
+)
+
+// handleConsumer dispatches $JS.API.CONSUMER.* requests; t is the subject
+// after "CONSUMER".
+func (svc *Service) handleConsumer(r apiRequest, t []string) {
+	switch {
+	case len(t) >= 3 && t[0] == "CREATE":
+		svc.consumerCreate(r, t[1], t[2], strings.Join(t[3:], "."))
+	case len(t) == 4 && t[0] == "DURABLE" && t[1] == "CREATE":
+		svc.consumerCreate(r, t[2], t[3], "")
+	case len(t) == 3 && t[0] == "INFO":
+		svc.consumerInfo(r, t[1], t[2])
+	case len(t) == 3 && t[0] == "DELETE":
+		svc.consumerDelete(r, t[1], t[2])
+	case len(t) == 2 && t[0] == "LIST":
+		svc.consumerList(r, t[1])
+	case len(t) == 2 && t[0] == "NAMES":
+		svc.consumerNames(r, t[1])
+	}
+}
+
+func (svc *Service) consumerCreate(r apiRequest, streamName, name, filter string) {
+	var req struct {
+		Stream string         `json:"stream_name"`
+		Config consumerConfig `json:"config"`
+		Action string         `json:"action"`
+	}
+	if e := decodeBody(r.body, &req); e != nil {
+		svc.respondErr(r.reply, typeConsumerCreate, e)
+		return
+	}
+	st := svc.stream(streamName)
+	if st == nil {
+		svc.respondErr(r.reply, typeConsumerCreate, errStreamNotFound())
+		return
+	}
+	if req.Stream != "" && req.Stream != streamName {
+		svc.respondErr(r.reply, typeConsumerCreate, errStreamNameMismatch())
+		return
+	}
+	cfg := req.Config
+	if filter != "" && filter != cfg.FilterSubject {
+		svc.respondErr(r.reply, typeConsumerCreate, errFilterMismatch())
+		return
+	}
+	if cfg.Durable != "" && cfg.Durable != name || cfg.Name != "" && cfg.Name != name {
+		svc.respondErr(r.reply, typeConsumerCreate, errDurableMismatch())
+		return
+	}
+	if cfg.Name == "" && cfg.Durable == "" {
+		cfg.Name = name
+	}
+	if e := cfg.normalize(st.config()); e != nil {
+		svc.respondErr(r.reply, typeConsumerCreate, e)
+		return
+	}
+	c, e := st.createConsumer(cfg, req.Action)
+	if e != nil {
+		svc.respondErr(r.reply, typeConsumerCreate, e)
+		return
+	}
+	svc.respond(r.reply, c.info(typeConsumerCreate))
+}
+
+func (svc *Service) consumerInfo(r apiRequest, streamName, name string) {
+	st := svc.stream(streamName)
+	if st == nil {
+		svc.respondErr(r.reply, typeConsumerInfo, errStreamNotFound())
+		return
+	}
+	c := st.consumer(name)
+	if c == nil {
+		svc.respondErr(r.reply, typeConsumerInfo, errConsumerNotFound())
+		return
+	}
+	svc.respond(r.reply, c.info(typeConsumerInfo))
+}
+
+func (svc *Service) consumerDelete(r apiRequest, streamName, name string) {
+	st := svc.stream(streamName)
+	if st == nil {
+		svc.respondErr(r.reply, typeConsumerDelete, errStreamNotFound())
+		return
+	}
+	if !st.removeConsumer(name) {
+		svc.respondErr(r.reply, typeConsumerDelete, errConsumerNotFound())
+		return
+	}
+	svc.respond(r.reply, successResponse{Type: typeConsumerDelete, Success: true})
+}
+
+func (svc *Service) consumerList(r apiRequest, streamName string) {
+	var req pageRequest
+	if e := decodeBody(r.body, &req); e != nil {
+		svc.respondErr(r.reply, typeConsumerList, e)
+		return
+	}
+	st := svc.stream(streamName)
+	if st == nil {
+		svc.respondErr(r.reply, typeConsumerList, errStreamNotFound())
+		return
+	}
+	all := st.sortedConsumers()
+	items := []consumerInfo{}
+	for _, c := range page(all, req.Offset, listLimit) {
+		items = append(items, c.info(""))
+	}
+	svc.respond(r.reply, paged(typeConsumerList, "consumers", len(all), req.Offset, listLimit, items))
+}
+
+func (svc *Service) consumerNames(r apiRequest, streamName string) {
+	var req pageRequest
+	if e := decodeBody(r.body, &req); e != nil {
+		svc.respondErr(r.reply, typeConsumerNames, e)
+		return
+	}
+	st := svc.stream(streamName)
+	if st == nil {
+		svc.respondErr(r.reply, typeConsumerNames, errStreamNotFound())
+		return
+	}
+	all := st.sortedConsumers()
+	names := []string{}
+	for _, c := range page(all, req.Offset, namesLimit) {
+		names = append(names, c.name)
+	}
+	svc.respond(r.reply, paged(typeConsumerNames, "consumers", len(all), req.Offset, namesLimit, names))
+}

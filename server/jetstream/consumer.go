@@ -1,0 +1,363 @@
+package jetstream
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/bus-dev/bus/jetlog"
+)
+
+// maxAckBatch bounds how many acks are journaled in one step.
+const maxAckBatch = 1024
+
+// consumer drives a machine: it owns the consumer's subscriptions and the
+// one goroutine (run) that feeds the machine its inputs, carries out the
+// actions, and arms one timer for the earliest deadline. An idle consumer
+// is a goroutine asleep in select with no timer armed: it costs nothing.
+//
+// Inputs arrive from client reader goroutines (pulls, acks, flow-control
+// answers, interest changes) and from the stream (new messages) through
+// channels; only run touches the machine.
+type consumer struct {
+	sh      *shared
+	stream  string
+	name    string
+	created time.Time
+	cfg     consumerConfig
+	src     *streamSource
+	ledger  ledger
+	durable bool // state journaled in the stream's directory
+	// onAcked applies the stream's retention after acks.
+	onAcked func(seqs []uint64)
+	// onExpired removes the consumer after its inactivity threshold.
+	onExpired func(*consumer)
+
+	pulls   chan pullMsg
+	acks    chan ackMsg
+	kick    chan struct{} // capacity 1: new messages or interest changed
+	fcDone  chan struct{} // capacity 1: a flow-control answer arrived
+	stop    chan struct{}
+	done    chan struct{}
+	subs    []Subscription
+	unwatch func()
+
+	mu       sync.Mutex // guards the fields below: what info reads
+	waiting  int
+	next     uint64
+	dead     int64
+	closed   bool
+	closeMsg string // the status waiting pulls get when run ends
+}
+
+// pullMsg is a MSG.NEXT request copied off a reader goroutine.
+type pullMsg struct {
+	reply string
+	body  []byte
+}
+
+// consumerStart is what a consumer starts from.
+type consumerStart struct {
+	cfg       consumerConfig
+	created   time.Time
+	src       *streamSource
+	ledger    ledger
+	durable   bool
+	onAcked   func([]uint64)
+	onExpired func(*consumer)
+}
+
+// consumerSub is one of a consumer's subscriptions.
+type consumerSub struct {
+	subject string
+	h       Handler
+}
+
+// startConsumer subscribes the consumer's subjects and starts its goroutine.
+func startConsumer(sh *shared, stream string, cs consumerStart) (*consumer, error) {
+	c := &consumer{
+		sh:        sh,
+		stream:    stream,
+		name:      cs.cfg.Name,
+		created:   cs.created,
+		cfg:       cs.cfg,
+		src:       cs.src,
+		ledger:    cs.ledger,
+		durable:   cs.durable,
+		onAcked:   cs.onAcked,
+		onExpired: cs.onExpired,
+		pulls:     make(chan pullMsg, 256),
+		acks:      make(chan ackMsg, 4096),
+		kick:      make(chan struct{}, 1),
+		fcDone:    make(chan struct{}, 1),
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+	start, initial := startPosition(cs.cfg, cs.src.log, cs.ledger.Info())
+	m := newMachine(machineConfig{
+		stream: stream, cfg: cs.cfg, src: cs.src, ledger: cs.ledger, random: sh.random,
+		now: sh.now(), start: start, initial: initial,
+	})
+	c.next = start
+	subs := []consumerSub{
+		{apiPrefix + "CONSUMER.MSG.NEXT." + stream + "." + c.name, c.capturePull},
+		{"$JS.ACK." + stream + "." + c.name + ".>", c.captureAck},
+	}
+	if cs.cfg.DeliverSubject != "" {
+		subs = append(subs, consumerSub{"$JS.FC." + stream + "." + c.name + ".>", c.captureFlowControl})
+	}
+	for _, s := range subs {
+		sub, err := sh.core.Subscribe(s.subject, s.h)
+		if err != nil {
+			c.unsubscribe()
+			return nil, err
+		}
+		c.subs = append(c.subs, sub)
+	}
+	if cs.cfg.DeliverSubject != "" {
+		c.unwatch = sh.core.WatchInterest(cs.cfg.DeliverSubject, c.signal)
+	}
+	go c.run(m)
+	return c, nil
+}
+
+// startPosition is where first deliveries begin: after what was
+// delivered before a restart, or per the deliver policy for a new
+// consumer; and for last_per_subject, the seqs to deliver first.
+func startPosition(cfg consumerConfig, l *jetlog.Log, info jetlog.ConsumerInfo) (uint64, []uint64) {
+	if d := info.Delivered.Stream; d > 0 {
+		return d + 1, nil
+	}
+	s := l.State()
+	switch cfg.DeliverPolicy {
+	case DeliverNew:
+		return s.LastSeq + 1, nil
+	case DeliverLast:
+		var last uint64
+		for _, f := range cfg.filterList() {
+			last = max(last, l.LastSeqBySubject(f))
+		}
+		if last == 0 {
+			return s.LastSeq + 1, nil
+		}
+		return last, nil
+	case DeliverByStartSequence:
+		return max(cfg.OptStartSeq, 1), nil
+	case DeliverByStartTime:
+		return l.SeqAtTime(*cfg.OptStartTime), nil
+	case DeliverLastPerSubject:
+		var initial []uint64
+		for _, f := range cfg.filterList() {
+			for subj := range l.SubjectCounts(f) {
+				if seq := l.LastSeqBySubject(subj); seq != 0 {
+					initial = append(initial, seq)
+				}
+			}
+		}
+		slices.Sort(initial)
+		return s.LastSeq + 1, initial
+	}
+	return max(s.FirstSeq, 1), nil
+}
+
+// signal wakes the goroutine to look at the stream and at the interest
+// on the deliver subject again. It never blocks.
+func (c *consumer) signal() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// capturePull queues a MSG.NEXT request (client reader goroutine).
+func (c *consumer) capturePull(_, reply []byte, hdr int, msg []byte) bool {
+	if len(reply) == 0 {
+		return true
+	}
+	body := msg
+	if hdr >= 0 {
+		body = msg[hdr:]
+	}
+	p := pullMsg{reply: string(reply), body: append([]byte(nil), body...)}
+	select {
+	case c.pulls <- p:
+	case <-c.stop:
+	}
+	return true
+}
+
+// captureAck queues an ack (client reader goroutine).
+func (c *consumer) captureAck(subject, reply []byte, hdr int, msg []byte) bool {
+	seq, ok := parseAckSubject(string(subject))
+	if !ok {
+		return true
+	}
+	body := msg
+	if hdr >= 0 {
+		body = msg[hdr:]
+	}
+	select {
+	case c.acks <- ackMsg{seq: seq, body: string(body), reply: string(reply)}:
+	case <-c.stop:
+	}
+	return true
+}
+
+// captureFlowControl is the push subscriber's answer to a flow-control
+// request.
+func (c *consumer) captureFlowControl(_, _ []byte, _ int, _ []byte) bool {
+	select {
+	case c.fcDone <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// run is the consumer's goroutine: the only one that touches m.
+func (c *consumer) run(m *machine) {
+	defer close(c.done)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	acks := make([]ackMsg, 0, maxAckBatch)
+	a := m.Stored(c.sh.now()) // a full stream, or deadlines from before a restart
+	for {
+		if c.carryOut(m, a, timer) {
+			return
+		}
+		select {
+		case p := <-c.pulls:
+			a = m.Pull(p.reply, p.body, c.sh.now())
+		case ack := <-c.acks:
+			acks = append(acks[:0], ack)
+			for drained := false; !drained && len(acks) < maxAckBatch; {
+				select {
+				case ack := <-c.acks:
+					acks = append(acks, ack)
+				default:
+					drained = true
+				}
+			}
+			a = m.Acks(acks, c.sh.now())
+		case <-c.fcDone:
+			a = m.FlowControlReply(c.sh.now())
+		case <-c.kick:
+			a = m.Stored(c.sh.now())
+		case <-timer.C:
+			a = m.Tick(c.sh.now())
+		case <-c.stop:
+			c.mu.Lock()
+			status := c.closeMsg
+			c.mu.Unlock()
+			c.send(m.Close(status))
+			return
+		}
+	}
+}
+
+// carryOut does what a step asked: sends, retention, dead-letter counts,
+// the counters info reads, and the timer. It reports true when the
+// consumer expired and has been removed.
+func (c *consumer) carryOut(m *machine, a actions, timer *time.Timer) bool {
+	c.send(a)
+	if a.err != nil {
+		c.sh.log.Error("consumer state", "stream", c.stream, "consumer", c.name, "err", a.err)
+	}
+	if len(a.acked) > 0 && c.onAcked != nil {
+		c.onAcked(a.acked)
+	}
+	if a.dead > 0 {
+		c.sh.deadLettered.Add(int64(a.dead))
+	}
+	c.mu.Lock()
+	c.waiting, c.next, c.dead = m.numWaiting(), m.next, m.deadLettered
+	c.mu.Unlock()
+	if a.expired {
+		c.expire(m)
+		return true
+	}
+	timer.Stop()
+	if !a.deadline.IsZero() {
+		timer.Reset(max(a.deadline.Sub(c.sh.now()), 0))
+	}
+	return false
+}
+
+func (c *consumer) send(a actions) {
+	for _, o := range a.out {
+		if o.deliver {
+			c.sh.core.Deliver(o.to, o.subject, o.reply, o.hdr, o.data)
+		} else {
+			c.sh.core.Publish(o.to, o.reply, o.hdr, o.data)
+		}
+	}
+}
+
+// expire removes a consumer that was inactive for its threshold, from
+// its own goroutine, unless someone is already closing it (who then waits
+// for this goroutine to end).
+func (c *consumer) expire(m *machine) {
+	if !c.claimClose("409 Consumer Deleted") {
+		return
+	}
+	c.send(m.Close("409 Consumer Deleted"))
+	c.release()
+	c.onExpired(c)
+}
+
+// claimClose marks the consumer closed, remembering the status waiting
+// pulls get; only the first caller gets true.
+func (c *consumer) claimClose(status string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.closed, c.closeMsg = true, status
+	return true
+}
+
+// close stops the goroutine, telling waiting pulls status, drops the
+// subscriptions and closes the state. It reports false if the consumer
+// was closed already (by expiry), once that close has finished.
+func (c *consumer) close(status string) bool {
+	if !c.claimClose(status) {
+		<-c.done
+		return false
+	}
+	close(c.stop)
+	<-c.done
+	c.release()
+	return true
+}
+
+// release drops the subscriptions and closes the state; called once, by
+// whoever claimed the close.
+func (c *consumer) release() {
+	c.unsubscribe()
+	if err := c.ledger.Close(); err != nil {
+		c.sh.log.Error("close consumer state", "stream", c.stream, "consumer", c.name, "err", err)
+	}
+}
+
+func (c *consumer) unsubscribe() {
+	if c.unwatch != nil {
+		c.unwatch()
+		c.unwatch = nil
+	}
+	for _, s := range c.subs {
+		c.sh.core.Unsubscribe(s)
+	}
+	c.subs = nil
+}
+
+// doneWith reports whether the consumer has acked seq or will never see
+// it (interest retention asks every consumer).
+func (c *consumer) doneWith(seq uint64) bool {
+	c.mu.Lock()
+	next := c.next
+	c.mu.Unlock()
+	pending := false
+	_ = c.ledger.Update(func(s *jetlog.ConsumerState) { _, pending = s.Pending[seq] }, false)
+	return !pending && seq < next
+}

@@ -1,0 +1,39 @@
+package jetstream
+
+// Core is what JetStream needs of the protocol core: the whole seam
+// between the two halves of the server. The server package implements it;
+// JetStream never reaches the core any other way.
+//
+// Handlers run on the publishing connection's reader goroutine: they must
+// copy what they keep and must not block for long.
+type Core interface {
+	// Subscribe registers a server-owned subscription whose messages go
+	// to h.
+	Subscribe(subject string, h Handler) (Subscription, error)
+	// Unsubscribe removes a subscription made by Subscribe.
+	Unsubscribe(Subscription)
+	// Publish sends a message from the server itself; hdr is a NATS
+	// header block or nil. It returns how many subscriptions got it.
+	Publish(subject, reply string, hdr, data []byte) int
+	// Deliver sends a stored message to the subscribers of inbox, showing
+	// subject (the message's own) rather than the inbox.
+	Deliver(inbox, subject, reply string, hdr, data []byte) int
+	// HasInterest reports whether anything would receive a message on
+	// subject.
+	HasInterest(subject string) bool
+	// WatchInterest calls notify (on whichever goroutine changed the
+	// subscriptions) whenever a subscription that matches the literal
+	// subject is added or removed, so a push consumer learns that its
+	// deliver subject gained or lost a listener without polling. notify
+	// must not block. cancel stops the notifications.
+	WatchInterest(subject string, notify func()) (cancel func())
+}
+
+// Handler receives a message on a server-owned subscription. hdr is the
+// length of the header block at the start of msg, or -1. It reports
+// whether it took the message; one it declines does not count as
+// received, so a request may still get the no-responders status.
+type Handler func(subject, reply []byte, hdr int, msg []byte) bool
+
+// Subscription is an opaque handle returned by Core.Subscribe.
+type Subscription any

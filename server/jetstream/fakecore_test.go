@@ -1,0 +1,78 @@
+package jetstream
+
+import (
+	"sync"
+
+	"github.com/bus-dev/bus/subjects"
+)
+
+// fakeCore is a Core for the package's tests: server-owned
+// subscriptions in a trie, publishes delivered to them synchronously, and
+// everything published to a subject nobody owns kept in sent.
+type fakeCore struct {
+	subs *subjects.Trie[*fakeSub]
+
+	mu       sync.Mutex // guards the fields below
+	sent     []fakeMsg
+	watchers map[string][]func()
+}
+
+type fakeSub struct {
+	subject string
+	h       Handler
+}
+
+type fakeMsg struct {
+	to, subject, reply string
+	hdr, data          []byte
+}
+
+func newFakeCore() *fakeCore {
+	return &fakeCore{subs: subjects.NewTrie[*fakeSub](), watchers: map[string][]func(){}}
+}
+
+func (f *fakeCore) Subscribe(subject string, h Handler) (Subscription, error) {
+	s := &fakeSub{subject: subject, h: h}
+	if err := f.subs.Insert(subject, "", s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (f *fakeCore) Unsubscribe(sub Subscription) {
+	s := sub.(*fakeSub)
+	_ = f.subs.Remove(s.subject, "", s)
+}
+
+func (f *fakeCore) Publish(subject, reply string, hdr, data []byte) int {
+	return f.Deliver(subject, subject, reply, hdr, data)
+}
+
+func (f *fakeCore) Deliver(inbox, subject, reply string, hdr, data []byte) int {
+	r := f.subs.MatchString(inbox)
+	if r.Empty() {
+		f.mu.Lock()
+		f.sent = append(f.sent, fakeMsg{inbox, subject, reply, hdr, data})
+		f.mu.Unlock()
+		return 0
+	}
+	msg := append(append([]byte(nil), hdr...), data...)
+	hdrLen := -1
+	if len(hdr) > 0 {
+		hdrLen = len(hdr)
+	}
+	n := 0
+	for _, s := range r.Plain {
+		if s.h([]byte(subject), []byte(reply), hdrLen, msg) {
+			n++
+		}
+	}
+	return n
+}
+
+// HasInterest: every inbox listens, so deliveries are kept in sent.
+func (f *fakeCore) HasInterest(string) bool { return true }
+
+func (f *fakeCore) WatchInterest(subject string, notify func()) func() {
+	return func() {}
+}

@@ -1,0 +1,62 @@
+package jetstream
+
+import (
+	"sync"
+
+	"github.com/bus-dev/bus/jetlog"
+)
+
+// ledger is where a consumer's delivery state (delivered, ack floor,
+// pending with delivery counts and deadlines) lives: journaled for a
+// durable consumer (jetlog.Consumer), in memory for an ephemeral one
+// (memLedger). It is the one home of the delivery counts. Safe for
+// concurrent use: the consumer's goroutine changes it, API and monitoring
+// requests read it.
+type ledger interface {
+	// Update runs fn on the state and journals what it changed as one
+	// step; with sync it returns once that step is durable. An fn that
+	// changes nothing costs no I/O, which makes Update a consistent read
+	// as well.
+	Update(fn func(s *jetlog.ConsumerState), sync bool) error
+	Info() jetlog.ConsumerInfo
+	Close() error
+}
+
+// journaled adapts a durable consumer's journal to ledger.
+type journaled struct{ *jetlog.Consumer }
+
+func (j journaled) Update(fn func(s *jetlog.ConsumerState), sync bool) error {
+	step := func(s *jetlog.ConsumerState) error { fn(s); return nil }
+	if sync {
+		return j.Apply(step)
+	}
+	return j.ApplyLazy(step)
+}
+
+// memLedger is an in-memory ledger.
+type memLedger struct {
+	mu sync.Mutex // guards s
+	s  jetlog.ConsumerState
+}
+
+func newMemLedger(s jetlog.ConsumerState) *memLedger { return &memLedger{s: s} }
+
+func (m *memLedger) Update(fn func(s *jetlog.ConsumerState), _ bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	fn(&m.s)
+	return nil
+}
+
+func (m *memLedger) Info() jetlog.ConsumerInfo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return jetlog.ConsumerInfo{
+		Delivered:      m.s.Delivered,
+		AckFloor:       m.s.AckFloor,
+		NumAckPending:  len(m.s.Pending),
+		NumRedelivered: m.s.NumRedelivered(),
+	}
+}
+
+func (m *memLedger) Close() error { return nil }

@@ -1,0 +1,249 @@
+package jetstream
+
+import (
+	"time"
+
+	"github.com/bus-dev/bus/jetlog"
+)
+
+// source is what a consumer reads: its stream's messages and, from the
+// core, who is listening. Reads only; a fake in the tests.
+type source interface {
+	Get(seq uint64) (jetlog.Msg, error)
+	// Next returns the lowest stored message at or after seq matching any
+	// of filters (none: every message).
+	Next(seq uint64, filters []string) (jetlog.Msg, error)
+	LastSeq() uint64
+	HasInterest(subject string) bool
+}
+
+// outMsg is a message a step asks to send. For a delivery of a stored
+// message (deliver is true), to is the inbox and subject the message's
+// own; otherwise subject is unused and the message is published to to.
+type outMsg struct {
+	to, subject, reply string
+	hdr, data          []byte
+	deliver            bool
+}
+
+// actions is what a step of the machine asks its driver to do, in order:
+// send out, apply retention for acked, then arm the timer for deadline
+// (zero: no timer). expired says the consumer went inactive and must be
+// deleted.
+type actions struct {
+	out      []outMsg
+	acked    []uint64
+	dead     int // dead letters given up on in this step
+	deadline time.Time
+	expired  bool
+	err      error // a state change that could not be recorded, to log
+}
+
+// machine is a consumer's behaviour as a pure state machine, in the
+// style of etcd-raft's Step/Ready: the driver feeds it inputs with the
+// current time (Pull, Acks, Stored, Interest, FlowControlReply, Tick) and
+// carries out the actions each returns. It starts no goroutine, reads no
+// clock and opens no socket, so every behaviour (pull batches and
+// expiries, heartbeats, NAK delays and back-off, max deliver to the dead
+// letter subject, flow control) can be driven by a test with a fake
+// clock. Not safe for concurrent use: one goroutine owns it.
+//
+// Delivery state goes through the ledger (journaled or in memory); the
+// machine keeps only what is about the flow of deliveries: where new
+// messages start, the waiting pulls, the redelivery deadlines.
+type machine struct {
+	stream, name string
+	cfg          consumerConfig
+	ackBase      string // "$JS.ACK.<stream>.<consumer>."
+	src          source
+	ledger       ledger
+	random       func() float64 // in [0, 1), for back-off jitter
+
+	next    uint64   // lowest stream seq not yet delivered for the first time
+	initial []uint64 // last_per_subject seqs still to deliver first
+
+	waiting []*pullRequest
+	push    *pullRequest // the standing request of a push consumer
+	// listening is whether the push consumer's deliver subject has a
+	// subscriber, as of the last step.
+	listening bool
+	fcPending bool // a flow-control request awaits its answer
+	fcBytes   int  // bytes pushed since the last answer
+	fcCount   uint64
+
+	redeliver deadlineHeap // future redelivery deadlines of pending seqs
+	due       []uint64     // pending seqs past their deadline, in order
+
+	lastActive time.Time
+	// replay_policy original: store and send time of the last message,
+	// and when the next one may go.
+	replayPrevStored, replayPrevSent, replayAt time.Time
+
+	deadLettered int64
+	act          actions // being built by the current step
+}
+
+// machineConfig is what a machine starts from.
+type machineConfig struct {
+	stream string
+	cfg    consumerConfig // normalized
+	src    source
+	ledger ledger
+	random func() float64
+	now    time.Time
+	// start is where first deliveries begin and initial the
+	// last_per_subject seqs (see startPosition).
+	start   uint64
+	initial []uint64
+}
+
+func newMachine(mc machineConfig) *machine {
+	m := &machine{
+		stream:     mc.stream,
+		name:       mc.cfg.Name,
+		cfg:        mc.cfg,
+		ackBase:    "$JS.ACK." + mc.stream + "." + mc.cfg.Name + ".",
+		src:        mc.src,
+		ledger:     mc.ledger,
+		random:     mc.random,
+		next:       mc.start,
+		initial:    mc.initial,
+		lastActive: mc.now,
+	}
+	if mc.cfg.DeliverSubject != "" {
+		m.push = &pullRequest{reply: mc.cfg.DeliverSubject, heartbeat: time.Duration(mc.cfg.Heartbeat), lastSent: mc.now}
+	}
+	// A restarted durable consumer: its pending seqs come due again.
+	_ = m.ledger.Update(func(s *jetlog.ConsumerState) {
+		for _, p := range s.Pending {
+			m.redeliver.add(p.Stream, p.Deadline)
+		}
+	}, false)
+	return m
+}
+
+// Pull takes a MSG.NEXT request answering to reply.
+func (m *machine) Pull(reply string, body []byte, now time.Time) actions {
+	m.queuePull(reply, body, now)
+	return m.step(now)
+}
+
+// Acks applies a batch of acks (see ackMsg).
+func (m *machine) Acks(acks []ackMsg, now time.Time) actions {
+	m.lastActive = now
+	m.applyAcks(acks, now)
+	return m.step(now)
+}
+
+// Stored says the stream has new messages.
+func (m *machine) Stored(now time.Time) actions { return m.step(now) }
+
+// Interest says the push consumer's deliver subject may have gained or
+// lost its subscriber.
+func (m *machine) Interest(now time.Time) actions { return m.step(now) }
+
+// FlowControlReply is the push subscriber's answer to a flow-control
+// request: delivery resumes.
+func (m *machine) FlowControlReply(now time.Time) actions {
+	m.fcPending, m.fcBytes = false, 0
+	return m.step(now)
+}
+
+// Tick is the timer armed for the last deadline firing.
+func (m *machine) Tick(now time.Time) actions { return m.step(now) }
+
+// Close ends every waiting pull with status (nats.go ends a pull on
+// "consumer deleted" and on "server shutdown").
+func (m *machine) Close(status string) actions {
+	m.act = actions{}
+	for _, r := range m.waiting {
+		m.status(r.reply, statusHeader(status))
+	}
+	m.waiting = nil
+	return m.take()
+}
+
+// step does everything that is due at now, after an input: it times out
+// and heartbeats pulls, moves redeliveries that came due, delivers what
+// it can, and finds the next deadline.
+func (m *machine) step(now time.Time) actions {
+	if m.push != nil {
+		m.listening = m.src.HasInterest(m.push.reply)
+		if m.listening {
+			m.lastActive = now
+		}
+	}
+	m.expirePulls(now)
+	m.heartbeat(now)
+	m.collectDue(now)
+	m.deliver(now)
+	m.finishNoWait()
+	if m.inactiveSince(now) {
+		m.act.expired = true
+	}
+	m.act.deadline = m.nextDeadline(now)
+	return m.take()
+}
+
+// take hands over the actions built so far.
+func (m *machine) take() actions {
+	a := m.act
+	m.act = actions{}
+	return a
+}
+
+func (m *machine) status(to string, hdr []byte) {
+	m.act.out = append(m.act.out, outMsg{to: to, hdr: hdr})
+}
+
+// inactiveSince reports whether the consumer has an inactivity threshold
+// and has had no pulls, acks or listener for that long.
+func (m *machine) inactiveSince(now time.Time) bool {
+	t := time.Duration(m.cfg.InactiveThreshold)
+	return t > 0 && len(m.waiting) == 0 && !m.listening && !now.Before(m.lastActive.Add(t))
+}
+
+// nextDeadline is the earliest time something becomes due: a
+// redelivery, a pull's expiry or heartbeat, the push heartbeat, the
+// inactivity threshold, or a paced replay.
+func (m *machine) nextDeadline(now time.Time) time.Time {
+	var next time.Time
+	earliest := func(t time.Time) {
+		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	if d, ok := m.redeliver.peek(); ok {
+		earliest(time.Unix(0, d.at))
+	}
+	for _, r := range m.waiting {
+		earliest(r.expires)
+		if r.heartbeat > 0 {
+			earliest(r.lastSent.Add(r.heartbeat))
+		}
+	}
+	if p := m.push; p != nil && m.listening && p.heartbeat > 0 {
+		earliest(p.lastSent.Add(p.heartbeat))
+	}
+	if t := time.Duration(m.cfg.InactiveThreshold); t > 0 && len(m.waiting) == 0 && !m.listening {
+		earliest(m.lastActive.Add(t))
+	}
+	if !m.replayAt.IsZero() && m.hasTarget() {
+		earliest(m.replayAt)
+	}
+	if !next.IsZero() && next.Before(now) {
+		next = now
+	}
+	return next
+}
+
+// hasTarget reports whether someone could take a delivery now.
+func (m *machine) hasTarget() bool {
+	if m.push != nil {
+		return m.listening && !m.fcPending
+	}
+	return len(m.waiting) > 0
+}
+
+// numWaiting, nextSeq and deadCount are read by the driver for info.
+func (m *machine) numWaiting() int { return len(m.waiting) }

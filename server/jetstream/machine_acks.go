@@ -1,0 +1,186 @@
+package jetstream
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nuid"
+
+	"github.com/bus-dev/bus/jetlog"
+)
+
+// ackMsg is an ack copied off a client's reader goroutine: the stream
+// seq from its subject, its body ("+ACK", "-NAK {...}", "+TERM reason"…)
+// and the reply subject of a double ack.
+type ackMsg struct {
+	seq   uint64
+	body  string
+	reply string
+}
+
+// parseAckSubject reads the stream seq from
+// $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>.
+func parseAckSubject(subject string) (uint64, bool) {
+	t := strings.Split(subject, ".")
+	if len(t) != 9 {
+		return 0, false
+	}
+	seq, err := strconv.ParseUint(t[5], 10, 64)
+	return seq, err == nil
+}
+
+// applyAcks applies a batch of acks as one journaled step, then the
+// effects that follow: retention, dead letters for terminated messages,
+// confirmations of double acks and the pulls of +NXT.
+func (m *machine) applyAcks(acks []ackMsg, now time.Time) {
+	type termed struct {
+		seq, deliveries uint64
+		reason          string
+	}
+	var terminated []termed
+	// A double ack is confirmed only once it is synced. A plain ack lost
+	// in a power cut means one more delivery, which at-least-once allows,
+	// so it does not wait for the fsync.
+	sync := false
+	for _, a := range acks {
+		sync = sync || a.reply != ""
+	}
+	err := m.ledger.Update(func(s *jetlog.ConsumerState) {
+		for _, a := range acks {
+			kind, arg, _ := strings.Cut(a.body, " ")
+			switch kind {
+			case "", "+ACK", "+OK", "+NXT":
+				if m.cfg.AckPolicy == AckAll {
+					s.AckAll(a.seq)
+				} else {
+					s.Ack(a.seq)
+				}
+				m.act.acked = append(m.act.acked, a.seq)
+			case "-NAK":
+				p := s.Pending[a.seq]
+				if p == nil {
+					continue
+				}
+				delay := parseNakDelay(arg)
+				if delay == 0 && m.cfg.NakBackOff {
+					delay = m.jitter(m.redeliveryWait(p.Deliveries))
+				}
+				s.Nak(a.seq, delay)
+				m.redeliver.add(a.seq, p.Deadline)
+			case "+WPI":
+				if s.InProgress(a.seq) {
+					m.redeliver.add(a.seq, s.Pending[a.seq].Deadline)
+				}
+			case "+TERM":
+				var deliveries uint64
+				if p := s.Pending[a.seq]; p != nil {
+					deliveries = p.Deliveries
+				}
+				if s.Term(a.seq) {
+					terminated = append(terminated, termed{a.seq, deliveries, strings.TrimSpace(arg)})
+				}
+			}
+		}
+	}, sync)
+	if err != nil {
+		m.act.acked = nil
+		m.act.err = err
+		return // not durable: no confirmations
+	}
+	for _, t := range terminated {
+		m.sendDeadLetter(t.seq, t.deliveries, "terminated", t.reason)
+	}
+	for _, a := range acks {
+		kind, arg, _ := strings.Cut(a.body, " ")
+		switch {
+		case a.reply == "":
+		case kind == "+NXT":
+			// Ack and pull the next message(s) to the ack's reply subject.
+			m.queuePull(a.reply, []byte(strings.TrimSpace(arg)), now)
+		default: // double ack: confirm with an empty message
+			m.act.out = append(m.act.out, outMsg{to: a.reply})
+		}
+	}
+}
+
+// parseNakDelay reads "-NAK {"delay": ns}" or a Go duration ("-NAK 5s").
+func parseNakDelay(arg string) time.Duration {
+	arg = strings.TrimSpace(arg)
+	if arg == "" {
+		return 0
+	}
+	var d struct {
+		Delay int64 `json:"delay"`
+	}
+	if json.Unmarshal([]byte(arg), &d) == nil {
+		return time.Duration(d.Delay)
+	}
+	if v, err := time.ParseDuration(arg); err == nil {
+		return v
+	}
+	return 0
+}
+
+// deadLetter gives up on seq after max deliveries: it is no longer
+// pending, the reference's advisory is published, and a copy goes to the
+// dead-letter subject when one is configured.
+func (m *machine) deadLetter(seq, deliveries uint64, reason, detail string, now time.Time) {
+	termed := false
+	if err := m.ledger.Update(func(s *jetlog.ConsumerState) { termed = s.Term(seq) }, false); err != nil || !termed {
+		m.act.err = err
+		return
+	}
+	advisory, _ := json.Marshal(struct {
+		Type       string    `json:"type"`
+		ID         string    `json:"id"`
+		Timestamp  time.Time `json:"timestamp"`
+		Stream     string    `json:"stream"`
+		Consumer   string    `json:"consumer"`
+		StreamSeq  uint64    `json:"stream_seq"`
+		Deliveries uint64    `json:"deliveries"`
+	}{"io.nats.jetstream.advisory.v1.max_deliver", nuid.Next(), now.UTC(), m.stream, m.name, seq, deliveries})
+	m.act.out = append(m.act.out, outMsg{to: "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + m.stream + "." + m.name, data: advisory})
+	m.sendDeadLetter(seq, deliveries, reason, detail)
+}
+
+// Headers bus adds to a dead-lettered copy (docs/api.md).
+const (
+	hdrDLQStream     = "Bus-Dlq-Stream"
+	hdrDLQSubject    = "Bus-Dlq-Subject"
+	hdrDLQSequence   = "Bus-Dlq-Sequence"
+	hdrDLQConsumer   = "Bus-Dlq-Consumer"
+	hdrDLQDeliveries = "Bus-Dlq-Deliveries"
+	hdrDLQReason     = "Bus-Dlq-Reason"
+)
+
+// sendDeadLetter counts a dead letter and republishes seq to the
+// dead-letter subject, if set, with its original headers plus where it
+// came from and why.
+func (m *machine) sendDeadLetter(seq, deliveries uint64, reason, detail string) {
+	m.deadLettered++
+	m.act.dead++
+	if m.cfg.DeadLetterSubject == "" {
+		return
+	}
+	msg, err := m.src.Get(seq)
+	if err != nil {
+		return
+	}
+	if detail != "" {
+		reason += ": " + detail
+	}
+	hdr := msg.Header
+	for _, kv := range [][2]string{
+		{hdrDLQStream, m.stream},
+		{hdrDLQSubject, msg.Subject},
+		{hdrDLQSequence, strconv.FormatUint(seq, 10)},
+		{hdrDLQConsumer, m.name},
+		{hdrDLQDeliveries, strconv.FormatUint(deliveries, 10)},
+		{hdrDLQReason, strings.NewReplacer("\r", " ", "\n", " ").Replace(reason)},
+	} {
+		hdr = withHeader(hdr, kv[0], kv[1])
+	}
+	m.act.out = append(m.act.out, outMsg{to: m.cfg.DeadLetterSubject, hdr: hdr, data: msg.Data})
+}

@@ -1,0 +1,315 @@
+package jetstream
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/bus-dev/bus/jetlog"
+)
+
+// pushBatch is how many messages one step hands a push subscriber
+// before the consumer looks at its other inputs again.
+const pushBatch = 256
+
+// Where a candidate message comes from; a message not sent after all is
+// put back where it came from.
+const (
+	fromDue     = iota // a redelivery
+	fromInitial        // a last_per_subject start message
+	fromNew            // the next message not yet delivered
+)
+
+// collectDue moves the redeliveries whose deadline has passed from the
+// heap to the due list, and dead-letters at once those that have had
+// max_deliver deliveries (the reference waits for the next pull).
+func (m *machine) collectDue(now time.Time) {
+	cut := now.UnixNano()
+	d, ok := m.redeliver.peek()
+	if !ok || d.at > cut {
+		return
+	}
+	type exhausted struct{ seq, deliveries uint64 }
+	var dead []exhausted
+	_ = m.ledger.Update(func(s *jetlog.ConsumerState) {
+		for {
+			d, ok := m.redeliver.peek()
+			if !ok || d.at > cut {
+				return
+			}
+			m.redeliver.pop()
+			p := s.Pending[d.seq]
+			if p == nil || p.Deadline != d.at {
+				continue // acked, or given another deadline since
+			}
+			if m.cfg.MaxDeliver > 0 && p.Deliveries >= uint64(m.cfg.MaxDeliver) {
+				dead = append(dead, exhausted{d.seq, p.Deliveries})
+				continue
+			}
+			m.due = append(m.due, d.seq)
+		}
+	}, false)
+	for _, e := range dead {
+		m.deadLetter(e.seq, e.deliveries, "max_deliveries", "", now)
+	}
+	if m.redeliver.Len() > 64 && m.redeliver.Len() > 4*m.ledger.Info().NumAckPending {
+		m.compactDeadlines()
+	}
+}
+
+func (m *machine) compactDeadlines() {
+	_ = m.ledger.Update(func(s *jetlog.ConsumerState) {
+		m.redeliver.compact(func(d deadline) bool {
+			p := s.Pending[d.seq]
+			return p != nil && p.Deadline == d.at
+		})
+	}, false)
+}
+
+// target returns who takes the next delivery: the oldest waiting pull
+// whose requester still listens, or the push subscriber when it listens
+// and flow control allows; nil if nobody.
+func (m *machine) target() *pullRequest {
+	if m.push != nil {
+		if !m.listening || m.fcPending {
+			return nil
+		}
+		m.push.batch = pushBatch
+		return m.push
+	}
+	for len(m.waiting) > 0 {
+		r := m.waiting[0]
+		if m.src.HasInterest(r.reply) {
+			return r
+		}
+		m.dropFirst() // the requester went away
+	}
+	return nil
+}
+
+// deliver hands due redeliveries, then last-per-subject start messages,
+// then new messages to the waiting pulls in arrival order (or to the
+// push subscriber). Each request's messages are recorded as one journaled
+// step, so a batch costs one write.
+func (m *machine) deliver(now time.Time) {
+	for {
+		r := m.target()
+		if r == nil {
+			return
+		}
+		msgs, froms, full := m.gather(r, now)
+		if len(msgs) == 0 {
+			switch {
+			case full:
+				return // max ack pending reached
+			case r.hasBudget && m.hasCandidate(now): // the next message is over the budget
+				m.dropFirst()
+				m.status(r.reply, pendingStatus("409 Message Size Exceeds MaxBytes", r))
+				continue
+			}
+			return
+		}
+		if !m.send(r, msgs, froms, now) {
+			return
+		}
+		switch {
+		case r == m.push:
+			m.flowControl(msgs)
+		case r.batch == 0 && r.hasBudget && r.maxBytes > 0:
+			// The count ran out before the byte budget did; the
+			// reference says so, so the client stops waiting for bytes.
+			m.dropFirst()
+			m.status(r.reply, pendingStatus("409 Batch Completed", r))
+		case r.batch == 0 || r.hasBudget && r.maxBytes == 0:
+			m.dropFirst()
+		}
+		if full {
+			return
+		}
+	}
+}
+
+// gather picks up to r's batch of messages within its byte budget, as
+// many new ones as max ack pending leaves room for, and one at a time
+// when replay is paced. full reports that max ack pending stopped it.
+func (m *machine) gather(r *pullRequest, now time.Time) (msgs []jetlog.Msg, froms []int, full bool) {
+	room := -1 // first deliveries max ack pending still allows
+	if limit := m.cfg.MaxAckPending; limit > 0 && m.cfg.AckPolicy != AckNone {
+		room = max(limit-m.ledger.Info().NumAckPending, 0)
+	}
+	budget := r.maxBytes
+	for len(msgs) < r.batch {
+		msg, from, ok := m.candidate(now)
+		if !ok {
+			break
+		}
+		if from != fromDue && room == 0 {
+			m.putBack(msg.Seq, from)
+			full = true
+			break
+		}
+		size := len(msg.Subject) + len(msg.Header) + len(msg.Data)
+		if r.hasBudget && size > budget || !m.replayDue(msg, len(msgs), now) {
+			m.putBack(msg.Seq, from)
+			break
+		}
+		if from != fromDue && room > 0 {
+			room--
+		}
+		budget -= size
+		msgs = append(msgs, msg)
+		froms = append(froms, from)
+	}
+	return msgs, froms, full
+}
+
+// candidate takes the next message to deliver.
+func (m *machine) candidate(now time.Time) (jetlog.Msg, int, bool) {
+	for len(m.due) > 0 {
+		seq := m.due[0]
+		m.due = m.due[1:]
+		if !m.stillDue(seq, now) {
+			continue
+		}
+		msg, err := m.src.Get(seq)
+		if err != nil { // gone from the stream: nothing to redeliver
+			_ = m.ledger.Update(func(s *jetlog.ConsumerState) { s.Ack(seq) }, false)
+			continue
+		}
+		return msg, fromDue, true
+	}
+	for len(m.initial) > 0 {
+		seq := m.initial[0]
+		m.initial = m.initial[1:]
+		if msg, err := m.src.Get(seq); err == nil {
+			return msg, fromInitial, true
+		}
+	}
+	msg, err := m.src.Next(m.next, m.cfg.filters())
+	if err != nil {
+		return jetlog.Msg{}, 0, false
+	}
+	m.next = msg.Seq + 1
+	return msg, fromNew, true
+}
+
+// stillDue reports whether seq is pending with its deadline passed (it
+// may have been acked or given a new deadline since it came due).
+func (m *machine) stillDue(seq uint64, now time.Time) bool {
+	due := false
+	_ = m.ledger.Update(func(s *jetlog.ConsumerState) {
+		p := s.Pending[seq]
+		due = p != nil && p.Deadline <= now.UnixNano()
+	}, false)
+	return due
+}
+
+// putBack undoes candidate for a message that was not sent.
+func (m *machine) putBack(seq uint64, from int) {
+	switch from {
+	case fromDue:
+		m.due = append([]uint64{seq}, m.due...)
+	case fromInitial:
+		m.initial = append([]uint64{seq}, m.initial...)
+	default:
+		m.next = min(m.next, seq)
+	}
+}
+
+// hasCandidate reports whether a message is waiting, without taking it.
+func (m *machine) hasCandidate(now time.Time) bool {
+	msg, from, ok := m.candidate(now)
+	if ok {
+		m.putBack(msg.Seq, from)
+	}
+	return ok
+}
+
+// replayDue paces replay_policy original: a message goes out only once
+// as much time has passed since the previous one as passed between their
+// stores. n is how many messages this step gathered already.
+func (m *machine) replayDue(msg jetlog.Msg, n int, now time.Time) bool {
+	if m.cfg.ReplayPolicy != ReplayOriginal {
+		return true
+	}
+	if n > 0 { // one message per step, so each gets its own time
+		m.replayAt = now
+		return false
+	}
+	if !m.replayPrevStored.IsZero() {
+		at := m.replayPrevSent.Add(msg.Time.Sub(m.replayPrevStored))
+		if now.Before(at) {
+			m.replayAt = at
+			return false
+		}
+	}
+	m.replayPrevStored, m.replayPrevSent, m.replayAt = msg.Time, now, time.Time{}
+	return true
+}
+
+// send records the deliveries of msgs in one step and queues them for
+// r, with the ack reply subject clients parse for metadata. It reports
+// false, sending nothing, when the deliveries could not be recorded.
+func (m *machine) send(r *pullRequest, msgs []jetlog.Msg, froms []int, now time.Time) bool {
+	pend := make([]jetlog.Pending, len(msgs))
+	// A delivery lost in a power cut is only delivered again, so it need
+	// not wait for an fsync (at-least-once holds either way).
+	err := m.ledger.Update(func(s *jetlog.ConsumerState) {
+		for i, msg := range msgs {
+			p := s.Deliver(msg.Seq)
+			switch {
+			case m.cfg.AckPolicy == AckNone:
+				s.Ack(msg.Seq)
+			case m.cfg.BackOffJitter > 0:
+				s.Nak(msg.Seq, m.jitter(m.redeliveryWait(p.Deliveries)))
+			}
+			if q := s.Pending[msg.Seq]; q != nil {
+				m.redeliver.add(msg.Seq, q.Deadline)
+			}
+			pend[i] = p
+		}
+	}, false)
+	if err != nil {
+		for i := len(msgs) - 1; i >= 0; i-- {
+			m.putBack(msgs[i].Seq, froms[i])
+		}
+		m.act.err = err
+		return false
+	}
+	last := m.src.LastSeq() // once per batch, for the pending counts
+	for i, msg := range msgs {
+		p := pend[i]
+		reply := m.ackBase + strconv.FormatUint(p.Deliveries, 10) + "." +
+			strconv.FormatUint(msg.Seq, 10) + "." + strconv.FormatUint(p.Consumer, 10) + "." +
+			strconv.FormatInt(msg.Time.UnixNano(), 10) + "." + strconv.FormatUint(last-min(last, msg.Seq), 10)
+		hdr, data := msg.Header, msg.Data
+		if m.cfg.HeadersOnly { // headers and the payload's size, not the payload
+			hdr = withHeader(hdr, "Nats-Msg-Size", strconv.Itoa(len(data)))
+			data = nil
+		}
+		m.act.out = append(m.act.out, outMsg{to: r.reply, subject: msg.Subject, reply: reply, hdr: hdr, data: data, deliver: true})
+		r.batch--
+		if r.hasBudget {
+			r.maxBytes -= len(msg.Subject) + len(msg.Header) + len(msg.Data)
+		}
+	}
+	r.lastSent = now
+	return true
+}
+
+// redeliveryWait is the back-off for the given delivery count, or the
+// ack wait.
+func (m *machine) redeliveryWait(deliveries uint64) time.Duration {
+	if b := m.cfg.BackOff; len(b) > 0 {
+		return time.Duration(b[min(int(max(deliveries, 1))-1, len(b)-1)])
+	}
+	return time.Duration(m.cfg.AckWait)
+}
+
+// jitter spreads d by up to the configured fraction either way.
+func (m *machine) jitter(d time.Duration) time.Duration {
+	frac := m.cfg.BackOffJitter
+	if frac <= 0 {
+		return d
+	}
+	return time.Duration(float64(d) * (1 + frac*(2*m.random()-1)))
+}

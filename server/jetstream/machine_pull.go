@@ -1,0 +1,187 @@
+package jetstream
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bus-dev/bus/jetlog"
+)
+
+// pullRequest is one waiting MSG.NEXT request, or a push consumer's
+// standing request.
+type pullRequest struct {
+	reply     string
+	batch     int
+	maxBytes  int // byte budget left, when hasBudget
+	hasBudget bool
+	noWait    bool
+	expires   time.Time // zero: never
+	heartbeat time.Duration
+	lastSent  time.Time
+}
+
+// pullBody is a pull request body as JSON.
+type pullBody struct {
+	Batch     int   `json:"batch"`
+	Expires   int64 `json:"expires"`
+	NoWait    bool  `json:"no_wait"`
+	MaxBytes  int   `json:"max_bytes"`
+	Heartbeat int64 `json:"idle_heartbeat"`
+}
+
+// parsePullRequest reads a pull request body: empty (batch 1), a bare
+// number (the batch), or JSON. A non-empty status is the error to send.
+func parsePullRequest(body []byte, now time.Time) (*pullRequest, string) {
+	req := &pullRequest{batch: 1, lastSent: now}
+	text := strings.TrimSpace(string(body))
+	if text == "" {
+		return req, ""
+	}
+	if n, err := strconv.Atoi(text); err == nil {
+		req.batch = max(n, 1)
+		return req, ""
+	}
+	var r pullBody
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, "400 Bad Request"
+	}
+	if r.Heartbeat > 0 && r.Expires > 0 && 2*r.Heartbeat > r.Expires {
+		return nil, "400 Bad Request - heartbeat value too large"
+	}
+	req.batch = max(r.Batch, 1)
+	req.noWait = r.NoWait
+	req.maxBytes, req.hasBudget = r.MaxBytes, r.MaxBytes > 0
+	req.heartbeat = time.Duration(r.Heartbeat)
+	if r.Expires > 0 {
+		req.expires = now.Add(time.Duration(r.Expires))
+	}
+	return req, ""
+}
+
+// queuePull adds a pull request answering to inbox, or answers it with
+// the status that refuses it.
+func (m *machine) queuePull(inbox string, body []byte, now time.Time) {
+	req, status := parsePullRequest(body, now)
+	if m.push != nil {
+		status = "409 Consumer is push based"
+	}
+	if status != "" {
+		m.status(inbox, statusHeader(status))
+		return
+	}
+	req.reply = inbox
+	m.lastActive = now
+	if len(m.waiting) >= m.cfg.MaxWaiting {
+		m.dropUnheard()
+	}
+	if len(m.waiting) >= m.cfg.MaxWaiting {
+		m.status(inbox, statusHeader("409 Exceeded MaxWaiting"))
+		return
+	}
+	m.waiting = append(m.waiting, req)
+}
+
+// dropUnheard forgets the waiting pulls whose requester went away.
+func (m *machine) dropUnheard() {
+	kept := m.waiting[:0]
+	for _, r := range m.waiting {
+		if m.src.HasInterest(r.reply) {
+			kept = append(kept, r)
+		}
+	}
+	clear(m.waiting[len(kept):])
+	m.waiting = kept
+}
+
+// expirePulls ends the pulls past their expiry with 408.
+func (m *machine) expirePulls(now time.Time) {
+	kept := m.waiting[:0]
+	for _, r := range m.waiting {
+		if !r.expires.IsZero() && !now.Before(r.expires) {
+			if m.src.HasInterest(r.reply) {
+				m.status(r.reply, pendingStatus("408 Request Timeout", r))
+			}
+			continue
+		}
+		kept = append(kept, r)
+	}
+	clear(m.waiting[len(kept):])
+	m.waiting = kept
+}
+
+// heartbeat sends idle heartbeats to the pulls and the push subscriber
+// that have had nothing for their heartbeat interval.
+func (m *machine) heartbeat(now time.Time) {
+	var hb []byte
+	beat := func(r *pullRequest) {
+		if r.heartbeat <= 0 || now.Before(r.lastSent.Add(r.heartbeat)) {
+			return
+		}
+		r.lastSent = now
+		if hb == nil {
+			info := m.ledger.Info()
+			hb = statusHeader("100 Idle Heartbeat",
+				"Nats-Last-Consumer", strconv.FormatUint(info.Delivered.Consumer, 10),
+				"Nats-Last-Stream", strconv.FormatUint(info.Delivered.Stream, 10))
+		}
+		m.status(r.reply, hb)
+	}
+	for _, r := range m.waiting {
+		beat(r)
+	}
+	if m.push != nil && m.listening {
+		beat(m.push)
+	}
+}
+
+func pendingStatus(status string, r *pullRequest) []byte {
+	return statusHeader(status,
+		"Nats-Pending-Messages", strconv.Itoa(r.batch),
+		"Nats-Pending-Bytes", strconv.Itoa(r.maxBytes))
+}
+
+// finishNoWait answers no_wait pulls that could not be filled with 404.
+func (m *machine) finishNoWait() {
+	kept := m.waiting[:0]
+	for _, r := range m.waiting {
+		if r.noWait {
+			m.status(r.reply, statusHeader("404 No Messages"))
+		} else {
+			kept = append(kept, r)
+		}
+	}
+	clear(m.waiting[len(kept):])
+	m.waiting = kept
+}
+
+// dropFirst removes the oldest pull once it is complete.
+func (m *machine) dropFirst() {
+	if len(m.waiting) > 0 {
+		m.waiting[0] = nil
+		m.waiting = m.waiting[1:]
+	}
+}
+
+// Flow control: after this many bytes a push consumer asks its
+// subscriber to confirm it is keeping up, and pauses until it does.
+const flowControlWindow = 2 << 20
+
+// flowControl counts pushed bytes and, past the window, sends the
+// flow-control request that pauses delivery until it is answered.
+func (m *machine) flowControl(sent []jetlog.Msg) {
+	if !m.cfg.FlowControl || m.fcPending {
+		return
+	}
+	for _, msg := range sent {
+		m.fcBytes += len(msg.Subject) + len(msg.Header) + len(msg.Data)
+	}
+	if m.fcBytes < flowControlWindow {
+		return
+	}
+	m.fcPending = true
+	m.fcCount++
+	reply := "$JS.FC." + m.stream + "." + m.name + "." + strconv.FormatUint(m.fcCount, 36)
+	m.act.out = append(m.act.out, outMsg{to: m.push.reply, reply: reply, hdr: statusHeader("100 FlowControl Request")})
+}

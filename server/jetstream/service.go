@@ -1,0 +1,297 @@
+package jetstream
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bus-dev/bus/jetlog"
+	"github.com/bus-dev/bus/subjects"
+)
+
+// apiPrefix is where JetStream API requests arrive.
+const apiPrefix = "$JS.API."
+
+// Options configures a Service.
+type Options struct {
+	// Dir holds one directory per stream.
+	Dir string
+	// ServerName is reported as the cluster leader in infos.
+	ServerName string
+	// Logger receives the service's logs; nil discards them.
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// shared is what every stream and consumer of a service uses: the core,
+// the log, the clock. It is not a way back to the service.
+type shared struct {
+	core         Core
+	log          *slog.Logger
+	now          func() time.Time
+	random       func() float64
+	server       string
+	deadLettered atomic.Int64 // messages given up on, all consumers
+}
+
+// Service is the persistence layer: the streams, their consumers and the
+// API that manages them. API requests are handled one at a time on its own
+// goroutine, so a slow disk never stalls a client's reader. Create it with
+// New, start it with Start, stop it with Shutdown.
+type Service struct {
+	sh  *shared
+	dir string
+
+	mu      sync.Mutex // guards the fields below
+	streams map[string]*stream
+	// owners maps every stream subject to its stream's name, so that a
+	// new stream's subjects are checked against all others by a trie walk
+	// rather than pairwise. A stream being created holds its subjects
+	// here before it exists in streams.
+	owners   *subjects.Trie[string]
+	creating map[string]bool
+
+	apiSub Subscription
+	reqs   chan apiRequest
+	stop   chan struct{}
+	done   chan struct{}
+
+	apiTotal, apiErrors atomic.Int64
+}
+
+// apiRequest is a copied API request waiting for the API goroutine.
+type apiRequest struct {
+	subject string
+	reply   string
+	hdr     []byte
+	body    []byte
+}
+
+// New returns a service over core that is not yet started.
+func New(core Core, opts Options) (*Service, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("jetstream: no store directory")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Service{
+		sh: &shared{
+			core:   core,
+			log:    opts.Logger,
+			now:    opts.Now,
+			random: rand.Float64,
+			server: opts.ServerName,
+		},
+		dir:      opts.Dir,
+		streams:  map[string]*stream{},
+		owners:   subjects.NewTrie[string](),
+		creating: map[string]bool{},
+		reqs:     make(chan apiRequest, 1024),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}, nil
+}
+
+// Start opens every stream under the store directory and starts serving
+// the API.
+func (svc *Service) Start() error {
+	if err := os.MkdirAll(svc.dir, 0o755); err != nil {
+		return fmt.Errorf("jetstream: store %s: %w", svc.dir, err)
+	}
+	if err := svc.loadStreams(); err != nil {
+		svc.closeStreams()
+		return err
+	}
+	sub, err := svc.sh.core.Subscribe(apiPrefix+">", svc.captureRequest)
+	if err != nil {
+		svc.closeStreams()
+		return err
+	}
+	svc.apiSub = sub
+	go svc.run()
+	svc.sh.log.Info("jetstream enabled", "store_dir", svc.dir, "streams", len(svc.streams))
+	return nil
+}
+
+// Dir is where the streams live.
+func (svc *Service) Dir() string { return svc.dir }
+
+// loadStreams reopens the streams found in the store directory.
+func (svc *Service) loadStreams() error {
+	entries, err := os.ReadDir(svc.dir)
+	if err != nil {
+		return fmt.Errorf("jetstream: read %s: %w", svc.dir, err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(svc.dir, e.Name())
+		lcfg, _, err := jetlog.LoadConfig(nil, dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("jetstream: stream in %s: %w", dir, err)
+		}
+		var cfg streamConfig
+		if err := json.Unmarshal(lcfg.Raw, &cfg); err != nil {
+			return fmt.Errorf("jetstream: stream config in %s: %w", dir, err)
+		}
+		st, err := openStream(svc.sh, cfg, dir)
+		if err != nil {
+			return fmt.Errorf("jetstream: open stream %s: %w", cfg.Name, err)
+		}
+		svc.mu.Lock()
+		svc.streams[cfg.Name] = st
+		svc.own(cfg.Name, cfg.Subjects)
+		svc.mu.Unlock()
+		if err := st.loadConsumers(); err != nil {
+			return fmt.Errorf("jetstream: consumers of stream %s: %w", cfg.Name, err)
+		}
+	}
+	return nil
+}
+
+// captureRequest queues an API request. MSG.NEXT belongs to each pull
+// consumer's own subscription: declining it here lets a pull for a missing
+// consumer get the no-responders status, as with the reference.
+func (svc *Service) captureRequest(subject, reply []byte, hdr int, msg []byte) bool {
+	if strings.HasPrefix(string(subject), apiPrefix+"CONSUMER.MSG.NEXT.") {
+		return false
+	}
+	r := apiRequest{subject: string(subject), reply: string(reply)}
+	buf := append([]byte(nil), msg...)
+	if hdr >= 0 {
+		r.hdr, r.body = buf[:hdr:hdr], buf[hdr:]
+	} else {
+		r.body = buf
+	}
+	select {
+	case svc.reqs <- r:
+	case <-svc.stop:
+	}
+	return true
+}
+
+func (svc *Service) run() {
+	defer close(svc.done)
+	for {
+		select {
+		case r := <-svc.reqs:
+			svc.handle(r)
+		case <-svc.stop:
+			return
+		}
+	}
+}
+
+// respond sends an API response; v is marshalled to JSON.
+func (svc *Service) respond(reply string, v any) {
+	if reply == "" {
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		svc.sh.log.Error("encode api response", "err", err)
+		return
+	}
+	svc.sh.core.Publish(reply, "", nil, b)
+}
+
+// apiResponse is the envelope of every error response.
+type apiResponse struct {
+	Type  string    `json:"type"`
+	Error *apiError `json:"error,omitempty"`
+}
+
+func (svc *Service) respondErr(reply, typ string, e *apiError) {
+	svc.apiErrors.Add(1)
+	svc.respond(reply, apiResponse{Type: typ, Error: e})
+}
+
+// Shutdown stops the API and closes every stream; waiting pulls are told
+// the server is shutting down.
+func (svc *Service) Shutdown() {
+	if svc.apiSub != nil {
+		svc.sh.core.Unsubscribe(svc.apiSub)
+		close(svc.stop)
+		<-svc.done
+	}
+	svc.closeStreams()
+}
+
+func (svc *Service) closeStreams() {
+	svc.mu.Lock()
+	streams := svc.streams
+	svc.streams = map[string]*stream{}
+	svc.mu.Unlock()
+	for _, st := range streams {
+		if err := st.close("409 Server Shutdown"); err != nil {
+			svc.sh.log.Error("close stream", "stream", st.name, "err", err)
+		}
+	}
+}
+
+func (svc *Service) stream(name string) *stream {
+	svc.mu.Lock()
+	defer svc.mu.Unlock()
+	return svc.streams[name]
+}
+
+// sortedStreams returns the streams ordered by name.
+func (svc *Service) sortedStreams() []*stream {
+	svc.mu.Lock()
+	out := make([]*stream, 0, len(svc.streams))
+	for _, st := range svc.streams {
+		out = append(out, st)
+	}
+	svc.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// overlapsOthers reports whether subjects collide with another stream's
+// (or one being created). Called with svc.mu held.
+func (svc *Service) overlapsOthers(name string, list []string) bool {
+	hit := false
+	for _, s := range list {
+		svc.owners.Overlapping(s, func(owner string) bool {
+			hit = owner != name
+			return !hit
+		})
+		if hit {
+			return true
+		}
+	}
+	return false
+}
+
+// own records subjects as name's; disown forgets them. Called with
+// svc.mu held.
+func (svc *Service) own(name string, list []string) {
+	for _, s := range list {
+		_ = svc.owners.Insert(s, "", name) // valid: checked by normalize
+	}
+}
+
+func (svc *Service) disown(name string, list []string) {
+	for _, s := range list {
+		_ = svc.owners.Remove(s, "", name)
+	}
+}

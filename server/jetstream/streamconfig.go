@@ -1,0 +1,210 @@
+package jetstream
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/bus-dev/bus/jetlog"
+	"github.com/bus-dev/bus/subjects"
+)
+
+// streamConfig is the API form of a stream's configuration. Fields bus
+// does not act on are echoed back as sent (see extra), because clients
+// re-send them and compare.
+type streamConfig struct {
+	Name                 string            `json:"name"`
+	Description          string            `json:"description,omitempty"`
+	Subjects             []string          `json:"subjects,omitempty"`
+	Retention            jetlog.Retention  `json:"retention"`
+	MaxConsumers         int64             `json:"max_consumers"`
+	MaxMsgs              int64             `json:"max_msgs"`
+	MaxBytes             int64             `json:"max_bytes"`
+	MaxAge               int64             `json:"max_age"`
+	MaxMsgsPerSubject    int64             `json:"max_msgs_per_subject"`
+	MaxMsgSize           int32             `json:"max_msg_size"`
+	Discard              jetlog.Discard    `json:"discard"`
+	DiscardNewPerSubject bool              `json:"discard_new_per_subject,omitempty"`
+	Storage              jetlog.Storage    `json:"storage"`
+	Replicas             int               `json:"num_replicas"`
+	NoAck                bool              `json:"no_ack,omitempty"`
+	DuplicateWindow      int64             `json:"duplicate_window"`
+	Compression          string            `json:"compression"`
+	AllowDirect          bool              `json:"allow_direct"`
+	MirrorDirect         bool              `json:"mirror_direct"`
+	Sealed               bool              `json:"sealed"`
+	DenyDelete           bool              `json:"deny_delete"`
+	DenyPurge            bool              `json:"deny_purge"`
+	AllowRollup          bool              `json:"allow_rollup_hdrs"`
+	ConsumerLimits       json.RawMessage   `json:"consumer_limits,omitempty"`
+	Metadata             map[string]string `json:"metadata,omitempty"`
+
+	// Durability is bus's own: "always" (default: fsync before the ack),
+	// "interval" or "none". The x_bus_ prefix keeps it clear of any
+	// future NATS field.
+	Durability jetlog.Durability `json:"x_bus_durability,omitempty"`
+	// SyncInterval (ns) bounds the loss window of "interval" durability.
+	SyncInterval int64 `json:"x_bus_sync_interval,omitempty"`
+
+	extra map[string]json.RawMessage // fields bus does not know, echoed
+}
+
+// knownStreamFields lists the JSON keys streamConfig decodes itself.
+var knownStreamFields = jsonFieldNames(streamConfig{})
+
+func (c *streamConfig) UnmarshalJSON(b []byte) error {
+	type plain streamConfig
+	if err := json.Unmarshal(b, (*plain)(c)); err != nil {
+		return err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	for k := range knownStreamFields {
+		delete(all, k)
+	}
+	c.extra = all
+	return nil
+}
+
+func (c streamConfig) MarshalJSON() ([]byte, error) {
+	type plain streamConfig
+	return marshalWithExtra(plain(c), c.extra)
+}
+
+// logConfig maps the API config to jetlog's.
+func (c streamConfig) logConfig() jetlog.StreamConfig {
+	raw, _ := json.Marshal(c)
+	return jetlog.StreamConfig{
+		Name:                 c.Name,
+		Subjects:             c.Subjects,
+		Retention:            c.Retention,
+		MaxConsumers:         c.MaxConsumers,
+		MaxMsgs:              c.MaxMsgs,
+		MaxBytes:             c.MaxBytes,
+		MaxAge:               time.Duration(c.MaxAge),
+		MaxMsgsPerSubject:    c.MaxMsgsPerSubject,
+		MaxMsgSize:           c.MaxMsgSize,
+		Discard:              c.Discard,
+		DiscardNewPerSubject: c.DiscardNewPerSubject,
+		Storage:              c.Storage,
+		DuplicateWindow:      time.Duration(c.DuplicateWindow),
+		Durability:           c.Durability,
+		SyncInterval:         time.Duration(c.SyncInterval),
+		Raw:                  raw,
+	}
+}
+
+// normalize applies the reference's defaults (JETSTREAM.md §4.1) and
+// validates; the result is what responses echo.
+func (c *streamConfig) normalize() *apiError {
+	if !validName(c.Name) {
+		return errStreamConfig("invalid stream name %q", c.Name)
+	}
+	if len(c.Subjects) == 0 {
+		c.Subjects = []string{c.Name}
+	}
+	seen := map[string]bool{}
+	for _, s := range c.Subjects {
+		if !subjects.ValidSubject(s) {
+			return errStreamConfig("invalid subject %q", s)
+		}
+		if seen[s] {
+			return errStreamConfig("duplicate subjects detected")
+		}
+		seen[s] = true
+		if subjects.Overlap(s, "$JS.API.>") {
+			return errStreamConfig("subjects that overlap with jetstream api require no-ack to be true")
+		}
+	}
+	if selfOverlap(c.Subjects) {
+		return errStreamConfig("subjects overlap")
+	}
+	if c.Retention == "" {
+		c.Retention = jetlog.RetentionLimits
+	}
+	if c.Discard == "" {
+		c.Discard = jetlog.DiscardOld
+	}
+	if c.Storage == "" {
+		c.Storage = jetlog.StorageFile
+	}
+	if c.Compression == "" {
+		c.Compression = "none"
+	}
+	if c.Durability == "" {
+		c.Durability = jetlog.DurabilityAlways
+	}
+	for _, p := range []*int64{&c.MaxConsumers, &c.MaxMsgs, &c.MaxBytes, &c.MaxMsgsPerSubject} {
+		if *p == 0 || *p < -1 {
+			*p = -1
+		}
+	}
+	if c.MaxMsgSize == 0 || c.MaxMsgSize < -1 {
+		c.MaxMsgSize = -1
+	}
+	if c.Replicas == 0 {
+		c.Replicas = 1
+	}
+	if c.Replicas > 1 {
+		return errReplicas()
+	}
+	if c.MaxAge < 0 {
+		return errStreamConfig("max age needs to be >= 0")
+	}
+	if c.MaxAge > 0 && c.MaxAge < int64(100*time.Millisecond) {
+		return errStreamConfig("max age needs to be >= 100ms")
+	}
+	if c.DuplicateWindow == 0 {
+		c.DuplicateWindow = int64(jetlog.DefaultDuplicateWindow)
+		if c.MaxAge > 0 && c.MaxAge < c.DuplicateWindow {
+			c.DuplicateWindow = c.MaxAge
+		}
+	}
+	if c.MaxAge > 0 && c.DuplicateWindow > c.MaxAge {
+		return errStreamConfig("duplicates window can not be larger then max age")
+	}
+	if len(c.ConsumerLimits) == 0 {
+		c.ConsumerLimits = json.RawMessage("{}")
+	}
+	for _, k := range []string{"mirror", "sources", "subject_transform", "republish"} {
+		if raw, ok := c.extra[k]; ok && string(raw) != "null" {
+			return errStreamConfig("%s is not supported by bus", k)
+		}
+	}
+	if err := c.logConfig().Normalized().Validate(); err != nil {
+		return errStreamConfig("%v", err)
+	}
+	return nil
+}
+
+// validName applies the stream and consumer name rules.
+func validName(name string) bool {
+	if name == "" || len(name) > 255 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		switch name[i] {
+		case '.', '*', '>', '/', '\\', ' ', '\t', '\r', '\n', '\f':
+			return false
+		}
+	}
+	return true
+}
+
+// selfOverlap reports whether two of a stream's own subjects overlap,
+// with a trie walk per subject rather than a comparison per pair.
+func selfOverlap(list []string) bool {
+	t := subjects.NewTrie[int]()
+	for i, s := range list {
+		hit := false
+		t.Overlapping(s, func(int) bool { hit = true; return false })
+		if hit {
+			return true
+		}
+		if err := t.Insert(s, "", i); err != nil {
+			return true // invalid subjects were refused before
+		}
+	}
+	return false
+}

@@ -1,0 +1,251 @@
+package jetstream
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bus-dev/bus/jetlog"
+	"github.com/bus-dev/bus/subjects"
+)
+
+// createConsumer adds a consumer, or returns the existing one when the
+// config matches or the action allows an update. Opening a durable
+// consumer's state is disk I/O; no lock is held across it.
+func (st *stream) createConsumer(cfg consumerConfig, action string) (*consumer, *apiError) {
+	st.mu.Lock()
+	existing := st.consumers[cfg.Name]
+	count := len(st.consumers)
+	st.mu.Unlock()
+	if existing != nil {
+		if sameJSON(existing.cfg, cfg) {
+			return existing, nil
+		}
+		if action == "create" {
+			return nil, errConsumerExists()
+		}
+		// An update: restart the consumer with the new config, keeping
+		// its delivery state.
+		st.dropConsumer(existing, "409 Consumer Deleted")
+	} else if action == "update" {
+		return nil, errConsumerDoesNotExist()
+	}
+	scfg := st.config()
+	if scfg.MaxConsumers > 0 && int64(count) >= scfg.MaxConsumers && existing == nil {
+		return nil, errMaxConsumers()
+	}
+	if scfg.Retention == jetlog.RetentionWorkQueue && existing == nil {
+		if e := st.checkWorkQueueFilters(cfg); e != nil {
+			return nil, e
+		}
+	}
+	led, err := st.openLedger(cfg, scfg)
+	if err != nil {
+		return nil, errConsumerCreate("%v", err)
+	}
+	created := st.sh.now().UTC()
+	if existing != nil {
+		created = existing.created
+	}
+	c, err := startConsumer(st.sh, st.name, consumerStart{
+		cfg:       cfg,
+		created:   created,
+		src:       st.src,
+		ledger:    led,
+		durable:   cfg.storedDurably(scfg),
+		onAcked:   st.acked,
+		onExpired: st.expired,
+	})
+	if err != nil {
+		_ = led.Close()
+		return nil, errConsumerCreate("%v", err)
+	}
+	st.mu.Lock()
+	st.consumers[cfg.Name] = c
+	st.mu.Unlock()
+	return c, nil
+}
+
+// checkWorkQueueFilters enforces that a work queue's consumers never
+// share a message: one unfiltered consumer, or non-overlapping filters.
+func (st *stream) checkWorkQueueFilters(cfg consumerConfig) *apiError {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, other := range st.consumers {
+		of, nf := other.cfg.filters(), cfg.filters()
+		if len(of) == 0 || len(nf) == 0 {
+			if len(of) == 0 && len(nf) == 0 {
+				return errWorkQueueUnfiltered()
+			}
+			return errWorkQueueNotUnique()
+		}
+		for _, a := range of {
+			for _, b := range nf {
+				if subjects.Overlap(a, b) {
+					return errWorkQueueNotUnique()
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// sameJSON compares two configs as clients see them.
+func sameJSON(a, b any) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}
+
+// openLedger opens a durable consumer's journaled state, or makes an
+// in-memory one.
+func (st *stream) openLedger(cfg consumerConfig, scfg streamConfig) (ledger, error) {
+	backoff := make([]time.Duration, len(cfg.BackOff))
+	for i, b := range cfg.BackOff {
+		backoff[i] = time.Duration(b)
+	}
+	if !cfg.storedDurably(scfg) {
+		return newMemLedger(jetlog.NewConsumerState(time.Duration(cfg.AckWait), backoff, st.sh.now)), nil
+	}
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c, err := st.log.OpenConsumer(cfg.Name, jetlog.ConsumerConfig{
+		AckWait:       time.Duration(cfg.AckWait),
+		Backoff:       backoff,
+		MaxAckPending: cfg.MaxAckPending,
+		Raw:           raw,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return journaled{c}, nil
+}
+
+// loadConsumers restarts the durable consumers stored with the stream.
+func (st *stream) loadConsumers() error {
+	names, err := st.log.ConsumerNames()
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		lcfg, err := st.log.LoadConsumerConfig(name)
+		if err != nil {
+			st.sh.log.Error("consumer config unreadable; skipped", "stream", st.name, "consumer", name, "err", err)
+			continue
+		}
+		var cfg consumerConfig
+		if err := json.Unmarshal(lcfg.Raw, &cfg); err != nil {
+			st.sh.log.Error("consumer config undecodable; skipped", "stream", st.name, "consumer", name, "err", err)
+			continue
+		}
+		if _, e := st.createConsumer(cfg, ""); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// removeConsumer deletes a consumer and its stored state; false if there
+// is no such consumer.
+func (st *stream) removeConsumer(name string) bool {
+	st.mu.Lock()
+	c := st.consumers[name]
+	delete(st.consumers, name)
+	st.mu.Unlock()
+	if c == nil {
+		return false
+	}
+	if c.close("409 Consumer Deleted") {
+		st.deleteState(c)
+	}
+	return true
+}
+
+// dropConsumer stops a consumer so that it can restart with a new config
+// on the same stored state.
+func (st *stream) dropConsumer(c *consumer, status string) {
+	st.mu.Lock()
+	if st.consumers[c.name] == c {
+		delete(st.consumers, c.name)
+	}
+	st.mu.Unlock()
+	c.close(status)
+}
+
+// expired forgets a consumer that removed itself after its inactivity
+// threshold (called on its goroutine).
+func (st *stream) expired(c *consumer) {
+	st.mu.Lock()
+	if st.consumers[c.name] == c {
+		delete(st.consumers, c.name)
+	}
+	st.mu.Unlock()
+	st.deleteState(c)
+}
+
+// deleteState removes a closed durable consumer's files.
+func (st *stream) deleteState(c *consumer) {
+	if !c.durable {
+		return
+	}
+	if err := st.log.DeleteConsumer(c.name); err != nil {
+		st.sh.log.Error("delete consumer state", "stream", st.name, "consumer", c.name, "err", err)
+	}
+}
+
+func (st *stream) consumer(name string) *consumer {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.consumers[name]
+}
+
+func (st *stream) sortedConsumers() []*consumer {
+	st.mu.Lock()
+	out := make([]*consumer, 0, len(st.consumers))
+	for _, c := range st.consumers {
+		out = append(out, c)
+	}
+	st.mu.Unlock()
+	slices.SortFunc(out, func(a, b *consumer) int { return strings.Compare(a.name, b.name) })
+	return out
+}
+
+// notifyConsumers wakes every consumer after new messages were stored.
+func (st *stream) notifyConsumers() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, c := range st.consumers {
+		c.signal()
+	}
+}
+
+// info snapshots the consumer for API responses.
+func (c *consumer) info(typ string) consumerInfo {
+	s := c.ledger.Info()
+	c.mu.Lock()
+	waiting, next, dead := c.waiting, c.next, c.dead
+	c.mu.Unlock()
+	floor := s.AckFloor
+	if s.NumAckPending == 0 {
+		floor = s.Delivered
+	}
+	return consumerInfo{
+		Type:           typ,
+		Stream:         c.stream,
+		Name:           c.name,
+		Created:        c.created,
+		Config:         c.cfg,
+		Delivered:      sequencePair{Consumer: s.Delivered.Consumer, Stream: s.Delivered.Stream},
+		AckFloor:       sequencePair{Consumer: floor.Consumer, Stream: floor.Stream},
+		NumAckPending:  s.NumAckPending,
+		NumRedelivered: s.NumRedelivered,
+		NumWaiting:     waiting,
+		NumPending:     countPending(c.src.log, next, c.cfg.filters()),
+		Cluster:        &clusterInfo{Leader: c.sh.server},
+		TS:             c.sh.now().UTC(),
+		DeadLettered:   dead,
+	}
+}
