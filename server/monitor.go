@@ -62,28 +62,28 @@ func writeJSON(w http.ResponseWriter, v any) {
 // Varz is the /varz document, with the reference server's field names.
 type Varz struct {
 	Identity
-	HTTPPort         int            `json:"http_port"`
-	MaxConnections   int            `json:"max_connections"`
-	MaxSubscriptions int            `json:"max_subscriptions"`
-	PingInterval     time.Duration  `json:"ping_interval"`
-	MaxPingsOut      int            `json:"ping_max"`
-	MaxControlLine   int            `json:"max_control_line"`
-	MaxPayload       int            `json:"max_payload"`
-	MaxPending       int64          `json:"max_pending"`
-	WriteDeadline    time.Duration  `json:"write_deadline"`
-	Start            time.Time      `json:"start"`
-	Now              time.Time      `json:"now"`
-	Uptime           string         `json:"uptime"`
-	Mem              int64          `json:"mem"`
-	Cores            int            `json:"cores"`
-	Connections      int            `json:"connections"`
-	TotalConnections int64          `json:"total_connections"`
-	InMsgs           int64          `json:"in_msgs"`
-	OutMsgs          int64          `json:"out_msgs"`
-	InBytes          int64          `json:"in_bytes"`
-	OutBytes         int64          `json:"out_bytes"`
-	SlowConsumers    int64          `json:"slow_consumers"`
-	Subscriptions    int            `json:"subscriptions"`
+	HTTPPort         int             `json:"http_port"`
+	MaxConnections   int             `json:"max_connections"`
+	MaxSubscriptions int             `json:"max_subscriptions"`
+	PingInterval     time.Duration   `json:"ping_interval"`
+	MaxPingsOut      int             `json:"ping_max"`
+	MaxControlLine   int             `json:"max_control_line"`
+	MaxPayload       int             `json:"max_payload"`
+	MaxPending       int64           `json:"max_pending"`
+	WriteDeadline    time.Duration   `json:"write_deadline"`
+	Start            time.Time       `json:"start"`
+	Now              time.Time       `json:"now"`
+	Uptime           string          `json:"uptime"`
+	Mem              int64           `json:"mem"`
+	Cores            int             `json:"cores"`
+	Connections      int             `json:"connections"`
+	TotalConnections int64           `json:"total_connections"`
+	InMsgs           int64           `json:"in_msgs"`
+	OutMsgs          int64           `json:"out_msgs"`
+	InBytes          int64           `json:"in_bytes"`
+	OutBytes         int64           `json:"out_bytes"`
+	SlowConsumers    int64           `json:"slow_consumers"`
+	Subscriptions    int             `json:"subscriptions"`
 	JetStream        *jetstream.Varz `json:"jetstream,omitempty"`
 }
 

@@ -73,6 +73,7 @@ type machine struct {
 
 	redeliver deadlineHeap // future redelivery deadlines of pending seqs
 	due       []uint64     // pending seqs past their deadline, in order
+	inDue     map[uint64]struct{}
 
 	lastActive time.Time
 	// replay_policy original: store and send time of the last message,
@@ -109,6 +110,7 @@ func newMachine(mc machineConfig) *machine {
 		next:       mc.start,
 		initial:    mc.initial,
 		lastActive: mc.now,
+		inDue:      map[uint64]struct{}{},
 	}
 	if mc.cfg.DeliverSubject != "" {
 		m.push = &pullRequest{reply: mc.cfg.DeliverSubject, heartbeat: time.Duration(mc.cfg.Heartbeat), lastSent: mc.now}

@@ -21,31 +21,35 @@ const (
 
 // collectDue moves the redeliveries whose deadline has passed from the
 // heap to the due list, and dead-letters at once those that have had
-// max_deliver deliveries (the reference waits for the next pull).
+// max_deliver deliveries (the reference waits for the next pull). It
+// drops stale entries from the top of the heap, so the next deadline is a
+// live one.
 func (m *machine) collectDue(now time.Time) {
-	cut := now.UnixNano()
-	d, ok := m.redeliver.peek()
-	if !ok || d.at > cut {
+	if m.redeliver.Len() == 0 {
 		return
 	}
+	cut := now.UnixNano()
 	type exhausted struct{ seq, deliveries uint64 }
 	var dead []exhausted
 	_ = m.ledger.Update(func(s *jetlog.ConsumerState) {
 		for {
 			d, ok := m.redeliver.peek()
-			if !ok || d.at > cut {
+			if !ok {
+				return
+			}
+			p := s.Pending[d.seq]
+			live := p != nil && p.Deadline == d.at
+			if live && d.at > cut {
 				return
 			}
 			m.redeliver.pop()
-			p := s.Pending[d.seq]
-			if p == nil || p.Deadline != d.at {
-				continue // acked, or given another deadline since
-			}
-			if m.cfg.MaxDeliver > 0 && p.Deliveries >= uint64(m.cfg.MaxDeliver) {
+			switch {
+			case !live: // acked, or given another deadline since
+			case m.cfg.MaxDeliver > 0 && p.Deliveries >= uint64(m.cfg.MaxDeliver):
 				dead = append(dead, exhausted{d.seq, p.Deliveries})
-				continue
+			default:
+				m.addDue(d.seq)
 			}
-			m.due = append(m.due, d.seq)
 		}
 	}, false)
 	for _, e := range dead {
@@ -54,6 +58,15 @@ func (m *machine) collectDue(now time.Time) {
 	if m.redeliver.Len() > 64 && m.redeliver.Len() > 4*m.ledger.Info().NumAckPending {
 		m.compactDeadlines()
 	}
+}
+
+// addDue queues seq for redelivery once.
+func (m *machine) addDue(seq uint64) {
+	if _, ok := m.inDue[seq]; ok {
+		return
+	}
+	m.inDue[seq] = struct{}{}
+	m.due = append(m.due, seq)
 }
 
 func (m *machine) compactDeadlines() {
@@ -167,6 +180,7 @@ func (m *machine) candidate(now time.Time) (jetlog.Msg, int, bool) {
 	for len(m.due) > 0 {
 		seq := m.due[0]
 		m.due = m.due[1:]
+		delete(m.inDue, seq)
 		if !m.stillDue(seq, now) {
 			continue
 		}
@@ -208,6 +222,7 @@ func (m *machine) putBack(seq uint64, from int) {
 	switch from {
 	case fromDue:
 		m.due = append([]uint64{seq}, m.due...)
+		m.inDue[seq] = struct{}{}
 	case fromInitial:
 		m.initial = append([]uint64{seq}, m.initial...)
 	default:
