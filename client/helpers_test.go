@@ -126,7 +126,7 @@ func shutdownWorker[T any](t testing.TB, w *client.Worker[T]) {
 
 // order is the payload most tests send.
 type order struct {
-	ID    string  `json:"id"`
-	Total float64 `json:"total"`
+	ID    string   `json:"id"`
+	Total float64  `json:"total"`
 	Items []string `json:"items,omitempty"`
 }

@@ -188,7 +188,11 @@ func (w *Worker[T]) pull(pullCtx, workCtx context.Context, cons jetstream.Consum
 // fetch pulls up to n messages and dispatches them; it returns how many
 // arrived, each of which now holds a slot.
 func (w *Worker[T]) fetch(pullCtx, workCtx context.Context, cons jetstream.Consumer, n int) (int, error) {
-	batch, err := cons.Fetch(n, jetstream.FetchMaxWait(w.cfg.FetchWait), jetstream.FetchContext(pullCtx))
+	// The pull expires shortly before the context (nats.go derives one
+	// from the other), and Shutdown cancels it early.
+	fetchCtx, cancel := context.WithTimeout(pullCtx, w.cfg.FetchWait)
+	defer cancel()
+	batch, err := cons.Fetch(n, jetstream.FetchContext(fetchCtx))
 	if err != nil {
 		return 0, err
 	}
