@@ -1,0 +1,50 @@
+// Package jetstream is the persistence half of the server: the JetStream
+// API ($JS.API.>), streams that capture subjects into a jetlog.Log, and
+// consumers that deliver stored messages at least once. It reaches the
+// protocol core only through the Core interface it defines (subscribe,
+// unsubscribe, publish, deliver to an inbox, has-interest, watch-interest),
+// which package server implements; it never imports server. Streams and
+// consumers hold that interface (through shared) and their *jetlog.Log;
+// nothing holds a pointer back to the Service.
+//
+// # Consumers
+//
+// A consumer's behaviour is machine, a pure state machine in the style of
+// etcd-raft's Step/Ready: Pull, Acks, Stored, Interest, FlowControlReply
+// and Tick each take the current time and return actions (messages and
+// status messages to send, seqs acked for retention, the next deadline).
+// Its delivery state (delivered, ack floor, pending with delivery counts
+// and deadlines) lives in a ledger: jetlog.Consumer for durable consumers,
+// which journals every change, or memLedger. The machine keeps only the
+// flow: where new deliveries start, the waiting pulls, and a heap of
+// redelivery deadlines. Transcripts under testdata/ drive it with a fake
+// clock and fake stream (machine_test.go).
+//
+// consumer (consumer.go) is its driver: one goroutine owns the machine,
+// feeds it what the consumer's subscriptions capture (pulls, acks,
+// flow-control answers) and what the stream and the core signal (new
+// messages, interest on the deliver subject), carries out the actions,
+// and arms one timer for the earliest deadline. An idle consumer is a
+// goroutine asleep in select with no timer: it costs no CPU.
+//
+// # Goroutines
+//
+//   - Service.run: one, handles API requests in order of arrival.
+//   - stream.run: one per stream, appends captured publishes in arrival
+//     order (one commit per batch) and acks them.
+//   - consumer.run: one per consumer.
+//   - jetlog's own: one appender per Log.
+//
+// Handlers (capture, pulls, acks, API requests) run on client reader
+// goroutines: they copy the message and queue it on a channel.
+//
+// # Locks
+//
+// Service.mu guards the stream map and the subject owners; stream.mu its
+// config, capture subscriptions and consumer map; consumer.mu the counters
+// info reads. They nest only as Service.mu → stream.mu (reading a stream's
+// config while checking subjects), and consumer.mu is never held while
+// taking another. No lock is held across disk I/O: a stream is opened, a
+// consumer's journal created and a stream removed with no lock held; the
+// name and subjects of a stream being created are reserved first.
+package jetstream
