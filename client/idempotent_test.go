@@ -141,8 +141,10 @@ func storeName(t *testing.T) string {
 
 type failingStore struct{}
 
-func (failingStore) Seen(context.Context, string) (bool, error) { return false, errors.New("store down") }
-func (failingStore) Record(context.Context, string) error       { return errors.New("store down") }
+func (failingStore) Seen(context.Context, string) (bool, error) {
+	return false, errors.New("store down")
+}
+func (failingStore) Record(context.Context, string) error { return errors.New("store down") }
 
 func TestIdempotentRetriesWhenStoreFails(t *testing.T) {
 	t.Parallel()
