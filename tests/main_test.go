@@ -25,7 +25,6 @@ func TestMain(m *testing.M) {
 		if err := goleak.Find(
 			// The embedded reference server leaves these behind briefly.
 			goleak.IgnoreAnyFunction("github.com/nats-io/nats-server/v2/server.(*Server).Start.func1"),
-			goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
 		); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)
 			code = 1
