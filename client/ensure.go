@@ -15,8 +15,7 @@ import (
 // other than bus reads a given-up message back from the stream, which a
 // work-queue stream would already have dropped. Works on any server.
 func EnsureStream(ctx context.Context, c *Conn, cfg WorkerConfig) error {
-	cfg = cfg.withDefaults(c)
-	if err := cfg.validate(); err != nil {
+	if err := cfg.validateStreams(); err != nil {
 		return err
 	}
 	ctx, cancel := c.withTimeout(ctx)

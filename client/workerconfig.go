@@ -80,15 +80,24 @@ func (cfg WorkerConfig) withDefaults(c *Conn) WorkerConfig {
 }
 
 func (cfg WorkerConfig) validate() error {
+	if err := cfg.validateStreams(); err != nil {
+		return err
+	}
+	if cfg.Consumer == "" {
+		return fmt.Errorf("client: worker config: Consumer is empty: %w", ErrBadConfig)
+	}
+	return cfg.Retry.validate()
+}
+
+// validateStreams checks what EnsureStream needs.
+func (cfg WorkerConfig) validateStreams() error {
 	switch {
 	case cfg.Stream == "":
 		return fmt.Errorf("client: worker config: Stream is empty: %w", ErrBadConfig)
-	case cfg.Consumer == "":
-		return fmt.Errorf("client: worker config: Consumer is empty: %w", ErrBadConfig)
 	case cfg.DeadLetterStream != "" && cfg.DeadLetterSubject == "":
 		return fmt.Errorf("client: worker config: DeadLetterStream %q without DeadLetterSubject: %w", cfg.DeadLetterStream, ErrBadConfig)
 	}
-	return cfg.Retry.validate()
+	return nil
 }
 
 func (cfg WorkerConfig) labels() Labels { return Labels{Stream: cfg.Stream, Consumer: cfg.Consumer} }
