@@ -105,7 +105,11 @@ func (d *deadLetters) forward(kind string, data []byte) {
 	}
 	out := nats.NewMsg(d.cfg.DeadLetterSubject)
 	for k, v := range msg.Header {
-		out.Header[k] = v
+		// The original publish's expectations (Nats-Expected-Stream and
+		// the like) would make the DLQ stream refuse the copy.
+		if !strings.HasPrefix(k, "Nats-Expected-") {
+			out.Header[k] = v
+		}
 	}
 	out.Header.Set(HeaderDLQStream, d.cfg.Stream)
 	out.Header.Set(HeaderDLQSubject, msg.Subject)

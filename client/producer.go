@@ -21,7 +21,10 @@ type ProducerOptions struct {
 	AttemptTimeout time.Duration
 	// Stream, if set, is the stream the subject must land in
 	// (Nats-Expected-Stream); a publish captured by another stream fails
-	// instead of being stored there.
+	// instead of being stored there. The header stays on the stored
+	// message: bus's own dead-letter copy keeps it today, so a DLQ
+	// stream refuses that copy; leave Stream empty for streams whose
+	// workers dead-letter on bus.
 	Stream string
 }
 
