@@ -105,11 +105,23 @@ func (l *Log) OpenConsumer(name string, cfg ConsumerConfig) (*Consumer, error) {
 		state:      NewConsumerState(cfg.AckWait, cfg.Backoff, l.opts.Now),
 	}
 	c.state.record = true
-	if err := c.fs.MkdirAll(c.dir, 0o755); err != nil {
+	// Its directories must be durable before a change is acknowledged.
+	if err := vfs.MkdirAllDurable(c.fs, c.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("jetlog: open consumer %q: %w", name, err)
 	}
-	if err := writeChecked(c.fs, path.Join(c.dir, consumerMetaFile), cfg); err != nil {
+	metaName := path.Join(c.dir, consumerMetaFile)
+	_, statErr := readAll(c.fs, metaName)
+	if err := writeChecked(c.fs, metaName, cfg); err != nil {
 		return nil, fmt.Errorf("jetlog: store consumer %q config: %w", name, err)
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		// A new consumer: its directories may be left undurable by a
+		// process that died creating them (see Log.storeConfig).
+		for _, d := range []string{path.Join(l.dir, consumersDir), l.dir} {
+			if err := c.fs.SyncDir(d); err != nil {
+				return nil, fmt.Errorf("jetlog: open consumer %q: sync dir: %w", name, err)
+			}
+		}
 	}
 	if err := c.load(); err != nil {
 		if c.journal != nil {

@@ -41,7 +41,9 @@ func Open(dir string, cfg StreamConfig, opts Options) (*Log, error) {
 	l.cat.entries = l.segmentEntries
 	l.cat.clock.Store(time.Now().UnixNano()) // real time, like the ticker that advances it
 	l.ap.dd = newDedup(int64(cfg.DuplicateWindow))
-	if err := l.fs.MkdirAll(l.dir, 0o755); err != nil {
+	// The directory must be durable before anything stored in it is
+	// acknowledged (a new stream's first append is).
+	if err := vfs.MkdirAllDurable(l.fs, l.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("jetlog: open %q: %w", dir, err)
 	}
 	if lk, ok := l.fs.(vfs.Locker); ok {
@@ -90,6 +92,7 @@ func (l *Log) storeConfig() error {
 	var m streamMeta
 	err := readChecked(l.fs, name, &m)
 	var ce *CorruptError
+	created := false
 	switch {
 	case err == nil && configEqual(m.Config, l.cfg):
 		return nil
@@ -97,6 +100,7 @@ func (l *Log) storeConfig() error {
 	case errors.As(err, &ce):
 		l.report.Problems = append(l.report.Problems, fmt.Sprintf("%s damaged (%s): rewritten from the given config", metaFile, ce.Reason))
 	case errors.Is(err, fs.ErrNotExist):
+		created = true
 	default:
 		return fmt.Errorf("jetlog: read config: %w", err)
 	}
@@ -105,6 +109,14 @@ func (l *Log) storeConfig() error {
 	}
 	if err := writeChecked(l.fs, name, streamMeta{Version: 1, Config: l.cfg, Created: m.Created}); err != nil {
 		return fmt.Errorf("jetlog: store config: %w", err)
+	}
+	if created {
+		// The directory may be left by a process that died before making
+		// it durable (MkdirAllDurable leaves an existing one alone): a
+		// stream without its meta is new, so make its entry durable now.
+		if err := l.fs.SyncDir(path.Dir(l.dir)); err != nil {
+			return fmt.Errorf("jetlog: sync dir %q: %w", path.Dir(l.dir), err)
+		}
 	}
 	return nil
 }
