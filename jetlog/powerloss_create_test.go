@@ -1,7 +1,7 @@
 package jetlog
 
 import (
-		"fmt"
+	"fmt"
 	"math/rand/v2"
 	"path"
 	"runtime"
