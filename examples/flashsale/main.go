@@ -76,16 +76,14 @@ func run(ctx context.Context, url string, cfg Config, out io.Writer) ([]uint64, 
 		_ = w.Shutdown(sctx)
 	}()
 
-	start := time.Now()
-	if err := burst(ctx, c, cfg); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(out, "%d orders stored in %v\n", cfg.Orders, time.Since(start).Round(time.Millisecond))
-
 	cons, err := c.JetStream().Consumer(ctx, "SALE", "fulfil")
 	if err != nil {
 		return nil, err
 	}
+	start := time.Now()
+	stored := make(chan error, 1)
+	go func() { stored <- burst(ctx, c, cfg) }()
+	burstDone := false
 	var depths []uint64
 	tick := time.NewTicker(cfg.PrintEvery)
 	defer tick.Stop()
@@ -97,12 +95,21 @@ func run(ctx context.Context, url string, cfg Config, out io.Writer) ([]uint64, 
 		depth := info.NumPending + uint64(info.NumAckPending)
 		depths = append(depths, depth)
 		fmt.Fprintf(out, "t=%-6v queue depth %5d, handled %5d\n", time.Since(start).Round(10*time.Millisecond), depth, handled.Load())
-		if depth == 0 && handled.Load() >= int64(cfg.Orders) {
+		if burstDone && depth == 0 && handled.Load() >= int64(cfg.Orders) {
 			return depths, nil
 		}
 		select {
 		case <-ctx.Done():
+			if !burstDone {
+				<-stored // the producers stop with ctx
+			}
 			return depths, ctx.Err()
+		case err := <-stored:
+			if err != nil {
+				return depths, err
+			}
+			burstDone = true
+			fmt.Fprintf(out, "t=%-6v all %d orders stored\n", time.Since(start).Round(10*time.Millisecond), cfg.Orders)
 		case <-tick.C:
 		}
 	}
