@@ -412,7 +412,7 @@ func containsSeq(seqs []uint64, seq uint64) bool {
 // the record size and msg id of a message to write.
 func (l *Log) admit(m *Msg, next, stagedBytes uint64, now int64) (PubAck, int, []byte, error) {
 	cfg := &l.cfg
-	if !validLiteral(m.Subject) {
+	if !storable(m.Subject) {
 		return PubAck{}, 0, nil, fmt.Errorf("jetlog: append %q: %w", m.Subject, ErrBadSubject)
 	}
 	size := recordSize(m.Subject, m.Header, m.Data)

@@ -246,3 +246,47 @@ func BenchmarkOpen(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkNextFiltered measures wildcard lookups, which match subjects
+// against the filter: Next walking slots (many subjects, one op finds the
+// next match from a random seq) and NumPending over the subject summaries.
+func BenchmarkNextFiltered(b *testing.B) {
+	const n, subjectCount = 100_000, 20_000
+	l, err := Open(b.TempDir(), StreamConfig{Name: "F", Durability: DurabilityNone}, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := l.Close(); err != nil {
+			b.Error(err)
+		}
+	}()
+	batch := make([]Msg, 1000)
+	for i := 0; i < n; i += len(batch) {
+		for j := range batch {
+			k := (i + j) % subjectCount
+			batch[j] = Msg{Subject: fmt.Sprintf("orders.%s.%d", []string{"eu", "us"}[k%2], k), Data: make([]byte, 16)}
+		}
+		if _, err := l.AppendBatch(batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("next_slots", func(b *testing.B) {
+		b.ReportAllocs()
+		rng := rand.New(rand.NewPCG(1, 2))
+		for b.Loop() {
+			// One in 2,000 messages matches: a walk of ~1,000 slots.
+			if _, err := l.Next(1+rng.Uint64N(n/2), "orders.*.1999"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("num_pending", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if l.NumPending(1, "orders.eu.*") == 0 {
+				b.Fatal("none pending")
+			}
+		}
+	})
+}

@@ -221,16 +221,16 @@ func (c *catalog) remove(seq uint64) bool {
 // nextLive returns the first live seq at or after from and its time, or
 // last+1.
 func (c *catalog) nextLive(from uint64) (uint64, int64) {
-	if seq, ts, ok := c.nextMatching(from, ""); ok {
+	if seq, ts, ok := c.nextMatching(from, nil); ok {
 		return seq, ts
 	}
 	return c.last + 1, 0
 }
 
 // nextMatching returns the first live seq at or after from whose subject
-// matches filter (empty or ">" for all), and its time, walking the slots.
-func (c *catalog) nextMatching(from uint64, filter string) (uint64, int64, bool) {
-	all := filter == "" || filter == ">"
+// matches fs (nil for all), and its time, walking the slots.
+func (c *catalog) nextMatching(from uint64, fs filterSet) (uint64, int64, bool) {
+	all := fs == nil
 	for i := c.segFrom(from); i < len(c.segs) && c.msgs > 0; i++ {
 		seg := c.segs[i]
 		if seg.live == 0 {
@@ -238,7 +238,7 @@ func (c *catalog) nextMatching(from uint64, filter string) (uint64, int64, bool)
 		}
 		c.load(seg)
 		for j := max(from, seg.first) - seg.first; j < uint64(len(seg.metas)); j++ {
-			if m := &seg.metas[j]; m.subj != nil && (all || matchFilter(filter, m.subj.name)) {
+			if m := &seg.metas[j]; m.subj != nil && (all || fs.matches(m.subj.name)) {
 				return seg.first + j, m.ts, true
 			}
 		}

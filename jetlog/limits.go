@@ -128,7 +128,7 @@ func (l *Log) doPurge(p PurgeOptions) (uint64, error) {
 	c := &l.cat
 	floor := uint64(0)
 	var list []uint64
-	if p.Subject == "" || p.Subject == ">" {
+	if matchesAll(p.Subject) {
 		// Unfiltered: everything below a floor.
 		floor = c.last + 1
 		if p.Seq > 0 {
@@ -143,8 +143,9 @@ func (l *Log) doPurge(p PurgeOptions) (uint64, error) {
 		}
 	} else {
 		var all []uint64
+		f := newMatcher(p.Subject)
 		for name, s := range c.subjects {
-			if matchFilter(p.Subject, name) {
+			if f.matches(name) {
 				all = append(all, c.subjectSeqs(s)...)
 			}
 		}

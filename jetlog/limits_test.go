@@ -196,22 +196,6 @@ func TestMsgID(t *testing.T) {
 	}
 }
 
-func TestMatchFilter(t *testing.T) {
-	cases := []struct {
-		filter, subject string
-		want            bool
-	}{
-		{"a.b", "a.b", true}, {"a.b", "a.c", false}, {"a.*", "a.b", true}, {"a.*", "a.b.c", false},
-		{"a.>", "a.b.c", true}, {"a.>", "a", false}, {"*.b", "a.b", true}, {">", "x", true}, {"", "x", true},
-		{"a.b.c", "a.b", false}, {"a", "a.b", false},
-	}
-	for _, tc := range cases {
-		if got := matchFilter(tc.filter, tc.subject); got != tc.want {
-			t.Errorf("matchFilter(%q, %q) = %v", tc.filter, tc.subject, got)
-		}
-	}
-}
-
 // A clean restart takes the dedup window from the snapshot Close wrote
 // instead of reading the messages; a damaged snapshot is rebuilt from the
 // log and reported; after a crash the log is the only source.

@@ -262,7 +262,7 @@ func TestNextMatchesBruteForce(t *testing.T) {
 			for from := uint64(0); from <= 201; from++ {
 				var want uint64
 				for seq := max(from, 1); seq <= 200; seq++ {
-					if (seq-1)%9 != 0 && matchFilter(filter, all[seq-1]) {
+					if (seq-1)%9 != 0 && modelMatch(filter, all[seq-1]) {
 						want = seq
 						break
 					}

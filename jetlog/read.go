@@ -71,45 +71,62 @@ func readMsg(seg *segment, off int64, size uint32, buf []byte) (Msg, error) {
 // filter (empty or ">" matches all). Errors: ErrNotFound when there is
 // none, ErrClosed, or a read error.
 func (l *Log) Next(from uint64, filter string) (Msg, error) {
+	var buf [1]matcher
+	m, found, err := l.next(from, oneFilter(filter, &buf))
+	if !found {
+		return Msg{}, fmt.Errorf("jetlog: next from %d %q: %w", from, filter, ErrNotFound)
+	}
+	return m, err
+}
+
+// next is Next for a prepared filter set. It reports found false (and no
+// error) when nothing matches; the caller names its input in the error.
+func (l *Log) next(from uint64, fs filterSet) (Msg, bool, error) {
 	l.prefetch(from)
 	l.mu.RLock()
 	if l.closed {
 		l.mu.RUnlock()
-		return Msg{}, ErrClosed
+		return Msg{}, true, ErrClosed
 	}
-	seq, ok := l.nextLocked(from, filter)
+	seq, ok := l.nextLocked(from, fs)
 	if !ok {
 		l.mu.RUnlock()
-		return Msg{}, fmt.Errorf("jetlog: next from %d %q: %w", from, filter, ErrNotFound)
+		return Msg{}, false, nil
 	}
 	m, seg := l.cat.locate(seq)
 	off, size := m.off, m.size
 	seg.acquire()
 	l.mu.RUnlock()
 	defer seg.release() //nolint:errcheck // read-only reference
-	return readMsg(seg, off, size, make([]byte, size))
+	m2, err := readMsg(seg, off, size, make([]byte, size))
+	return m2, true, err
 }
 
-func (l *Log) nextLocked(from uint64, filter string) (uint64, bool) {
+func (l *Log) nextLocked(from uint64, fs filterSet) (uint64, bool) {
 	c := &l.cat
 	if c.msgs == 0 {
 		return 0, false
 	}
 	from = max(from, c.base)
-	if isLiteral(filter) {
-		s, ok := c.subjects[filter]
-		if !ok {
-			return 0, false
-		}
-		seq := c.subjectFrom(s, from)
-		return seq, seq != 0
+	if fs == nil {
+		seq, _, ok := c.nextMatching(from, nil)
+		return seq, ok
 	}
-	all := filter == "" || filter == ">"
-	if !all && uint64(len(c.subjects)) < (c.last+1-min(from, c.last+1))/8 {
+	best := uint64(0)
+	if !fs.hasWildcard() {
+		for i := range fs {
+			if s, ok := c.subjects[fs[i].pattern]; ok && fs[i].kind == filterLiteral {
+				if seq := c.subjectFrom(s, from); seq != 0 && (best == 0 || seq < best) {
+					best = seq
+				}
+			}
+		}
+		return best, best != 0
+	}
+	if uint64(len(c.subjects)) < (c.last+1-min(from, c.last+1))/8 {
 		// Few subjects: search each matching one instead of every slot.
-		best := uint64(0)
 		for name, s := range c.subjects {
-			if !matchFilter(filter, name) {
+			if !fs.matches(name) {
 				continue
 			}
 			if seq := c.subjectFrom(s, from); seq != 0 && (best == 0 || seq < best) {
@@ -118,7 +135,7 @@ func (l *Log) nextLocked(from uint64, filter string) (uint64, bool) {
 		}
 		return best, best != 0
 	}
-	seq, _, ok := c.nextMatching(from, filter)
+	seq, _, ok := c.nextMatching(from, fs)
 	return seq, ok
 }
 
@@ -232,15 +249,25 @@ func (l *Log) LastSeqBySubject(filter string) uint64 {
 }
 
 func (l *Log) lastSeqLocked(filter string) uint64 {
-	if isLiteral(filter) {
-		if s, ok := l.cat.subjects[filter]; ok {
-			return s.last
-		}
-		return 0
-	}
+	var buf [1]matcher
+	return l.lastSeqMatching(oneFilter(filter, &buf))
+}
+
+// lastSeqMatching returns the seq of the newest live message matching fs,
+// or 0; Log.mu is held (or the caller is the appender).
+func (l *Log) lastSeqMatching(fs filterSet) uint64 {
+	c := &l.cat
 	var seq uint64
-	for name, s := range l.cat.subjects {
-		if matchFilter(filter, name) {
+	if !fs.hasWildcard() {
+		for i := range fs {
+			if s, ok := c.subjects[fs[i].pattern]; ok && fs[i].kind == filterLiteral {
+				seq = max(seq, s.last)
+			}
+		}
+		return seq
+	}
+	for name, s := range c.subjects {
+		if fs.matches(name) {
 			seq = max(seq, s.last)
 		}
 	}
@@ -250,11 +277,13 @@ func (l *Log) lastSeqLocked(filter string) uint64 {
 // SubjectCounts returns the number of live messages per subject matching
 // filter (empty or ">" for all). The map is the caller's.
 func (l *Log) SubjectCounts(filter string) map[string]uint64 {
+	var buf [1]matcher
+	fs := oneFilter(filter, &buf)
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	out := map[string]uint64{}
 	for name, s := range l.cat.subjects {
-		if matchFilter(filter, name) {
+		if fs.matches(name) {
 			out[name] = s.count
 		}
 	}
@@ -271,24 +300,31 @@ func (l *Log) Subjects() []string {
 // NumPending counts the live messages with seq >= from whose subject
 // matches filter (empty or ">" for all), without reading them.
 func (l *Log) NumPending(from uint64, filter string) uint64 {
+	var buf [1]matcher
+	return l.numPending(from, oneFilter(filter, &buf))
+}
+
+func (l *Log) numPending(from uint64, fs filterSet) uint64 {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	c := &l.cat
 	if l.closed {
 		return 0
 	}
-	if filter == "" || filter == ">" {
+	if fs == nil {
 		return c.countFrom(from)
 	}
-	if isLiteral(filter) {
-		if s, ok := c.subjects[filter]; ok {
-			return c.subjectCountFrom(s, from)
-		}
-		return 0
-	}
 	var n uint64
+	if !fs.hasWildcard() {
+		for i := range fs {
+			if s, ok := c.subjects[fs[i].pattern]; ok && fs.literalAt(i) {
+				n += c.subjectCountFrom(s, from)
+			}
+		}
+		return n
+	}
 	for name, s := range c.subjects {
-		if matchFilter(filter, name) {
+		if fs.matches(name) {
 			n += c.subjectCountFrom(s, from)
 		}
 	}
