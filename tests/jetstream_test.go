@@ -302,7 +302,7 @@ func TestJetStreamMaxDeliverGoesToDeadLetterStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	if string(m.Data) != "boom" || m.Header.Get("Bus-Dlq-Stream") != "JOBS" || m.Header.Get("Bus-Dlq-Sequence") != "1" ||
-		m.Header.Get("Bus-Dlq-Reason") != "max_deliveries" || m.Header.Get("Bus-Dlq-Deliveries") != "2" || m.Header.Get("Nats-Msg-Id") != "p1" {
+		m.Header.Get("Bus-Dlq-Reason") != "max_deliveries" || m.Header.Get("Bus-Dlq-Deliveries") != "2" || m.Header.Get("Bus-Dlq-Msg-Id") != "p1" {
 		t.Fatalf("dead letter %q %v", m.Data, m.Header)
 	}
 	info, _ := c.Info(ctx)

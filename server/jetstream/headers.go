@@ -58,3 +58,32 @@ func withHeader(hdr []byte, key, value string) []byte {
 	out = append(out, value...)
 	return append(out, "\r\n\r\n"...)
 }
+
+// withoutHeaders returns a copy of the header block hdr without the
+// headers drop selects (by name); nil if none are left.
+func withoutHeaders(hdr []byte, drop func(key []byte) bool) []byte {
+	if len(hdr) == 0 {
+		return nil
+	}
+	status, rest, ok := bytes.Cut(hdr, []byte("\r\n"))
+	if !ok {
+		return nil
+	}
+	out := append(make([]byte, 0, len(hdr)), status...)
+	out = append(out, "\r\n"...)
+	kept := 0
+	for len(rest) > 0 {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte("\r\n"))
+		k, _, ok := bytes.Cut(line, []byte(":"))
+		if !ok || drop(bytes.TrimSpace(k)) {
+			continue
+		}
+		out = append(append(out, line...), "\r\n"...)
+		kept++
+	}
+	if kept == 0 && string(status) == "NATS/1.0" {
+		return nil // nothing left worth a header block
+	}
+	return append(out, "\r\n"...)
+}

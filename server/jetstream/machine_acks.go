@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -36,8 +37,8 @@ func parseAckSubject(subject string) (uint64, bool) {
 // confirmations of double acks and the pulls of +NXT.
 func (m *machine) applyAcks(acks []ackMsg, now time.Time) {
 	type termed struct {
-		seq, deliveries uint64
-		reason          string
+		seq, deliveries, consumerSeq uint64
+		reason                       string
 	}
 	var terminated []termed
 	// A double ack is confirmed only once it is synced. A plain ack lost
@@ -74,12 +75,12 @@ func (m *machine) applyAcks(acks []ackMsg, now time.Time) {
 					m.redeliver.add(a.seq, s.Pending[a.seq].Deadline)
 				}
 			case "+TERM":
-				var deliveries uint64
+				var deliveries, cseq uint64
 				if p := s.Pending[a.seq]; p != nil {
-					deliveries = p.Deliveries
+					deliveries, cseq = p.Deliveries, p.Consumer
 				}
 				if s.Term(a.seq) {
-					terminated = append(terminated, termed{a.seq, deliveries, strings.TrimSpace(arg)})
+					terminated = append(terminated, termed{a.seq, deliveries, cseq, strings.TrimSpace(arg)})
 				}
 			}
 		}
@@ -90,6 +91,11 @@ func (m *machine) applyAcks(acks []ackMsg, now time.Time) {
 		return // not durable: no confirmations
 	}
 	for _, t := range terminated {
+		m.advise("$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED", terminatedAdvisory{
+			Type: "io.nats.jetstream.advisory.v1.terminated", ID: nuid.Next(), Timestamp: now.UTC(),
+			Stream: m.stream, Consumer: m.name, ConsumerSeq: t.consumerSeq, StreamSeq: t.seq,
+			Deliveries: t.deliveries, Reason: t.reason,
+		})
 		m.sendDeadLetter(t.seq, t.deliveries, "terminated", t.reason)
 	}
 	for _, a := range acks {
@@ -132,21 +138,46 @@ func (m *machine) deadLetter(seq, deliveries uint64, reason, detail string, now 
 		m.act.err = err
 		return
 	}
-	advisory, _ := json.Marshal(struct {
-		Type       string    `json:"type"`
-		ID         string    `json:"id"`
-		Timestamp  time.Time `json:"timestamp"`
-		Stream     string    `json:"stream"`
-		Consumer   string    `json:"consumer"`
-		StreamSeq  uint64    `json:"stream_seq"`
-		Deliveries uint64    `json:"deliveries"`
-	}{"io.nats.jetstream.advisory.v1.max_deliver", nuid.Next(), now.UTC(), m.stream, m.name, seq, deliveries})
-	m.act.out = append(m.act.out, outMsg{to: "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + m.stream + "." + m.name, data: advisory})
+	m.advise("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES", maxDeliverAdvisory{
+		Type: "io.nats.jetstream.advisory.v1.max_deliver", ID: nuid.Next(), Timestamp: now.UTC(),
+		Stream: m.stream, Consumer: m.name, StreamSeq: seq, Deliveries: deliveries,
+	})
 	m.sendDeadLetter(seq, deliveries, reason, detail)
+}
+
+// The reference's advisories for messages a consumer gives up on, with
+// its field names.
+type maxDeliverAdvisory struct {
+	Type       string    `json:"type"`
+	ID         string    `json:"id"`
+	Timestamp  time.Time `json:"timestamp"`
+	Stream     string    `json:"stream"`
+	Consumer   string    `json:"consumer"`
+	StreamSeq  uint64    `json:"stream_seq"`
+	Deliveries uint64    `json:"deliveries"`
+}
+
+type terminatedAdvisory struct {
+	Type        string    `json:"type"`
+	ID          string    `json:"id"`
+	Timestamp   time.Time `json:"timestamp"`
+	Stream      string    `json:"stream"`
+	Consumer    string    `json:"consumer"`
+	ConsumerSeq uint64    `json:"consumer_seq"`
+	StreamSeq   uint64    `json:"stream_seq"`
+	Deliveries  uint64    `json:"deliveries"`
+	Reason      string    `json:"reason,omitempty"`
+}
+
+// advise publishes an advisory on prefix.<stream>.<consumer>.
+func (m *machine) advise(prefix string, v any) {
+	b, _ := json.Marshal(v) // plain fields cannot fail
+	m.act.out = append(m.act.out, outMsg{to: prefix + "." + m.stream + "." + m.name, data: b})
 }
 
 // Headers bus adds to a dead-lettered copy (docs/api.md).
 const (
+	hdrDLQMsgID      = "Bus-Dlq-Msg-Id" // the original Nats-Msg-Id
 	hdrDLQStream     = "Bus-Dlq-Stream"
 	hdrDLQSubject    = "Bus-Dlq-Subject"
 	hdrDLQSequence   = "Bus-Dlq-Sequence"
@@ -171,7 +202,20 @@ func (m *machine) sendDeadLetter(seq, deliveries uint64, reason, detail string) 
 	if detail != "" {
 		reason += ": " + detail
 	}
-	hdr := msg.Header
+	// The copy is a message of its own: the original's preconditions
+	// (Nats-Expected-*) would make the dead-letter stream refuse it, and
+	// its msg id would make a second dead letter of the same message
+	// (another consumer, a redrive) a duplicate. It gets an id naming
+	// where and why it died, and keeps the original one aside.
+	origID, _ := headerValue(msg.Header, "Nats-Msg-Id")
+	hdr := withoutHeaders(msg.Header, func(k []byte) bool {
+		return bytes.EqualFold(k, []byte("Nats-Msg-Id")) || len(k) >= 14 && bytes.EqualFold(k[:14], []byte("Nats-Expected-"))
+	})
+	id := "dlq." + m.stream + "." + strconv.FormatUint(seq, 10) + "." + m.name + "." + strconv.FormatUint(deliveries, 10)
+	hdr = withHeader(hdr, "Nats-Msg-Id", id)
+	if origID != "" {
+		hdr = withHeader(hdr, hdrDLQMsgID, origID)
+	}
 	for _, kv := range [][2]string{
 		{hdrDLQStream, m.stream},
 		{hdrDLQSubject, msg.Subject},

@@ -31,6 +31,7 @@ var update = flag.Bool("update", false, "rewrite the golden transcripts in testd
 //	consumer <json config>      a new machine on the stream (again: a reset)
 //	publish <subject> [data]     store a message, then Stored
 //	publish-many <subject> <n> <size>  store n messages of size bytes
+//	publish-with <subject> <Key:Value,...> <data>  a message with headers
 //	pull <inbox> [body]          a MSG.NEXT request
 //	ack <seq> <body> [reply]     an ack on the delivery of stream seq
 //	tick <duration>              advance the clock, then Tick
@@ -169,6 +170,20 @@ func (h *harness) run(t *testing.T, line string) string {
 		subject, data, _ := strings.Cut(rest, " ")
 		seq := uint64(len(h.src.msgs) + 1)
 		h.src.msgs = append(h.src.msgs, jetlog.Msg{Seq: seq, Subject: subject, Data: []byte(data), Time: h.now})
+		return h.render(h.m.Stored(h.now))
+	case "publish-with":
+		f := strings.SplitN(rest, " ", 3)
+		if len(f) != 3 {
+			t.Fatalf("%s: want publish-with <subject> <Key:Value,...> <data>", line)
+		}
+		hdr := []byte("NATS/1.0\r\n")
+		for _, kv := range strings.Split(f[1], ",") {
+			k, v, _ := strings.Cut(kv, ":")
+			hdr = append(hdr, k+": "+v+"\r\n"...)
+		}
+		hdr = append(hdr, "\r\n"...)
+		seq := uint64(len(h.src.msgs) + 1)
+		h.src.msgs = append(h.src.msgs, jetlog.Msg{Seq: seq, Subject: f[0], Header: hdr, Data: []byte(f[2]), Time: h.now})
 		return h.render(h.m.Stored(h.now))
 	case "publish-many":
 		var subject string
