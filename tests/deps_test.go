@@ -14,13 +14,17 @@ func TestPackageDependencies(t *testing.T) {
 	t.Parallel()
 	const mod = "github.com/bus-dev/bus/"
 	allowed := map[string][]string{
-		"subjects":         nil,
-		"jetlog/vfs":       nil,
-		"jetlog":           {"subjects", "jetlog/vfs"},
-		"server/jetstream": {"jetlog", "jetlog/vfs", "subjects"},
-		"server":           {"server/jetstream", "jetlog", "jetlog/vfs", "subjects"},
-		"conf":             nil,
-		"client":           nil,
+		"subjects":           nil,
+		"jetlog/vfs":         nil,
+		"jetlog":             {"subjects", "jetlog/vfs"},
+		"server/jetstream":   {"jetlog", "jetlog/vfs", "subjects"},
+		"server":             {"server/jetstream", "jetlog", "jetlog/vfs", "subjects"},
+		"conf":               nil,
+		"client":             nil,
+		"client/prom":        {"client"},
+		"examples/checkout":  {"client"},
+		"examples/flashsale": {"client"},
+		"examples/rpc":       {"client"},
 	}
 	mustUse := map[string][]string{
 		"server":           {"server/jetstream"},
@@ -46,6 +50,32 @@ func TestPackageDependencies(t *testing.T) {
 			}
 			if !slices.Contains(ok, ours) {
 				t.Errorf("%s depends on %s; allowed: %v", pkg, ours, ok)
+			}
+		}
+	}
+}
+
+// TestClientImports pins what the client packages import from outside
+// the standard library (STYLE §1): they must stay light for users.
+func TestClientImports(t *testing.T) {
+	t.Parallel()
+	const mod = "github.com/bus-dev/bus/"
+	external := map[string][]string{
+		"client":      {"github.com/nats-io/nats.go", "github.com/nats-io/nats.go/jetstream", "github.com/vmihailenco/msgpack/v5"},
+		"client/prom": {"github.com/prometheus/client_golang/prometheus", mod + "client"},
+	}
+	for pkg, ok := range external {
+		out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, mod+pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s: %v\n%s", pkg, err, out)
+		}
+		for _, imp := range strings.Fields(string(out)) {
+			first, _, _ := strings.Cut(imp, "/")
+			if !strings.Contains(first, ".") {
+				continue // standard library
+			}
+			if !slices.Contains(ok, imp) {
+				t.Errorf("%s imports %s; allowed: %v", pkg, imp, ok)
 			}
 		}
 	}
