@@ -30,6 +30,71 @@ func (l *Log) Append(subject string, hdr, data []byte) (PubAck, error) {
 	return ack, err
 }
 
+// AppendExpect is Append with preconditions: m (of which only Subject,
+// Header and Data are used) is stored only if expect holds when its seq
+// is assigned. Besides Append's errors it returns a *WrongLastSeqError
+// or a *WrongLastMsgIDError (see Expect). The slices are not retained.
+func (l *Log) AppendExpect(m Msg, expect Expect) (PubAck, error) {
+	r := l.getReq()
+	r.op = opAppend
+	r.one[0] = Msg{Subject: m.Subject, Header: m.Header, Data: m.Data}
+	r.msgs = r.one[:]
+	r.expect = expect
+	if err := l.send(r); err != nil {
+		l.putReq(r)
+		return PubAck{}, err
+	}
+	var ack PubAck
+	if len(r.acks) > 0 {
+		ack = r.acks[0]
+	}
+	err := r.err
+	l.putReq(r)
+	return ack, err
+}
+
+// AppendAsync hands m to the appender and returns without waiting; done
+// is called once with the result, exactly as AppendExpect would return it.
+//
+//   - Only Subject, Header and Data of m are used. jetlog reads the
+//     Header and Data slices until done is called and keeps nothing of
+//     them after: the caller must not modify them before then, and may
+//     reuse them from inside done on.
+//   - done runs on the appender goroutine, after the commit holding m is
+//     durable as the stream's durability mode promises (fdatasynced in
+//     DurabilityAlways), or after m was refused. It must not block: every
+//     later commit of the stream waits for it. It must not call this
+//     Log's methods that go through the appender (Append*, Delete, Purge,
+//     Sync, Expire, UpdateConfig, LastMsgID, Close): that deadlocks. Reads
+//     are fine.
+//   - Order: appends are committed, and their done called, in the order
+//     their AppendAsync calls returned; so one goroutine's appends are
+//     stored in the order it made them.
+//   - Refusals (ErrBadSubject, ErrMsgTooLarge, ErrMaxMsgs, ErrMaxBytes,
+//     ErrMaxMsgsPerSubject, a failed precondition) concern m alone; the
+//     other messages of the same commit are stored.
+//   - Backpressure: while Options.AppendQueue requests already wait for
+//     the appender, AppendAsync blocks until there is room (at most
+//     about one commit, one write and fsync). A full stream thus slows
+//     its publishers down instead of queueing without bound.
+//   - After Close has begun, done is called at once, on the caller's
+//     goroutine, with ErrClosed.
+//
+// It allocates nothing per call (the request comes from a pool); a done
+// made once and reused costs nothing either (see BenchmarkAppendAsync).
+func (l *Log) AppendAsync(m Msg, expect Expect, done func(PubAck, error)) {
+	r := l.getReq()
+	r.op = opAppend
+	r.one[0] = Msg{Subject: m.Subject, Header: m.Header, Data: m.Data}
+	r.msgs = r.one[:]
+	r.expect = expect
+	r.cb = done
+	if err := l.enqueue(r); err != nil {
+		l.putReq(r)
+		done(PubAck{}, err)
+	}
+}
+
 // AppendBatch stores msgs in order, in one commit, and returns their acks
 // (only Subject, Header and Data of each Msg are used). It stops at the
 // first message that fails: the acks of the stored prefix are returned

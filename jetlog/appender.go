@@ -19,22 +19,27 @@ const (
 	opClose
 	opSync
 	opEvict // drop idle sections (tests use it; the ticker does it in production)
+	opLastMsgID
 )
 
 // request is what producers hand to the appender. The appender replies by
-// filling the result fields and sending on done.
+// filling the result fields and sending on done, or, for an asynchronous
+// append, by calling cb and returning the request to the pool.
 type request struct {
-	op    opKind
-	msgs  []Msg
-	one   [1]Msg
-	acks  []PubAck
-	seq   uint64
-	purge PurgeOptions
-	cfg   StreamConfig
-	n     uint64
-	idle  int64 // opEvict: sections unused since before this (unix ns) go
-	err   error
-	done  chan struct{} // capacity 1
+	op     opKind
+	msgs   []Msg
+	one    [1]Msg
+	expect Expect // checked for every message of msgs
+	acks   []PubAck
+	seq    uint64
+	purge  PurgeOptions
+	cfg    StreamConfig
+	n      uint64
+	idle   int64  // opEvict: sections unused since before this (unix ns) go
+	id     string // opLastMsgID
+	err    error
+	done   chan struct{} // capacity 1
+	cb     func(PubAck, error)
 }
 
 // maxBatch bounds how many requests one commit gathers.
@@ -54,6 +59,9 @@ type appender struct {
 	tombBuf  []byte
 	lastSync time.Time
 	dirty    bool // bytes written and not synced
+
+	lastID      []byte // msg id of the newest stored message (Expect.LastMsgID)
+	lastIDKnown bool   // lastID is set; false after Open and a purge (read on first need)
 }
 
 // stagedMsg is a message encoded into the commit buffer but not yet
@@ -98,13 +106,41 @@ func (l *Log) putReq(r *request) {
 
 // send hands r to the appender and waits for the reply.
 func (l *Log) send(r *request) error {
-	select {
-	case l.reqs <- r:
-	case <-l.done:
-		return ErrClosed
+	if err := l.enqueue(r); err != nil {
+		return err
 	}
 	<-r.done
 	return nil
+}
+
+// enqueue puts r on the appender's queue, blocking while it is full. No
+// request enters it once Close has begun, so the close request is the
+// last one the appender takes.
+func (l *Log) enqueue(r *request) error {
+	l.sendMu.RLock()
+	defer l.sendMu.RUnlock()
+	if l.closing {
+		return ErrClosed
+	}
+	l.reqs <- r
+	return nil
+}
+
+// reply hands the result of r to its caller: a synchronous caller is
+// woken; an asynchronous one's callback runs here, on the appender, after
+// r went back to the pool.
+func (l *Log) reply(r *request) {
+	if r.cb == nil {
+		r.done <- struct{}{}
+		return
+	}
+	var ack PubAck
+	if len(r.acks) > 0 {
+		ack = r.acks[0]
+	}
+	cb, err := r.cb, r.err
+	l.putReq(r)
+	cb(ack, err)
 }
 
 // run is the appender goroutine.
@@ -214,11 +250,13 @@ func (l *Log) process(batch []*request) bool {
 			for j < len(batch) && (batch[j].op == opAppend || batch[j].op == opDelete) {
 				j++
 			}
-			l.commit(batch[i:j])
-			for _, r := range batch[i:j] {
-				r.done <- struct{}{}
+			for i < j {
+				n := l.commit(batch[i:j])
+				for _, r := range batch[i : i+n] {
+					l.reply(r)
+				}
+				i += n
 			}
-			i = j
 			continue
 		}
 		closing := r.op == opClose
@@ -226,7 +264,7 @@ func (l *Log) process(batch []*request) bool {
 		if closing {
 			for _, rest := range batch[i+1:] {
 				rest.err = ErrClosed
-				rest.done <- struct{}{}
+				l.reply(rest)
 			}
 			r.done <- struct{}{}
 			return true
@@ -247,17 +285,19 @@ func failAll(run []*request, err error) {
 }
 
 // commit encodes a run of appends and deletes into one buffer, writes it
-// with one call, syncs once (per durability mode), then publishes.
+// with one call, syncs once (per durability mode), then publishes. It
+// returns how many requests of run it handled: all of them, unless one
+// must wait for the next commit (needsOwnCommit).
 // see BenchmarkAppend
-func (l *Log) commit(run []*request) {
+func (l *Log) commit(run []*request) int {
 	ap := &l.ap
 	if l.fatal != nil {
 		failAll(run, l.fatal)
-		return
+		return len(run)
 	}
 	if err := l.maybeRoll(); err != nil {
 		failAll(run, err)
-		return
+		return len(run)
 	}
 	seg := l.active()
 	l.cat.load(seg) // new slots go after the ones a clean restart left unloaded
@@ -267,12 +307,20 @@ func (l *Log) commit(run []*request) {
 	ap.buf = ap.buf[:0]
 	ap.staged = ap.staged[:0]
 	ap.deletes = ap.deletes[:0]
+	// The staged messages alias the requests' headers, which the replies
+	// hand back: nothing may look at them after this commit.
+	defer func() { ap.staged, ap.deletes = ap.staged[:0], ap.deletes[:0] }()
 	clear(ap.ids)
 	clear(ap.perSubj)
 	mark := ap.idx.mark()
 	next := l.cat.last + 1
 	var stagedBytes uint64
-	for _, r := range run {
+	handled := len(run)
+	for k, r := range run {
+		if k > 0 && l.needsOwnCommit(r) {
+			handled = k
+			break
+		}
 		if r.op == opDelete {
 			if _, ok := l.cat.meta(r.seq); !ok || containsSeq(ap.deletes, r.seq) {
 				r.err = fmt.Errorf("jetlog: delete seq %d: %w", r.seq, ErrNotFound)
@@ -283,7 +331,7 @@ func (l *Log) commit(run []*request) {
 		}
 		for i := range r.msgs {
 			m := &r.msgs[i]
-			ack, size, id, err := l.admit(m, next, stagedBytes, now)
+			ack, size, id, err := l.admit(m, &r.expect, next, stagedBytes, now)
 			if err != nil {
 				r.err = err
 				break
@@ -314,19 +362,22 @@ func (l *Log) commit(run []*request) {
 		}
 	}
 	if len(ap.staged) == 0 && len(ap.deletes) == 0 {
-		return
+		return handled
 	}
 	tombLast := next - 1
 	l.encodeTomb(seg, tombLast, ts, ap.deletes)
 	if err := l.write(seg, ap.buf); err != nil {
 		ap.idx.truncate(mark)
-		for _, r := range run {
+		for _, r := range run[:handled] {
 			r.acks = r.acks[:0]
 		}
-		failAll(run, err)
-		return
+		failAll(run[:handled], err)
+		return handled
 	}
 	ap.tomb.clear()
+	if n := len(ap.staged); n > 0 { // before the replies release the headers
+		ap.lastID, ap.lastIDKnown = append(ap.lastID[:0], ap.staged[n-1].id...), true
+	}
 	l.commits.Add(1)
 	l.appends.Add(uint64(len(ap.staged)))
 
@@ -359,6 +410,7 @@ func (l *Log) commit(run []*request) {
 		ap.buf = nil // a burst of large messages should not pin memory
 	}
 	l.removeSegments(dead)
+	return handled
 }
 
 // preloadForLimits loads, before commit takes Log.mu, the sections that
@@ -408,9 +460,10 @@ func containsSeq(seqs []uint64, seq uint64) bool {
 }
 
 // admit checks one message against the subject rules, the size limit,
-// dedup and the discard-new limits. It returns the ack of a duplicate, or
-// the record size and msg id of a message to write.
-func (l *Log) admit(m *Msg, next, stagedBytes uint64, now int64) (PubAck, int, []byte, error) {
+// its preconditions, dedup and the discard-new limits, in that order (see
+// Expect). It returns the ack of a duplicate, or the record size and msg
+// id of a message to write.
+func (l *Log) admit(m *Msg, ex *Expect, next, stagedBytes uint64, now int64) (PubAck, int, []byte, error) {
 	cfg := &l.cfg
 	if !storable(m.Subject) {
 		return PubAck{}, 0, nil, fmt.Errorf("jetlog: append %q: %w", m.Subject, ErrBadSubject)
@@ -418,6 +471,9 @@ func (l *Log) admit(m *Msg, next, stagedBytes uint64, now int64) (PubAck, int, [
 	size := recordSize(m.Subject, m.Header, m.Data)
 	if size-frameSize > maxBody || (cfg.MaxMsgSize > 0 && len(m.Header)+len(m.Data) > int(cfg.MaxMsgSize)) {
 		return PubAck{}, 0, nil, fmt.Errorf("jetlog: append %q (%d bytes): %w", m.Subject, len(m.Header)+len(m.Data), ErrMsgTooLarge)
+	}
+	if err := l.checkSeqs(m, ex, next); err != nil {
+		return PubAck{}, 0, nil, err
 	}
 	id := msgID(m.Header)
 	if id != nil {
@@ -427,6 +483,9 @@ func (l *Log) admit(m *Msg, next, stagedBytes uint64, now int64) (PubAck, int, [
 		if seq, ok := l.ap.dd.lookup(id, now); ok {
 			return PubAck{Seq: seq, Duplicate: true}, 0, nil, nil
 		}
+	}
+	if err := l.checkMsgID(ex); err != nil {
+		return PubAck{}, 0, nil, err
 	}
 	if cfg.Discard == DiscardNew {
 		staged := next - l.cat.last - 1

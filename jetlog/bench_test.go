@@ -290,3 +290,67 @@ func BenchmarkNextFiltered(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkAppendAsync measures asynchronous appends from publishers that
+// pipeline, as the server's connection readers do: each hands messages to
+// the appender without waiting and counts the callbacks. Compare with
+// BenchmarkAppend (one blocked goroutine per message in flight).
+func BenchmarkAppendAsync(b *testing.B) {
+	for _, mode := range []Durability{DurabilityAlways, DurabilityNone} {
+		for _, publishers := range []int{1, 16} {
+			for _, size := range []int{128, 4096} {
+				name := fmt.Sprintf("mode=%s/publishers=%d/size=%d", mode, publishers, size)
+				b.Run(name, func(b *testing.B) { benchAppendAsync(b, mode, publishers, size) })
+			}
+		}
+	}
+}
+
+func benchAppendAsync(b *testing.B, mode Durability, publishers, size int) {
+	l, err := Open(b.TempDir(), StreamConfig{Name: "B", Durability: mode}, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := l.Close(); err != nil {
+			b.Error(err)
+		}
+	}()
+	payload := make([]byte, size)
+	var acked sync.WaitGroup
+	done := func(_ PubAck, err error) {
+		if err != nil {
+			b.Error(err)
+		}
+		acked.Done()
+	}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	before := l.Stats()
+	b.ResetTimer()
+	start := time.Now()
+	acked.Add(b.N)
+	var wg sync.WaitGroup
+	per, extra := b.N/publishers, b.N%publishers
+	for p := range publishers {
+		n := per
+		if p < extra {
+			n++
+		}
+		wg.Go(func() {
+			m := Msg{Subject: "bench.subject", Data: payload}
+			for range n {
+				l.AppendAsync(m, Expect{}, done)
+			}
+		})
+	}
+	wg.Wait()
+	acked.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	after := l.Stats()
+	if n := after.Appends - before.Appends; n > 0 {
+		b.ReportMetric(float64(after.Fsyncs-before.Fsyncs)/float64(n), "fsyncs/msg")
+		b.ReportMetric(float64(n)/elapsed.Seconds(), "appends/s")
+	}
+}

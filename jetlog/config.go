@@ -190,7 +190,15 @@ type Options struct {
 	// state is snapshotted and a new journal started; zero means
 	// DefaultCompactBytes.
 	CompactBytes int64
+	// AppendQueue is how many requests (appends, deletes, ...) may wait
+	// for the appender before a caller blocks (see AppendAsync); zero
+	// means DefaultAppendQueue. Each slot costs a pointer per stream.
+	AppendQueue int
 }
+
+// DefaultAppendQueue is the default Options.AppendQueue: enough for one
+// pipelining publisher to fill a commit while the previous one syncs.
+const DefaultAppendQueue = 256
 
 // DefaultEvictAfter is the default Options.EvictAfter.
 const DefaultEvictAfter = time.Minute
@@ -222,6 +230,9 @@ func (o Options) withDefaults(cfg StreamConfig) Options {
 	}
 	if o.CompactBytes <= 0 {
 		o.CompactBytes = DefaultCompactBytes
+	}
+	if o.AppendQueue <= 0 {
+		o.AppendQueue = DefaultAppendQueue
 	}
 	if o.EvictAfter == 0 {
 		o.EvictAfter = DefaultEvictAfter

@@ -20,6 +20,11 @@ func (l *Log) control(r *request) {
 		r.err = l.flushTomb(true)
 	case opEvict:
 		r.n = l.evictIdle(r.idle)
+	case opLastMsgID:
+		var id []byte
+		if id, r.err = l.lastMsgID(); r.err == nil {
+			r.id = string(id)
+		}
 	case opClose:
 		l.closeErr = l.doClose()
 	}

@@ -181,6 +181,7 @@ func (l *Log) doPurge(p PurgeOptions) (uint64, error) {
 		t.seqs = t.seqs[:len(t.seqs)-len(list)]
 		return 0, err
 	}
+	l.ap.lastIDKnown = false // the reference reloads it from the newest message left
 	l.mu.Lock()
 	c.removeBelow(floor)
 	for _, seq := range list {

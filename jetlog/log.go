@@ -70,10 +70,13 @@ type Log struct {
 	opts   Options
 	memory bool
 
-	reqs chan *request // to the appender; unbuffered
+	reqs chan *request // to the appender; Options.AppendQueue deep
 	done chan struct{} // closed when the appender has exited
 	once sync.Once     // guards sending the close request
 	pool sync.Pool     // of *request
+
+	sendMu  sync.RWMutex // held shared while sending on reqs, exclusively to set closing
+	closing bool         // Close has begun: nothing more enters reqs
 
 	mu        sync.RWMutex // guards the fields below
 	cfg       StreamConfig
@@ -163,6 +166,9 @@ func (l *Log) Close() error {
 	first := false
 	l.once.Do(func() {
 		first = true
+		l.sendMu.Lock() // waits for senders blocked on a full queue
+		l.closing = true
+		l.sendMu.Unlock()
 		r := &request{op: opClose, done: make(chan struct{}, 1)}
 		l.reqs <- r
 		<-r.done

@@ -32,7 +32,7 @@ func Open(dir string, cfg StreamConfig, opts Options) (*Log, error) {
 		memory: cfg.Storage == StorageMemory,
 		cfg:    cfg,
 		cat:    newCatalog(),
-		reqs:   make(chan *request),
+		reqs:   make(chan *request, opts.AppendQueue),
 		done:   make(chan struct{}),
 	}
 	if l.memory {
