@@ -197,7 +197,7 @@ func (c *consumer) captureAck(subject, reply []byte, hdr int, msg []byte) bool {
 		body = msg[hdr:]
 	}
 	select {
-	case c.acks <- ackMsg{seq: seq, body: string(body), reply: string(reply)}:
+	case c.acks <- parseAck(seq, body, string(reply)):
 	case <-c.stop:
 	}
 	return true

@@ -13,12 +13,48 @@ import (
 )
 
 // ackMsg is an ack copied off a client's reader goroutine: the stream
-// seq from its subject, its body ("+ACK", "-NAK {...}", "+TERM reason"…)
-// and the reply subject of a double ack.
+// seq from its subject, what its body says, and the reply subject of a
+// double ack.
 type ackMsg struct {
 	seq   uint64
-	body  string
+	kind  ackKind
+	arg   string // after the kind: a NAK delay, a TERM reason, a NXT request
 	reply string
+}
+
+// ackKind is what an ack body asks for.
+type ackKind uint8
+
+// The ack bodies clients send. An empty body is an ack; an unknown one
+// is ignored, as by the reference.
+const (
+	ackAck        ackKind = iota // "+ACK", "+OK" or empty
+	ackNext                      // "+NXT [request]": ack and pull to the reply subject
+	ackNak                       // "-NAK [delay]"
+	ackInProgress                // "+WPI"
+	ackTerm                      // "+TERM [reason]"
+	ackUnknown
+)
+
+// parseAck reads an ack body once, where it arrives.
+func parseAck(seq uint64, body []byte, reply string) ackMsg {
+	kind, arg, _ := strings.Cut(string(body), " ")
+	a := ackMsg{seq: seq, arg: strings.TrimSpace(arg), reply: reply}
+	switch kind {
+	case "", "+ACK", "+OK":
+		a.kind = ackAck
+	case "+NXT":
+		a.kind = ackNext
+	case "-NAK":
+		a.kind = ackNak
+	case "+WPI":
+		a.kind = ackInProgress
+	case "+TERM":
+		a.kind = ackTerm
+	default:
+		a.kind = ackUnknown
+	}
+	return a
 }
 
 // parseAckSubject reads the stream seq from
@@ -50,37 +86,36 @@ func (m *machine) applyAcks(acks []ackMsg, now time.Time) {
 	}
 	err := m.ledger.Update(func(s *jetlog.ConsumerState) {
 		for _, a := range acks {
-			kind, arg, _ := strings.Cut(a.body, " ")
-			switch kind {
-			case "", "+ACK", "+OK", "+NXT":
+			switch a.kind {
+			case ackAck, ackNext:
 				if m.cfg.AckPolicy == AckAll {
 					s.AckAll(a.seq)
 				} else {
 					s.Ack(a.seq)
 				}
 				m.act.acked = append(m.act.acked, a.seq)
-			case "-NAK":
+			case ackNak:
 				p := s.Pending[a.seq]
 				if p == nil {
 					continue
 				}
-				delay := parseNakDelay(arg)
+				delay := parseNakDelay(a.arg)
 				if delay == 0 && m.cfg.NakBackOff {
 					delay = m.jitter(m.redeliveryWait(p.Deliveries))
 				}
 				s.Nak(a.seq, delay)
 				m.redeliver.add(a.seq, p.Deadline)
-			case "+WPI":
+			case ackInProgress:
 				if s.InProgress(a.seq) {
 					m.redeliver.add(a.seq, s.Pending[a.seq].Deadline)
 				}
-			case "+TERM":
+			case ackTerm:
 				var deliveries, cseq uint64
 				if p := s.Pending[a.seq]; p != nil {
 					deliveries, cseq = p.Deliveries, p.Consumer
 				}
 				if s.Term(a.seq) {
-					terminated = append(terminated, termed{a.seq, deliveries, cseq, strings.TrimSpace(arg)})
+					terminated = append(terminated, termed{a.seq, deliveries, cseq, a.arg})
 				}
 			}
 		}
@@ -99,12 +134,11 @@ func (m *machine) applyAcks(acks []ackMsg, now time.Time) {
 		m.sendDeadLetter(t.seq, t.deliveries, "terminated", t.reason)
 	}
 	for _, a := range acks {
-		kind, arg, _ := strings.Cut(a.body, " ")
 		switch {
 		case a.reply == "":
-		case kind == "+NXT":
+		case a.kind == ackNext:
 			// Ack and pull the next message(s) to the ack's reply subject.
-			m.queuePull(a.reply, []byte(strings.TrimSpace(arg)), now)
+			m.queuePull(a.reply, []byte(a.arg), now)
 		default: // double ack: confirm with an empty message
 			m.act.out = append(m.act.out, outMsg{to: a.reply})
 		}

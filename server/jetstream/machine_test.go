@@ -205,10 +205,11 @@ func (h *harness) run(t *testing.T, line string) string {
 		if err != nil || len(f) < 2 {
 			t.Fatalf("%s: want ack <seq> <body> [reply]", line)
 		}
-		a := ackMsg{seq: seq, body: strings.ReplaceAll(f[1], "_", " ")}
+		reply := ""
 		if len(f) > 2 {
-			a.reply = f[2]
+			reply = f[2]
 		}
+		a := parseAck(seq, []byte(strings.ReplaceAll(f[1], "_", " ")), reply)
 		return h.render(h.m.Acks([]ackMsg{a}, h.now))
 	case "tick":
 		d, err := time.ParseDuration(rest)
