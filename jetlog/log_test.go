@@ -282,6 +282,88 @@ func TestNextMatchesBruteForce(t *testing.T) {
 	})
 }
 
+// NextMatching and NumPendingFiltered agree with a brute-force model for
+// sets of filters, overlapping ones and duplicates included, on the slot
+// walk (many subjects) and the per-subject paths (few).
+func TestMultiFilterReadsMatchBruteForce(t *testing.T) {
+	forEachStore(t, func(t *testing.T, k storeKind) {
+		for _, many := range []bool{false, true} {
+			l := openLog(t, t.TempDir(), StreamConfig{Name: "S", Storage: k.storage}, Options{SegmentSize: 4096})
+			subjects := []string{"a.x", "a.y", "b.x", "b.y.z", "c"}
+			if many {
+				for i := range 60 {
+					subjects = append(subjects, fmt.Sprintf("m.%d.x", i))
+				}
+			}
+			var all []string
+			for i := range 300 {
+				s := subjects[(i*7+i/3)%len(subjects)]
+				all = append(all, s)
+				mustAppend(t, l, s, "x")
+			}
+			for seq := uint64(1); seq <= 300; seq += 7 {
+				if err := l.Delete(seq); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sets := [][]string{
+				nil, {}, {"a.x"}, {"a.x", "b.x"}, {"a.*", "*.x"}, {"a.x", "a.x"}, {"a.x", "a.*"},
+				{"b.>", "c"}, {"zz", "a.y"}, {"zz"}, {"a.*", ">"}, {"m.*.x", "c"}, {"m.7.x", "m.8.x", "m.9.x", "a.y", "b.y.z"},
+			}
+			for _, filters := range sets {
+				for from := uint64(0); from <= 302; from += 3 {
+					var want, count uint64
+					for seq := max(from, 1); seq <= 300; seq++ {
+						if (seq-1)%7 == 0 {
+							continue
+						}
+						match := len(filters) == 0
+						for _, f := range filters {
+							match = match || modelMatch(f, all[seq-1])
+						}
+						if match {
+							if want == 0 {
+								want = seq
+							}
+							count++
+						}
+					}
+					if got := l.NumPendingFiltered(from, filters); got != count {
+						t.Fatalf("NumPendingFiltered(%d, %q) = %d, want %d", from, filters, got, count)
+					}
+					m, err := l.NextMatching(from, filters)
+					if want == 0 {
+						if !errors.Is(err, ErrNotFound) {
+							t.Fatalf("NextMatching(%d, %q) = %d, %v; want none", from, filters, m.Seq, err)
+						}
+						continue
+					}
+					if err != nil || m.Seq != want {
+						t.Fatalf("NextMatching(%d, %q) = %d, %v; want %d", from, filters, m.Seq, err, want)
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestNextMatchingAllocatesLikeNext(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under -race")
+	}
+	l := openLog(t, "", StreamConfig{Name: "S", Storage: StorageMemory}, Options{})
+	for i := range 100 {
+		mustAppend(t, l, fmt.Sprintf("s.%d", i%10), "x")
+	}
+	next := testing.AllocsPerRun(200, func() { _, _ = l.Next(50, "s.3") })
+	filters := []string{"s.3", "s.*.x", "t.>", "s.4"}
+	multi := testing.AllocsPerRun(200, func() { _, _ = l.NextMatching(50, filters) })
+	pending := testing.AllocsPerRun(200, func() { _ = l.NumPendingFiltered(50, filters) })
+	if multi > next || pending > 0 {
+		t.Fatalf("NextMatching allocates %v (Next %v), NumPendingFiltered %v", multi, next, pending)
+	}
+}
+
 func TestOpenLocksDirectory(t *testing.T) {
 	t.Parallel()
 	for _, fsys := range []FS{vfs.OSFS{}, vfs.NewMemFS()} {

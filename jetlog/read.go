@@ -79,6 +79,20 @@ func (l *Log) Next(from uint64, filter string) (Msg, error) {
 	return m, err
 }
 
+// NextMatching returns the first message with seq >= from whose subject
+// matches any of filters (each as in Next); no filters at all match
+// every message. Filters may overlap: a message matching several is
+// still found once. Errors as for Next. Up to four filters cost no
+// allocation beyond Next's.
+func (l *Log) NextMatching(from uint64, filters []string) (Msg, error) {
+	var buf [4]matcher
+	m, found, err := l.next(from, newFilterSet(filters, buf[:0]))
+	if !found {
+		return Msg{}, fmt.Errorf("jetlog: next from %d %q: %w", from, filters, ErrNotFound)
+	}
+	return m, err
+}
+
 // next is Next for a prepared filter set. It reports found false (and no
 // error) when nothing matches; the caller names its input in the error.
 func (l *Log) next(from uint64, fs filterSet) (Msg, bool, error) {
@@ -302,6 +316,16 @@ func (l *Log) Subjects() []string {
 func (l *Log) NumPending(from uint64, filter string) uint64 {
 	var buf [1]matcher
 	return l.numPending(from, oneFilter(filter, &buf))
+}
+
+// NumPendingFiltered counts the live messages with seq >= from whose
+// subject matches any of filters (no filters: all), without reading
+// them. A message matching several filters counts once, so overlapping
+// filters are fine. It works from the per-subject summaries: literal
+// filters cost a lookup each, wildcards one pass over the subjects.
+func (l *Log) NumPendingFiltered(from uint64, filters []string) uint64 {
+	var buf [4]matcher
+	return l.numPending(from, newFilterSet(filters, buf[:0]))
 }
 
 func (l *Log) numPending(from uint64, fs filterSet) uint64 {
