@@ -3,6 +3,7 @@ package jetlog
 import (
 	"fmt"
 	"log/slog"
+	"path"
 	"time"
 
 	"github.com/bus-dev/bus/jetlog/vfs"
@@ -245,4 +246,47 @@ func (o Options) withDefaults(cfg StreamConfig) Options {
 		o.ExpireEvery = min(max(horizon/10, 10*time.Millisecond), time.Second)
 	}
 	return o
+}
+
+// UpdateConfig changes the stream's limits and modes. The new config is
+// stored, the limits applied (discard old) and the removals journaled.
+func (l *Log) UpdateConfig(cfg StreamConfig) error {
+	r := l.getReq()
+	defer l.putReq(r)
+	r.op = opConfig
+	r.cfg = cfg
+	if err := l.send(r); err != nil {
+		return err
+	}
+	return r.err
+}
+
+func (l *Log) doUpdateConfig(cfg StreamConfig) error {
+	cfg = cfg.Normalized()
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if cfg.Storage != l.cfg.Storage {
+		return fmt.Errorf("jetlog: config storage %q: %w", cfg.Storage, ErrBadConfig)
+	}
+	var created time.Time
+	if !l.memory {
+		if _, c, err := LoadConfig(l.fs, l.dir); err == nil {
+			created = c
+		}
+		if err := writeChecked(l.fs, path.Join(l.dir, metaFile), streamMeta{Version: 1, Config: cfg, Created: created}); err != nil {
+			return fmt.Errorf("jetlog: store config: %w", err)
+		}
+	}
+	l.mu.Lock()
+	l.cfg = cfg
+	l.enforceLimits(nil)
+	if cfg.MaxAge > 0 {
+		l.expireLocked(l.opts.Now().Add(-cfg.MaxAge).UnixNano())
+	}
+	dead := l.detachDeadLocked()
+	l.mu.Unlock()
+	l.ap.dd.window = int64(cfg.DuplicateWindow)
+	l.removeSegments(dead)
+	return l.flushTomb(true)
 }

@@ -12,8 +12,14 @@ import (
 var (
 	// ErrClosed is returned by every method after Close.
 	ErrClosed = errors.New("jetlog: log closed")
-	// ErrNotFound is returned when a sequence or subject has no live message.
-	ErrNotFound = errors.New("jetlog: message not found")
+	// ErrNotFound is returned, wrapped with the operation and its input,
+	// wherever the thing asked for is absent: a seq or subject with no
+	// live message (Get, Next, NextMatching, LastBySubject, Delete), a
+	// stream without its config (LoadConfig), a consumer that is not
+	// stored (LoadConsumerConfig, DeleteConsumer). Methods that answer
+	// with a count or a seq (NumPending, LastSeqBySubject, ...) return 0
+	// instead, as their docs say.
+	ErrNotFound = errors.New("jetlog: not found")
 	// ErrMaxMsgs is returned by Append when the stream holds MaxMsgs messages
 	// and its discard policy is DiscardNew.
 	ErrMaxMsgs = errors.New("jetlog: maximum messages exceeded")

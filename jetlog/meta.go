@@ -32,16 +32,27 @@ type streamMeta struct {
 }
 
 // LoadConfig reads the config stored in a stream directory, so a server can
-// list its streams before opening them. A nil fsys means the OS's.
+// list its streams before opening them. A nil fsys means the OS's. A
+// missing stream.meta is ErrNotFound (it matches fs.ErrNotExist too); a
+// damaged one a *CorruptError.
 func LoadConfig(fsys FS, dir string) (StreamConfig, time.Time, error) {
 	if fsys == nil {
 		fsys = vfs.OSFS{}
 	}
 	var m streamMeta
 	if err := readChecked(fsys, path.Join(dir, metaFile), &m); err != nil {
-		return StreamConfig{}, time.Time{}, err
+		return StreamConfig{}, time.Time{}, fmt.Errorf("jetlog: load config %q: %w", dir, notFound(err))
 	}
 	return m.Config, m.Created, nil
+}
+
+// notFound adds ErrNotFound to an error that says a file does not exist,
+// keeping the original too.
+func notFound(err error) error {
+	if errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("%w: %w", ErrNotFound, err)
+	}
+	return err
 }
 
 // readChecked reads a crc32c-prefixed msgpack file into v. Damage is a

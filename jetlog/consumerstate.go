@@ -1,0 +1,244 @@
+package jetlog
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// SeqPair is a position in both the stream and a consumer's delivery
+// sequence.
+type SeqPair struct {
+	Consumer uint64 `msgpack:"c"`
+	Stream   uint64 `msgpack:"s"`
+}
+
+// Pending is a delivered, not yet acknowledged message.
+type Pending struct {
+	Stream     uint64 `msgpack:"s"` // stream seq
+	Consumer   uint64 `msgpack:"c"` // consumer seq of the latest delivery
+	Deliveries uint64 `msgpack:"n"` // 1 on first delivery
+	Deadline   int64  `msgpack:"d"` // unix ns after which it is redelivered
+}
+
+// ConsumerState is a durable consumer's delivery state: what was
+// delivered, the ack floor, and the pending set with delivery counts and
+// redelivery deadlines. It is a plain value driven by calls; time comes
+// from the injected clock. It is not safe for concurrent use (Consumer
+// wraps it with a lock and a journal). A state made by NewConsumerState
+// keeps nothing but the state itself; inside a Consumer every change is
+// also recorded so it can be journaled.
+type ConsumerState struct {
+	Delivered SeqPair             // last delivery
+	AckFloor  SeqPair             // everything at or below is acknowledged
+	Pending   map[uint64]*Pending // by stream seq
+
+	ackWait time.Duration
+	backoff []time.Duration
+	now     func() time.Time
+	record  bool         // keep ops for a journal (set by Consumer)
+	ops     []consumerOp // changes not yet journaled
+}
+
+// consumerOp is one journaled change. Replaying the ops of a state in
+// order rebuilds it.
+type consumerOp struct {
+	kind       byte
+	stream     uint64
+	consumer   uint64
+	deliveries uint64
+	deadline   int64
+}
+
+// Journal record kinds of a consumer. Part of the disk format (see
+// doc.go): never renumber.
+const (
+	kindDelivered byte = 16 // pending[stream] = {consumer, deliveries, deadline}
+	kindAcked     byte = 17 // stream acked (or terminated)
+	kindAckedAll  byte = 18 // every pending seq <= stream acked
+	kindDeadline  byte = 19 // pending[stream].deadline = deadline
+)
+
+// NewConsumerState returns an empty state. ackWait is the redelivery
+// delay; backoff, when set, overrides it per delivery count (the last
+// value repeats); now nil means time.Now.
+func NewConsumerState(ackWait time.Duration, backoff []time.Duration, now func() time.Time) ConsumerState {
+	if now == nil {
+		now = time.Now
+	}
+	return ConsumerState{Pending: map[uint64]*Pending{}, ackWait: ackWait, backoff: backoff, now: now}
+}
+
+func (s *ConsumerState) wait(deliveries uint64) time.Duration {
+	if len(s.backoff) > 0 {
+		i := min(int(deliveries)-1, len(s.backoff)-1)
+		return s.backoff[max(i, 0)]
+	}
+	return s.ackWait
+}
+
+// Deliver records a delivery of stream seq: a first delivery (seq above
+// every one delivered before) or a redelivery of a pending seq. It returns
+// the new pending entry (a copy).
+func (s *ConsumerState) Deliver(seq uint64) Pending {
+	p, ok := s.Pending[seq]
+	deliveries := uint64(1)
+	if ok {
+		deliveries = p.Deliveries + 1
+	}
+	op := consumerOp{
+		kind:       kindDelivered,
+		stream:     seq,
+		consumer:   s.Delivered.Consumer + 1,
+		deliveries: deliveries,
+		deadline:   s.now().Add(s.wait(deliveries)).UnixNano(),
+	}
+	s.apply(op)
+	return *s.Pending[seq]
+}
+
+// Ack acknowledges seq and reports whether it was pending.
+func (s *ConsumerState) Ack(seq uint64) bool {
+	if _, ok := s.Pending[seq]; !ok {
+		return false
+	}
+	s.apply(consumerOp{kind: kindAcked, stream: seq})
+	return true
+}
+
+// AckAll acknowledges every pending seq up to and including seq (ack
+// policy all) and returns how many were pending.
+func (s *ConsumerState) AckAll(seq uint64) int {
+	n := 0
+	for p := range s.Pending {
+		if p <= seq {
+			n++
+		}
+	}
+	if n > 0 || seq > s.AckFloor.Stream {
+		s.apply(consumerOp{kind: kindAckedAll, stream: seq})
+	}
+	return n
+}
+
+// Term stops redelivery of seq; it counts as handled.
+func (s *ConsumerState) Term(seq uint64) bool { return s.Ack(seq) }
+
+// Nak asks for redelivery of seq after delay (zero: at once).
+func (s *ConsumerState) Nak(seq uint64, delay time.Duration) bool {
+	if _, ok := s.Pending[seq]; !ok {
+		return false
+	}
+	s.apply(consumerOp{kind: kindDeadline, stream: seq, deadline: s.now().Add(delay).UnixNano()})
+	return true
+}
+
+// InProgress restarts the ack wait of seq.
+func (s *ConsumerState) InProgress(seq uint64) bool {
+	p, ok := s.Pending[seq]
+	if !ok {
+		return false
+	}
+	s.apply(consumerOp{kind: kindDeadline, stream: seq, deadline: s.now().Add(s.wait(p.Deliveries)).UnixNano()})
+	return true
+}
+
+// Due returns the pending seqs whose deadline has passed, in redelivery
+// order: earliest deadline first, then lowest seq. The slice is the
+// caller's.
+func (s *ConsumerState) Due() []uint64 {
+	now := s.now().UnixNano()
+	var due []*Pending
+	for _, p := range s.Pending {
+		if p.Deadline <= now {
+			due = append(due, p)
+		}
+	}
+	slices.SortFunc(due, func(a, b *Pending) int {
+		return cmp.Or(cmp.Compare(a.Deadline, b.Deadline), cmp.Compare(a.Stream, b.Stream))
+	})
+	out := make([]uint64, len(due))
+	for i, p := range due {
+		out[i] = p.Stream
+	}
+	return out
+}
+
+// NumRedelivered counts pending messages delivered more than once.
+func (s *ConsumerState) NumRedelivered() int {
+	n := 0
+	for _, p := range s.Pending {
+		if p.Deliveries > 1 {
+			n++
+		}
+	}
+	return n
+}
+
+// apply makes one change and, for a journaled state, records it.
+func (s *ConsumerState) apply(op consumerOp) {
+	s.replay(op)
+	if s.record {
+		s.ops = append(s.ops, op)
+	}
+}
+
+// replay makes one change without recording it.
+func (s *ConsumerState) replay(op consumerOp) {
+	switch op.kind {
+	case kindDelivered:
+		s.Pending[op.stream] = &Pending{Stream: op.stream, Consumer: op.consumer, Deliveries: op.deliveries, Deadline: op.deadline}
+		s.Delivered.Consumer = max(s.Delivered.Consumer, op.consumer)
+		s.Delivered.Stream = max(s.Delivered.Stream, op.stream)
+	case kindAcked:
+		delete(s.Pending, op.stream)
+	case kindAckedAll:
+		for seq := range s.Pending {
+			if seq <= op.stream {
+				delete(s.Pending, seq)
+			}
+		}
+		s.AckFloor.Stream = max(s.AckFloor.Stream, op.stream)
+	case kindDeadline:
+		if p, ok := s.Pending[op.stream]; ok {
+			p.Deadline = op.deadline
+		}
+		return // the pending set is unchanged
+	}
+	if op.kind == kindDelivered && len(s.Pending) > 1 {
+		return // a later delivery never lowers the lowest pending seq
+	}
+	s.updateFloor()
+}
+
+// updateFloor moves the ack floor up to just below the lowest pending seq.
+// see BenchmarkConsumerAck
+func (s *ConsumerState) updateFloor() {
+	if len(s.Pending) == 0 {
+		s.AckFloor = SeqPair{Consumer: s.Delivered.Consumer, Stream: max(s.Delivered.Stream, s.AckFloor.Stream)}
+		return
+	}
+	low := s.lowestPending()
+	// Never above Delivered: after a lost snapshot the stream is delivered
+	// again from the start, and nothing below it is known to be acked.
+	s.AckFloor.Stream = max(s.AckFloor.Stream, min(low.Stream-1, s.Delivered.Stream))
+	s.AckFloor.Consumer = max(s.AckFloor.Consumer, low.Consumer-1)
+}
+
+// lowestPending finds the pending entry with the lowest stream seq. Acks
+// mostly arrive in order, so it walks up from the ack floor, where the
+// answer usually is; past len(Pending) steps a scan of the set is cheaper.
+func (s *ConsumerState) lowestPending() *Pending {
+	for seq, steps := s.AckFloor.Stream+1, 0; seq <= s.Delivered.Stream && steps <= len(s.Pending); seq, steps = seq+1, steps+1 {
+		if p, ok := s.Pending[seq]; ok {
+			return p
+		}
+	}
+	var low *Pending
+	for _, p := range s.Pending {
+		if low == nil || p.Stream < low.Stream {
+			low = p
+		}
+	}
+	return low
+}
