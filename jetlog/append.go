@@ -88,7 +88,7 @@ func (l *Log) AppendAsync(m Msg, expect Expect, done func(PubAck, error)) {
 	r.one[0] = Msg{Subject: m.Subject, Header: m.Header, Data: m.Data}
 	r.msgs = r.one[:]
 	r.expect = expect
-	r.cb = done
+	r.async, r.cb = true, done
 	if err := l.enqueue(r); err != nil {
 		l.putReq(r)
 		done(PubAck{}, err)
@@ -129,6 +129,35 @@ func (l *Log) Delete(seq uint64) error {
 	err := r.err
 	l.putReq(r)
 	return err
+}
+
+// DeleteAsync is Delete without waiting, and without ever blocking: it
+// may be called from an AppendAsync callback (to drop a message nobody is
+// interested in, say). The delete is committed after the commit running
+// now, like Delete (journaled, and synced in DurabilityAlways), and done,
+// if not nil, is then called on the appender goroutine with Delete's
+// error; the rules for AppendAsync's done apply. Once Close has begun
+// (and after the appender took the deletes already waiting) done gets
+// ErrClosed at once, on the caller's goroutine.
+func (l *Log) DeleteAsync(seq uint64, done func(error)) {
+	r := l.getReq()
+	r.op, r.seq = opDelete, seq
+	r.async, r.delCB = true, done
+	l.deferMu.Lock()
+	if l.deferStop {
+		l.deferMu.Unlock()
+		l.putReq(r)
+		if done != nil {
+			done(ErrClosed)
+		}
+		return
+	}
+	l.deferred = append(l.deferred, r)
+	l.deferMu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default: // the appender is already told
+	}
 }
 
 // Sync writes pending removals and fdatasyncs the active segment, whatever

@@ -203,3 +203,61 @@ func TestAppendAsyncDoesNotAllocate(t *testing.T) {
 		t.Fatalf("stored %d, want every append", st.Msgs)
 	}
 }
+
+// A callback may delete what it just stored (interest retention with no
+// consumer) through DeleteAsync, which never blocks; every delete is
+// committed and reported once, also when Close comes right after.
+func TestDeleteAsyncFromCallback(t *testing.T) {
+	t.Parallel()
+	fsys := vfs.NewMemFS()
+	l, err := Open("/s", StreamConfig{Name: "S"}, Options{FS: fsys, AppendQueue: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 300
+	var deleted, appended atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(2 * n)
+	for i := range n {
+		l.AppendAsync(Msg{Subject: "i", Data: []byte{byte(i)}}, Expect{}, func(ack PubAck, err error) {
+			defer wg.Done()
+			if err != nil {
+				t.Error(err)
+				wg.Done()
+				return
+			}
+			appended.Add(1)
+			l.DeleteAsync(ack.Seq, func(err error) {
+				defer wg.Done()
+				if err != nil {
+					t.Errorf("delete %d: %v", ack.Seq, err)
+					return
+				}
+				deleted.Add(1)
+			})
+		})
+	}
+	if err := l.Close(); err != nil { // the deletes still waiting go first
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if appended.Load() != n || deleted.Load() != n {
+		t.Fatalf("%d appended, %d deleted of %d", appended.Load(), deleted.Load(), n)
+	}
+	l = openLog(t, "/s", StreamConfig{Name: "S"}, Options{FS: fsys.CrashClone(nil)})
+	if st := l.State(); st.Msgs != 0 || st.LastSeq != n {
+		t.Fatalf("after the deletes: %+v", st)
+	}
+	errs := make(chan error, 2)
+	l.DeleteAsync(1, func(err error) { errs <- err })
+	if err := <-errs; !errors.Is(err, ErrNotFound) {
+		t.Fatalf("delete of a deleted seq = %v", err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l.DeleteAsync(1, func(err error) { errs <- err })
+	if err := <-errs; !errors.Is(err, ErrClosed) {
+		t.Fatalf("delete after Close = %v", err)
+	}
+}

@@ -39,7 +39,9 @@ type request struct {
 	id     string // opLastMsgID
 	err    error
 	done   chan struct{} // capacity 1
+	async  bool          // reply by callback (cb or deleted), not on done
 	cb     func(PubAck, error)
+	delCB  func(error)
 }
 
 // maxBatch bounds how many requests one commit gathers.
@@ -130,7 +132,7 @@ func (l *Log) enqueue(r *request) error {
 // woken; an asynchronous one's callback runs here, on the appender, after
 // r went back to the pool.
 func (l *Log) reply(r *request) {
-	if r.cb == nil {
+	if !r.async {
 		r.done <- struct{}{}
 		return
 	}
@@ -138,9 +140,26 @@ func (l *Log) reply(r *request) {
 	if len(r.acks) > 0 {
 		ack = r.acks[0]
 	}
-	cb, err := r.cb, r.err
+	cb, delCB, err := r.cb, r.delCB, r.err
 	l.putReq(r)
-	cb(ack, err)
+	switch {
+	case cb != nil:
+		cb(ack, err)
+	case delCB != nil:
+		delCB(err)
+	}
+}
+
+// takeDeferred appends the waiting DeleteAsync requests to batch; with
+// last set, later ones are refused (the appender is closing).
+func (l *Log) takeDeferred(batch []*request, last bool) []*request {
+	l.deferMu.Lock()
+	defer l.deferMu.Unlock()
+	batch = append(batch, l.deferred...)
+	clear(l.deferred)
+	l.deferred = l.deferred[:0]
+	l.deferStop = l.deferStop || last
+	return batch
 }
 
 // run is the appender goroutine.
@@ -167,6 +186,16 @@ func (l *Log) run() {
 		case r := <-l.reqs:
 			batch = l.gather(append(batch[:0], r))
 			if l.process(batch) {
+				return
+			}
+			if l.ap.dirty && l.durability() == DurabilityInterval {
+				syncTimer.Reset(max(time.Until(l.ap.lastSync.Add(l.cfg.SyncInterval)), 0))
+			}
+		case <-l.wake:
+			if batch = l.takeDeferred(batch[:0], false); len(batch) == 0 {
+				continue
+			}
+			if l.process(l.gather(batch)) {
 				return
 			}
 			if l.ap.dirty && l.durability() == DurabilityInterval {
@@ -260,6 +289,12 @@ func (l *Log) process(batch []*request) bool {
 			continue
 		}
 		closing := r.op == opClose
+		if closing {
+			// Deletes deferred by callbacks of the commits before go first.
+			if deferred := l.takeDeferred(nil, true); len(deferred) > 0 {
+				l.process(deferred)
+			}
+		}
 		l.control(r)
 		if closing {
 			for _, rest := range batch[i+1:] {

@@ -78,6 +78,13 @@ type Log struct {
 	sendMu  sync.RWMutex // held shared while sending on reqs, exclusively to set closing
 	closing bool         // Close has begun: nothing more enters reqs
 
+	// DeleteAsync requests wait here rather than on reqs: they must never
+	// block, since AppendAsync callbacks, on the appender, make them.
+	deferMu   sync.Mutex // guards the two fields below
+	deferred  []*request
+	deferStop bool          // the appender took its last deferred requests (closing)
+	wake      chan struct{} // capacity 1: deferred requests are waiting
+
 	mu        sync.RWMutex // guards the fields below
 	cfg       StreamConfig
 	cat       catalog

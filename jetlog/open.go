@@ -33,6 +33,7 @@ func Open(dir string, cfg StreamConfig, opts Options) (*Log, error) {
 		cfg:    cfg,
 		cat:    newCatalog(),
 		reqs:   make(chan *request, opts.AppendQueue),
+		wake:   make(chan struct{}, 1),
 		done:   make(chan struct{}),
 	}
 	if l.memory {
