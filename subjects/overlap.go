@@ -105,3 +105,28 @@ func visitNode[T comparable](n *node[T], visit func(T) bool) bool {
 	}
 	return true
 }
+
+// Within reports whether every subject that pattern matches is also
+// matched by outer: "orders.*" is within "orders.>", "orders.>" is not
+// within "orders.*". Invalid patterns are within nothing.
+func Within(pattern, outer string) bool {
+	if !ValidSubject(pattern) || !ValidSubject(outer) {
+		return false
+	}
+	for {
+		pt, prest, pmore := strings.Cut(pattern, ".")
+		ot, orest, omore := strings.Cut(outer, ".")
+		switch {
+		case ot == ">":
+			return true // pattern has a token here, and ">" takes the rest
+		case pt == ">":
+			return false // pattern takes any number of tokens; outer does not
+		case ot != "*" && (pt == "*" || pt != ot):
+			return false
+		}
+		if !pmore || !omore {
+			return pmore == omore
+		}
+		pattern, outer = prest, orest
+	}
+}

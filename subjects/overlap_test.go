@@ -159,3 +159,41 @@ func BenchmarkTrieOverlapping(b *testing.B) {
 		tr.Overlapping("orders.xxx.123.new", func(int) bool { return true })
 	}
 }
+
+// withinModel: every model subject pattern matches, outer matches too.
+func withinModel(pattern, outer string) bool {
+	if !ValidSubject(pattern) || !ValidSubject(outer) {
+		return false
+	}
+	for _, s := range modelSubjects {
+		if Matches(pattern, s) && !Matches(outer, s) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestWithinMatchesModel(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 5000 {
+		a, b := randomPattern(rng), randomPattern(rng)
+		if got, want := Within(a, b), withinModel(a, b); got != want {
+			t.Fatalf("Within(%q, %q) = %v, model says %v", a, b, got, want)
+		}
+	}
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"$JS.EVENT.ADVISORY.>", "$JS.EVENT.>", true},
+		{"$JS.>", "$JS.EVENT.>", false},
+		{"a.*", "a.>", true},
+		{"a.>", "a.*", false},
+		{"a.b", "a.b", true},
+	} {
+		if got := Within(c.a, c.b); got != c.want {
+			t.Errorf("Within(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}

@@ -161,7 +161,7 @@ func (svc *Service) streamCreate(r apiRequest, name string) {
 	}
 	svc.mu.Unlock()
 	if err != nil {
-		svc.respondErr(r.reply, typeStreamCreate, errStreamGeneric(err))
+		svc.storageFailed(r.reply, typeStreamCreate, name, err)
 		return
 	}
 	info := st.info(typeStreamCreate)
@@ -213,14 +213,14 @@ func (svc *Service) streamUpdate(r apiRequest, name string) {
 		svc.disown(name, cfg.Subjects)
 		svc.own(name, old.Subjects)
 		svc.mu.Unlock()
-		svc.respondErr(r.reply, typeStreamUpdate, errStreamGeneric(err))
+		svc.storageFailed(r.reply, typeStreamUpdate, name, err)
 		return
 	}
 	st.mu.Lock()
 	st.cfg = cfg
 	st.mu.Unlock()
 	if err := st.subscribe(); err != nil {
-		svc.respondErr(r.reply, typeStreamUpdate, errStreamGeneric(err))
+		svc.storageFailed(r.reply, typeStreamUpdate, name, err)
 		return
 	}
 	svc.respond(r.reply, st.info(typeStreamUpdate))
@@ -280,7 +280,7 @@ func (svc *Service) streamDelete(r apiRequest, name string) {
 		return
 	}
 	if err := st.destroy(); err != nil {
-		svc.respondErr(r.reply, typeStreamDelete, errStreamGeneric(err))
+		svc.storageFailed(r.reply, typeStreamDelete, name, err)
 		return
 	}
 	svc.respond(r.reply, successResponse{Type: typeStreamDelete, Success: true})
@@ -307,7 +307,7 @@ func (svc *Service) streamPurge(r apiRequest, name string) {
 	}
 	n, err := st.log.Purge(jetlog.PurgeOptions{Subject: req.Filter, Seq: req.Seq, Keep: req.Keep})
 	if err != nil {
-		svc.respondErr(r.reply, typeStreamPurge, errStreamGeneric(err))
+		svc.storageFailed(r.reply, typeStreamPurge, name, err)
 		return
 	}
 	svc.respond(r.reply, struct {
@@ -442,7 +442,7 @@ func (svc *Service) msgDelete(r apiRequest, name string) {
 		if errors.Is(err, jetlog.ErrNotFound) {
 			svc.respondErr(r.reply, typeMsgDelete, newAPIError(400, 10057, "no message found"))
 		} else {
-			svc.respondErr(r.reply, typeMsgDelete, errStreamGeneric(err))
+			svc.storageFailed(r.reply, typeMsgDelete, name, err)
 		}
 		return
 	}
@@ -473,4 +473,11 @@ func (svc *Service) directGet(r apiRequest, name, lastFor string) {
 	hdr = withHeader(hdr, "Nats-Sequence", strconv.FormatUint(m.Seq, 10))
 	hdr = withHeader(hdr, "Nats-Time-Stamp", m.Time.UTC().Format(time.RFC3339Nano))
 	svc.sh.core.Publish(r.reply, "", hdr, m.Data)
+}
+
+// storageFailed logs a failed stream operation with everything (paths
+// included) and answers the client without the server's paths.
+func (svc *Service) storageFailed(reply, typ, stream string, err error) {
+	svc.sh.log.Error("stream operation failed", "op", typ, "stream", stream, "err", err)
+	svc.respondErr(reply, typ, errStreamGeneric(err))
 }

@@ -106,7 +106,32 @@ func (c *consumerConfig) normalize(scfg streamConfig) *apiError {
 	if !validName(c.Name) {
 		return errConsumerCreate("consumer name %q is invalid", c.Name)
 	}
+	if len(c.Description) > maxDescription {
+		return newAPIError(400, 10107, "consumer description is too long, maximum allowed is %d", maxDescription)
+	}
+	if metadataSize(c.Metadata) > maxMetadata {
+		return newAPIError(400, 10135, "consumer metadata exceeds maximum size of %d", maxMetadata)
+	}
+	// Negative values mean nothing; the reference reads them as unset.
+	c.MaxWaiting = max(c.MaxWaiting, 0)
+	c.MaxAckPending = max(c.MaxAckPending, -1)
+	c.Heartbeat = max(c.Heartbeat, 0)
+	c.InactiveThreshold = max(c.InactiveThreshold, 0)
+	for _, b := range c.BackOff {
+		if b < 0 {
+			return newAPIError(400, 10184, "consumer backoff needs to be positive")
+		}
+	}
+	if c.AckWait < 0 {
+		return newAPIError(400, 10183, "consumer ack wait needs to be positive")
+	}
+	if e := c.checkMode(); e != nil {
+		return e
+	}
 	if c.DeliverSubject != "" {
+		if subjects.ValidSubject(c.DeliverSubject) && !subjects.ValidLiteral(c.DeliverSubject) {
+			return newAPIError(400, 10079, "consumer deliver subject has wildcards")
+		}
 		if !subjects.ValidLiteral(c.DeliverSubject) {
 			return errConsumerCreate("consumer deliver subject is not a valid subject")
 		}
@@ -166,6 +191,59 @@ func (c *consumerConfig) normalize(scfg streamConfig) *apiError {
 	}
 	if scfg.Retention == jetlog.RetentionWorkQueue && c.AckPolicy != AckExplicit {
 		return errWorkQueueAckExplicit()
+	}
+	return c.checkDeadLetterSubject(scfg)
+}
+
+// checkMode applies the reference's rules that tell push consumers from
+// pull consumers.
+func (c *consumerConfig) checkMode() *apiError {
+	if c.DeliverSubject != "" {
+		switch {
+		case c.MaxWaiting != 0:
+			return newAPIError(400, 10080, "consumer in push mode can not set max waiting")
+		case c.MaxAckPending > 0 && c.AckPolicy == AckNone:
+			return newAPIError(400, 10082, "consumer requires ack policy for max ack pending")
+		case c.Heartbeat > 0 && c.Heartbeat < int64(100*time.Millisecond):
+			return newAPIError(400, 10083, "consumer idle heartbeat needs to be >= 100ms")
+		}
+		return nil
+	}
+	switch {
+	case c.Heartbeat > 0:
+		return newAPIError(400, 10088, "consumer idle heartbeat requires a push based consumer")
+	case c.FlowControl:
+		return newAPIError(400, 10089, "consumer flow control requires a push based consumer")
+	}
+	return nil
+}
+
+// checkDeadLetterSubject keeps the server's own republishing from being
+// a back door: a dead letter may not go to the server's API or system
+// subjects, into someone's inbox, or back to this same consumer (which
+// would dead-letter its own dead letters forever).
+func (c *consumerConfig) checkDeadLetterSubject(scfg streamConfig) *apiError {
+	d := c.DeadLetterSubject
+	if d == "" {
+		return nil
+	}
+	if !subjects.ValidLiteral(d) {
+		return errConsumerCreate("x_bus_dead_letter_subject %q is not a valid subject", d)
+	}
+	for _, reserved := range []string{"$JS.>", "$JSC.>", "$NRG.>", "$SYS.>", "$KV.>", "$O.>", "$BUS.>", "_INBOX.>"} {
+		if subjects.Matches(reserved, d) {
+			return errConsumerCreate("x_bus_dead_letter_subject %q is a server-internal subject", d)
+		}
+	}
+	for _, s := range scfg.Subjects {
+		if !subjects.Matches(s, d) {
+			continue
+		}
+		for _, f := range c.filterList() {
+			if subjects.Matches(f, d) {
+				return errConsumerCreate("x_bus_dead_letter_subject %q would be delivered to this consumer again", d)
+			}
+		}
 	}
 	return nil
 }

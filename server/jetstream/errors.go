@@ -1,6 +1,13 @@
 package jetstream
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"syscall"
+)
 
 // apiError is a JetStream API error as clients decode it: an HTTP-like
 // code, the NATS err_code they switch on, and the reference's wording.
@@ -38,7 +45,18 @@ func errStreamConfig(format string, args ...any) *apiError {
 func errReplicas() *apiError {
 	return newAPIError(500, 10074, "replicas > 1 not supported in non-clustered mode")
 }
-func errStreamGeneric(err error) *apiError { return newAPIError(500, 10049, "%v", err) }
+// errStreamGeneric reports a failed stream operation without the
+// server's paths (the caller logs the whole error).
+func errStreamGeneric(err error) *apiError {
+	if isNoSpace(err) {
+		return errInsufficientStorage()
+	}
+	return newAPIError(500, 10049, "%s", publicError(err))
+}
+
+func errInsufficientStorage() *apiError {
+	return newAPIError(500, 10047, "insufficient storage resources available")
+}
 func errConsumerCreate(format string, args ...any) *apiError {
 	return newAPIError(500, 10012, format, args...)
 }
@@ -87,4 +105,24 @@ func errMaxBytes() *apiError { return newAPIError(503, 10077, "maximum bytes exc
 func errMaxMsgsPerSubject() *apiError {
 	return newAPIError(503, 10077, "maximum messages per subject exceeded")
 }
-func errStoreFailed(err error) *apiError { return newAPIError(503, 10077, "%v", err) }
+func errStoreFailed(err error) *apiError { return newAPIError(503, 10077, "%s", publicError(err)) }
+
+// publicError is what a client may see of an internal error: the text of
+// the operating system's error for a file operation, never the file's
+// path, and no absolute path from any other error either.
+func publicError(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Op + ": " + pe.Err.Error()
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Op + ": " + le.Err.Error()
+	}
+	return absPath.ReplaceAllString(err.Error(), "<path>")
+}
+
+// absPath matches an absolute path in an error text.
+var absPath = regexp.MustCompile(`/[^\s:"']*/[^\s:"']*`)
+
+func isNoSpace(err error) bool { return errors.Is(err, syscall.ENOSPC) }

@@ -258,6 +258,8 @@ func storeError(err error) *apiError {
 		return errMaxMsgsPerSubject()
 	case errors.Is(err, jetlog.ErrMsgTooLarge):
 		return errMsgTooLarge()
+	case isNoSpace(err):
+		return errInsufficientStorage()
 	default:
 		return errStoreFailed(err)
 	}

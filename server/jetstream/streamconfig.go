@@ -101,10 +101,19 @@ func (c *streamConfig) normalize() *apiError {
 	if !validName(c.Name) {
 		return errStreamConfig("invalid stream name %q", c.Name)
 	}
+	if len(c.Description) > maxDescription {
+		return errStreamConfig("stream description is too long, maximum allowed is %d", maxDescription)
+	}
+	if metadataSize(c.Metadata) > maxMetadata {
+		return errStreamConfig("stream metadata exceeds maximum size of %d bytes", maxMetadata)
+	}
 	if len(c.Subjects) == 0 {
 		c.Subjects = []string{c.Name}
 	}
-	seen := map[string]bool{}
+	if len(c.Subjects) > maxStreamSubjects {
+		return errStreamConfig("stream has %d subjects, maximum allowed is %d", len(c.Subjects), maxStreamSubjects)
+	}
+	seen := make(map[string]bool, len(c.Subjects))
 	for _, s := range c.Subjects {
 		if !subjects.ValidSubject(s) {
 			return errStreamConfig("invalid subject %q", s)
@@ -113,12 +122,16 @@ func (c *streamConfig) normalize() *apiError {
 			return errStreamConfig("duplicate subjects detected")
 		}
 		seen[s] = true
-		if subjects.Overlap(s, "$JS.API.>") {
-			return errStreamConfig("subjects that overlap with jetstream api require no-ack to be true")
+		if e := checkReservedSubject(s, c.NoAck); e != nil {
+			return e
 		}
 	}
-	if selfOverlap(c.Subjects) {
-		return errStreamConfig("subjects overlap")
+	if a, b, ok := selfOverlap(c.Subjects); ok {
+		return errStreamConfig("subject %q overlaps with %q", a, b)
+	}
+	if c.SyncInterval < 0 || c.SyncInterval > 0 && (c.SyncInterval < int64(minSyncInterval) || c.SyncInterval > int64(maxSyncInterval)) {
+		// A tiny interval would sync an idle stream in a loop.
+		return errStreamConfig("x_bus_sync_interval must be between %v and %v", minSyncInterval, maxSyncInterval)
 	}
 	if c.Retention == "" {
 		c.Retention = jetlog.RetentionLimits
@@ -192,19 +205,63 @@ func validName(name string) bool {
 	return true
 }
 
-// selfOverlap reports whether two of a stream's own subjects overlap,
-// with a trie walk per subject rather than a comparison per pair.
-func selfOverlap(list []string) bool {
-	t := subjects.NewTrie[int]()
-	for i, s := range list {
-		hit := false
-		t.Overlapping(s, func(int) bool { hit = true; return false })
-		if hit {
-			return true
-		}
-		if err := t.Insert(s, "", i); err != nil {
-			return true // invalid subjects were refused before
+// Limits on a stream's config, as the reference's where it has them.
+const (
+	maxDescription    = 4 << 10   // bytes
+	maxMetadata       = 128 << 10 // bytes of keys and values
+	maxStreamSubjects = 100_000   // bus's own: a bound on one request's work
+	minSyncInterval   = time.Millisecond
+	maxSyncInterval   = 10 * time.Minute
+)
+
+func metadataSize(m map[string]string) int {
+	n := 0
+	for k, v := range m {
+		n += len(k) + len(v)
+	}
+	return n
+}
+
+// checkReservedSubject refuses a stream subject that would capture the
+// server's own traffic (the JetStream API, the system account), unless
+// the stream never acks (no_ack), as the reference does.
+func checkReservedSubject(s string, noAck bool) *apiError {
+	if noAck {
+		return nil
+	}
+	if s == ">" {
+		return errStreamConfig("capturing all subjects requires no-ack to be true")
+	}
+	for _, ns := range []string{"$JS.>", "$JSC.>", "$NRG.>"} {
+		if subjects.Overlap(s, ns) && !subjects.Within(s, "$JS.EVENT.>") {
+			return errStreamConfig("subjects that overlap with jetstream api require no-ack to be true")
 		}
 	}
-	return false
+	if subjects.Overlap(s, "$SYS.>") && !subjects.Within(s, "$SYS.ACCOUNT.>") {
+		return errStreamConfig("subjects that overlap with system api require no-ack to be true")
+	}
+	return nil
+}
+
+// selfOverlap finds two of a stream's own subjects that overlap, the
+// earlier first, with a trie walk per subject rather than a comparison
+// per pair.
+func selfOverlap(list []string) (string, string, bool) {
+	t := subjects.NewTrie[int]()
+	for j, s := range list {
+		first := -1
+		t.Overlapping(s, func(i int) bool {
+			if first < 0 || i < first {
+				first = i
+			}
+			return true
+		})
+		if first >= 0 {
+			return list[first], s, true
+		}
+		if err := t.Insert(s, "", j); err != nil {
+			return s, s, true // invalid subjects were refused before
+		}
+	}
+	return "", "", false
 }

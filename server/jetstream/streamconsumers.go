@@ -42,7 +42,11 @@ func (st *stream) createConsumer(cfg consumerConfig, action string) (*consumer, 
 	}
 	led, err := st.openLedger(cfg, scfg)
 	if err != nil {
-		return nil, errConsumerCreate("%v", err)
+		st.sh.log.Error("open consumer state", "stream", st.name, "consumer", cfg.Name, "err", err)
+		if isNoSpace(err) {
+			return nil, errInsufficientStorage()
+		}
+		return nil, errConsumerCreate("%s", publicError(err))
 	}
 	created := st.sh.now().UTC()
 	if existing != nil {
@@ -59,7 +63,7 @@ func (st *stream) createConsumer(cfg consumerConfig, action string) (*consumer, 
 	})
 	if err != nil {
 		_ = led.Close()
-		return nil, errConsumerCreate("%v", err)
+		return nil, errConsumerCreate("%s", publicError(err))
 	}
 	st.mu.Lock()
 	st.consumers[cfg.Name] = c
