@@ -45,6 +45,7 @@ func errStreamConfig(format string, args ...any) *apiError {
 func errReplicas() *apiError {
 	return newAPIError(500, 10074, "replicas > 1 not supported in non-clustered mode")
 }
+
 // errStreamGeneric reports a failed stream operation without the
 // server's paths (the caller logs the whole error).
 func errStreamGeneric(err error) *apiError {
