@@ -2,20 +2,74 @@
 // append-only, segmented log per stream with limits, dedup and crash
 // recovery, plus the durable state of each stream's consumers. It knows
 // nothing of sockets, the protocol or configuration files; everything it
-// does to disk goes through the FS seam.
+// does to disk goes through the FS seam of package vfs. It imports, of
+// ours, only subjects (filter matching) and vfs.
 //
 // # Streams
 //
 // Open returns a *Log for one stream directory. One appender goroutine per
 // Log (started by Open, stopped and waited for by Close) owns the active
-// segment. Append, AppendBatch and Delete hand requests to it on a
-// channel; it takes every request already waiting, encodes them into one
-// buffer, writes it with one call, fdatasyncs once (DurabilityAlways),
-// publishes the new messages to the in-memory catalog, then releases every
-// waiter. Purge, Expire and UpdateConfig run in the same goroutine, one at
-// a time. Readers (Get, Next, Messages, LastBySubject) take Log.mu for
-// reading only to find a record's location, then ReadAt the segment
-// without any lock, verifying the record's checksum.
+// segment. Append, AppendExpect, AppendBatch, AppendAsync and Delete hand
+// requests to it on a bounded queue (Options.AppendQueue; a caller blocks
+// while it is full); DeleteAsync parks its request on a list that never
+// blocks. The appender takes every request already waiting, checks each
+// message (subject, size, preconditions, dedup, discard-new limits) as it
+// assigns its seq, encodes them into one buffer, writes it with one call,
+// fdatasyncs once (DurabilityAlways), publishes the new messages to the
+// in-memory catalog, then replies to every request in order: a blocked
+// caller is woken, an asynchronous one's callback runs on the appender.
+// Purge, Expire and UpdateConfig run in the same goroutine, one at a
+// time. Readers (Get, Next, NextMatching, Messages, LastBySubject) take
+// Log.mu for reading only to find a record's location, then ReadAt the
+// segment without any lock, verifying the record's checksum.
+//
+// # Preconditions
+//
+// An Expect travels with a message (AppendExpect, AppendAsync) and is
+// checked by the appender when it assigns the seq, against the stream as
+// left by every message before it, those earlier in the same commit
+// included, so no other writer can slip in between. The order follows the
+// reference server: subject and size, Expect.LastSubjectSeq,
+// Expect.LastSeq, the duplicate check (a duplicate is acknowledged as
+// such), Expect.LastMsgID, the discard-new limits. A refusal is a
+// *WrongLastSeqError or *WrongLastMsgIDError carrying what the stream has.
+// A subject-seq check that a delete or a discard-old limit earlier in the
+// same commit could change waits for the next commit. The last msg id is
+// the Nats-Msg-Id of the newest message stored ("" if it had none); it is
+// kept in memory by the appender and, after Open or a purge, read from the
+// message at the last seq the first time it is needed.
+//
+// # Filters
+//
+// Filters are NATS subjects matched with package subjects ("*" one token,
+// a final ">" the rest), plus one rule of jetlog's: an empty filter
+// matches everything. An invalid filter matches nothing. NextMatching and
+// NumPendingFiltered take several filters and select what matches any of
+// them, counting a message once however many match it; literal filters
+// are answered from the per-subject summaries, wildcards by one pass over
+// the subjects or, when subjects outnumber the messages left, over the
+// slots.
+//
+// # Not found
+//
+// Whatever is asked for and absent (a seq, a subject with no live
+// message, a stream's config, a consumer) is ErrNotFound, wrapped with the
+// operation and the input. Methods that answer with a count or a seq
+// return 0 instead.
+//
+// # Directories and durability
+//
+// The file systems follow strict POSIX (see package vfs): file bytes are
+// durable after File.Sync, a new, renamed or removed name after SyncDir
+// of its directory, and a directory that is not durable takes its
+// contents with it. jetlog makes each entry durable before anything that
+// depends on it is acknowledged: Open creates the stream directory with
+// vfs.MkdirAllDurable (and syncs its parent when the stream has no
+// stream.meta yet, in case a dead process left the directory undurable);
+// OpenConsumer does the same for consumers/ and consumers/<name>/; the
+// first segment, a rolled segment, a consumer journal and every file
+// written by tmp + fsync + rename are followed by a SyncDir of their
+// directory before the operation returns.
 //
 // Lock order: Log.mu, then a section's loadMu, then catalog.subjMu. A
 // section is loaded (its index read) under its loadMu and subjMu (shared).
@@ -25,9 +79,24 @@
 // Log.mu; the exceptions are lookups that wander into further unloaded
 // sections (under the shared lock) and removals that reach past what was
 // preloaded (under the exclusive one). Otherwise Log.mu is never held
-// across disk I/O and never nests with another lock. Consumer.ioMu (journal I/O) is taken before Consumer.mu
-// (state), never the other way round, and readers of consumer state never
-// wait for ioMu.
+// across disk I/O and never nests with another lock. Consumer.ioMu
+// (journal I/O) is taken before Consumer.mu (state), never the other way
+// round, and readers of consumer state never wait for ioMu. Log.sendMu is
+// held (shared) only while a request enters the queue and (exclusively)
+// by Close to stop new ones; Log.deferMu only around the DeleteAsync
+// list. Neither nests with another lock.
+//
+// # Files
+//
+// log.go (the Log, its results), open.go (Open and recovery), append.go
+// (the append and delete API), appender.go (the goroutine, group commit),
+// expect.go (preconditions), control.go (roll, tombstones, Close),
+// limits.go, purge.go, read.go, filter.go, catalog.go, section.go,
+// catalogsnap.go, segment.go, segindex.go, record.go, scan.go, dedup.go,
+// header.go, meta.go (stream.meta and atomic file writes), config.go
+// (StreamConfig, Options, UpdateConfig); consumers: consumer.go (the
+// Consumer), consumerstate.go (the ConsumerState value), consumerjournal.go
+// (its snapshot and journal files).
 //
 // # Directory layout
 //
