@@ -173,10 +173,10 @@ func (l *Log) readMsgID(seq uint64) ([]byte, error) {
 
 // LastMsgID returns the Nats-Msg-Id of the newest message the stream
 // stored ("" if it had none): the id Expect.LastMsgID is checked
-// against. A delete or limit removing that message does not change it; a
-// purge does (to the id of the newest message left). After Open it is
-// read from the message at State().LastSeq, so it is empty if that
-// message is gone. It waits for the appender.
+// against. A delete or limit removing that message does not change it.
+// After Open and after a purge it is read again from the message at
+// State().LastSeq, so it is empty if that message is gone (the reference
+// server does the same). It waits for the appender.
 func (l *Log) LastMsgID() (string, error) {
 	r := l.getReq()
 	defer l.putReq(r)
