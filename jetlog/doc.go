@@ -89,7 +89,8 @@
 // # Files
 //
 // log.go (the Log, its results), open.go (Open and recovery), append.go
-// (the append and delete API), appender.go (the goroutine, group commit),
+// (the append and delete API), queue.go (requests to the appender and
+// its replies), appender.go (the goroutine, group commit),
 // expect.go (preconditions), control.go (roll, tombstones, Close),
 // limits.go, purge.go, read.go, filter.go, catalog.go, section.go,
 // catalogsnap.go, segment.go, segindex.go, record.go, scan.go, dedup.go,
