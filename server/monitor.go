@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/bus-dev/bus/server/jetstream"
@@ -25,9 +26,7 @@ func (s *Server) startMonitoring() error {
 		return fmt.Errorf("server: monitoring listen on %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, map[string]string{"status": "ok"})
-	})
+	mux.HandleFunc("GET /healthz", s.serveHealthz)
 	mux.HandleFunc("GET /varz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, s.Varz())
 	})
@@ -155,4 +154,27 @@ func uptime(d time.Duration) string {
 		out += strconv.FormatInt(mins, 10) + "m"
 	}
 	return out + strconv.FormatInt(secs, 10) + "s"
+}
+
+// serveHealthz answers ok, or, as the reference does for a stream that
+// cannot serve, 503 "unavailable" naming the streams that could not be
+// opened (every other stream is being served).
+func (s *Server) serveHealthz(w http.ResponseWriter, _ *http.Request) {
+	var damaged []string
+	if s.js != nil {
+		for _, d := range s.js.Damaged() {
+			damaged = append(damaged, d.Name)
+		}
+	}
+	if len(damaged) == 0 {
+		writeJSON(w, map[string]string{"status": "ok"})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"status":      "unavailable",
+		"status_code": http.StatusServiceUnavailable,
+		"error":       "JetStream streams damaged: " + strings.Join(damaged, ", "),
+	})
 }

@@ -33,9 +33,9 @@ func (svc *Service) consumerCreate(r apiRequest, streamName, name, filter string
 		svc.respondErr(r.reply, typeConsumerCreate, e)
 		return
 	}
-	st := svc.stream(streamName)
-	if st == nil {
-		svc.respondErr(r.reply, typeConsumerCreate, errStreamNotFound())
+	st, e := svc.lookup(streamName)
+	if e != nil {
+		svc.respondErr(r.reply, typeConsumerCreate, e)
 		return
 	}
 	if req.Stream != "" && req.Stream != streamName {
@@ -67,9 +67,9 @@ func (svc *Service) consumerCreate(r apiRequest, streamName, name, filter string
 }
 
 func (svc *Service) consumerInfo(r apiRequest, streamName, name string) {
-	st := svc.stream(streamName)
-	if st == nil {
-		svc.respondErr(r.reply, typeConsumerInfo, errStreamNotFound())
+	st, e := svc.lookup(streamName)
+	if e != nil {
+		svc.respondErr(r.reply, typeConsumerInfo, e)
 		return
 	}
 	c := st.consumer(name)
@@ -81,9 +81,9 @@ func (svc *Service) consumerInfo(r apiRequest, streamName, name string) {
 }
 
 func (svc *Service) consumerDelete(r apiRequest, streamName, name string) {
-	st := svc.stream(streamName)
-	if st == nil {
-		svc.respondErr(r.reply, typeConsumerDelete, errStreamNotFound())
+	st, e := svc.lookup(streamName)
+	if e != nil {
+		svc.respondErr(r.reply, typeConsumerDelete, e)
 		return
 	}
 	if !st.removeConsumer(name) {
@@ -99,9 +99,9 @@ func (svc *Service) consumerList(r apiRequest, streamName string) {
 		svc.respondErr(r.reply, typeConsumerList, e)
 		return
 	}
-	st := svc.stream(streamName)
-	if st == nil {
-		svc.respondErr(r.reply, typeConsumerList, errStreamNotFound())
+	st, e := svc.lookup(streamName)
+	if e != nil {
+		svc.respondErr(r.reply, typeConsumerList, e)
 		return
 	}
 	all := st.sortedConsumers()
@@ -118,9 +118,9 @@ func (svc *Service) consumerNames(r apiRequest, streamName string) {
 		svc.respondErr(r.reply, typeConsumerNames, e)
 		return
 	}
-	st := svc.stream(streamName)
-	if st == nil {
-		svc.respondErr(r.reply, typeConsumerNames, errStreamNotFound())
+	st, e := svc.lookup(streamName)
+	if e != nil {
+		svc.respondErr(r.reply, typeConsumerNames, e)
 		return
 	}
 	all := st.sortedConsumers()

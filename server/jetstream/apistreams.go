@@ -130,6 +130,13 @@ func (svc *Service) streamCreate(r apiRequest, name string) {
 		return
 	}
 	svc.mu.Lock()
+	if d, ok := svc.damaged[name]; ok {
+		// Its files are there: creating over them could mix old and new.
+		// Deleting the stream removes them.
+		svc.mu.Unlock()
+		svc.respondErr(r.reply, typeStreamCreate, errStreamOffline(d.Error))
+		return
+	}
 	if st, ok := svc.streams[name]; ok {
 		svc.mu.Unlock()
 		if !sameJSON(st.config(), cfg) {
@@ -170,9 +177,9 @@ func (svc *Service) streamCreate(r apiRequest, name string) {
 }
 
 func (svc *Service) streamUpdate(r apiRequest, name string) {
-	st := svc.stream(name)
-	if st == nil {
-		svc.respondErr(r.reply, typeStreamUpdate, errStreamNotFound())
+	st, e := svc.lookup(name)
+	if e != nil {
+		svc.respondErr(r.reply, typeStreamUpdate, e)
 		return
 	}
 	var cfg streamConfig
@@ -235,15 +242,15 @@ type streamInfoResponse struct {
 }
 
 func (svc *Service) streamInfo(r apiRequest, name string) {
-	st := svc.stream(name)
-	if st == nil {
+	st, e := svc.lookup(name)
+	if e != nil {
 		svc.apiErrors.Add(1)
 		svc.respond(r.reply, struct {
 			apiResponse
 			Total  int `json:"total"`
 			Offset int `json:"offset"`
 			Limit  int `json:"limit"`
-		}{apiResponse: apiResponse{Type: typeStreamInfo, Error: errStreamNotFound()}})
+		}{apiResponse: apiResponse{Type: typeStreamInfo, Error: e}})
 		return
 	}
 	var req struct {
@@ -274,7 +281,22 @@ func (svc *Service) streamDelete(r apiRequest, name string) {
 		delete(svc.streams, name)
 		svc.disown(name, st.config().Subjects)
 	}
+	_, damaged := svc.damaged[name]
 	svc.mu.Unlock()
+	if st == nil && damaged {
+		// The operator's way out for a stream that cannot be opened:
+		// delete it, files and all.
+		if err := jetlog.RemoveStream(nil, filepath.Join(svc.dir, name)); err != nil {
+			svc.storageFailed(r.reply, typeStreamDelete, name, err)
+			return
+		}
+		svc.mu.Lock()
+		delete(svc.damaged, name)
+		svc.mu.Unlock()
+		svc.sh.log.Warn("damaged stream deleted", "stream", name)
+		svc.respond(r.reply, successResponse{Type: typeStreamDelete, Success: true})
+		return
+	}
 	if st == nil {
 		svc.respondErr(r.reply, typeStreamDelete, errStreamNotFound())
 		return
@@ -287,9 +309,9 @@ func (svc *Service) streamDelete(r apiRequest, name string) {
 }
 
 func (svc *Service) streamPurge(r apiRequest, name string) {
-	st := svc.stream(name)
-	if st == nil {
-		svc.respondErr(r.reply, typeStreamPurge, errStreamNotFound())
+	st, e := svc.lookup(name)
+	if e != nil {
+		svc.respondErr(r.reply, typeStreamPurge, e)
 		return
 	}
 	var req struct {
@@ -400,9 +422,9 @@ func (st *stream) lookup(req msgGetRequest) (jetlog.Msg, error) {
 }
 
 func (svc *Service) msgGet(r apiRequest, name string) {
-	st := svc.stream(name)
-	if st == nil {
-		svc.respondErr(r.reply, typeMsgGet, errStreamNotFound())
+	st, e := svc.lookup(name)
+	if e != nil {
+		svc.respondErr(r.reply, typeMsgGet, e)
 		return
 	}
 	var req msgGetRequest
@@ -422,9 +444,9 @@ func (svc *Service) msgGet(r apiRequest, name string) {
 }
 
 func (svc *Service) msgDelete(r apiRequest, name string) {
-	st := svc.stream(name)
-	if st == nil {
-		svc.respondErr(r.reply, typeMsgDelete, errStreamNotFound())
+	st, e := svc.lookup(name)
+	if e != nil {
+		svc.respondErr(r.reply, typeMsgDelete, e)
 		return
 	}
 	var req struct {

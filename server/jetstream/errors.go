@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 )
 
@@ -29,6 +31,12 @@ func newAPIError(code, errCode int, format string, args ...any) *apiError {
 func errStreamNotFound() *apiError   { return newAPIError(404, 10059, "stream not found") }
 func errConsumerNotFound() *apiError { return newAPIError(404, 10014, "consumer not found") }
 func errNoMessageFound() *apiError   { return newAPIError(404, 10037, "no message found") }
+
+// errStreamOffline is the reference's error for a stream that exists but
+// cannot serve; bus adds what was found wrong with it.
+func errStreamOffline(reason string) *apiError {
+	return newAPIError(500, 10118, "stream is offline: %s", reason)
+}
 func errStreamNameInUse() *apiError {
 	return newAPIError(400, 10058, "stream name already in use with a different configuration")
 }
@@ -108,19 +116,20 @@ func errMaxMsgsPerSubject() *apiError {
 }
 func errStoreFailed(err error) *apiError { return newAPIError(503, 10077, "%s", publicError(err)) }
 
-// publicError is what a client may see of an internal error: the text of
-// the operating system's error for a file operation, never the file's
-// path, and no absolute path from any other error either.
+// publicError is what a client may see of an internal error: its text
+// with every file path cut to the file's own name, so that no machine
+// path reaches a client (the server's log has the whole error).
 func publicError(err error) string {
+	msg := err.Error()
 	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Op + ": " + pe.Err.Error()
+	if errors.As(err, &pe) && pe.Path != "" {
+		msg = strings.ReplaceAll(msg, pe.Path, filepath.Base(pe.Path))
 	}
 	var le *os.LinkError
 	if errors.As(err, &le) {
-		return le.Op + ": " + le.Err.Error()
+		msg = strings.ReplaceAll(strings.ReplaceAll(msg, le.Old, filepath.Base(le.Old)), le.New, filepath.Base(le.New))
 	}
-	return absPath.ReplaceAllString(err.Error(), "<path>")
+	return absPath.ReplaceAllStringFunc(msg, filepath.Base)
 }
 
 // absPath matches an absolute path in an error text.

@@ -22,6 +22,9 @@ type Jsz struct {
 	API          JSAPIStats     `json:"api"`
 	DeadLettered int64          `json:"x_bus_dead_lettered"`
 	StreamDetail []StreamDetail `json:"stream_detail"`
+	// Damaged lists the streams found on disk that could not be opened
+	// (bus extension).
+	Damaged []DamagedStream `json:"x_bus_damaged_streams,omitempty"`
 }
 
 // JSConfig is where JetStream keeps its data.
@@ -78,6 +81,7 @@ func (svc *Service) Jsz(serverID string) Jsz {
 		API:          JSAPIStats{Total: svc.apiTotal.Load(), Errors: svc.apiErrors.Load()},
 		DeadLettered: svc.sh.deadLettered.Load(),
 		StreamDetail: []StreamDetail{},
+		Damaged:      svc.Damaged(),
 	}
 	for _, st := range svc.sortedStreams() {
 		cfg := st.config()

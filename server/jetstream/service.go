@@ -61,6 +61,9 @@ type Service struct {
 	// here before it exists in streams.
 	owners   *subjects.Trie[string]
 	creating map[string]bool
+	// damaged holds the streams found on disk that could not be opened;
+	// their names stay taken until an operator deals with their files.
+	damaged map[string]DamagedStream
 
 	apiSub Subscription
 	reqs   chan apiRequest
@@ -101,6 +104,7 @@ func New(core Core, opts Options) (*Service, error) {
 		streams:  map[string]*stream{},
 		owners:   subjects.NewTrie[string](),
 		creating: map[string]bool{},
+		damaged:  map[string]DamagedStream{},
 		reqs:     make(chan apiRequest, 1024),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
@@ -131,7 +135,9 @@ func (svc *Service) Start() error {
 // Dir is where the streams live.
 func (svc *Service) Dir() string { return svc.dir }
 
-// loadStreams reopens the streams found in the store directory.
+// loadStreams reopens the streams found in the store directory. A stream
+// that cannot be opened is reported and left as it is on disk; every
+// other stream is served.
 func (svc *Service) loadStreams() error {
 	entries, err := os.ReadDir(svc.dir)
 	if err != nil {
@@ -142,30 +148,68 @@ func (svc *Service) loadStreams() error {
 			continue
 		}
 		dir := filepath.Join(svc.dir, e.Name())
-		lcfg, _, err := jetlog.LoadConfig(nil, dir)
-		if errors.Is(err, fs.ErrNotExist) {
+		st, err := svc.loadStream(dir)
+		if errors.Is(err, errEmptyDir) {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("jetstream: stream in %s: %w", dir, err)
-		}
-		var cfg streamConfig
-		if err := json.Unmarshal(lcfg.Raw, &cfg); err != nil {
-			return fmt.Errorf("jetstream: stream config in %s: %w", dir, err)
-		}
-		st, err := openStream(svc.sh, cfg, dir)
-		if err != nil {
-			return fmt.Errorf("jetstream: open stream %s: %w", cfg.Name, err)
+			svc.sh.log.Error("stream damaged; not loaded, its files are left as found", "stream", e.Name(), "dir", dir, "err", err)
+			svc.mu.Lock()
+			svc.damaged[e.Name()] = DamagedStream{Name: e.Name(), Error: publicError(err)}
+			svc.mu.Unlock()
+			continue
 		}
 		svc.mu.Lock()
-		svc.streams[cfg.Name] = st
-		svc.own(cfg.Name, cfg.Subjects)
+		svc.streams[st.name] = st
+		svc.own(st.name, st.cfg.Subjects)
 		svc.mu.Unlock()
-		if err := st.loadConsumers(); err != nil {
-			return fmt.Errorf("jetstream: consumers of stream %s: %w", cfg.Name, err)
-		}
+		st.loadConsumers()
 	}
 	return nil
+}
+
+// errEmptyDir is a stream directory with nothing in it (a create that
+// failed before writing anything): nothing to load or report.
+var errEmptyDir = errors.New("jetstream: empty stream directory")
+
+// loadStream opens the stream stored in dir.
+func (svc *Service) loadStream(dir string) (*stream, error) {
+	lcfg, _, err := jetlog.LoadConfig(nil, dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if names, rerr := os.ReadDir(dir); rerr == nil && len(names) == 0 {
+			return nil, errEmptyDir
+		}
+		return nil, fmt.Errorf("stream.meta is missing: %w", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var cfg streamConfig
+	if err := json.Unmarshal(lcfg.Raw, &cfg); err != nil {
+		return nil, fmt.Errorf("stream config: %w", err)
+	}
+	if cfg.Name != filepath.Base(dir) {
+		return nil, fmt.Errorf("stream config names %q", cfg.Name)
+	}
+	return openStream(svc.sh, cfg, dir)
+}
+
+// DamagedStream is a stream found on disk that could not be opened.
+type DamagedStream struct {
+	Name  string `json:"name"`
+	Error string `json:"error"`
+}
+
+// Damaged lists the streams that could not be opened, by name.
+func (svc *Service) Damaged() []DamagedStream {
+	svc.mu.Lock()
+	out := make([]DamagedStream, 0, len(svc.damaged))
+	for _, d := range svc.damaged {
+		out = append(out, d)
+	}
+	svc.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // captureRequest queues an API request. MSG.NEXT belongs to each pull
@@ -246,6 +290,20 @@ func (svc *Service) closeStreams() {
 			svc.sh.log.Error("close stream", "stream", st.name, "err", err)
 		}
 	}
+}
+
+// lookup finds a stream for an API request: not found, or offline when
+// its files are there but could not be opened.
+func (svc *Service) lookup(name string) (*stream, *apiError) {
+	svc.mu.Lock()
+	defer svc.mu.Unlock()
+	if st := svc.streams[name]; st != nil {
+		return st, nil
+	}
+	if d, ok := svc.damaged[name]; ok {
+		return nil, errStreamOffline(d.Error)
+	}
+	return nil, errStreamNotFound()
 }
 
 func (svc *Service) stream(name string) *stream {

@@ -129,10 +129,13 @@ func (st *stream) openLedger(cfg consumerConfig, scfg streamConfig) (ledger, err
 }
 
 // loadConsumers restarts the durable consumers stored with the stream.
-func (st *stream) loadConsumers() error {
+// One that cannot be restarted is logged and left on disk; the others and
+// the stream are served.
+func (st *stream) loadConsumers() {
 	names, err := st.log.ConsumerNames()
 	if err != nil {
-		return err
+		st.sh.log.Error("consumers unreadable; none loaded", "stream", st.name, "err", err)
+		return
 	}
 	for _, name := range names {
 		lcfg, err := st.log.LoadConsumerConfig(name)
@@ -146,10 +149,9 @@ func (st *stream) loadConsumers() error {
 			continue
 		}
 		if _, e := st.createConsumer(cfg, ""); e != nil {
-			return e
+			st.sh.log.Error("consumer not restarted; skipped", "stream", st.name, "consumer", name, "err", e)
 		}
 	}
-	return nil
 }
 
 // removeConsumer deletes a consumer and its stored state; false if there
