@@ -41,15 +41,30 @@ type conn struct {
 	wakes   []*conn       // writers to wake once the current read is processed
 	stallOn chan struct{} // a subscriber this read filled past 3/4 of its limit
 	scratch []byte        // for building status headers
+	// Authentication and permissions (connauth.go), reader-owned.
+	user      *identity       // nil until authenticated (or when auth is off)
+	needAuth  bool            // clients must authenticate and this one has not
+	connected bool            // a CONNECT was accepted
+	pubPerms  *permissions    // set only when the user's publishes are limited
+	subPerms  *permissions    // set only when the user's subscriptions are limited
+	pubCache  map[string]bool // publish decisions by subject, see pubAllowed
+
+	nonce       string      // sent in INFO for nkey users to sign; immutable
+	pendingAuth atomic.Bool // counted in Server.unauthenticated
 
 	inMsgs  atomic.Int64
 	inBytes atomic.Int64
 
-	mu        sync.Mutex               // guards the fields below; taken before the trie's lock
-	subs      map[string]*subscription // by sid; nil once closed
-	pingsOut  int
-	pingTimer *time.Timer
-	reason    string // why the connection closed
+	mu           sync.Mutex               // guards the fields below; taken before the trie's lock
+	subs         map[string]*subscription // by sid; nil once closed
+	pingsOut     int
+	pingTimer    *time.Timer
+	authTimer    *time.Timer // until a valid CONNECT; nil once it is stopped or fired
+	authTimedOut bool        // the auth timer fired: the connection is closing
+	reason       string      // why the connection closed
+	// replies are the reply subjects this connection may answer under
+	// allow_responses, granted as requests are delivered to it.
+	replies map[string]replyGrant
 
 	closing atomic.Bool
 }
@@ -66,6 +81,7 @@ type connectOptions struct {
 	Name         string `json:"name"`
 	Lang         string `json:"lang"`
 	Version      string `json:"version"`
+	credentials
 
 	verbose, pedantic, echo bool
 }
@@ -103,6 +119,9 @@ func (c *conn) readLoop() {
 				return
 			}
 			switch {
+			case c.parser.connectFirst:
+				// Unauthenticated: CONNECT is one line of at most
+				// MaxControlLine, so keep the smallest buffer.
 			case n == len(buf) && len(buf) < maxReadBuf:
 				buf = make([]byte, 2*len(buf))
 			case n < len(buf)/8 && len(buf) > minReadBuf:
@@ -238,6 +257,12 @@ func (c *conn) protocolFailure(err error) {
 
 // handleOp acts on one op; see opHandler.
 func (c *conn) handleOp(o *op) error {
+	if c.needAuth && o.kind != opConnect {
+		// Only reachable with a no_auth_user; else the parser refused.
+		if err := c.authNoCredentials(); err != nil {
+			return err
+		}
+	}
 	switch o.kind {
 	case opPub:
 		return c.processPub(o)
@@ -259,9 +284,16 @@ func (c *conn) handleOp(o *op) error {
 
 func (c *conn) processConnect(js []byte) error {
 	opts := connectOptions{}
+	if !c.stopAuthTimer() {
+		return errConnClosed // the auth timeout fired first and is closing
+	}
 	if err := json.Unmarshal(js, &opts); err != nil {
 		return errMalformed
 	}
+	if err := c.authenticate(opts.credentials); err != nil {
+		return err
+	}
+	opts.credentials = credentials{} // keep no secret longer than needed
 	if opts.Protocol < 0 || opts.Protocol > 1 {
 		return errBadClientProtocol
 	}
@@ -271,6 +303,12 @@ func (c *conn) processConnect(js []byte) error {
 	opts.verbose = opts.Verbose == nil || *opts.Verbose
 	opts.pedantic = opts.Pedantic == nil || *opts.Pedantic
 	opts.echo = opts.Echo == nil || *opts.Echo
+	if c.connected {
+		// As in the reference, a second CONNECT starts over: the
+		// subscriptions made so far are dropped.
+		c.dropSubs()
+	}
+	c.connected = true
 	c.opts = opts
 	if opts.verbose {
 		c.queueControl("+OK\r\n")
@@ -297,8 +335,13 @@ func (c *conn) close(reason string, flush bool) {
 	c.reason = reason
 	subs := c.subs
 	c.subs = nil
+	c.replies = nil
 	if c.pingTimer != nil {
 		c.pingTimer.Stop()
+	}
+	if c.authTimer != nil {
+		c.authTimer.Stop()
+		c.authTimer = nil
 	}
 	for _, sub := range subs {
 		_ = c.srv.subs.Remove(sub.subject, sub.queue, sub)
@@ -309,8 +352,22 @@ func (c *conn) close(reason string, flush bool) {
 	if !flush {
 		_ = c.nc.Close()
 	}
+	if c.pendingAuth.CompareAndSwap(true, false) {
+		c.srv.unauthenticated.Add(-1)
+	}
 	c.srv.removeConn(c)
 	c.log.Info("client closed", "reason", reason)
+}
+
+// dropSubs removes every subscription of the connection.
+func (c *conn) dropSubs() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for sid, sub := range c.subs {
+		delete(c.subs, sid)
+		_ = c.srv.subs.Remove(sub.subject, sub.queue, sub)
+		c.srv.watchers.changed(sub.subject)
+	}
 }
 
 // slowConsumer drops a connection that cannot keep up, without slowing

@@ -30,6 +30,8 @@ var (
 	errInvalidSubject     = &protoError{text: "Invalid Subject"}
 	errInvalidPubSubject  = &protoError{text: "Invalid Publish Subject"}
 	errMaxSubscriptions   = &protoError{text: "maximum subscriptions exceeded"}
+	errAuthViolation      = &protoError{text: "Authorization Violation", fatal: true}
+	errAuthTimeout        = &protoError{text: "Authentication Timeout", fatal: true}
 
 	// errMalformed covers bad arguments (wrong count, bad sizes, bad JSON,
 	// HPUB without headers): the reference closes without a word.

@@ -38,6 +38,7 @@ type serverInfo struct {
 	ClientID     uint64 `json:"client_id"`
 	ClientIP     string `json:"client_ip,omitempty"`
 	AuthRequired bool   `json:"auth_required,omitempty"`
+	Nonce        string `json:"nonce,omitempty"`
 }
 
 // infoFor renders the INFO line for a new connection. The reference ends
@@ -50,6 +51,10 @@ func (s *Server) infoFor(c *conn) string {
 		JetStream:  s.opts.JetStream,
 		ClientID:   c.id,
 		ClientIP:   c.ip,
+		// With a no_auth_user a client need not authenticate, and the
+		// reference then leaves auth_required out.
+		AuthRequired: s.auth.required && s.auth.noAuth == nil,
+		Nonce:        c.nonce,
 	}
 	js, _ := json.Marshal(info) // a struct of plain fields cannot fail
 	return "INFO " + string(js) + " \r\n"

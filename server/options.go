@@ -47,6 +47,14 @@ type Options struct {
 	MaxPingsOut      int           // unanswered PINGs before the connection is stale
 	WriteDeadline    time.Duration // a socket write taking longer marks a slow consumer
 
+	// Authorization is who may connect and what each user may do; the
+	// zero value lets anyone do anything.
+	Authorization Authorization
+	// MaxUnauthenticated bounds the connections that have not yet sent a
+	// valid CONNECT when authorization is on; more are refused. 0 means
+	// DefaultMaxUnauthenticated.
+	MaxUnauthenticated int
+
 	// FirstPingDelay caps the delay before the first PING after CONNECT; the
 	// reference sends its first PING about 2 s in, whatever PingInterval is.
 	FirstPingDelay time.Duration
@@ -83,6 +91,12 @@ func (o Options) WithDefaults() Options {
 	if o.WriteDeadline == 0 {
 		o.WriteDeadline = DefaultWriteDeadline
 	}
+	if o.Authorization.Timeout == 0 {
+		o.Authorization.Timeout = DefaultAuthTimeout
+	}
+	if o.MaxUnauthenticated == 0 {
+		o.MaxUnauthenticated = DefaultMaxUnauthenticated
+	}
 	if o.FirstPingDelay == 0 {
 		o.FirstPingDelay = 2 * time.Second
 	}
@@ -113,6 +127,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("server: durations must not be negative")
 	case o.MaxPingsOut < 0:
 		return fmt.Errorf("server: max pings out %d is negative", o.MaxPingsOut)
+	case o.MaxUnauthenticated < 0:
+		return fmt.Errorf("server: max unauthenticated %d is negative", o.MaxUnauthenticated)
 	}
-	return nil
+	return o.Authorization.validate()
 }

@@ -88,6 +88,11 @@ type parser struct {
 	msgBuf   []byte // payload that began in an earlier read
 	need     int    // bytes of payload plus CRLF still expected
 	op       op
+
+	// connectFirst refuses any op but CONNECT at its first byte, as the
+	// reference does while a connection has yet to authenticate. Its
+	// owner sets and clears it between ops.
+	connectFirst bool
 }
 
 // maxKeptPayloadBuffer is the largest buffer for payloads that span reads
@@ -107,6 +112,9 @@ func (p *parser) parse(buf []byte, h opHandler) error {
 		b := buf[i]
 		switch p.state {
 		case stateOpName:
+			if p.connectFirst && p.nameLen == 0 && b|0x20 != 'c' {
+				return errAuthViolation
+			}
 			if p.nameLen == 0 && isPubPrefix(buf[i:]) {
 				// Fast path for the op that dominates traffic.
 				p.entry, p.state = &clientOps[0], stateArgSpace

@@ -15,6 +15,11 @@ type subscription struct {
 	subject string
 	queue   string // "" for a plain subscription
 	sid     []byte // exactly as the client sent it
+	// perms are the subscriber's permissions when they limit what it may
+	// receive, else nil; filtered says a deny entry overlaps the subject,
+	// so each delivery is checked (see permissions.needsDeliveryFilter).
+	perms    *permissions
+	filtered bool
 
 	max       atomic.Int64 // auto-unsubscribe after this many deliveries; 0 = none
 	delivered atomic.Int64 // deliveries since SUB, for UNSUB <sid> <max>
@@ -42,9 +47,15 @@ func (c *conn) publish(subject, reply []byte, hdr int, msg []byte) int {
 func (s *Server) route(c *conn, to, subject, reply []byte, hdr int, msg []byte) int {
 	r := s.subs.Match(to)
 	echo := c == nil || c.opts.echo
+	// A stored message shown on its own subject while delivered to an
+	// inbox: its subject is checked against the receiver's rights too.
+	stored := c == nil && !s.opts.Authorization.ReferenceStoredReads && string(to) != string(subject)
 	delivered := 0
 	for _, sub := range r.Plain {
 		if !echo && sub.conn == c {
+			continue
+		}
+		if sub.perms != nil && !sub.mayReceive(subject, stored) {
 			continue
 		}
 		if c.deliver(sub, subject, reply, hdr, msg) {
@@ -57,6 +68,9 @@ func (s *Server) route(c *conn, to, subject, reply []byte, hdr int, msg []byte) 
 		for k := range members {
 			sub := members[(start+k)%len(members)]
 			if !echo && sub.conn == c {
+				continue
+			}
+			if sub.perms != nil && !sub.mayReceive(subject, stored) {
 				continue
 			}
 			if c.deliver(sub, subject, reply, hdr, msg) {
@@ -81,6 +95,9 @@ func (c *conn) deliver(sub *subscription, subject, reply []byte, hdr int, msg []
 		return false
 	}
 	to := sub.conn
+	if sub.perms != nil && sub.perms.responses != nil && len(reply) > 0 {
+		to.grantReply(sub.perms, reply)
+	}
 	res := to.out.appendMsg(subject, sub.sid, reply, hdr, msg)
 	if res.overLimit {
 		to.slowConsumer()
@@ -101,6 +118,17 @@ func (c *conn) deliver(sub *subscription, subject, reply []byte, hdr int, msg []
 		to.removeSub(sub)
 	}
 	return queued
+}
+
+// mayReceive is the delivery-time permission check of a subscription
+// with perms: a message on a denied subject that a wildcard or queue
+// subscription overlaps is dropped, as in the reference; and a stored
+// message is dropped unless the user may subscribe to its subject.
+func (sub *subscription) mayReceive(subject []byte, stored bool) bool {
+	if sub.filtered && sub.perms.deniedDelivery(subject, sub.queue) {
+		return false
+	}
+	return !stored || sub.perms.canReceiveStored(subject)
 }
 
 // sendNoResponders answers a request nobody received with the 503 status,
@@ -133,6 +161,10 @@ func (c *conn) processPub(o *op) error {
 	}
 	c.inMsgs.Add(1)
 	c.inBytes.Add(int64(len(o.msg)))
+	if c.pubPerms != nil && !c.pubAllowed(o.subject) {
+		c.pubViolation(o.subject)
+		return nil
+	}
 	c.ok()
 	if c.publish(o.subject, o.reply, o.hdr, o.msg) == 0 && len(o.reply) > 0 && c.opts.NoResponders {
 		c.sendNoResponders(o.subject, o.reply)
@@ -141,6 +173,11 @@ func (c *conn) processPub(o *op) error {
 }
 
 func (c *conn) processSub(o *op) error {
+	p := c.subPerms
+	if p != nil && !p.canSubscribe(bytesView(o.subject), bytesView(o.queue)) {
+		c.subViolation(o.subject, o.queue)
+		return nil
+	}
 	if !subjects.ValidSubjectBytes(o.subject) {
 		c.sendErr(errInvalidSubject)
 		return nil
@@ -165,6 +202,10 @@ func (c *conn) processSub(o *op) error {
 		subject: string(o.subject),
 		queue:   string(o.queue),
 		sid:     append([]byte(nil), o.sid...),
+		perms:   p,
+	}
+	if p != nil {
+		sub.filtered = p.needsDeliveryFilter(sub.subject, sub.queue)
 	}
 	err := c.srv.subs.Insert(sub.subject, sub.queue, sub)
 	if err == nil {

@@ -35,6 +35,7 @@ type Server struct {
 	subs    *subjects.Trie[*subscription]
 	chunks  *chunkPool         // outbound buffers, shared by all connections
 	js      *jetstream.Service // nil unless Options.JetStream
+	auth    *authenticator     // immutable after New
 	// watchers hear of client subscriptions coming and going (push
 	// consumers watch their deliver subjects).
 	watchers interestWatchers
@@ -50,7 +51,9 @@ type Server struct {
 	nextID        atomic.Uint64
 	totalConns    atomic.Int64
 	slowConsumers atomic.Int64
-	internalSubs  atomic.Int64 // the server's own subscriptions in subs
+	// unauthenticated counts connections that must still authenticate.
+	unauthenticated atomic.Int64
+	internalSubs    atomic.Int64 // the server's own subscriptions in subs
 	// Traffic of connections that have closed; live ones count their own.
 	closedInMsgs, closedInBytes, closedOutMsgs, closedOutBytes atomic.Int64
 
@@ -75,6 +78,7 @@ func New(opts Options) (*Server, error) {
 		subs:   subjects.NewTrie[*subscription](),
 		chunks: newChunkPool(),
 		conns:  make(map[uint64]*conn),
+		auth:   newAuthenticator(opts.Authorization),
 	}
 	if s.name == "" {
 		s.name = id
@@ -184,6 +188,9 @@ func (s *Server) acceptLoop(ln net.Listener) {
 func (s *Server) accept(nc net.Conn) {
 	id := s.nextID.Add(1)
 	c := newConn(s, nc, id)
+	if s.auth.nonce {
+		c.nonce = newNonce()
+	}
 	info := s.infoFor(c)
 	s.mu.Lock()
 	if s.shutdown {
@@ -192,6 +199,9 @@ func (s *Server) accept(nc net.Conn) {
 		return
 	}
 	full := len(s.conns) >= s.opts.MaxConnections
+	// Connections yet to authenticate have a budget of their own, so
+	// that idle sockets cannot take every slot from real clients.
+	full = full || s.auth.required && s.unauthenticated.Load() >= int64(s.opts.MaxUnauthenticated)
 	if !full {
 		s.conns[id] = c
 	}
@@ -204,6 +214,7 @@ func (s *Server) accept(nc net.Conn) {
 		s.refuse(c)
 		return
 	}
+	c.startAuth()
 	c.log.Info("client connected")
 	c.resetPingTimer(s.firstPingDelay())
 	c.out.signal()

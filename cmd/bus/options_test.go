@@ -2,6 +2,7 @@ package main
 
 import (
 	"log/slog"
+	"reflect"
 	"testing"
 
 	"github.com/bus-dev/bus/conf"
@@ -14,7 +15,7 @@ func TestDefaultConfigMapsToServerDefaults(t *testing.T) {
 	got := options(conf.Default(), nil).WithDefaults()
 	want := server.Options{Port: server.DefaultPort, HTTPPort: server.DefaultHTTPPort, JetStream: true}.WithDefaults()
 	got.Logger, want.Logger = nil, nil // WithDefaults makes a new discard logger each time
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("options(conf.Default()):\n got %+v\nwant %+v", got, want)
 	}
 }
@@ -33,7 +34,7 @@ func TestOptionsMapsEveryField(t *testing.T) {
 		MaxPayload: 2 << 20, MaxControlLine: 8192, MaxConnections: 10, MaxSubscriptions: 20,
 		MaxPending: 32 << 20, PingInterval: 7, MaxPingsOut: 3, WriteDeadline: 9, Logger: log,
 	}
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("options:\n got %+v\nwant %+v", got, want)
 	}
 }

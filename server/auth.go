@@ -1,0 +1,205 @@
+package server
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"regexp"
+	"strings"
+
+	"github.com/nats-io/nkeys"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// identity is who a connection authenticated as. Connections of one user
+// share it; it is immutable.
+type identity struct {
+	name  string       // user name or public nkey, for logs; "" for a token or no auth
+	perms *permissions // nil allows everything
+}
+
+// authenticator checks a CONNECT's credentials against the authorization
+// block. It is built once at New and immutable, so every reader goroutine
+// uses it without locking.
+type authenticator struct {
+	required bool // clients must authenticate
+	nonce    bool // INFO carries a nonce for nkey users to sign
+	token    string
+	user     string
+	password string
+	users    map[string]*identityEntry // by name
+	nkeys    map[string]*identityEntry // by public key
+	noAuth   *identityEntry            // who a client without credentials is; nil if nobody
+	single   *identity                 // the identity of token and single-user clients
+}
+
+// identityEntry is one configured user with its compiled identity.
+type identityEntry struct {
+	password string // plain or bcrypt; "" for nkey users
+	nkey     string
+	id       *identity
+}
+
+// newAuthenticator compiles a; a was validated.
+func newAuthenticator(a Authorization) *authenticator {
+	au := &authenticator{
+		required: a.required(),
+		token:    a.Token,
+		user:     a.User,
+		password: a.Password,
+		single:   &identity{name: a.User},
+	}
+	if a.Users == nil {
+		return au
+	}
+	au.users = map[string]*identityEntry{}
+	au.nkeys = map[string]*identityEntry{}
+	defaults := compilePermissions(a.DefaultPermissions)
+	for _, u := range a.Users {
+		perms := defaults
+		if u.Permissions != nil {
+			perms = compilePermissions(u.Permissions)
+		}
+		e := &identityEntry{password: u.Password, nkey: u.Nkey, id: &identity{name: u.label(), perms: perms}}
+		if u.Nkey != "" {
+			au.nkeys[u.Nkey] = e
+		} else {
+			au.users[u.Name] = e
+		}
+	}
+	au.nonce = len(au.nkeys) > 0
+	if a.NoAuthUser != "" {
+		au.noAuth = au.users[a.NoAuthUser]
+		if au.noAuth == nil {
+			au.noAuth = au.nkeys[a.NoAuthUser]
+		}
+	}
+	return au
+}
+
+// credentials are the CONNECT fields that authenticate.
+type credentials struct {
+	User  string `json:"user"`
+	Pass  string `json:"pass"`
+	Token string `json:"auth_token"`
+	Nkey  string `json:"nkey"`
+	Sig   string `json:"sig"`
+	JWT   string `json:"jwt"`
+}
+
+// authFailure says why credentials were refused, for the log; it never
+// holds a secret.
+type authFailure struct {
+	user   string // the user or nkey the client claimed, if any
+	reason string
+}
+
+// authenticate checks cr, with nonce the one sent in this connection's
+// INFO. It returns the identity, or why it refused.
+func (a *authenticator) authenticate(cr credentials, nonce string) (*identity, *authFailure) {
+	if !a.required {
+		return &identity{}, nil
+	}
+	if a.users != nil {
+		return a.authenticateUser(cr, nonce)
+	}
+	if a.token != "" {
+		if !passwordMatches(a.token, cr.Token) {
+			return nil, &authFailure{reason: "wrong or missing token"}
+		}
+		return a.single, nil
+	}
+	if cr.User != a.user {
+		return nil, &authFailure{user: cr.User, reason: "unknown user"}
+	}
+	if !passwordMatches(a.password, cr.Pass) {
+		return nil, &authFailure{user: cr.User, reason: "wrong password"}
+	}
+	return a.single, nil
+}
+
+// authenticateUser checks cr against the users list, in the reference's
+// order: an nkey first, then a user name; no credentials at all take the
+// no_auth_user.
+func (a *authenticator) authenticateUser(cr credentials, nonce string) (*identity, *authFailure) {
+	noSecret := cr.User == "" && cr.Pass == "" && cr.Token == ""
+	// No credentials make the no_auth_user; an nkey sent counts as a
+	// credential only when nkey users exist, as in the reference.
+	if a.noAuth != nil && noSecret && (cr.Nkey == "" || a.noAuth.nkey == "" && len(a.nkeys) == 0) {
+		return a.noAuth.id, nil
+	}
+	if cr.Nkey != "" && len(a.nkeys) > 0 {
+		e := a.nkeys[cr.Nkey]
+		if e == nil {
+			return nil, &authFailure{user: cr.Nkey, reason: "unknown nkey"}
+		}
+		if reason := verifyNonce(cr.Nkey, cr.Sig, nonce); reason != "" {
+			return nil, &authFailure{user: cr.Nkey, reason: reason}
+		}
+		return e.id, nil
+	}
+	if cr.User == "" {
+		return nil, &authFailure{reason: "no credentials"}
+	}
+	e := a.users[cr.User]
+	if e == nil {
+		return nil, &authFailure{user: cr.User, reason: "unknown user"}
+	}
+	if !passwordMatches(e.password, cr.Pass) {
+		return nil, &authFailure{user: cr.User, reason: "wrong password"}
+	}
+	return e.id, nil
+}
+
+// verifyNonce checks that sig (base64, URL or standard alphabet) is the
+// nonce signed by the key whose public half is pub; it returns why not,
+// or "".
+func verifyNonce(pub, sig, nonce string) string {
+	if sig == "" {
+		return "signature missing"
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(sig)
+	if err != nil {
+		if raw, err = base64.StdEncoding.DecodeString(sig); err != nil {
+			return "signature not valid base64"
+		}
+	}
+	kp, err := nkeys.FromPublicKey(pub)
+	if err != nil {
+		return "nkey not valid"
+	}
+	if err := kp.Verify([]byte(nonce), raw); err != nil {
+		return "signature not verified"
+	}
+	return ""
+}
+
+// bcryptPrefix matches the bcrypt hash versions a password or token may
+// be written in.
+var bcryptPrefix = regexp.MustCompile(`^\$2[abxy]\$\d{2}\$.*`)
+
+// IsBcrypt reports whether a configured password or token is a bcrypt
+// hash rather than plain text.
+func IsBcrypt(secret string) bool {
+	return strings.HasPrefix(secret, "$") && bcryptPrefix.MatchString(secret)
+}
+
+// passwordMatches compares what a client sent with what is configured: by
+// bcrypt when the configured value is a hash, else in constant time.
+func passwordMatches(configured, sent string) bool {
+	if IsBcrypt(configured) {
+		return bcrypt.CompareHashAndPassword([]byte(configured), []byte(sent)) == nil
+	}
+	return subtle.ConstantTimeCompare([]byte(configured), []byte(sent)) == 1
+}
+
+// nonceRawLen is the nonce's size before encoding, as in the reference
+// (15 characters in INFO).
+const nonceRawLen = 11
+
+// newNonce returns a fresh random nonce for one connection's INFO.
+func newNonce() string {
+	var raw [nonceRawLen]byte
+	_, _ = rand.Read(raw[:]) // crypto/rand.Read never fails
+	return base64.RawURLEncoding.EncodeToString(raw[:])
+}

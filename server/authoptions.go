@@ -1,0 +1,210 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nkeys"
+
+	"github.com/bus-dev/bus/subjects"
+)
+
+// Auth defaults, as in the reference.
+const (
+	// DefaultAuthTimeout is how long a connection may take to send a
+	// CONNECT with valid credentials when authorization is on.
+	DefaultAuthTimeout = 2 * time.Second
+	// DefaultMaxUnauthenticated bounds the connections that have not yet
+	// authenticated, so idle or slow-loris sockets cannot hold every slot.
+	DefaultMaxUnauthenticated = 8192
+	// DefaultResponseMaxMsgs and DefaultResponseExpires are what
+	// allow_responses: true means: one reply per request, within 2 minutes.
+	DefaultResponseMaxMsgs = 1
+	DefaultResponseExpires = 2 * time.Minute
+)
+
+// Authorization is the authorization block: who may connect and what each
+// user may do. The zero value turns authentication off. Exactly one way of
+// authenticating is used: Token, User and Password, or Users (which may
+// mix password and nkey users). It is a plain value: the server copies it
+// at New and never changes it.
+type Authorization struct {
+	// Token every client must send as auth_token: plain text, or a bcrypt
+	// hash ($2a$, $2b$, …) of it.
+	Token string
+	// User and Password are the single user's credentials; Password may
+	// be a bcrypt hash.
+	User     string
+	Password string
+	// Users are the individual users, each with its own permissions.
+	Users []User
+	// DefaultPermissions apply to every user in Users without
+	// permissions of its own.
+	DefaultPermissions *Permissions
+	// NoAuthUser names the user in Users (a name, or an nkey) that a
+	// client sending no credentials at all connects as. INFO then no
+	// longer says auth_required, as in the reference.
+	NoAuthUser string
+	// Timeout bounds the time from accept to a valid CONNECT; 0 means
+	// DefaultAuthTimeout.
+	Timeout time.Duration
+	// ReferenceStoredReads restores the reference's rule for stored
+	// messages: one delivered to an inbox reaches the subscriber whatever
+	// its own subject. By default bus also requires that the receiving
+	// user may subscribe to the stored message's subject.
+	ReferenceStoredReads bool
+}
+
+// User is one entry of Authorization.Users: a name and password, or an
+// nkey.
+type User struct {
+	Name     string // empty for an nkey user
+	Password string // plain or bcrypt; empty for an nkey user
+	// Nkey is the user's public key ("U…"); the client proves it holds
+	// the seed by signing the nonce sent in INFO.
+	Nkey string
+	// Permissions are what the user may do; nil takes
+	// Authorization.DefaultPermissions, and nil there allows everything.
+	Permissions *Permissions
+}
+
+// label is how logs name the user: its name, or its public nkey, never a
+// secret.
+func (u User) label() string {
+	if u.Nkey != "" {
+		return u.Nkey
+	}
+	return u.Name
+}
+
+// Permissions say which subjects a user may publish to and subscribe to.
+// A nil field allows everything of its kind.
+type Permissions struct {
+	Publish   *SubjectPermission
+	Subscribe *SubjectPermission
+	// Responses, when set, lets the user publish to the reply subject of
+	// each request it received, whatever Publish says, up to MaxMsgs
+	// times and within Expires.
+	Responses *ResponsePermission
+}
+
+// SubjectPermission is an allow and a deny list of subject patterns;
+// deny wins. Subscribe entries may name a queue group after a space
+// ("jobs.> workers"), which limits the entry to subscriptions in that
+// group (the group may itself be a pattern, "workers.*").
+//
+// Allow lists follow the reference: a nil Publish.Allow allows every
+// subject and a non-nil empty one allows none (as when allow_responses is
+// set without publish rights); an empty Subscribe.Allow allows every
+// subject.
+type SubjectPermission struct {
+	Allow []string
+	Deny  []string
+}
+
+// ResponsePermission bounds allow_responses. Zero fields take
+// DefaultResponseMaxMsgs and DefaultResponseExpires; a negative one means
+// no limit of that kind.
+type ResponsePermission struct {
+	MaxMsgs int
+	Expires time.Duration
+}
+
+// required reports whether clients must authenticate.
+func (a Authorization) required() bool {
+	return a.Token != "" || a.User != "" || a.Users != nil
+}
+
+// validate reports the first setting that cannot work, with the
+// reference's wording where it has one.
+func (a Authorization) validate() error {
+	switch {
+	case a.Timeout < 0:
+		return fmt.Errorf("server: authorization timeout %v is negative", a.Timeout)
+	case a.Token != "" && (a.User != "" || a.Password != ""):
+		return fmt.Errorf("server: authorization: cannot have a user/pass and token")
+	case a.Users != nil && a.User != "":
+		return fmt.Errorf("server: authorization: can not have a single user/pass and a users array")
+	case a.Users != nil && a.Token != "":
+		return fmt.Errorf("server: authorization: can not have a token and a users array")
+	case a.Password != "" && a.User == "":
+		return fmt.Errorf("server: authorization: password without a user")
+	}
+	if err := a.DefaultPermissions.validate(); err != nil {
+		return fmt.Errorf("server: authorization default permissions: %w", err)
+	}
+	seen := map[string]bool{}
+	for i, u := range a.Users {
+		switch {
+		case u.Nkey == "" && u.Name == "":
+			return fmt.Errorf("server: authorization users[%d]: user entry requires a user", i)
+		case u.Nkey != "" && (u.Name != "" || u.Password != ""):
+			return fmt.Errorf("server: authorization users[%d]: nkey users do not take usernames or passwords", i)
+		case u.Nkey != "" && !nkeys.IsValidPublicUserKey(u.Nkey):
+			return fmt.Errorf("server: authorization users[%d]: %q is not a valid public nkey for a user", i, u.Nkey)
+		case seen[u.label()]:
+			return fmt.Errorf("server: authorization users[%d]: duplicate user %q", i, u.label())
+		}
+		seen[u.label()] = true
+		if err := u.Permissions.validate(); err != nil {
+			return fmt.Errorf("server: authorization users[%d] (%q) permissions: %w", i, u.label(), err)
+		}
+	}
+	if a.NoAuthUser != "" && !seen[a.NoAuthUser] {
+		return fmt.Errorf("server: authorization: no_auth_user %q is not one of the users", a.NoAuthUser)
+	}
+	return nil
+}
+
+// validate checks every pattern of p; a nil p is valid.
+func (p *Permissions) validate() error {
+	if p == nil {
+		return nil
+	}
+	check := func(kind string, list []string, queues bool) error {
+		for _, entry := range list {
+			if _, _, err := splitPermEntry(entry, queues); err != nil {
+				return fmt.Errorf("%s: %w", kind, err)
+			}
+		}
+		return nil
+	}
+	if p.Publish != nil {
+		if err := check("publish allow", p.Publish.Allow, false); err != nil {
+			return err
+		}
+		if err := check("publish deny", p.Publish.Deny, false); err != nil {
+			return err
+		}
+	}
+	if p.Subscribe != nil {
+		if err := check("subscribe allow", p.Subscribe.Allow, true); err != nil {
+			return err
+		}
+		if err := check("subscribe deny", p.Subscribe.Deny, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// splitPermEntry splits "subject [queue]" and checks both parts.
+func splitPermEntry(entry string, queues bool) (subject, queue string, err error) {
+	fields := strings.Fields(entry)
+	switch {
+	case len(fields) == 1:
+		subject = fields[0]
+	case len(fields) == 2 && queues:
+		subject, queue = fields[0], fields[1]
+	default:
+		return "", "", fmt.Errorf("%q is not a valid subject", entry)
+	}
+	if !subjects.ValidSubject(subject) {
+		return "", "", fmt.Errorf("%q is not a valid subject", subject)
+	}
+	if queue != "" && !subjects.ValidSubject(queue) {
+		return "", "", fmt.Errorf("queue %q is not a valid queue", queue)
+	}
+	return subject, queue, nil
+}

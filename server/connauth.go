@@ -1,0 +1,227 @@
+package server
+
+import (
+	"strconv"
+	"time"
+)
+
+// errConnClosed stops the parse of a connection that is already being
+// closed (its auth timeout fired while a CONNECT was arriving).
+var errConnClosed = &protoError{fatal: true}
+
+// maxPubCache bounds a connection's cache of publish decisions; past it
+// the cache starts over, so a client publishing to endless distinct
+// subjects costs a bounded map.
+const maxPubCache = 128
+
+// replyGrant is one reply subject a connection may publish to under
+// allow_responses.
+type replyGrant struct {
+	left    int       // publishes left; <0 for no limit
+	expires time.Time // zero for never
+}
+
+// replyPruneEvery bounds the replies map: every so many grants, the
+// used-up and expired ones are dropped.
+const replyPruneEvery = 1024
+
+// startAuth arms the auth timeout of a new connection when clients must
+// authenticate, and counts it as unauthenticated. Called by accept before
+// the goroutines start.
+func (c *conn) startAuth() {
+	a := c.srv.auth
+	if !a.required {
+		return
+	}
+	c.pendingAuth.Store(true)
+	c.srv.unauthenticated.Add(1)
+	// With a no_auth_user, a client may start with any op and is then
+	// that user (handleOp); otherwise CONNECT must come first.
+	c.parser.connectFirst = a.noAuth == nil
+	c.needAuth = true
+	c.mu.Lock()
+	c.authTimer = time.AfterFunc(c.srv.opts.Authorization.Timeout, c.authTimerFired)
+	c.mu.Unlock()
+}
+
+// authTimerFired closes a connection that did not authenticate in time,
+// with the reference's error.
+func (c *conn) authTimerFired() {
+	c.mu.Lock()
+	if c.authTimer == nil { // CONNECT stopped it first
+		c.mu.Unlock()
+		return
+	}
+	c.authTimer = nil
+	c.authTimedOut = true
+	c.mu.Unlock()
+	c.log.Warn("authentication timeout", "timeout", c.srv.opts.Authorization.Timeout)
+	c.out.appendControl("-ERR '" + errAuthTimeout.text + "'\r\n")
+	c.close(errAuthTimeout.text, true)
+}
+
+// stopAuthTimer disarms the auth timeout as a CONNECT arrives. It
+// reports false when the timeout fired first: the connection is closing.
+func (c *conn) stopAuthTimer() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.authTimer != nil {
+		c.authTimer.Stop()
+		c.authTimer = nil
+	}
+	return !c.authTimedOut
+}
+
+// authenticate checks a CONNECT's credentials and, when they are good,
+// makes the connection that user. Bad ones are logged with the user and
+// the reason, never the secret, and refused with the reference's error.
+func (c *conn) authenticate(cr credentials) error {
+	a := c.srv.auth
+	if !a.required {
+		return nil
+	}
+	id, fail := a.authenticate(cr, c.nonce)
+	if fail != nil {
+		c.log.Warn("authorization violation", "user", fail.user, "reason", fail.reason)
+		return errAuthViolation
+	}
+	c.becomeUser(id)
+	return nil
+}
+
+// becomeUser makes the connection id's: its permissions apply to every
+// op from now on.
+func (c *conn) becomeUser(id *identity) {
+	c.user = id
+	c.needAuth = false
+	c.parser.connectFirst = false
+	c.pubPerms, c.subPerms, c.pubCache = nil, nil, nil
+	if p := id.perms; p != nil {
+		if p.hasPublishRules() {
+			c.pubPerms = p
+			c.pubCache = make(map[string]bool)
+		}
+		if len(p.subAllow) > 0 || len(p.subDeny) > 0 || p.responses != nil {
+			c.subPerms = p
+		}
+	}
+	c.mu.Lock()
+	c.replies = nil
+	if p := id.perms; p != nil && p.responses != nil && c.subs != nil {
+		c.replies = make(map[string]replyGrant)
+	}
+	c.mu.Unlock()
+	if c.pendingAuth.CompareAndSwap(true, false) {
+		c.srv.unauthenticated.Add(-1)
+	}
+	if id.name != "" {
+		c.log = c.log.With("user", id.name)
+	}
+	c.log.Debug("client authenticated")
+}
+
+// authNoCredentials makes a connection that started without CONNECT the
+// no_auth_user, as the reference does for telnet-style clients.
+func (c *conn) authNoCredentials() error {
+	if !c.stopAuthTimer() {
+		return errConnClosed
+	}
+	c.becomeUser(c.srv.auth.noAuth.id)
+	return nil
+}
+
+// pubAllowed reports whether the connection may publish to subject. Only
+// connections with publish rules call it. Decisions are cached per
+// subject; a subject allowed only as a reply under allow_responses is
+// not cached, since each use spends the grant.
+// see BenchmarkParsePub
+func (c *conn) pubAllowed(subject []byte) bool {
+	if ok, hit := c.pubCache[string(subject)]; hit {
+		return ok
+	}
+	p := c.pubPerms
+	if p.canPublish(bytesView(subject)) {
+		c.cachePub(subject, true)
+		return true
+	}
+	if p.responses != nil && c.useReply(subject) {
+		return true
+	}
+	c.cachePub(subject, false)
+	return false
+}
+
+func (c *conn) cachePub(subject []byte, ok bool) {
+	if len(c.pubCache) >= maxPubCache {
+		clear(c.pubCache)
+	}
+	c.pubCache[string(subject)] = ok
+}
+
+// useReply spends one publish of a reply grant for subject.
+func (c *conn) useReply(subject []byte) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g, ok := c.replies[string(subject)]
+	if !ok {
+		return false
+	}
+	if !g.expires.IsZero() && time.Now().After(g.expires) {
+		delete(c.replies, string(subject))
+		return false
+	}
+	if g.left > 0 {
+		g.left--
+		if g.left == 0 {
+			delete(c.replies, string(subject))
+			return true
+		}
+	}
+	c.replies[string(subject)] = g
+	return true
+}
+
+// grantReply lets the connection answer a request delivered to it, under
+// p's allow_responses; a reply it may publish to anyway needs no grant.
+// It runs on the publisher's goroutine.
+func (c *conn) grantReply(p *permissions, reply []byte) {
+	if p.canPublish(bytesView(reply)) {
+		return
+	}
+	now := time.Now()
+	g := replyGrant{left: p.responses.MaxMsgs, expires: p.responseExpiry(now)}
+	if g.left < 0 {
+		g.left = -1
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.replies == nil { // closed or re-authenticated
+		return
+	}
+	c.replies[string(reply)] = g
+	if len(c.replies)%replyPruneEvery == 0 {
+		for k, old := range c.replies {
+			if !old.expires.IsZero() && now.After(old.expires) {
+				delete(c.replies, k)
+			}
+		}
+	}
+}
+
+// pubViolation tells the client, as the reference does, that it may not
+// publish to subject; the connection stays open.
+func (c *conn) pubViolation(subject []byte) {
+	c.queueControl("-ERR 'Permissions Violation for Publish to " + strconv.Quote(string(subject)) + "'\r\n")
+	c.log.Warn("publish violation", "subject", string(subject))
+}
+
+// subViolation tells the client it may not subscribe; the connection
+// stays open.
+func (c *conn) subViolation(subject, queue []byte) {
+	text := "Permissions Violation for Subscription to " + strconv.Quote(string(subject))
+	if len(queue) > 0 {
+		text += " using queue " + strconv.Quote(string(queue))
+	}
+	c.queueControl("-ERR '" + text + "'\r\n")
+	c.log.Warn("subscription violation", "subject", string(subject), "queue", string(queue))
+}
