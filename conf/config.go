@@ -31,6 +31,13 @@ type Config struct {
 	MaxPingsOut      int           // unanswered PINGs before a connection is stale
 	WriteDeadline    time.Duration // a socket write taking longer marks a slow consumer
 
+	// Authorization is the authorization block; nil lets every client in
+	// with every right. Set only from a file.
+	Authorization *Authorization
+	// NoAuthUser names the user of Authorization.Users that a client
+	// sending no credentials connects as (a top-level key in nats-server).
+	NoAuthUser string
+
 	LogLevel  slog.Level // one of slog.LevelDebug, LevelInfo, LevelWarn, LevelError
 	LogFormat string     // LogText or LogJSON
 }

@@ -31,6 +31,14 @@ func TestExampleFileDocumentsEveryKey(t *testing.T) {
 	}
 	lines := strings.Split(string(data), "\n")
 	for _, k := range keys(new(Config)) {
+		if k.fileOnly {
+			// A block has no default to show: the file documents it with
+			// a commented-out example.
+			if !strings.Contains(string(data), "\n# "+k.name+":\n") {
+				t.Errorf("%s has no commented example of block %s", exampleFile, k.name)
+			}
+			continue
+		}
 		if _, ok := settings[k.name]; !ok {
 			t.Errorf("%s does not set key %s", exampleFile, k.name)
 			continue

@@ -9,6 +9,9 @@ import "github.com/spf13/pflag"
 func AddFlags(fs *pflag.FlagSet) {
 	def := Default()
 	for _, k := range keys(&def) {
+		if k.fileOnly {
+			continue
+		}
 		fs.Var(&flagValue{text: k.value.String(), typ: k.value.kind()}, k.flag(), k.usage)
 	}
 }

@@ -12,6 +12,9 @@ type key struct {
 	aliases []string // nats-server spellings also accepted in files
 	usage   string   // one line for --help
 	value   value    // bound to one field of a Config
+	// fileOnly keys hold a block (a map or list) that only a file can
+	// express: they have no flag and no environment variable.
+	fileOnly bool
 }
 
 // keys lists every setting, bound to the fields of c. The order is the
@@ -46,6 +49,10 @@ func keys(c *Config) []key {
 			usage: "unanswered PINGs before a connection is closed as stale"},
 		{name: "write_deadline", value: durationValue{&c.WriteDeadline},
 			usage: "a socket write taking longer closes the connection as a slow consumer"},
+		{name: "authorization", value: authValue{&c.Authorization}, fileOnly: true,
+			usage: "who may connect and what each user may do (file only; see bus.example.yaml)"},
+		{name: "no_auth_user", value: stringValue{&c.NoAuthUser},
+			usage: "user of the authorization block that clients sending no credentials connect as"},
 		{name: "log_level", value: levelValue{&c.LogLevel},
 			usage: "least severe level logged: " + strings.Join(levelNames(), ", ")},
 		{name: "log_format", value: choiceValue{&c.LogFormat, []string{LogText, LogJSON}},
@@ -80,7 +87,9 @@ func newKeySet(c *Config) keySet {
 	}
 	for _, k := range ks.list {
 		ks.byName[k.name] = k
-		ks.byEnv[k.env()] = k
+		if !k.fileOnly {
+			ks.byEnv[k.env()] = k
+		}
 		for _, a := range k.aliases {
 			ks.byName[a] = k
 			ks.aliasOf[a] = k.name
@@ -106,9 +115,11 @@ func (ks keySet) names() []string {
 
 // envNames lists the environment variables, for hints.
 func (ks keySet) envNames() []string {
-	out := make([]string, len(ks.list))
-	for i, k := range ks.list {
-		out[i] = k.env()
+	out := make([]string, 0, len(ks.list))
+	for _, k := range ks.list {
+		if !k.fileOnly {
+			out = append(out, k.env())
+		}
 	}
 	return out
 }

@@ -24,6 +24,8 @@ func sample(t *testing.T, k key) any {
 		return v.choices[len(v.choices)-1]
 	case boolValue:
 		return !*v.p
+	case authValue:
+		return map[string]any{"token": "sample"}
 	}
 	t.Fatalf("key %s: no sample for %T", k.name, k.value)
 	return nil
@@ -108,10 +110,19 @@ func TestAddFlagsShowsDefaults(t *testing.T) {
 		{"ping-interval", "duration", "2m"},
 		{"max-pings-out", "int", "2"},
 		{"write-deadline", "duration", "10s"},
+		{"no-auth-user", "string", ""},
 		{"log-level", "level", "info"},
 		{"log-format", "string", "text"},
 	}
-	if n := len(keys(new(Config))); n != len(tests) {
+	n := 0
+	for _, k := range keys(new(Config)) {
+		if !k.fileOnly {
+			n++
+		} else if fs.Lookup(k.flag()) != nil {
+			t.Errorf("file-only key %s has a flag", k.name)
+		}
+	}
+	if n != len(tests) {
 		t.Errorf("%d keys, but the test checks %d flags", n, len(tests))
 	}
 	for _, tt := range tests {

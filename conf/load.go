@@ -43,6 +43,9 @@ func Load(path string, fs *pflag.FlagSet) (Config, error) {
 
 	errs = append(errs, ks.unknownEnv()...)
 	for _, k := range ks.list {
+		if k.fileOnly {
+			continue
+		}
 		if err := v.BindEnv(k.name, k.env()); err != nil {
 			return Config{}, err // only for a missing name
 		}
@@ -85,7 +88,14 @@ func Load(path string, fs *pflag.FlagSet) (Config, error) {
 			continue
 		}
 		if err := k.value.set(v.Get(k.name)); err != nil {
-			errs = append(errs, &KeyError{Key: k.name, Source: source(k.name), Reason: err.Error(), Err: ErrBadValue})
+			nested := asNested(err)
+			if nested == nil {
+				errs = append(errs, &KeyError{Key: k.name, Source: source(k.name), Reason: err.Error(), Err: ErrBadValue})
+				continue
+			}
+			for _, ne := range nested {
+				errs = append(errs, &KeyError{Key: k.name + ne.path, Source: source(k.name), Reason: ne.reason, Err: ne.err})
+			}
 		}
 	}
 	for _, err := range cfg.check() {

@@ -29,6 +29,52 @@ func options(cfg conf.Config, log *slog.Logger) server.Options {
 		PingInterval:     cfg.PingInterval,
 		MaxPingsOut:      cfg.MaxPingsOut,
 		WriteDeadline:    cfg.WriteDeadline,
+		Authorization:    authorization(cfg.Authorization, cfg.NoAuthUser),
 		Logger:           log,
 	}
+}
+
+// authorization maps the authorization block (nil: none) and the
+// top-level no_auth_user, which nats-server keeps outside the block.
+func authorization(a *conf.Authorization, noAuthUser string) server.Authorization {
+	if a == nil {
+		return server.Authorization{NoAuthUser: noAuthUser}
+	}
+	out := server.Authorization{
+		Token:                a.Token,
+		User:                 a.User,
+		Password:             a.Password,
+		DefaultPermissions:   permissions(a.DefaultPermissions),
+		NoAuthUser:           noAuthUser,
+		Timeout:              a.Timeout,
+		ReferenceStoredReads: a.ReferenceStoredReads,
+	}
+	if a.Users != nil {
+		out.Users = make([]server.User, len(a.Users))
+		for i, u := range a.Users {
+			out.Users[i] = server.User{Name: u.Name, Password: u.Password, Nkey: u.Nkey, Permissions: permissions(u.Permissions)}
+		}
+	}
+	return out
+}
+
+func permissions(p *conf.Permissions) *server.Permissions {
+	if p == nil {
+		return nil
+	}
+	out := &server.Permissions{
+		Publish:   subjectPermission(p.Publish),
+		Subscribe: subjectPermission(p.Subscribe),
+	}
+	if p.Responses != nil {
+		out.Responses = &server.ResponsePermission{MaxMsgs: p.Responses.MaxMsgs, Expires: p.Responses.Expires}
+	}
+	return out
+}
+
+func subjectPermission(p *conf.SubjectPermission) *server.SubjectPermission {
+	if p == nil {
+		return nil
+	}
+	return &server.SubjectPermission{Allow: p.Allow, Deny: p.Deny}
 }

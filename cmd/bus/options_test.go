@@ -38,3 +38,44 @@ func TestOptionsMapsEveryField(t *testing.T) {
 		t.Errorf("options:\n got %+v\nwant %+v", got, want)
 	}
 }
+
+func TestOptionsMapsAuthorization(t *testing.T) {
+	t.Parallel()
+	cfg := conf.Default()
+	cfg.NoAuthUser = "guest"
+	cfg.Authorization = &conf.Authorization{
+		Timeout:              3,
+		ReferenceStoredReads: true,
+		DefaultPermissions:   &conf.Permissions{Publish: &conf.SubjectPermission{Deny: []string{"x"}}},
+		Users: []conf.User{
+			{Name: "guest", Password: "g"},
+			{Nkey: "UABC", Permissions: &conf.Permissions{
+				Publish:   &conf.SubjectPermission{Allow: []string{}},
+				Subscribe: &conf.SubjectPermission{Allow: []string{"a"}, Deny: []string{"b q"}},
+				Responses: &conf.ResponsePermission{MaxMsgs: 2, Expires: 5},
+			}},
+		},
+	}
+	got := options(cfg, nil).Authorization
+	want := server.Authorization{
+		NoAuthUser: "guest", Timeout: 3, ReferenceStoredReads: true,
+		DefaultPermissions: &server.Permissions{Publish: &server.SubjectPermission{Deny: []string{"x"}}},
+		Users: []server.User{
+			{Name: "guest", Password: "g"},
+			{Nkey: "UABC", Permissions: &server.Permissions{
+				Publish:   &server.SubjectPermission{Allow: []string{}},
+				Subscribe: &server.SubjectPermission{Allow: []string{"a"}, Deny: []string{"b q"}},
+				Responses: &server.ResponsePermission{MaxMsgs: 2, Expires: 5},
+			}},
+		},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("authorization:\n got %+v\nwant %+v", got, want)
+	}
+	// A token and a single user map too.
+	cfg.Authorization = &conf.Authorization{Token: "t"}
+	cfg.NoAuthUser = ""
+	if got := options(cfg, nil).Authorization; !reflect.DeepEqual(got, server.Authorization{Token: "t"}) {
+		t.Errorf("token: got %+v", got)
+	}
+}
