@@ -19,33 +19,11 @@ func (s *streamSource) HasInterest(subject string) bool { return s.core.HasInter
 
 // Next returns the lowest message at or after seq matching any filter.
 func (s *streamSource) Next(seq uint64, filters []string) (jetlog.Msg, error) {
-	if len(filters) == 0 {
-		return s.log.Next(seq, ">")
-	}
-	var best jetlog.Msg
-	found := false
-	for _, f := range filters {
-		m, err := s.log.Next(seq, f)
-		if err == nil && (!found || m.Seq < best.Seq) {
-			best, found = m, true
-		}
-	}
-	if !found {
-		return jetlog.Msg{}, jetlog.ErrNotFound
-	}
-	return best, nil
+	return s.log.NextMatching(seq, filters)
 }
 
 // countPending counts stored messages at or after from that match the
-// filters (none: all): a consumer's lag. Filters of one consumer never
-// overlap, so the per-filter counts add up.
+// filters (none: all): a consumer's lag.
 func countPending(l *jetlog.Log, from uint64, filters []string) uint64 {
-	if len(filters) == 0 {
-		return l.NumPending(from, "")
-	}
-	var n uint64
-	for _, f := range filters {
-		n += l.NumPending(from, f)
-	}
-	return n
+	return l.NumPendingFiltered(from, filters)
 }

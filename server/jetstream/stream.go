@@ -4,20 +4,21 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bus-dev/bus/jetlog"
 )
 
-// maxIngestBatch bounds how many published messages one commit stores.
-const maxIngestBatch = 1024
-
-// stream is a JetStream stream: a jetlog.Log plus the subscriptions that
-// capture its subjects, the goroutine that appends what they capture in
-// arrival order, acking each publish once it is durable, and its
-// consumers.
+// stream is a JetStream stream: a jetlog.Log, the subscriptions that
+// capture its subjects, and its consumers. A captured publish goes
+// straight to the log's appender (AppendAsync) from the publisher's
+// reader goroutine, with its Nats-Expected-* preconditions; the appender
+// checks them where it assigns the seq, commits, and calls back, and the
+// callback acks the publisher: one hop from publish to fsync to ack.
 type stream struct {
 	sh      *shared
 	name    string
@@ -25,34 +26,26 @@ type stream struct {
 	log     *jetlog.Log
 	src     *streamSource
 	created time.Time
+	pubs    sync.Pool // *pub
 
 	mu        sync.Mutex // guards the fields below
 	cfg       streamConfig
 	capture   []Subscription
 	consumers map[string]*consumer
 
-	ingest chan *inMsg
-	stop   chan struct{}
-	done   chan struct{}
+	// live is the consumers for the append path, which reads it without
+	// the lock; dropUnheard is whether an interest stream has no
+	// consumer, so that what it stores is dropped at once.
+	live        atomic.Pointer[[]*consumer]
+	dropUnheard atomic.Bool
 
-	lastMsgID string // owned by the ingest goroutine, like lastIDRead
-	// lastIDRead is set once lastMsgID holds the id of the newest stored
-	// message. It is read on the first publish, not at open, so a restart
-	// does not load the log's newest segment.
-	lastIDRead bool
-}
-
-// inMsg is a captured publish waiting to be stored.
-type inMsg struct {
-	subject string
-	reply   string
-	hdr     []byte
-	data    []byte
+	// ackBuf is the pub ack being encoded; only the appender goroutine
+	// (which runs every pub's done) touches it.
+	ackBuf []byte
 }
 
 // openStream opens (or creates) the log for cfg under dir and starts its
-// ingest goroutine and capture subscriptions. It does disk I/O: callers
-// hold no lock.
+// capture subscriptions. It does disk I/O: callers hold no lock.
 func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
 	l, err := jetlog.Open(dir, cfg.logConfig(), jetlog.Options{Logger: sh.log, Now: sh.now})
 	if err != nil {
@@ -73,15 +66,14 @@ func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
 		created:   created,
 		cfg:       cfg,
 		consumers: map[string]*consumer{},
-		ingest:    make(chan *inMsg, 4096),
-		stop:      make(chan struct{}),
-		done:      make(chan struct{}),
 	}
+	st.mu.Lock()
+	st.publishConsumersLocked()
+	st.mu.Unlock()
 	if err := st.subscribe(); err != nil {
 		_ = l.Close()
 		return nil, err
 	}
-	go st.run()
 	return st, nil
 }
 
@@ -104,61 +96,75 @@ func (st *stream) subscribe() error {
 	return nil
 }
 
+// pub is one captured publish on its way to the log. Pubs are pooled,
+// each with its completion bound once, so that a publish allocates only
+// its copy of the message (and of the reply subject, if any).
+type pub struct {
+	st      *stream
+	subject string
+	reply   string
+	buf     []byte // header block and payload, copied off the reader's buffer
+	done    func(jetlog.PubAck, error)
+}
+
 // captureMsg runs on the publisher's reader goroutine: it copies the
-// message and queues it for the ingest goroutine, keeping arrival order.
+// message and hands it to the appender, which keeps arrival order. A
+// full appender queue blocks it (the publisher waits for the disk).
 func (st *stream) captureMsg(subject, reply []byte, hdr int, msg []byte) bool {
-	m := &inMsg{subject: string(subject), reply: string(reply)}
-	buf := append([]byte(nil), msg...)
+	p, _ := st.pubs.Get().(*pub)
+	if p == nil {
+		p = &pub{st: st}
+		p.done = p.stored
+	}
+	p.subject, p.reply = string(subject), string(reply)
+	p.buf = append(p.buf[:0], msg...)
+	m := jetlog.Msg{Subject: p.subject, Data: p.buf}
+	var expect jetlog.Expect
 	if hdr >= 0 {
-		m.hdr, m.data = buf[:hdr:hdr], buf[hdr:]
-	} else {
-		m.data = buf
+		m.Header, m.Data = p.buf[:hdr:hdr], p.buf[hdr:]
+		if hasExpectations(m.Header) {
+			var e *apiError
+			if expect, e = st.expectations(m.Header); e != nil {
+				st.ackError(p.reply, e)
+				st.pubs.Put(p)
+				return true
+			}
+		}
 	}
-	select {
-	case st.ingest <- m:
-	case <-st.stop:
-	}
+	st.log.AppendAsync(m, expect, p.done)
 	return true
 }
 
-// run is the ingest goroutine: it takes whatever publishes are waiting,
-// stores them with one commit, then acks them.
-func (st *stream) run() {
-	defer close(st.done)
-	batch := make([]*inMsg, 0, maxIngestBatch)
-	for {
-		select {
-		case m := <-st.ingest:
-			batch = append(batch[:0], m)
-		case <-st.stop:
-			return
+// stored is a pub's completion, on the appender goroutine.
+func (p *pub) stored(ack jetlog.PubAck, err error) {
+	st := p.st
+	if err != nil {
+		st.ackError(p.reply, storeError(err))
+	} else {
+		if !ack.Duplicate && st.dropUnheard.Load() {
+			st.log.DeleteAsync(ack.Seq, nil) // an interest stream nobody is interested in
 		}
-	gather:
-		for len(batch) < maxIngestBatch {
-			select {
-			case m := <-st.ingest:
-				batch = append(batch, m)
-			default:
-				break gather
-			}
+		if p.reply != "" {
+			st.ackBuf = appendPubAck(st.ackBuf[:0], st.name, ack)
+			st.sh.core.Publish(p.reply, "", nil, st.ackBuf)
 		}
-		st.store(batch)
 		st.notifyConsumers()
 	}
+	p.reply = ""
+	st.pubs.Put(p)
 }
 
-// store appends a batch, splitting it around messages that carry
-// Nats-Expected-* preconditions, which are checked one at a time.
-func (st *stream) store(batch []*inMsg) {
-	start := 0
-	for i, m := range batch {
-		if hasExpectations(m.hdr) {
-			st.appendRun(batch[start:i])
-			st.appendChecked(m)
-			start = i + 1
-		}
+// appendPubAck encodes {"stream":..,"seq":..[,"duplicate":true]} without
+// reflection; stream names need no JSON escaping (validName).
+func appendPubAck(b []byte, stream string, ack jetlog.PubAck) []byte {
+	b = append(b, `{"stream":"`...)
+	b = append(b, stream...)
+	b = append(b, `","seq":`...)
+	b = strconv.AppendUint(b, ack.Seq, 10)
+	if ack.Duplicate {
+		b = append(b, `,"duplicate":true`...)
 	}
-	st.appendRun(batch[start:])
+	return append(b, '}')
 }
 
 func hasExpectations(hdr []byte) bool {
@@ -175,80 +181,39 @@ func containsFold(b []byte, s string) bool {
 	return false
 }
 
-// appendRun stores plain messages in one commit. A message jetlog refuses
-// (discard new, too large) gets its error ack and the rest continue.
-func (st *stream) appendRun(run []*inMsg) {
-	st.readLastMsgID()
-	for len(run) > 0 {
-		msgs := make([]jetlog.Msg, len(run))
-		for i, m := range run {
-			msgs[i] = jetlog.Msg{Subject: m.subject, Header: m.hdr, Data: m.data}
-		}
-		acks, err := st.log.AppendBatch(msgs)
-		for i, ack := range acks {
-			st.stored(run[i], ack)
-		}
-		run = run[len(acks):]
-		if err == nil || len(run) == 0 {
-			return
-		}
-		st.ackError(run[0], storeError(err))
-		run = run[1:]
+// expectations reads a publish's Nats-Expected-* headers: the stream's
+// name is checked here; the rest become preconditions the appender
+// checks where it assigns the seq.
+func (st *stream) expectations(hdr []byte) (jetlog.Expect, *apiError) {
+	var ex jetlog.Expect
+	if v, ok := headerValue(hdr, "Nats-Expected-Stream"); ok && v != st.name {
+		return ex, errExpectedStream()
 	}
+	if v, ok := headerValue(hdr, "Nats-Expected-Last-Sequence"); ok {
+		ex.LastSeq, ex.HasLastSeq = parseExpectedSeq(v), true
+	}
+	if v, ok := headerValue(hdr, "Nats-Expected-Last-Subject-Sequence"); ok {
+		ex.LastSubjectSeq, ex.HasLastSubjectSeq = parseExpectedSeq(v), true
+		ex.LastSubject, _ = headerValue(hdr, "Nats-Expected-Last-Subject-Sequence-Subject")
+	}
+	ex.LastMsgID, _ = headerValue(hdr, "Nats-Expected-Last-Msg-Id")
+	return ex, nil
 }
 
-// appendChecked stores one message after checking its Nats-Expected-*
-// headers against the stream as it is now.
-func (st *stream) appendChecked(m *inMsg) {
-	st.readLastMsgID()
-	if v, ok := headerValue(m.hdr, "Nats-Expected-Stream"); ok && v != st.name {
-		st.ackError(m, errExpectedStream())
-		return
-	}
-	state := st.log.State()
-	if v, ok := headerValue(m.hdr, "Nats-Expected-Last-Sequence"); ok {
-		if want, err := strconv.ParseUint(v, 10, 64); err != nil || want != state.LastSeq {
-			st.ackError(m, errWrongLastSeq(state.LastSeq))
-			return
-		}
-	}
-	if v, ok := headerValue(m.hdr, "Nats-Expected-Last-Subject-Sequence"); ok {
-		subj := m.subject
-		if s, ok := headerValue(m.hdr, "Nats-Expected-Last-Subject-Sequence-Subject"); ok && s != "" {
-			subj = s
-		}
-		last := st.log.LastSeqBySubject(subj)
-		if want, err := strconv.ParseUint(v, 10, 64); err != nil || want != last {
-			st.ackError(m, errWrongLastSeq(last))
-			return
-		}
-	}
-	if v, ok := headerValue(m.hdr, "Nats-Expected-Last-Msg-Id"); ok && v != st.lastMsgID {
-		st.ackError(m, errWrongLastMsgID(st.lastMsgID))
-		return
-	}
-	ack, err := st.log.Append(m.subject, m.hdr, m.data)
+// parseExpectedSeq reads an expected seq; one that is not a number can
+// never be the last seq, so it fails with what the stream has.
+func parseExpectedSeq(v string) uint64 {
+	n, err := strconv.ParseUint(v, 10, 64)
 	if err != nil {
-		st.ackError(m, storeError(err))
-		return
+		return math.MaxUint64
 	}
-	st.stored(m, ack)
-}
-
-// readLastMsgID reads the msg id of the newest stored message, once,
-// before the first append can change which message that is.
-func (st *stream) readLastMsgID() {
-	if st.lastIDRead {
-		return
-	}
-	st.lastIDRead = true
-	if last, err := st.log.Get(st.log.State().LastSeq); err == nil {
-		st.lastMsgID, _ = headerValue(last.Header, "Nats-Msg-Id")
-	}
+	return n
 }
 
 // storeError maps jetlog's refusals to the reference's pub-ack errors.
 func storeError(err error) *apiError {
+	var wrongSeq *jetlog.WrongLastSeqError
+	var wrongID *jetlog.WrongLastMsgIDError
 	switch {
 	case errors.Is(err, jetlog.ErrMaxMsgs):
 		return errMaxMsgs()
@@ -258,6 +223,10 @@ func storeError(err error) *apiError {
 		return errMaxMsgsPerSubject()
 	case errors.Is(err, jetlog.ErrMsgTooLarge):
 		return errMsgTooLarge()
+	case errors.As(err, &wrongSeq):
+		return errWrongLastSeq(wrongSeq.Last)
+	case errors.As(err, &wrongID):
+		return errWrongLastMsgID(wrongID.Last)
 	case isNoSpace(err):
 		return errInsufficientStorage()
 	default:
@@ -265,38 +234,12 @@ func storeError(err error) *apiError {
 	}
 }
 
-// stored acks a message jetlog has made durable.
-func (st *stream) stored(m *inMsg, ack jetlog.PubAck) {
-	if !ack.Duplicate {
-		if id, ok := headerValue(m.hdr, "Nats-Msg-Id"); ok {
-			st.lastMsgID = id
-		}
-		st.applyInterestRetention(ack.Seq)
-	}
-	if m.reply == "" {
-		return
-	}
-	b, _ := json.Marshal(pubAck{Stream: st.name, Seq: ack.Seq, Duplicate: ack.Duplicate})
-	st.sh.core.Publish(m.reply, "", nil, b)
-}
-
-func (st *stream) ackError(m *inMsg, e *apiError) {
-	if m.reply == "" {
+func (st *stream) ackError(reply string, e *apiError) {
+	if reply == "" {
 		return
 	}
 	b, _ := json.Marshal(pubAck{Error: e, Stream: st.name})
-	st.sh.core.Publish(m.reply, "", nil, b)
-}
-
-// applyInterestRetention drops a message nobody is interested in: with
-// interest retention, a stream without consumers keeps nothing.
-func (st *stream) applyInterestRetention(seq uint64) {
-	st.mu.Lock()
-	drop := st.cfg.Retention == jetlog.RetentionInterest && len(st.consumers) == 0
-	st.mu.Unlock()
-	if drop {
-		_ = st.log.Delete(seq)
-	}
+	st.sh.core.Publish(reply, "", nil, b)
 }
 
 // acked applies retention after a consumer acked seqs: a work queue
@@ -375,8 +318,6 @@ func (st *stream) close(status string) error {
 	for _, c := range consumers {
 		c.close(status)
 	}
-	close(st.stop)
-	<-st.done
 	return st.log.Close()
 }
 

@@ -67,6 +67,7 @@ func (st *stream) createConsumer(cfg consumerConfig, action string) (*consumer, 
 	}
 	st.mu.Lock()
 	st.consumers[cfg.Name] = c
+	st.publishConsumersLocked()
 	st.mu.Unlock()
 	return c, nil
 }
@@ -160,6 +161,7 @@ func (st *stream) removeConsumer(name string) bool {
 	st.mu.Lock()
 	c := st.consumers[name]
 	delete(st.consumers, name)
+	st.publishConsumersLocked()
 	st.mu.Unlock()
 	if c == nil {
 		return false
@@ -176,6 +178,7 @@ func (st *stream) dropConsumer(c *consumer, status string) {
 	st.mu.Lock()
 	if st.consumers[c.name] == c {
 		delete(st.consumers, c.name)
+		st.publishConsumersLocked()
 	}
 	st.mu.Unlock()
 	c.close(status)
@@ -187,6 +190,7 @@ func (st *stream) expired(c *consumer) {
 	st.mu.Lock()
 	if st.consumers[c.name] == c {
 		delete(st.consumers, c.name)
+		st.publishConsumersLocked()
 	}
 	st.mu.Unlock()
 	st.deleteState(c)
@@ -219,11 +223,22 @@ func (st *stream) sortedConsumers() []*consumer {
 	return out
 }
 
-// notifyConsumers wakes every consumer after new messages were stored.
-func (st *stream) notifyConsumers() {
-	st.mu.Lock()
-	defer st.mu.Unlock()
+// publishConsumersLocked refreshes what the append path reads without
+// the lock: the consumers, and whether an interest stream has none.
+// st.mu is held.
+func (st *stream) publishConsumersLocked() {
+	list := make([]*consumer, 0, len(st.consumers))
 	for _, c := range st.consumers {
+		list = append(list, c)
+	}
+	st.live.Store(&list)
+	st.dropUnheard.Store(st.cfg.Retention == jetlog.RetentionInterest && len(list) == 0)
+}
+
+// notifyConsumers wakes every consumer after a message was stored. It
+// takes no lock: it runs on the appender goroutine for every message.
+func (st *stream) notifyConsumers() {
+	for _, c := range *st.live.Load() {
 		c.signal()
 	}
 }
