@@ -1,27 +1,18 @@
 package jetstream
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/bus-dev/bus/jetlog"
+)
 
 // headerValue returns the value of key in a NATS header block
 // ("NATS/1.0\r\nKey: Value\r\n\r\n"), matching the key without regard to
-// case, and whether it was present.
+// case, and whether it was there with a value (jetlog.HeaderValue, the
+// one parser of header blocks).
 func headerValue(hdr []byte, key string) (string, bool) {
-	if len(hdr) == 0 {
-		return "", false
-	}
-	_, rest, ok := bytes.Cut(hdr, []byte("\r\n")) // skip the status line
-	if !ok {
-		return "", false
-	}
-	for len(rest) > 0 {
-		var line []byte
-		line, rest, _ = bytes.Cut(rest, []byte("\r\n"))
-		k, v, ok := bytes.Cut(line, []byte(":"))
-		if ok && len(k) == len(key) && bytes.EqualFold(k, []byte(key)) {
-			return string(bytes.TrimSpace(v)), true
-		}
-	}
-	return "", false
+	v := jetlog.HeaderValue(hdr, key)
+	return string(v), v != nil
 }
 
 // statusHeader builds a status-only header block such as

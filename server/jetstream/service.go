@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/bus-dev/bus/jetlog"
+	"github.com/bus-dev/bus/jetlog/vfs"
 	"github.com/bus-dev/bus/subjects"
 )
 
@@ -114,7 +115,9 @@ func New(core Core, opts Options) (*Service, error) {
 // Start opens every stream under the store directory and starts serving
 // the API.
 func (svc *Service) Start() error {
-	if err := os.MkdirAll(svc.dir, 0o755); err != nil {
+	// Durable before any stream in it is: a new store directory's entry
+	// in its parent is fsynced, up to the first directory that existed.
+	if err := vfs.MkdirAllDurable(vfs.OSFS{}, svc.dir, 0o755); err != nil {
 		return fmt.Errorf("jetstream: store %s: %w", svc.dir, err)
 	}
 	if err := svc.loadStreams(); err != nil {
