@@ -30,13 +30,20 @@
 // # Goroutines
 //
 //   - Service.run: one, handles API requests in order of arrival.
-//   - stream.run: one per stream, appends captured publishes in arrival
-//     order (one commit per batch) and acks them.
 //   - consumer.run: one per consumer.
 //   - jetlog's own: one appender per Log.
 //
-// Handlers (capture, pulls, acks, API requests) run on client reader
-// goroutines: they copy the message and queue it on a channel.
+// Handlers (pulls, acks, API requests) run on client reader goroutines:
+// they copy the message and queue it on a channel. A stream's capture
+// handler hands a publish straight to its log's appender
+// (jetlog.AppendAsync), with the Nats-Expected-* preconditions the
+// appender checks where it assigns the seq; the completion, on the
+// appender goroutine, acks the publisher, applies interest retention
+// and wakes the consumers. So a publish takes one hop to the disk and
+// one back:
+//
+//	reader goroutine ──AppendAsync──► appender: write, fdatasync
+//	                                     └─ done: pub ack to the reply inbox, wake consumers
 //
 // # Locks
 //
