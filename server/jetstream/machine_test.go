@@ -92,7 +92,6 @@ func runTranscript(t *testing.T, file string) {
 type fakeStream struct {
 	msgs     []jetlog.Msg // seq i+1 at index i; a zero Seq is deleted
 	deaf     map[string]bool
-	listened map[string]bool // subjects asked about
 }
 
 func (f *fakeStream) Get(seq uint64) (jetlog.Msg, error) {
