@@ -90,8 +90,8 @@ func runTranscript(t *testing.T, file string) {
 
 // fakeStream is a source over messages in memory.
 type fakeStream struct {
-	msgs     []jetlog.Msg // seq i+1 at index i; a zero Seq is deleted
-	deaf     map[string]bool
+	msgs []jetlog.Msg // seq i+1 at index i; a zero Seq is deleted
+	deaf map[string]bool
 }
 
 func (f *fakeStream) Get(seq uint64) (jetlog.Msg, error) {
