@@ -132,8 +132,8 @@ func (c *conn) authNoCredentials() error {
 
 // pubAllowed reports whether the connection may publish to subject. Only
 // connections with publish rules call it. Decisions are cached per
-// subject; a subject allowed only as a reply under allow_responses is
-// not cached, since each use spends the grant.
+// subject, except refusals under allow_responses: there the subject may
+// be a reply granted later, and each use spends its grant.
 // see BenchmarkParsePub
 func (c *conn) pubAllowed(subject []byte) bool {
 	if ok, hit := c.pubCache[string(subject)]; hit {
@@ -144,8 +144,9 @@ func (c *conn) pubAllowed(subject []byte) bool {
 		c.cachePub(subject, true)
 		return true
 	}
-	if p.responses != nil && c.useReply(subject) {
-		return true
+	if p.responses != nil {
+		// Not cached: a grant may arrive with the next request.
+		return c.useReply(subject)
 	}
 	c.cachePub(subject, false)
 	return false

@@ -21,9 +21,10 @@ type permEntry struct {
 // connections of users without permissions never reach these methods.
 //
 // Matching follows the reference's rules (see docs/security.md), with one
-// deliberate difference: a subscription is allowed by an allow entry only
-// when every subject it can receive is inside that entry (subjects.Within),
-// where the reference also lets "foo.*" admit a SUB to "foo.>".
+// deliberate difference: a subscription is allowed only when every
+// subject it can receive is inside one allow entry that applies to it
+// (subjects.Within), where the reference also lets "foo.*" admit a SUB to
+// "foo.>", which then receives "foo.a.b".
 type permissions struct {
 	pubAllow  []string // patterns; meaningful only when pubLimited
 	pubDeny   []string
@@ -107,33 +108,34 @@ func matchesAny(patterns []string, subject string) bool {
 // canSubscribe reports whether a SUB to subject, in queue group queue
 // ("" for none), is allowed.
 //
-// Allow: some plain entry must contain the subscription; and when queue
-// entries cover the subject, a queue subscription must be in one of their
-// groups. Deny: a plain entry that matches the subscription's subject
+// Allow, first the reference's rule: some plain entry matches the
+// subscription's subject, except that when queue entries match it, a
+// queue subscription must be in one of their groups instead. Then bus's
+// own: an entry that applies to the subscription (plain, or for its
+// group) must contain it, so that nothing it can receive is outside what
+// was granted. Deny: a plain entry that matches the subscription's subject
 // refuses it, a queue entry refuses only its groups. Subscriptions that a
 // deny entry only partly overlaps are allowed and filtered at delivery
 // (see needsDeliveryFilter).
 func (p *permissions) canSubscribe(subject, queue string) bool {
 	if len(p.subAllow) > 0 {
-		plain, queueEntries, queueOK := false, false, false
+		plain, queueEntries, queueOK, contained := false, false, false, false
 		for _, e := range p.subAllow {
-			if !subjects.Within(subject, e.subject) {
-				continue
-			}
+			matches := subjects.Matches(e.subject, subject)
+			applies := e.queue == "" || queue != "" && queueMatches(queue, e.queue)
 			if e.queue == "" {
-				plain = true
-				continue
+				plain = plain || matches
+			} else if matches {
+				queueEntries = true
+				queueOK = queueOK || applies
 			}
-			queueEntries = true
-			if queue != "" && queueMatches(queue, e.queue) {
-				queueOK = true
-			}
+			contained = contained || applies && subjects.Within(subject, e.subject)
 		}
 		allowed := plain
 		if queue != "" && queueEntries {
 			allowed = queueOK
 		}
-		if !allowed {
+		if !allowed || !contained {
 			return false
 		}
 	}

@@ -62,11 +62,24 @@ func (s *Server) route(c *conn, to, subject, reply []byte, hdr int, msg []byte) 
 			delivered++
 		}
 	}
-	for i := range r.Queues {
-		members := r.Queues[i].Members
-		start := rand.IntN(len(members)) // the reference picks at random too
-		for k := range members {
-			sub := members[(start+k)%len(members)]
+	groups := r.Queues
+	for i := range groups {
+		name := groups[i].Name
+		if namedBefore(groups, i) {
+			continue // delivered with the first group of that name
+		}
+		// The reference has one group per queue name, whatever the
+		// patterns ("a.*" and "a.>" in queue q are one group): pick one
+		// member among all the groups of that name.
+		total := len(groups[i].Members)
+		for j := i + 1; j < len(groups); j++ {
+			if groups[j].Name == name {
+				total += len(groups[j].Members)
+			}
+		}
+		start := rand.IntN(total) // the reference picks at random too
+		for k := range total {
+			sub := queueMember(groups, i, (start+k)%total)
 			if !echo && sub.conn == c {
 				continue
 			}
@@ -80,6 +93,33 @@ func (s *Server) route(c *conn, to, subject, reply []byte, hdr int, msg []byte) 
 		}
 	}
 	return delivered
+}
+
+// namedBefore reports whether a group before groups[i] has its name.
+func namedBefore(groups []subjects.Group[*subscription], i int) bool {
+	for j := range i {
+		if groups[j].Name == groups[i].Name {
+			return true
+		}
+	}
+	return false
+}
+
+// queueMember is the n-th member of the groups named like groups[first],
+// counting from groups[first] on.
+func queueMember(groups []subjects.Group[*subscription], first, n int) *subscription {
+	name := groups[first].Name
+	for j := first; j < len(groups); j++ {
+		if groups[j].Name != name {
+			continue
+		}
+		if m := groups[j].Members; n < len(m) {
+			return m[n]
+		} else {
+			n -= len(m)
+		}
+	}
+	panic("server: queue member out of range") // total counted these groups
 }
 
 // deliver queues one message on a subscription's connection, honouring

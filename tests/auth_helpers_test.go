@@ -17,6 +17,8 @@ import (
 // authPair is bus and the reference started with the same authorization.
 type authPair struct {
 	bus, ref string // client addresses
+	// subs counts the client subscriptions of both servers.
+	subs func() (bus, ref int)
 }
 
 // startAuthPair runs bus and the reference nats-server with auth, the
@@ -36,7 +38,9 @@ func startAuthPair(t *testing.T, auth server.Authorization) authPair {
 		ns.Shutdown()
 		ns.WaitForShutdown()
 	})
-	return authPair{bus: bus.Addr().String(), ref: refAddr(ns)}
+	return authPair{bus: bus.Addr().String(), ref: refAddr(ns), subs: func() (int, int) {
+		return bus.Varz().Subscriptions, int(ns.NumSubscriptions())
+	}}
 }
 
 // refOptions translates bus's authorization block into the reference's
