@@ -38,6 +38,16 @@ type Config struct {
 	// sending no credentials connects as (a top-level key in nats-server).
 	NoAuthUser string
 
+	// Keys nats-server accepts that shape INFO or shutdown in a cluster;
+	// bus accepts them so that configs carry over, and has no cluster for
+	// them to act on (see bus.example.yaml).
+	ClientAdvertise       string        // address advertised to clients in connect_urls
+	NoAdvertise           bool          // do not advertise cluster peers to clients
+	ConnectErrorReports   int           // log every Nth error connecting to a route
+	ReconnectErrorReports int           // log every Nth error reconnecting to a route
+	LameDuckDuration      time.Duration // how long lame-duck mode spreads the closing of clients
+	LameDuckGracePeriod   time.Duration // wait before lame-duck mode starts closing clients
+
 	LogLevel  slog.Level // one of slog.LevelDebug, LevelInfo, LevelWarn, LevelError
 	LogFormat string     // LogText or LogJSON
 }
@@ -65,7 +75,13 @@ func Default() Config {
 		PingInterval:   2 * time.Minute,
 		MaxPingsOut:    2,
 		WriteDeadline:  10 * time.Second,
-		LogLevel:       slog.LevelInfo,
+
+		ConnectErrorReports:   3600,
+		ReconnectErrorReports: 1,
+		LameDuckDuration:      2 * time.Minute,
+		LameDuckGracePeriod:   10 * time.Second,
+
+		LogLevel: slog.LevelInfo,
 		LogFormat:      LogText,
 	}
 }

@@ -111,6 +111,12 @@ func TestAddFlagsShowsDefaults(t *testing.T) {
 		{"max-pings-out", "int", "2"},
 		{"write-deadline", "duration", "10s"},
 		{"no-auth-user", "string", ""},
+		{"client-advertise", "string", ""},
+		{"no-advertise", "bool", "false"},
+		{"connect-error-reports", "int", "3600"},
+		{"reconnect-error-reports", "int", "1"},
+		{"lame-duck-duration", "duration", "2m"},
+		{"lame-duck-grace-period", "duration", "10s"},
 		{"log-level", "level", "info"},
 		{"log-format", "string", "text"},
 	}

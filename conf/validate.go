@@ -64,6 +64,19 @@ func (c Config) check() []*KeyError {
 	positive("max_pings_out", c.MaxPingsOut > 0, fmt.Sprint(c.MaxPingsOut))
 	positive("write_deadline", c.WriteDeadline > 0, formatDuration(c.WriteDeadline))
 
+	if c.ConnectErrorReports < 0 {
+		bad("connect_error_reports", "%d is negative", c.ConnectErrorReports)
+	}
+	if c.ReconnectErrorReports < 0 {
+		bad("reconnect_error_reports", "%d is negative", c.ReconnectErrorReports)
+	}
+	if c.LameDuckDuration < 0 {
+		bad("lame_duck_duration", "%s is negative", formatDuration(c.LameDuckDuration))
+	}
+	if c.LameDuckGracePeriod < 0 {
+		bad("lame_duck_grace_period", "%s is negative", formatDuration(c.LameDuckGracePeriod))
+	}
+
 	if !slices.Contains(levelNames(), strings.ToLower(c.LogLevel.String())) {
 		bad("log_level", "%s is not one of %s", c.LogLevel, strings.Join(levelNames(), ", "))
 	}

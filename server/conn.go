@@ -54,10 +54,16 @@ type conn struct {
 
 	inMsgs  atomic.Int64
 	inBytes atomic.Int64
+	// lastIn is when the client last sent a PUB, SUB or PING (unix
+	// nanoseconds), set once per read: the keepalive PING is skipped for
+	// a client heard from within the ping interval, as in the reference.
+	lastIn atomic.Int64
+	heard  bool // reader-owned: the current read held such an op
 
 	mu           sync.Mutex               // guards the fields below; taken before the trie's lock
 	subs         map[string]*subscription // by sid; nil once closed
 	pingsOut     int
+	pingSentAt   time.Time // when the last keepalive PING went out; zero before the first
 	pingTimer    *time.Timer
 	authTimer    *time.Timer // until a valid CONNECT; nil once it is stopped or fired
 	authTimedOut bool        // the auth timer fired: the connection is closing
@@ -112,6 +118,10 @@ func (c *conn) readLoop() {
 		n, err := c.nc.Read(buf)
 		if n > 0 {
 			perr := c.parser.parse(buf[:n], c)
+			if c.heard {
+				c.heard = false
+				c.lastIn.Store(time.Now().UnixNano())
+			}
 			c.wakeWriters()
 			c.stallIfBehind()
 			if perr != nil {
@@ -265,12 +275,15 @@ func (c *conn) handleOp(o *op) error {
 	}
 	switch o.kind {
 	case opPub:
+		c.heard = true
 		return c.processPub(o)
 	case opSub:
+		c.heard = true
 		return c.processSub(o)
 	case opUnsub:
 		c.processUnsub(o)
 	case opPing:
+		c.heard = true
 		c.queueControl("PONG\r\n")
 	case opPong:
 		c.mu.Lock()
@@ -380,6 +393,10 @@ func (c *conn) slowConsumer() {
 	c.close("Slow Consumer (Pending Bytes)", false)
 }
 
+// rttMeasureInterval is how often a PING goes out even to a busy client,
+// as the reference measures the round trip.
+const rttMeasureInterval = time.Hour
+
 // resetPingTimer (re)arms the keepalive timer to fire after d.
 func (c *conn) resetPingTimer(d time.Duration) {
 	c.mu.Lock()
@@ -401,6 +418,17 @@ func (c *conn) pingTimerFired() {
 		c.mu.Unlock()
 		return
 	}
+	// A client heard from within the interval needs no PING, unless the
+	// round trip has not been measured for an hour (the reference's
+	// rule; its first PING always goes out).
+	now := time.Now()
+	interval := c.srv.opts.PingInterval
+	measured := !c.pingSentAt.IsZero() && now.Sub(c.pingSentAt) < rttMeasureInterval
+	if measured && now.Sub(time.Unix(0, c.lastIn.Load())) < interval {
+		c.pingTimer = time.AfterFunc(interval, c.pingTimerFired)
+		c.mu.Unlock()
+		return
+	}
 	if c.pingsOut+1 > c.srv.opts.MaxPingsOut {
 		c.mu.Unlock()
 		c.out.appendControl("-ERR '" + errStaleConnection.text + "'\r\n")
@@ -408,7 +436,8 @@ func (c *conn) pingTimerFired() {
 		return
 	}
 	c.pingsOut++
-	c.pingTimer = time.AfterFunc(c.srv.opts.PingInterval, c.pingTimerFired)
+	c.pingSentAt = now
+	c.pingTimer = time.AfterFunc(interval, c.pingTimerFired)
 	c.mu.Unlock()
 	c.out.appendControl("PING\r\n")
 	c.out.signal()

@@ -227,14 +227,16 @@ func (c *conn) processSub(o *op) error {
 		c.mu.Unlock()
 		return nil
 	}
-	if _, dup := c.subs[string(o.sid)]; dup { // first SUB with a sid wins
-		c.mu.Unlock()
-		c.ok()
-		return nil
-	}
+	// The limit is checked first, as in the reference, so a repeated sid
+	// at the limit is refused too.
 	if limit := c.srv.opts.MaxSubscriptions; limit > 0 && len(c.subs) >= limit {
 		c.mu.Unlock()
 		c.sendErr(errMaxSubscriptions)
+		return nil
+	}
+	if _, dup := c.subs[string(o.sid)]; dup { // first SUB with a sid wins
+		c.mu.Unlock()
+		c.ok()
 		return nil
 	}
 	sub := &subscription{

@@ -1,8 +1,15 @@
 package tests
 
 import (
+	"bufio"
+	"net"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
 
 	"github.com/bus-dev/bus/server"
 )
@@ -49,4 +56,75 @@ func blankSids(s string) string {
 		}
 	}
 	return strings.Join(lines, "")
+}
+
+// keepalivePings counts the server's PINGs to a client that publishes
+// every 50ms for busy, then stays quiet (answering PINGs) for idle.
+func keepalivePings(t *testing.T, addr string, busy, idle time.Duration) (duringBusy, duringIdle int) {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	var mu sync.Mutex
+	write := func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		_, _ = nc.Write([]byte(s))
+	}
+	var pings atomic.Int64
+	go func() {
+		r := bufio.NewReader(nc)
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if line == "PING\r\n" {
+				pings.Add(1)
+				write("PONG\r\n")
+			}
+		}
+	}()
+	write(quiet)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for end := time.Now().Add(busy); time.Now().Before(end); <-tick.C {
+		write("PUB busy 1\r\nx\r\n")
+	}
+	duringBusy = int(pings.Load())
+	time.Sleep(idle) // the quiet period being measured
+	return duringBusy, int(pings.Load()) - duringBusy
+}
+
+// The keepalive PING goes to a client only when it has not been heard
+// from within the interval (after the first, which the reference always
+// sends), at the same times as the reference's.
+func TestKeepaliveSkipsBusyClientsLikeReference(t *testing.T) {
+	t.Parallel()
+	const interval = 150 * time.Millisecond
+	bus := startBus(t, server.Options{PingInterval: interval, MaxPingsOut: 5})
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, PingInterval: interval, MaxPingsOut: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("reference not ready")
+	}
+	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	var wg sync.WaitGroup
+	var got, want [2]int
+	wg.Add(2)
+	go func() { defer wg.Done(); got[0], got[1] = keepalivePings(t, bus.Addr().String(), 900*time.Millisecond, 700*time.Millisecond) }()
+	go func() { defer wg.Done(); want[0], want[1] = keepalivePings(t, refAddr(ns), 900*time.Millisecond, 700*time.Millisecond) }()
+	wg.Wait()
+	t.Logf("PINGs while busy/idle: bus %v, reference %v", got, want)
+	if got[0] != want[0] {
+		t.Errorf("PINGs to a busy client: bus %d, reference %d", got[0], want[0])
+	}
+	if got[1] < 2 || want[1] < 2 {
+		t.Errorf("PINGs to an idle client: bus %d, reference %d; want both at least 2", got[1], want[1])
+	}
 }
