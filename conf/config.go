@@ -81,7 +81,7 @@ func Default() Config {
 		LameDuckDuration:      2 * time.Minute,
 		LameDuckGracePeriod:   10 * time.Second,
 
-		LogLevel: slog.LevelInfo,
-		LogFormat:      LogText,
+		LogLevel:  slog.LevelInfo,
+		LogFormat: LogText,
 	}
 }

@@ -117,8 +117,14 @@ func TestKeepaliveSkipsBusyClientsLikeReference(t *testing.T) {
 	var wg sync.WaitGroup
 	var got, want [2]int
 	wg.Add(2)
-	go func() { defer wg.Done(); got[0], got[1] = keepalivePings(t, bus.Addr().String(), 900*time.Millisecond, 700*time.Millisecond) }()
-	go func() { defer wg.Done(); want[0], want[1] = keepalivePings(t, refAddr(ns), 900*time.Millisecond, 700*time.Millisecond) }()
+	go func() {
+		defer wg.Done()
+		got[0], got[1] = keepalivePings(t, bus.Addr().String(), 900*time.Millisecond, 700*time.Millisecond)
+	}()
+	go func() {
+		defer wg.Done()
+		want[0], want[1] = keepalivePings(t, refAddr(ns), 900*time.Millisecond, 700*time.Millisecond)
+	}()
 	wg.Wait()
 	t.Logf("PINGs while busy/idle: bus %v, reference %v", got, want)
 	if got[0] != want[0] {
