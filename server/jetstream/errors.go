@@ -63,6 +63,10 @@ func errStreamGeneric(err error) *apiError {
 	return newAPIError(500, 10049, "%s", publicError(err))
 }
 
+func errInsufficientResources() *apiError {
+	return newAPIError(503, 10023, "insufficient resources")
+}
+
 func errInsufficientStorage() *apiError {
 	return newAPIError(500, 10047, "insufficient storage resources available")
 }

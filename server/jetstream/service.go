@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -67,9 +68,13 @@ type Service struct {
 	damaged map[string]DamagedStream
 
 	apiSub Subscription
-	reqs   chan apiRequest
-	stop   chan struct{}
-	done   chan struct{}
+	// API requests wait in two lanes: reads (infos, names, lists, message
+	// gets) are served by a few goroutines at once, so that a slow change
+	// never stalls them; changes are served one at a time, in order.
+	reads, changes chan apiRequest
+	queued         atomic.Int64 // bytes of requests waiting in both lanes
+	stop           chan struct{}
+	workers        sync.WaitGroup
 
 	apiTotal, apiErrors atomic.Int64
 }
@@ -80,6 +85,7 @@ type apiRequest struct {
 	reply   string
 	hdr     []byte
 	body    []byte
+	size    int64 // what it counts against maxQueuedBytes
 }
 
 // New returns a service over core that is not yet started.
@@ -106,9 +112,9 @@ func New(core Core, opts Options) (*Service, error) {
 		owners:   subjects.NewTrie[string](),
 		creating: map[string]bool{},
 		damaged:  map[string]DamagedStream{},
-		reqs:     make(chan apiRequest, 1024),
+		reads:    make(chan apiRequest, apiLaneLen),
+		changes:  make(chan apiRequest, apiLaneLen),
 		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
 	}, nil
 }
 
@@ -130,7 +136,11 @@ func (svc *Service) Start() error {
 		return err
 	}
 	svc.apiSub = sub
-	go svc.run()
+	svc.workers.Add(1 + apiReaders)
+	go svc.serve(svc.changes)
+	for range apiReaders {
+		go svc.serve(svc.reads)
+	}
 	svc.sh.log.Info("jetstream enabled", "store_dir", svc.dir, "streams", len(svc.streams))
 	return nil
 }
@@ -215,33 +225,70 @@ func (svc *Service) Damaged() []DamagedStream {
 	return out
 }
 
+// How API requests are queued: the lanes' lengths, how many goroutines
+// serve reads, and how many bytes of requests may wait at all (beyond
+// it a request is refused at once rather than held in memory).
+const (
+	apiLaneLen     = 1024
+	apiReaders     = 2
+	maxQueuedBytes = 64 << 20
+)
+
 // captureRequest queues an API request. MSG.NEXT belongs to each pull
 // consumer's own subscription: declining it here lets a pull for a missing
 // consumer get the no-responders status, as with the reference.
 func (svc *Service) captureRequest(subject, reply []byte, hdr int, msg []byte) bool {
-	if strings.HasPrefix(string(subject), apiPrefix+"CONSUMER.MSG.NEXT.") {
+	if bytes.HasPrefix(subject, []byte(apiPrefix+"CONSUMER.MSG.NEXT.")) {
 		return false
 	}
-	r := apiRequest{subject: string(subject), reply: string(reply)}
+	size := int64(len(subject) + len(reply) + len(msg))
+	if svc.queued.Add(size) > maxQueuedBytes {
+		svc.queued.Add(-size)
+		svc.respondErr(string(reply), "io.nats.jetstream.api.v1.error_response", errInsufficientResources())
+		return true
+	}
+	r := apiRequest{subject: string(subject), reply: string(reply), size: size}
 	buf := append([]byte(nil), msg...)
 	if hdr >= 0 {
 		r.hdr, r.body = buf[:hdr:hdr], buf[hdr:]
 	} else {
 		r.body = buf
 	}
+	lane := svc.changes
+	if isRead(r.subject) {
+		lane = svc.reads
+	}
 	select {
-	case svc.reqs <- r:
+	case lane <- r:
 	case <-svc.stop:
+		svc.queued.Add(-size)
 	}
 	return true
 }
 
-func (svc *Service) run() {
-	defer close(svc.done)
+// isRead reports whether an API request only reads, so that it may run
+// beside others.
+func isRead(subject string) bool {
+	op := strings.TrimPrefix(subject, apiPrefix)
+	switch {
+	case op == "INFO", op == "STREAM.LIST", op == "STREAM.NAMES":
+		return true
+	case strings.HasPrefix(op, "STREAM.INFO."), strings.HasPrefix(op, "STREAM.MSG.GET."), strings.HasPrefix(op, "DIRECT.GET."):
+		return true
+	case strings.HasPrefix(op, "CONSUMER.INFO."), strings.HasPrefix(op, "CONSUMER.LIST."), strings.HasPrefix(op, "CONSUMER.NAMES."):
+		return true
+	}
+	return false
+}
+
+// serve handles the requests of one lane until Shutdown.
+func (svc *Service) serve(lane chan apiRequest) {
+	defer svc.workers.Done()
 	for {
 		select {
-		case r := <-svc.reqs:
+		case r := <-lane:
 			svc.handle(r)
+			svc.queued.Add(-r.size)
 		case <-svc.stop:
 			return
 		}
@@ -278,7 +325,7 @@ func (svc *Service) Shutdown() {
 	if svc.apiSub != nil {
 		svc.sh.core.Unsubscribe(svc.apiSub)
 		close(svc.stop)
-		<-svc.done
+		svc.workers.Wait()
 	}
 	svc.closeStreams()
 }
