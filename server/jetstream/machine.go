@@ -82,6 +82,35 @@ type machine struct {
 
 	deadLettered int64
 	act          actions // being built by the current step
+
+	// Ledger steps bound once, so that the hot paths do not allocate a
+	// closure per call; their inputs and results pass through scratch.
+	collectStep, recordStep, probeStep, ackStep func(*jetlog.ConsumerState)
+	scratch                                     scratch
+}
+
+// scratch is the reused state of the bound ledger steps and of gather.
+type scratch struct {
+	cut        int64 // collect: unix ns of now
+	exhausted  []exhausted
+	msgs       []jetlog.Msg // gather and record
+	froms      []int
+	pend       []jetlog.Pending
+	probeSeq   uint64 // probe: is probeSeq still due at probeNow?
+	probeNow   int64
+	probeDue   bool
+	acks       []ackMsg
+	terminated []termed
+	reply      []byte // an ack reply subject being built
+}
+
+// exhausted is a due seq that has had max_deliver deliveries.
+type exhausted struct{ seq, deliveries uint64 }
+
+// termed is a seq a client terminated, for its advisory and dead letter.
+type termed struct {
+	seq, deliveries, consumerSeq uint64
+	reason                       string
 }
 
 // machineConfig is what a machine starts from.
@@ -112,6 +141,7 @@ func newMachine(mc machineConfig) *machine {
 		lastActive: mc.now,
 		inDue:      map[uint64]struct{}{},
 	}
+	m.collectStep, m.recordStep, m.probeStep, m.ackStep = m.collectLocked, m.recordLocked, m.probeLocked, m.acksLocked
 	if mc.cfg.DeliverSubject != "" {
 		m.push = &pullRequest{reply: mc.cfg.DeliverSubject, heartbeat: time.Duration(mc.cfg.Heartbeat), lastSent: mc.now}
 	}

@@ -72,11 +72,6 @@ func parseAckSubject(subject string) (uint64, bool) {
 // effects that follow: retention, dead letters for terminated messages,
 // confirmations of double acks and the pulls of +NXT.
 func (m *machine) applyAcks(acks []ackMsg, now time.Time) {
-	type termed struct {
-		seq, deliveries, consumerSeq uint64
-		reason                       string
-	}
-	var terminated []termed
 	// A double ack is confirmed only once it is synced. A plain ack lost
 	// in a power cut means one more delivery, which at-least-once allows,
 	// so it does not wait for the fsync.
@@ -84,42 +79,10 @@ func (m *machine) applyAcks(acks []ackMsg, now time.Time) {
 	for _, a := range acks {
 		sync = sync || a.reply != ""
 	}
-	err := m.ledger.Update(func(s *jetlog.ConsumerState) {
-		for _, a := range acks {
-			switch a.kind {
-			case ackAck, ackNext:
-				if m.cfg.AckPolicy == AckAll {
-					s.AckAll(a.seq)
-				} else {
-					s.Ack(a.seq)
-				}
-				m.act.acked = append(m.act.acked, a.seq)
-			case ackNak:
-				p := s.Pending[a.seq]
-				if p == nil {
-					continue
-				}
-				delay := parseNakDelay(a.arg)
-				if delay == 0 && m.cfg.NakBackOff {
-					delay = m.jitter(m.redeliveryWait(p.Deliveries))
-				}
-				s.Nak(a.seq, delay)
-				m.redeliver.add(a.seq, p.Deadline)
-			case ackInProgress:
-				if s.InProgress(a.seq) {
-					m.redeliver.add(a.seq, s.Pending[a.seq].Deadline)
-				}
-			case ackTerm:
-				var deliveries, cseq uint64
-				if p := s.Pending[a.seq]; p != nil {
-					deliveries, cseq = p.Deliveries, p.Consumer
-				}
-				if s.Term(a.seq) {
-					terminated = append(terminated, termed{a.seq, deliveries, cseq, a.arg})
-				}
-			}
-		}
-	}, sync)
+	m.scratch.acks, m.scratch.terminated = acks, m.scratch.terminated[:0]
+	err := m.ledger.Update(m.ackStep, sync)
+	terminated := m.scratch.terminated
+	m.scratch.acks = nil
 	if err != nil {
 		m.act.acked = nil
 		m.act.err = err
@@ -141,6 +104,44 @@ func (m *machine) applyAcks(acks []ackMsg, now time.Time) {
 			m.queuePull(a.reply, []byte(a.arg), now)
 		default: // double ack: confirm with an empty message
 			m.act.out = append(m.act.out, outMsg{to: a.reply})
+		}
+	}
+}
+
+// acksLocked is applyAcks' ledger step over scratch.acks.
+func (m *machine) acksLocked(s *jetlog.ConsumerState) {
+	for _, a := range m.scratch.acks {
+		switch a.kind {
+		case ackAck, ackNext:
+			if m.cfg.AckPolicy == AckAll {
+				s.AckAll(a.seq)
+			} else {
+				s.Ack(a.seq)
+			}
+			m.act.acked = append(m.act.acked, a.seq)
+		case ackNak:
+			p := s.Pending[a.seq]
+			if p == nil {
+				continue
+			}
+			delay := parseNakDelay(a.arg)
+			if delay == 0 && m.cfg.NakBackOff {
+				delay = m.jitter(m.redeliveryWait(p.Deliveries))
+			}
+			s.Nak(a.seq, delay)
+			m.redeliver.add(a.seq, p.Deadline)
+		case ackInProgress:
+			if s.InProgress(a.seq) {
+				m.redeliver.add(a.seq, s.Pending[a.seq].Deadline)
+			}
+		case ackTerm:
+			var deliveries, cseq uint64
+			if p := s.Pending[a.seq]; p != nil {
+				deliveries, cseq = p.Deliveries, p.Consumer
+			}
+			if s.Term(a.seq) {
+				m.scratch.terminated = append(m.scratch.terminated, termed{a.seq, deliveries, cseq, a.arg})
+			}
 		}
 	}
 }

@@ -28,35 +28,37 @@ func (m *machine) collectDue(now time.Time) {
 	if m.redeliver.Len() == 0 {
 		return
 	}
-	cut := now.UnixNano()
-	type exhausted struct{ seq, deliveries uint64 }
-	var dead []exhausted
-	_ = m.ledger.Update(func(s *jetlog.ConsumerState) {
-		for {
-			d, ok := m.redeliver.peek()
-			if !ok {
-				return
-			}
-			p := s.Pending[d.seq]
-			live := p != nil && p.Deadline == d.at
-			if live && d.at > cut {
-				return
-			}
-			m.redeliver.pop()
-			switch {
-			case !live: // acked, or given another deadline since
-			case m.cfg.MaxDeliver > 0 && p.Deliveries >= uint64(m.cfg.MaxDeliver):
-				dead = append(dead, exhausted{d.seq, p.Deliveries})
-			default:
-				m.addDue(d.seq)
-			}
-		}
-	}, false)
-	for _, e := range dead {
+	m.scratch.cut = now.UnixNano()
+	m.scratch.exhausted = m.scratch.exhausted[:0]
+	_ = m.ledger.Update(m.collectStep, false)
+	for _, e := range m.scratch.exhausted {
 		m.deadLetter(e.seq, e.deliveries, "max_deliveries", "", now)
 	}
 	if m.redeliver.Len() > 64 && m.redeliver.Len() > 4*m.ledger.Info().NumAckPending {
 		m.compactDeadlines()
+	}
+}
+
+// collectLocked is collectDue's ledger step.
+func (m *machine) collectLocked(s *jetlog.ConsumerState) {
+	for {
+		d, ok := m.redeliver.peek()
+		if !ok {
+			return
+		}
+		p := s.Pending[d.seq]
+		live := p != nil && p.Deadline == d.at
+		if live && d.at > m.scratch.cut {
+			return
+		}
+		m.redeliver.pop()
+		switch {
+		case !live: // acked, or given another deadline since
+		case m.cfg.MaxDeliver > 0 && p.Deliveries >= uint64(m.cfg.MaxDeliver):
+			m.scratch.exhausted = append(m.scratch.exhausted, exhausted{d.seq, p.Deliveries})
+		default:
+			m.addDue(d.seq)
+		}
 	}
 }
 
@@ -145,6 +147,8 @@ func (m *machine) deliver(now time.Time) {
 // many new ones as max ack pending leaves room for, and one at a time
 // when replay is paced. full reports that max ack pending stopped it.
 func (m *machine) gather(r *pullRequest, now time.Time) (msgs []jetlog.Msg, froms []int, full bool) {
+	msgs, froms = m.scratch.msgs[:0], m.scratch.froms[:0]
+	defer func() { m.scratch.msgs, m.scratch.froms = msgs, froms }()
 	room := -1 // first deliveries max ack pending still allows
 	if limit := m.cfg.MaxAckPending; limit > 0 && m.cfg.AckPolicy != AckNone {
 		room = max(limit-m.ledger.Info().NumAckPending, 0)
@@ -209,12 +213,15 @@ func (m *machine) candidate(now time.Time) (jetlog.Msg, int, bool) {
 // stillDue reports whether seq is pending with its deadline passed (it
 // may have been acked or given a new deadline since it came due).
 func (m *machine) stillDue(seq uint64, now time.Time) bool {
-	due := false
-	_ = m.ledger.Update(func(s *jetlog.ConsumerState) {
-		p := s.Pending[seq]
-		due = p != nil && p.Deadline <= now.UnixNano()
-	}, false)
-	return due
+	m.scratch.probeSeq, m.scratch.probeNow = seq, now.UnixNano()
+	_ = m.ledger.Update(m.probeStep, false)
+	return m.scratch.probeDue
+}
+
+// probeLocked is stillDue's ledger step.
+func (m *machine) probeLocked(s *jetlog.ConsumerState) {
+	p := s.Pending[m.scratch.probeSeq]
+	m.scratch.probeDue = p != nil && p.Deadline <= m.scratch.probeNow
 }
 
 // putBack undoes candidate for a message that was not sent.
@@ -265,24 +272,11 @@ func (m *machine) replayDue(msg jetlog.Msg, n int, now time.Time) bool {
 // r, with the ack reply subject clients parse for metadata. It reports
 // false, sending nothing, when the deliveries could not be recorded.
 func (m *machine) send(r *pullRequest, msgs []jetlog.Msg, froms []int, now time.Time) bool {
-	pend := make([]jetlog.Pending, len(msgs))
+	m.scratch.pend = m.scratch.pend[:0]
 	// A delivery lost in a power cut is only delivered again, so it need
 	// not wait for an fsync (at-least-once holds either way).
-	err := m.ledger.Update(func(s *jetlog.ConsumerState) {
-		for i, msg := range msgs {
-			p := s.Deliver(msg.Seq)
-			switch {
-			case m.cfg.AckPolicy == AckNone:
-				s.Ack(msg.Seq)
-			case m.cfg.BackOffJitter > 0:
-				s.Nak(msg.Seq, m.jitter(m.redeliveryWait(p.Deliveries)))
-			}
-			if q := s.Pending[msg.Seq]; q != nil {
-				m.redeliver.add(msg.Seq, q.Deadline)
-			}
-			pend[i] = p
-		}
-	}, false)
+	err := m.ledger.Update(m.recordStep, false)
+	pend := m.scratch.pend
 	if err != nil {
 		for i := len(msgs) - 1; i >= 0; i-- {
 			m.putBack(msgs[i].Seq, froms[i])
@@ -293,9 +287,14 @@ func (m *machine) send(r *pullRequest, msgs []jetlog.Msg, froms []int, now time.
 	last := m.src.LastSeq() // once per batch, for the pending counts
 	for i, msg := range msgs {
 		p := pend[i]
-		reply := m.ackBase + strconv.FormatUint(p.Deliveries, 10) + "." +
-			strconv.FormatUint(msg.Seq, 10) + "." + strconv.FormatUint(p.Consumer, 10) + "." +
-			strconv.FormatInt(msg.Time.UnixNano(), 10) + "." + strconv.FormatUint(last-min(last, msg.Seq), 10)
+		b := append(m.scratch.reply[:0], m.ackBase...)
+		b = append(strconv.AppendUint(b, p.Deliveries, 10), '.')
+		b = append(strconv.AppendUint(b, msg.Seq, 10), '.')
+		b = append(strconv.AppendUint(b, p.Consumer, 10), '.')
+		b = append(strconv.AppendInt(b, msg.Time.UnixNano(), 10), '.')
+		b = strconv.AppendUint(b, last-min(last, msg.Seq), 10)
+		m.scratch.reply = b
+		reply := string(b)
 		hdr, data := msg.Header, msg.Data
 		if m.cfg.HeadersOnly { // headers and the payload's size, not the payload
 			hdr = withHeader(hdr, "Nats-Msg-Size", strconv.Itoa(len(data)))
@@ -309,6 +308,24 @@ func (m *machine) send(r *pullRequest, msgs []jetlog.Msg, froms []int, now time.
 	}
 	r.lastSent = now
 	return true
+}
+
+// recordLocked is send's ledger step: it records the deliveries of
+// scratch.msgs and their redelivery deadlines.
+func (m *machine) recordLocked(s *jetlog.ConsumerState) {
+	for _, msg := range m.scratch.msgs {
+		p := s.Deliver(msg.Seq)
+		switch {
+		case m.cfg.AckPolicy == AckNone:
+			s.Ack(msg.Seq)
+		case m.cfg.BackOffJitter > 0:
+			s.Nak(msg.Seq, m.jitter(m.redeliveryWait(p.Deliveries)))
+		}
+		if q := s.Pending[msg.Seq]; q != nil {
+			m.redeliver.add(msg.Seq, q.Deadline)
+		}
+		m.scratch.pend = append(m.scratch.pend, p)
+	}
 }
 
 // redeliveryWait is the back-off for the given delivery count, or the
