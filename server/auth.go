@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/rand"
 	"crypto/subtle"
+	"crypto/x509"
 	"encoding/base64"
 	"regexp"
 	"strings"
@@ -24,6 +25,7 @@ type identity struct {
 type authenticator struct {
 	required bool // clients must authenticate
 	nonce    bool // INFO carries a nonce for nkey users to sign
+	tlsMap   bool // users are named by their client certificates
 	token    string
 	user     string
 	password string
@@ -41,7 +43,7 @@ type identityEntry struct {
 }
 
 // newAuthenticator compiles a; a was validated.
-func newAuthenticator(a Authorization) *authenticator {
+func newAuthenticator(a Authorization, tlsMap bool) *authenticator {
 	au := &authenticator{
 		required: a.required(),
 		token:    a.Token,
@@ -68,6 +70,7 @@ func newAuthenticator(a Authorization) *authenticator {
 		}
 	}
 	au.nonce = len(au.nkeys) > 0
+	au.tlsMap = tlsMap
 	if a.NoAuthUser != "" {
 		au.noAuth = au.users[a.NoAuthUser]
 		if au.noAuth == nil {
@@ -96,12 +99,12 @@ type authFailure struct {
 
 // authenticate checks cr, with nonce the one sent in this connection's
 // INFO. It returns the identity, or why it refused.
-func (a *authenticator) authenticate(cr credentials, nonce string) (*identity, *authFailure) {
+func (a *authenticator) authenticate(cr credentials, nonce string, cert *x509.Certificate) (*identity, *authFailure) {
 	if !a.required {
 		return &identity{}, nil
 	}
 	if a.users != nil {
-		return a.authenticateUser(cr, nonce)
+		return a.authenticateUser(cr, nonce, cert)
 	}
 	if a.token != "" {
 		if !passwordMatches(a.token, cr.Token) {
@@ -121,7 +124,12 @@ func (a *authenticator) authenticate(cr credentials, nonce string) (*identity, *
 // authenticateUser checks cr against the users list, in the reference's
 // order: an nkey first, then a user name; no credentials at all take the
 // no_auth_user.
-func (a *authenticator) authenticateUser(cr credentials, nonce string) (*identity, *authFailure) {
+func (a *authenticator) authenticateUser(cr credentials, nonce string, cert *x509.Certificate) (*identity, *authFailure) {
+	if a.tlsMap && (cr.Nkey == "" || len(a.nkeys) == 0) {
+		// The verified certificate names the user; what CONNECT says
+		// about users is not consulted, as in the reference.
+		return a.mapCertificate(cert)
+	}
 	noSecret := cr.User == "" && cr.Pass == "" && cr.Token == ""
 	// No credentials make the no_auth_user; an nkey sent counts as a
 	// credential only when nkey users exist, as in the reference.
@@ -149,6 +157,27 @@ func (a *authenticator) authenticateUser(cr credentials, nonce string) (*identit
 		return nil, &authFailure{user: cr.User, reason: "wrong password"}
 	}
 	return e.id, nil
+}
+
+// mapCertificate finds the user a verified client certificate names: by
+// email address, DNS name, URI, then subject, the reference's order.
+func (a *authenticator) mapCertificate(cert *x509.Certificate) (*identity, *authFailure) {
+	if cert == nil {
+		return nil, &authFailure{reason: "no client certificate to map"}
+	}
+	var names []string
+	names = append(names, cert.EmailAddresses...)
+	names = append(names, cert.DNSNames...)
+	for _, u := range cert.URIs {
+		names = append(names, u.String())
+	}
+	names = append(names, cert.Subject.ToRDNSequence().String())
+	for _, n := range names {
+		if e := a.users[n]; e != nil {
+			return e.id, nil
+		}
+	}
+	return nil, &authFailure{user: cert.Subject.String(), reason: "certificate names no user"}
 }
 
 // verifyNonce checks that sig (base64, URL or standard alphabet) is the

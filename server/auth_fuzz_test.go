@@ -55,7 +55,7 @@ func FuzzConnectJSON(f *testing.F) {
 		if err := b.validate(); err != nil {
 			f.Fatal(err)
 		}
-		auths[i] = newAuthenticator(b)
+		auths[i] = newAuthenticator(b, false)
 	}
 	f.Fuzz(func(t *testing.T, js []byte) {
 		var opts connectOptions
@@ -64,7 +64,7 @@ func FuzzConnectJSON(f *testing.F) {
 		}
 		cr := opts.credentials
 		for i, a := range auths {
-			id, fail := a.authenticate(cr, nonce)
+			id, fail := a.authenticate(cr, nonce, nil)
 			if (id == nil) == (fail == nil) {
 				t.Fatalf("block %d: identity %v and failure %v", i, id, fail)
 			}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"io"
@@ -27,7 +28,11 @@ const maxDeferredWakes = 64
 // and acts on ops; its writer goroutine (writeLoop) drains out. Other
 // connections' readers deliver messages into out.
 type conn struct {
-	srv   *Server
+	srv *Server
+	// raw is the accepted socket, closed to hang up; nc is what the
+	// reader and writer use: raw, or the TLS connection over it, set
+	// before the writer starts.
+	raw   net.Conn
 	nc    net.Conn
 	id    uint64
 	ip    string
@@ -49,8 +54,10 @@ type conn struct {
 	subPerms  *permissions    // set only when the user's subscriptions are limited
 	pubCache  map[string]bool // publish decisions by subject, see pubAllowed
 
-	nonce       string      // sent in INFO for nkey users to sign; immutable
-	pendingAuth atomic.Bool // counted in Server.unauthenticated
+	nonce       string            // sent in INFO for nkey users to sign; immutable
+	peerCert    *x509.Certificate // the client's TLS certificate, reader-owned
+	writing     atomic.Bool       // the writer goroutine was started
+	pendingAuth atomic.Bool       // counted in Server.unauthenticated
 
 	inMsgs  atomic.Int64
 	inBytes atomic.Int64
@@ -95,6 +102,7 @@ type connectOptions struct {
 func newConn(s *Server, nc net.Conn, id uint64) *conn {
 	c := &conn{
 		srv:    s,
+		raw:    nc,
 		nc:     nc,
 		id:     id,
 		start:  time.Now(),
@@ -149,6 +157,13 @@ func (c *conn) readLoop() {
 			return
 		}
 	}
+}
+
+// startWriter starts the writer goroutine, counted in Server.wg by
+// accept.
+func (c *conn) startWriter() {
+	c.writing.Store(true)
+	go func() { defer c.srv.wg.Done(); c.writeLoop() }()
 }
 
 // writeLoop is the writer goroutine: it sleeps until woken, writes all
@@ -362,8 +377,8 @@ func (c *conn) close(reason string, flush bool) {
 	}
 	c.mu.Unlock()
 	c.out.close()
-	if !flush {
-		_ = c.nc.Close()
+	if !flush || !c.writing.Load() {
+		_ = c.raw.Close() // no writer to flush and close it
 	}
 	if c.pendingAuth.CompareAndSwap(true, false) {
 		c.srv.unauthenticated.Add(-1)

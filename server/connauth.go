@@ -80,7 +80,7 @@ func (c *conn) authenticate(cr credentials) error {
 	if !a.required {
 		return nil
 	}
-	id, fail := a.authenticate(cr, c.nonce)
+	id, fail := a.authenticate(cr, c.nonce, c.peerCert)
 	if fail != nil {
 		c.log.Warn("authorization violation", "user", fail.user, "reason", fail.reason)
 		return errAuthViolation

@@ -38,6 +38,8 @@ type serverInfo struct {
 	ClientID     uint64 `json:"client_id"`
 	ClientIP     string `json:"client_ip,omitempty"`
 	AuthRequired bool   `json:"auth_required,omitempty"`
+	TLSRequired  bool   `json:"tls_required,omitempty"`
+	TLSVerify    bool   `json:"tls_verify,omitempty"`
 	Nonce        string `json:"nonce,omitempty"`
 }
 
@@ -55,6 +57,8 @@ func (s *Server) infoFor(c *conn) string {
 		// reference then leaves auth_required out.
 		AuthRequired: s.auth.required && s.auth.noAuth == nil,
 		Nonce:        c.nonce,
+		TLSRequired:  s.opts.TLS.enabled(),
+		TLSVerify:    s.opts.TLS.verifying(),
 	}
 	js, _ := json.Marshal(info) // a struct of plain fields cannot fail
 	return "INFO " + string(js) + " \r\n"

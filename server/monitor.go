@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -13,18 +14,9 @@ import (
 	"github.com/bus-dev/bus/server/jetstream"
 )
 
-// startMonitoring serves /healthz and /varz on HTTPPort (-1: any free
-// port). Called by Start with s.mu held.
+// startMonitoring serves /healthz, /varz and /jsz on HTTPPort, and over
+// TLS on HTTPSPort (-1: any free port). Called by Start with s.mu held.
 func (s *Server) startMonitoring() error {
-	port := s.opts.HTTPPort
-	if port < 0 {
-		port = 0
-	}
-	addr := net.JoinHostPort(s.opts.Host, strconv.Itoa(port))
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("server: monitoring listen on %s: %w", addr, err)
-	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.serveHealthz)
 	mux.HandleFunc("GET /varz", func(w http.ResponseWriter, _ *http.Request) {
@@ -38,8 +30,40 @@ func (s *Server) startMonitoring() error {
 		}
 		writeJSON(w, j)
 	})
-	s.httpLn = ln
+	listen := func(port int) (net.Listener, error) {
+		addr := net.JoinHostPort(s.opts.Host, strconv.Itoa(max(port, 0)))
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("server: monitoring listen on %s: %w", addr, err)
+		}
+		return ln, nil
+	}
 	s.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	if s.opts.HTTPPort != 0 {
+		ln, err := listen(s.opts.HTTPPort)
+		if err != nil {
+			return err
+		}
+		s.httpLn = ln
+		s.serveMonitoring(ln)
+		s.log.Info("monitoring listening", "addr", ln.Addr().String())
+	}
+	if s.opts.HTTPSPort != 0 {
+		ln, err := listen(s.opts.HTTPSPort)
+		if err != nil {
+			if s.httpLn != nil {
+				_ = s.httpSrv.Close()
+			}
+			return err
+		}
+		s.httpsLn = tls.NewListener(ln, s.monitorTLS())
+		s.serveMonitoring(s.httpsLn)
+		s.log.Info("monitoring listening over https", "addr", ln.Addr().String())
+	}
+	return nil
+}
+
+func (s *Server) serveMonitoring(ln net.Listener) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -47,8 +71,6 @@ func (s *Server) startMonitoring() error {
 			s.log.Error("monitoring stopped", "err", err)
 		}
 	}()
-	s.log.Info("monitoring listening", "addr", ln.Addr().String())
-	return nil
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -47,6 +47,13 @@ type Options struct {
 	MaxPingsOut      int           // unanswered PINGs before the connection is stale
 	WriteDeadline    time.Duration // a socket write taking longer marks a slow consumer
 
+	// TLS makes the client port speak TLS; the zero value leaves it
+	// plain.
+	TLS TLSOptions
+	// HTTPSPort serves monitoring over TLS with TLS's certificate. 0
+	// disables it, -1 picks a free port (see Server.HTTPSAddr).
+	HTTPSPort int
+
 	// Authorization is who may connect and what each user may do; the
 	// zero value lets anyone do anything.
 	Authorization Authorization
@@ -94,6 +101,9 @@ func (o Options) WithDefaults() Options {
 	if o.Authorization.Timeout == 0 {
 		o.Authorization.Timeout = DefaultAuthTimeout
 	}
+	if o.TLS.Timeout == 0 {
+		o.TLS.Timeout = DefaultTLSTimeout
+	}
 	if o.MaxUnauthenticated == 0 {
 		o.MaxUnauthenticated = DefaultMaxUnauthenticated
 	}
@@ -129,6 +139,15 @@ func (o Options) validate() error {
 		return fmt.Errorf("server: max pings out %d is negative", o.MaxPingsOut)
 	case o.MaxUnauthenticated < 0:
 		return fmt.Errorf("server: max unauthenticated %d is negative", o.MaxUnauthenticated)
+	case o.HTTPSPort < -1 || o.HTTPSPort > 65535:
+		return fmt.Errorf("server: https port %d out of range -1..65535", o.HTTPSPort)
+	case o.HTTPSPort != 0 && !o.TLS.enabled():
+		return fmt.Errorf("server: https port needs the tls block's certificate")
+	case o.TLS.VerifyAndMap && o.Authorization.Users == nil:
+		return fmt.Errorf("server: tls verify_and_map needs authorization users to map certificates to")
+	}
+	if err := o.TLS.validate(); err != nil {
+		return err
 	}
 	return o.Authorization.validate()
 }

@@ -13,7 +13,7 @@ func permFixture(tb testing.TB, perms *Permissions, subscribers int, patterns ..
 	if err != nil {
 		tb.Fatal(err)
 	}
-	id, fail := srv.auth.authenticate(credentials{User: "u"}, "")
+	id, fail := srv.auth.authenticate(credentials{User: "u"}, "", nil)
 	if fail != nil {
 		tb.Fatal(fail.reason)
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/base32"
 	"errors"
 	"fmt"
@@ -36,6 +37,9 @@ type Server struct {
 	chunks  *chunkPool         // outbound buffers, shared by all connections
 	js      *jetstream.Service // nil unless Options.JetStream
 	auth    *authenticator     // immutable after New
+	// tlsConf is the client port's TLS configuration, nil without TLS;
+	// ReloadTLS swaps it for new connections.
+	tlsConf atomic.Pointer[tls.Config]
 	// watchers hear of client subscriptions coming and going (push
 	// consumers watch their deliver subjects).
 	watchers interestWatchers
@@ -44,6 +48,7 @@ type Server struct {
 	mu       sync.Mutex // guards the fields below
 	ln       net.Listener
 	httpLn   net.Listener
+	httpsLn  net.Listener
 	httpSrv  *http.Server
 	conns    map[uint64]*conn
 	shutdown bool
@@ -78,10 +83,17 @@ func New(opts Options) (*Server, error) {
 		subs:   subjects.NewTrie[*subscription](),
 		chunks: newChunkPool(),
 		conns:  make(map[uint64]*conn),
-		auth:   newAuthenticator(opts.Authorization),
+		auth:   newAuthenticator(opts.Authorization, opts.TLS.VerifyAndMap),
 	}
 	if s.name == "" {
 		s.name = id
+	}
+	if opts.TLS.enabled() {
+		cfg, err := loadTLS(opts.TLS)
+		if err != nil {
+			return nil, err
+		}
+		s.tlsConf.Store(cfg)
 	}
 	return s, nil
 }
@@ -119,7 +131,7 @@ func (s *Server) Start() error {
 			return err
 		}
 	}
-	if s.opts.HTTPPort != 0 {
+	if s.opts.HTTPPort != 0 || s.opts.HTTPSPort != 0 {
 		if err := s.startMonitoring(); err != nil {
 			_ = ln.Close()
 			if s.js != nil {
@@ -158,6 +170,17 @@ func (s *Server) HTTPAddr() net.Addr {
 		return nil
 	}
 	return s.httpLn.Addr()
+}
+
+// HTTPSAddr is the HTTPS monitoring listener's address, or nil when
+// disabled.
+func (s *Server) HTTPSAddr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.httpsLn == nil {
+		return nil
+	}
+	return s.httpsLn.Addr()
 }
 
 // ID is the server's unique id, as sent in INFO.
@@ -209,16 +232,23 @@ func (s *Server) accept(nc net.Conn) {
 	s.mu.Unlock()
 	s.totalConns.Add(1)
 
-	c.out.appendControl(info)
 	if full {
+		c.out.appendControl(info)
 		s.refuse(c)
 		return
 	}
-	c.startAuth()
 	c.log.Info("client connected")
+	if s.opts.TLS.enabled() {
+		// The handshake waits on the client: it runs on the reader
+		// goroutine, which starts the writer once the socket is TLS.
+		go func() { defer s.wg.Done(); c.serveTLS(info) }()
+		return
+	}
+	c.out.appendControl(info)
+	c.startAuth()
 	c.resetPingTimer(s.firstPingDelay())
 	c.out.signal()
-	go func() { defer s.wg.Done(); c.writeLoop() }()
+	c.startWriter()
 	go func() { defer s.wg.Done(); c.readLoop() }()
 }
 
@@ -318,7 +348,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		for _, c := range conns {
-			_ = c.nc.Close()
+			_ = c.raw.Close()
 		}
 		<-done
 		return ctx.Err()

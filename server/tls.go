@@ -1,0 +1,115 @@
+package server
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// loadTLS reads the certificate, key and CA files of t into the client
+// port's configuration. t was validated.
+func loadTLS(t TLSOptions) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("server: tls: load certificate: %w", err)
+	}
+	minVersion, _ := tlsVersion(t.MinVersion)
+	suites, _ := cipherSuites(t.CipherSuites)
+	curvePrefs, _ := curves(t.CurvePreferences)
+	cfg := &tls.Config{
+		Certificates:     []tls.Certificate{cert},
+		MinVersion:       minVersion,
+		CipherSuites:     suites,
+		CurvePreferences: curvePrefs,
+		ClientAuth:       tls.NoClientCert,
+	}
+	if t.CAFile != "" {
+		pem, err := os.ReadFile(t.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("server: tls: read ca_file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("server: tls: ca_file %q holds no PEM certificate", t.CAFile)
+		}
+		cfg.ClientCAs = pool
+	}
+	if t.verifying() {
+		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return cfg, nil
+}
+
+// ReloadTLS reads the TLS files again (after a certificate rotation, on
+// SIGHUP): new connections use them, connections already up keep theirs.
+// On error the previous files stay in use.
+func (s *Server) ReloadTLS() error {
+	if !s.opts.TLS.enabled() {
+		return nil
+	}
+	cfg, err := loadTLS(s.opts.TLS)
+	if err != nil {
+		return err
+	}
+	s.tlsConf.Store(cfg)
+	s.log.Info("tls certificates reloaded", "cert_file", s.opts.TLS.CertFile)
+	return nil
+}
+
+// monitorTLS is the monitoring port's configuration: the client port's
+// certificate, and no client certificates asked for.
+func (s *Server) monitorTLS() *tls.Config {
+	return &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			cfg := s.tlsConf.Load().Clone()
+			cfg.ClientAuth, cfg.ClientCAs = tls.NoClientCert, nil
+			return cfg, nil
+		},
+	}
+}
+
+// serveTLS is the reader goroutine of a TLS connection: it does the
+// handshake, sending INFO before it (or after, with HandshakeFirst), and
+// then starts the writer and reads as any connection does. A handshake
+// that fails or takes longer than the TLS timeout closes the socket.
+func (c *conn) serveTLS(info string) {
+	s := c.srv
+	t := s.opts.TLS
+	_ = c.raw.SetDeadline(time.Now().Add(t.Timeout))
+	if !t.HandshakeFirst {
+		if _, err := io.WriteString(c.raw, info); err != nil {
+			c.tlsFailed(err)
+			return
+		}
+	}
+	tc := tls.Server(c.raw, s.tlsConf.Load())
+	if err := tc.Handshake(); err != nil {
+		c.tlsFailed(err)
+		return
+	}
+	_ = c.raw.SetDeadline(time.Time{})
+	c.nc = tc
+	if state := tc.ConnectionState(); len(state.PeerCertificates) > 0 {
+		c.peerCert = state.PeerCertificates[0]
+	}
+	if t.HandshakeFirst {
+		c.out.appendControl(info)
+	}
+	c.startAuth()
+	c.resetPingTimer(s.firstPingDelay())
+	c.out.signal()
+	c.startWriter()
+	c.readLoop()
+}
+
+// tlsFailed drops a connection whose handshake did not complete; its
+// writer never started.
+func (c *conn) tlsFailed(err error) {
+	c.log.Warn("tls handshake failed", "err", err)
+	c.close("TLS Handshake Error", false)
+	c.srv.wg.Done() // for the writer
+}
