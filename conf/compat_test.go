@@ -1,6 +1,7 @@
 package conf
 
 import (
+	"reflect"
 	"testing"
 	"time"
 )
@@ -26,5 +27,38 @@ lame_duck_grace_period: 5s
 	want.LameDuckDuration, want.LameDuckGracePeriod = 30*time.Second, 5*time.Second
 	if got != want {
 		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestLoadTLSBlock(t *testing.T) {
+	t.Parallel()
+	got, err := Load(writeConfig(t, "bus.yaml", `
+https_port: 8443
+tls:
+  cert_file: s.pem
+  key_file: k.pem
+  ca_file: ca.pem
+  verify_and_map: true
+  timeout: 0.5
+  handshake_first: true
+  min_version: 1.3
+  cipher_suites: [TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256]
+  curve_preferences: X25519
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &TLS{CertFile: "s.pem", KeyFile: "k.pem", CAFile: "ca.pem", VerifyAndMap: true, Timeout: 500 * time.Millisecond,
+		HandshakeFirst: true, MinVersion: "1.3", CipherSuites: []string{"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"}, CurvePreferences: []string{"X25519"}}
+	if got.HTTPSPort != 8443 || !reflect.DeepEqual(got.TLS, want) {
+		t.Errorf("got %d %+v\nwant %+v", got.HTTPSPort, got.TLS, want)
+	}
+	_, err = Load(writeConfig(t, "bus.yaml", "tls:\n  cert: x\n  verify: maybe\n"), nil)
+	keys := map[string]bool{}
+	for _, ke := range keyErrors(t, err) {
+		keys[ke.Key] = true
+	}
+	if !keys["tls.cert"] || !keys["tls.verify"] || len(keys) != 2 {
+		t.Errorf("errors %v, want tls.cert and tls.verify", err)
 	}
 }

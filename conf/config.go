@@ -31,6 +31,13 @@ type Config struct {
 	MaxPingsOut      int           // unanswered PINGs before a connection is stale
 	WriteDeadline    time.Duration // a socket write taking longer marks a slow consumer
 
+	// TLS is the tls block; nil leaves the client port plain. Set only
+	// from a file.
+	TLS *TLS
+	// HTTPSPort serves monitoring over TLS with the tls block's
+	// certificate; 0 disables it, -1 picks a free port.
+	HTTPSPort int
+
 	// Authorization is the authorization block; nil lets every client in
 	// with every right. Set only from a file.
 	Authorization *Authorization

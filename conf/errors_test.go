@@ -24,8 +24,8 @@ func TestLoadKeyErrors(t *testing.T) {
 			`conf: unknown key "payload" in FILE (did you mean "max_payload"?)`},
 		{"unknown_key_without_hint", "frobnicate: true", nil, ErrUnknownKey, "frobnicate",
 			`conf: unknown key "frobnicate" in FILE`},
-		{"unknown_section", "tls:\n  cert_file: x.pem", nil, ErrUnknownKey, "tls",
-			`conf: unknown key "tls" in FILE`},
+		{"unknown_section", "cluster:\n  port: 6222", nil, ErrUnknownKey, "cluster",
+			`conf: unknown key "cluster" in FILE`},
 		{"alias_and_key_both_set", "ping_max: 3\nmax_pings_out: 4", nil, ErrDuplicateKey, "ping_max",
 			`conf: ping_max: is another name for max_pings_out, which is also set (from FILE)`},
 

@@ -26,6 +26,8 @@ func sample(t *testing.T, k key) any {
 		return !*v.p
 	case authValue:
 		return map[string]any{"token": "sample"}
+	case tlsValue:
+		return map[string]any{"cert_file": "sample"}
 	}
 	t.Fatalf("key %s: no sample for %T", k.name, k.value)
 	return nil
@@ -110,6 +112,7 @@ func TestAddFlagsShowsDefaults(t *testing.T) {
 		{"ping-interval", "duration", "2m"},
 		{"max-pings-out", "int", "2"},
 		{"write-deadline", "duration", "10s"},
+		{"https-port", "int", "0"},
 		{"no-auth-user", "string", ""},
 		{"client-advertise", "string", ""},
 		{"no-advertise", "bool", "false"},

@@ -33,6 +33,10 @@ func (c Config) check() []*KeyError {
 	}
 	port("port", c.Port)
 	port("http_port", c.HTTPPort)
+	port("https_port", c.HTTPSPort)
+	if c.HTTPSPort != 0 && c.TLS == nil {
+		bad("https_port", "needs the tls block's certificate")
+	}
 	// nats-server refuses names with spaces: they break subjects such as
 	// $SYS.SERVER.<name>.…
 	if strings.ContainsAny(c.ServerName, " \t\r\n") {

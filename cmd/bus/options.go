@@ -29,6 +29,8 @@ func options(cfg conf.Config, log *slog.Logger) server.Options {
 		PingInterval:     cfg.PingInterval,
 		MaxPingsOut:      cfg.MaxPingsOut,
 		WriteDeadline:    cfg.WriteDeadline,
+		TLS:              tlsOptions(cfg.TLS),
+		HTTPSPort:        cfg.HTTPSPort,
 		Authorization:    authorization(cfg.Authorization, cfg.NoAuthUser),
 		Logger:           log,
 	}
@@ -77,4 +79,17 @@ func subjectPermission(p *conf.SubjectPermission) *server.SubjectPermission {
 		return nil
 	}
 	return &server.SubjectPermission{Allow: p.Allow, Deny: p.Deny}
+}
+
+// tlsOptions maps the tls block (nil: none).
+func tlsOptions(t *conf.TLS) server.TLSOptions {
+	if t == nil {
+		return server.TLSOptions{}
+	}
+	return server.TLSOptions{
+		CertFile: t.CertFile, KeyFile: t.KeyFile, CAFile: t.CAFile,
+		Verify: t.Verify, VerifyAndMap: t.VerifyAndMap, Timeout: t.Timeout,
+		HandshakeFirst: t.HandshakeFirst, MinVersion: t.MinVersion,
+		CipherSuites: t.CipherSuites, CurvePreferences: t.CurvePreferences,
+	}
 }

@@ -35,7 +35,8 @@ BUS_* environment variables (BUS_MAX_PAYLOAD for max_payload), and the flags
 below. See conf/bus.example.yaml for every key.
 
 The first signal shuts down gracefully, within 10s; a second one exits at
-once with code 1.`,
+once with code 1. SIGHUP reloads the TLS certificate files for new
+connections.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := conf.Load(configPath, cmd.Flags())
@@ -53,7 +54,7 @@ once with code 1.`,
 			// Listen for signals before starting, so that one arriving
 			// during Start shuts down rather than killing the process.
 			sigs := make(chan os.Signal, 2)
-			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer signal.Stop(sigs)
 			return serve(srv, log, sigs)
 		},
@@ -70,6 +71,7 @@ type runner interface {
 	Addr() net.Addr
 	HTTPAddr() net.Addr
 	Shutdown(ctx context.Context) error
+	ReloadTLS() error
 }
 
 // serve starts srv and blocks until a signal arrives on sigs, then shuts
@@ -88,21 +90,35 @@ func serve(srv runner, log *slog.Logger, sigs <-chan os.Signal) error {
 	log.Info("serving", "client", srv.Addr().String(), "monitoring", monitoring)
 
 	sig := <-sigs
+	for sig == syscall.SIGHUP {
+		if err := srv.ReloadTLS(); err != nil {
+			log.Error("tls reload failed; the previous certificates stay in use", "err", err)
+		} else {
+			log.Info("tls reloaded", "signal", sig.String())
+		}
+		sig = <-sigs
+	}
 	log.Info("shutting down", "signal", sig.String(), "timeout", shutdownTimeout)
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- srv.Shutdown(ctx) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			return &exitError{exitFailure, fmt.Errorf("shutdown: %w", err)}
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				return &exitError{exitFailure, fmt.Errorf("shutdown: %w", err)}
+			}
+			log.Info("stopped")
+			return nil
+		case sig := <-sigs:
+			if sig == syscall.SIGHUP {
+				continue // a reload; it does not cut the shutdown short
+			}
+			// The operator wants out now: the process exits with
+			// Shutdown still running, which is the one goroutine nobody
+			// waits for.
+			return &exitError{exitFailure, fmt.Errorf("%s during shutdown: exiting without waiting", sig)}
 		}
-		log.Info("stopped")
-		return nil
-	case sig := <-sigs:
-		// The operator wants out now: the process exits with Shutdown
-		// still running, which is the one goroutine nobody waits for.
-		return &exitError{exitFailure, fmt.Errorf("%s during shutdown: exiting without waiting", sig)}
 	}
 }

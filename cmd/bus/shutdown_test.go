@@ -21,15 +21,18 @@ type fakeServer struct {
 	shutdownErr error
 	release     chan struct{}        // if not nil, Shutdown waits until it is closed
 	shutdownCtx chan context.Context // receives Shutdown's context; capacity 1
+	reloads     chan struct{}        // receives one value per ReloadTLS; capacity 4
+	reloadErr   error
 }
 
 func newFakeServer() *fakeServer {
-	return &fakeServer{shutdownCtx: make(chan context.Context, 1)}
+	return &fakeServer{shutdownCtx: make(chan context.Context, 1), reloads: make(chan struct{}, 4)}
 }
 
 func (f *fakeServer) Start() error       { return f.startErr }
 func (f *fakeServer) Addr() net.Addr     { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 4222} }
 func (f *fakeServer) HTTPAddr() net.Addr { return nil }
+func (f *fakeServer) ReloadTLS() error   { f.reloads <- struct{}{}; return f.reloadErr }
 
 func (f *fakeServer) Shutdown(ctx context.Context) error {
 	f.shutdownCtx <- ctx
@@ -139,5 +142,44 @@ func TestServeStartErrorExitsOne(t *testing.T) {
 	case <-srv.shutdownCtx:
 		t.Error("Shutdown called after a failed Start")
 	default:
+	}
+}
+
+// SIGHUP reloads the TLS files and keeps serving, whether the reload
+// works or not; it does not cut a shutdown short either.
+func TestServeReloadsTLSOnHangup(t *testing.T) {
+	t.Parallel()
+	for _, reloadErr := range []error{nil, errors.New("bad key")} {
+		srv := newFakeServer()
+		srv.reloadErr = reloadErr
+		logs, sigs, result := serveAsync(t, srv)
+		sigs <- syscall.SIGHUP
+		<-srv.reloads
+		sigs <- syscall.SIGTERM
+		<-srv.shutdownCtx
+		if err := waitResult(t, result); err != nil {
+			t.Fatalf("serve = %v", err)
+		}
+		want := "tls reloaded"
+		if reloadErr != nil {
+			want = "tls reload failed"
+		}
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("logs lack %q:\n%s", want, logs)
+		}
+	}
+}
+
+func TestServeHangupDuringShutdownWaits(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer()
+	srv.release = make(chan struct{})
+	_, sigs, result := serveAsync(t, srv)
+	sigs <- syscall.SIGTERM
+	<-srv.shutdownCtx
+	sigs <- syscall.SIGHUP
+	close(srv.release)
+	if err := waitResult(t, result); err != nil {
+		t.Fatalf("serve = %v, want a clean shutdown", err)
 	}
 }
