@@ -10,8 +10,9 @@ import (
 // subscription is one SUB of one connection. The trie holds pointers to
 // it; publishers on any connection read it concurrently.
 type subscription struct {
-	conn    *conn      // nil for the server's own subscriptions
-	handler msgHandler // set instead of conn for the server's own
+	conn    *conn          // nil for the server's own subscriptions
+	handler msgHandler     // set instead of conn for the server's own
+	request RequestHandler // or this, for those that check the publisher's rights
 	subject string
 	queue   string // "" for a plain subscription
 	sid     []byte // exactly as the client sent it
@@ -128,6 +129,9 @@ func queueMember(groups []subjects.Group[*subscription], first, n int) *subscrip
 func (c *conn) deliver(sub *subscription, subject, reply []byte, hdr int, msg []byte) bool {
 	if sub.handler != nil {
 		return sub.handler(subject, reply, hdr, msg)
+	}
+	if sub.request != nil {
+		return sub.request(c.rights(), subject, reply, hdr, msg)
 	}
 	n := sub.delivered.Add(1)
 	limit := sub.max.Load()

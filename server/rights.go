@@ -1,0 +1,82 @@
+package server
+
+import "github.com/bus-dev/bus/subjects"
+
+// Rights is what a service running inside the server (JetStream) needs to
+// know about the client behind a request it handles: who it is, and what
+// that user may read and publish. It is the core's half of the seam for
+// JetStream's permission checks (docs/security.md, "JetStream"); JetStream
+// declares the same interface and the core hands it a value through
+// subscribeRequests. Values are immutable and safe for concurrent use.
+type Rights interface {
+	// User names the user for logs and advisories; "" when
+	// authorization is off or for a token.
+	User() string
+	// MayRead reports whether every subject that filter (a subject or a
+	// pattern) matches is one the user may receive: inside its subscribe
+	// allow list, and overlapping no deny entry. A consumer's filter, or
+	// each subject of the stream for an unfiltered one, must pass; so
+	// must the subject of a message served by a direct or message get.
+	MayRead(filter string) bool
+	// MayPublish reports whether the user may publish to subject, as a
+	// PUB would be checked (allow_responses grants aside): for subjects
+	// the server will later publish on the user's behalf, such as a
+	// consumer's dead-letter subject.
+	MayPublish(subject string) bool
+}
+
+// RequestHandler receives a message on a server-owned subscription with
+// the Rights of the client that published it (full rights for messages
+// the server itself publishes). It runs on the publisher's reader
+// goroutine, as msgHandler does.
+type RequestHandler func(from Rights, subject, reply []byte, hdr int, msg []byte) bool
+
+// fullRights are the rights of the server itself and of every client
+// when authorization is off. Immutable: an identity without permissions.
+var fullRights Rights = &identity{}
+
+// User implements Rights.
+func (id *identity) User() string { return id.name }
+
+// MayRead implements Rights.
+func (id *identity) MayRead(filter string) bool {
+	p := id.perms
+	if p == nil {
+		return true
+	}
+	if !subjects.ValidSubject(filter) || !p.canSubscribe(filter, "") {
+		return false
+	}
+	for _, e := range p.subDeny {
+		if e.queue == "" && subjects.Overlap(e.subject, filter) {
+			return false
+		}
+	}
+	return true
+}
+
+// MayPublish implements Rights.
+func (id *identity) MayPublish(subject string) bool {
+	return id.perms == nil || !id.perms.hasPublishRules() || id.perms.canPublish(subject)
+}
+
+// rights are the Rights of the client publishing on c, or the server's
+// when c is nil. Returning the identity itself costs no allocation.
+func (c *conn) rights() Rights {
+	if c == nil || c.user == nil {
+		return fullRights
+	}
+	return c.user
+}
+
+// subscribeRequests registers a server-owned subscription whose messages
+// go to h with the publisher's Rights. JetStream's API subscribes through
+// it once the jetstream.Core seam carries it (see docs/security.md).
+func (s *Server) subscribeRequests(subject string, h RequestHandler) (*subscription, error) {
+	sub := &subscription{subject: subject, request: h}
+	if err := s.subs.Insert(subject, "", sub); err != nil {
+		return nil, err
+	}
+	s.internalSubs.Add(1)
+	return sub, nil
+}
