@@ -26,6 +26,10 @@ type appender struct {
 	lastSync time.Time
 	dirty    bool // bytes written and not synced
 
+	mark     seqMark   // as last written to seq.mark (noMark for memory streams)
+	markStep uint64    // the current reservation step (see reserve)
+	markAt   time.Time // when the last reservation was written
+
 	lastID      []byte // msg id of the newest stored message (Expect.LastMsgID)
 	lastIDKnown bool   // lastID is set; false after Open and a purge (read on first need)
 }
@@ -296,7 +300,14 @@ func (l *Log) commit(run []*request) int {
 	}
 	tombLast := next - 1
 	l.encodeTomb(seg, tombLast, ts, ap.deletes)
-	if err := l.write(seg, ap.buf); err != nil {
+	err := error(nil)
+	if tombLast > ap.mark.Reserved {
+		err = l.reserve(tombLast)
+	}
+	if err == nil {
+		err = l.write(seg, ap.buf)
+	}
+	if err != nil {
 		ap.idx.truncate(mark)
 		for _, r := range run[:handled] {
 			r.acks = r.acks[:0]

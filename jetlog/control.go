@@ -80,7 +80,9 @@ func (l *Log) roll() error {
 		// The segment is intact; recovery rescans it without an index.
 		l.opts.Logger.Warn("jetlog: write index", "segment", old.name, "err", err)
 	}
-	id := old.id + 1
+	// Above every segment seq.mark knows of: after segments went missing
+	// their ids are not used again.
+	id := max(old.id, l.ap.mark.Seg) + 1
 	f, err := l.fs.Create(segPath(l.dir, segName(id)))
 	if err != nil {
 		return fmt.Errorf("jetlog: create segment %s: %w", segName(id), err)
@@ -94,6 +96,16 @@ func (l *Log) roll() error {
 	l.cat.appendSegment(seg)
 	dead := l.detachDeadLocked()
 	l.mu.Unlock()
+	// Once the new segment's name is durable, and before the old ones go,
+	// the mark says where the log now stands.
+	if err := l.storeMark(l.ap.mark.Reserved); err != nil {
+		l.mu.Lock()
+		l.cat.segs = append(dead, l.cat.segs[:len(l.cat.segs)-1]...)
+		l.mu.Unlock()
+		_ = seg.release() // the mark error is the one that matters
+		_ = l.fs.Remove(segPath(l.dir, seg.name))
+		return err
+	}
 	l.ap.idx.reset()
 	l.ap.tomb.force = true
 	if l.ap.tomb.floor == 0 {
@@ -154,6 +166,16 @@ func (l *Log) removeSegments(dead []*segment) {
 	if len(dead) == 0 {
 		return
 	}
+	if l.ap.mark.FirstSeg < l.cat.segs[0].id {
+		// The mark must say these were removed on purpose before they go.
+		if err := l.storeMark(l.ap.mark.Reserved); err != nil {
+			l.opts.Logger.Warn("jetlog: keeping removable segments", "dir", l.dir, "err", err)
+			l.mu.Lock()
+			l.cat.segs = append(dead, l.cat.segs...)
+			l.mu.Unlock()
+			return
+		}
+	}
 	for _, s := range dead {
 		for _, name := range []string{s.name, idxName(s.id)} {
 			if err := l.fs.Remove(path.Join(l.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -187,6 +209,9 @@ func (l *Log) doClose() error {
 			}
 			if err == nil {
 				err = writeChecked(l.fs, path.Join(l.dir, dedupFile), l.ap.dd.snapshot())
+			}
+			if err == nil { // exact: nothing is assigned after this
+				err = l.storeMark(l.cat.last)
 			}
 			if err == nil {
 				l.mu.Lock()

@@ -106,6 +106,8 @@
 //	<dir>/dedup.snap                 crc32c + msgpack{ids, seqs, ts}: the dedup window at a clean Close
 //	<dir>/catalog.snap               crc32c + msgpack{v, last, last_ts, msgs, bytes, segments, subjects}:
 //	                                 the catalog summary at a clean Close (see below)
+//	<dir>/seq.mark                   crc32c + msgpack{v, seg, first_seg, durable, reserved}:
+//	                                 the sequence mark (see below)
 //	<dir>/LOCK                       flocked while a Log has the stream open
 //	<dir>/0000000000000001.seg       segment files, 16-digit decimal id
 //	<dir>/0000000000000001.idx       index of the segment (see below)
@@ -174,6 +176,29 @@
 // damaged, the segment itself) is read. A clean restart therefore costs
 // one summary per segment and per subject plus the active segment's
 // index, not one entry per message.
+//
+// # Sequence mark
+//
+// seq.mark keeps, outside the segments, what a missing segment file would
+// otherwise take with it: seg, the active segment's id; first_seg, the
+// oldest segment still needed (older ones were removed on purpose);
+// durable, a seq up to which everything was synced; reserved, a bound on
+// every seq ever assigned. It is replaced atomically at each roll (after
+// the new segment's name is durable), before segments are removed, at
+// Open, at a clean Close (durable = reserved = the last seq, exact) and
+// whenever a commit would write a seq above reserved (a new reservation
+// of at least 4096 seqs ahead, doubling while reservations come within a
+// second of each other). It is never written per commit.
+//
+// Open compares it with what it found: segment ids after the last one
+// found up to seg, or from first_seg to the first one found, or a gap in
+// the ids, are missing segments; a last seq found below durable means
+// records missing from the end. Each is a Loss in the RecoveryReport,
+// split at durable into acknowledged and maybe-acknowledged parts; the
+// stream's last seq is raised to reserved (or durable), and a new
+// segment, or a tombstone, records it, so sequences never go back. A
+// store without seq.mark (written before it existed) opens as before and
+// gets one.
 //
 // # Recovery
 //

@@ -52,7 +52,8 @@ type RecoveryReport struct {
 	Segments        int             // segment files opened
 	Scanned         int             // segments read record by record (no usable index)
 	Corrupt         []*CorruptError // damaged records; intact ones around them were kept
-	Lost            []SeqRange      // sequences missing because of corruption
+	Lost            []SeqRange      // sequences missing (the ranges of Losses)
+	Losses          []Loss          // what is gone, why, and whether it had been acknowledged
 	TornSegment     string          // segment whose torn tail was truncated
 	TruncatedBytes  int64           // bytes dropped from that tail
 	RebuiltIndexes  []string        // index files rewritten from their segment
@@ -60,6 +61,33 @@ type RecoveryReport struct {
 	DedupRestored   bool            // the dedup window came from the clean-shutdown snapshot
 	CatalogRestored bool            // the catalog came from the clean-shutdown snapshot; sealed segments load on first use
 }
+
+// Loss is a range of sequences recovery found gone: their records are
+// missing or damaged. Every seq of the range was assigned (except, after a
+// crash, past the durable mark: see Acked) and none of its messages can be
+// read; a seq in it that had been deleted before is not a loss.
+type Loss struct {
+	Stream string // the stream's name
+	SeqRange
+	Segment string    // the file concerned: the missing segment, or the damaged one
+	Reason  string    // "segment missing", "corrupt record", "torn tail", ...
+	Acked   AckStatus // whether these messages had been acknowledged
+}
+
+// AckStatus says whether lost messages had been acknowledged to their
+// publishers. See README.md ("Recovery rules") for how recovery decides.
+type AckStatus string
+
+// AckStatus values.
+const (
+	// LossAcked: at or below the durable mark, so acknowledged.
+	LossAcked AckStatus = "acked"
+	// LossNotAcked: never acknowledged (the torn tail of a commit that
+	// never finished its fsync, in DurabilityAlways).
+	LossNotAcked AckStatus = "not acked"
+	// LossMaybeAcked: above the durable mark; they may have been.
+	LossMaybeAcked AckStatus = "maybe acked"
+)
 
 // Log is one stream: an append-only, segmented log with limits, dedup and
 // a catalog in memory. It is safe for concurrent use. One appender

@@ -21,6 +21,7 @@ const (
 	cleanFile = "clean"       // present only after a clean Close
 	dedupFile = "dedup.snap"  // crc32c + msgpack(dedupSnapshot), trusted only with cleanFile
 	lockFile  = "LOCK"        // locked while a Log has the stream open
+	markFile  = "seq.mark"    // crc32c + msgpack(seqMark): the sequence high-water (seqmark.go)
 	tmpSuffix = ".tmp"
 )
 

@@ -69,6 +69,10 @@ func Open(dir string, cfg StreamConfig, opts Options) (*Log, error) {
 	for _, c := range l.report.Corrupt {
 		l.opts.Logger.Error("jetlog: corrupt record", "dir", l.dir, "segment", c.Segment, "offset", c.Offset, "reason", c.Reason)
 	}
+	for _, x := range l.report.Losses {
+		l.opts.Logger.Error("jetlog: messages lost", "stream", x.Stream, "dir", l.dir, "first", x.First, "last", x.Last,
+			"acked", string(x.Acked), "segment", x.Segment, "reason", x.Reason)
+	}
 	if l.report.TruncatedBytes > 0 {
 		l.opts.Logger.Warn("jetlog: truncated torn tail", "dir", l.dir, "segment", l.report.TornSegment, "bytes", l.report.TruncatedBytes)
 	}
@@ -152,6 +156,12 @@ func (l *Log) recover() error {
 		}
 	}
 	l.report.Clean = clean
+	mark, hasMark := seqMark{}, false
+	if l.memory {
+		l.ap.mark = noMark
+	} else {
+		mark, hasMark = l.readMark()
+	}
 	if clean {
 		// From here on a crash is not a clean shutdown.
 		if err := l.fs.Remove(path.Join(l.dir, cleanFile)); err != nil {
@@ -167,11 +177,15 @@ func (l *Log) recover() error {
 		// Left by a Close that did not finish: never trust it later.
 		return fmt.Errorf("jetlog: remove %s: %w", catalogFile, err)
 	}
-	rp := replayer{l: l}
+	rp := replayer{l: l, durable: mark.Durable}
 	for i, id := range ids {
 		last := i == len(ids)-1
 		if restored {
 			break
+		}
+		rp.missing = ""
+		if i > 0 && ids[i-1] != id-1 {
+			rp.missing = segRangeName(ids[i-1]+1, id-1)
 		}
 		if err := rp.loadSegment(id, last, clean && idxs[id]); err != nil {
 			return err
@@ -183,13 +197,33 @@ func (l *Log) recover() error {
 			_ = l.fs.Remove(path.Join(l.dir, idxName(id))) // orphan index
 		}
 	}
+	if hasMark {
+		if err := l.checkMark(mark, ids, &rp); err != nil {
+			return err
+		}
+	}
 	if len(l.cat.segs) == 0 {
-		f, err := l.fs.Create(segPath(l.dir, segName(1)))
+		// Above any segment the mark says existed, so a missing one is
+		// never mistaken for this one.
+		id := mark.Seg + 1
+		f, err := l.fs.Create(segPath(l.dir, segName(id)))
 		if err != nil {
 			return fmt.Errorf("jetlog: create segment: %w", err)
 		}
-		l.cat.appendSegment(newSegment(1, f, 0))
+		l.cat.appendSegment(newSegment(id, f, 0))
 		l.ap.idx.reset()
+		if !l.memory {
+			if err := l.fs.SyncDir(l.dir); err != nil {
+				return fmt.Errorf("jetlog: sync dir: %w", err)
+			}
+		}
+		if l.cat.last > 0 { // a lost log: the new segment carries its last seq
+			l.ap.tomb.force = true
+			l.ap.tomb.floor = l.cat.last + 1
+			if err := l.flushTomb(true); err != nil {
+				return err
+			}
+		}
 	}
 	// Limits may have removed messages that tombstones did not record.
 	l.enforceLimits(nil)
@@ -200,6 +234,16 @@ func (l *Log) recover() error {
 	l.removeSegments(dead)
 	if err := l.fs.SyncDir(l.dir); err != nil {
 		return fmt.Errorf("jetlog: sync dir: %w", err)
+	}
+	if !l.memory {
+		// What the log holds now is the durable mark from here on.
+		if err := l.active().f.Sync(); err != nil {
+			return fmt.Errorf("jetlog: sync %s: %w", l.active().name, err)
+		}
+		l.durable.Store(l.cat.last)
+		if err := l.storeMark(mark.Reserved); err != nil {
+			return err
+		}
 	}
 	undamaged := len(l.report.Corrupt) == 0 && len(l.report.Lost) == 0 && l.report.TruncatedBytes == 0
 	if clean && undamaged && l.loadDedup() {
@@ -281,6 +325,24 @@ type replayer struct {
 	l       *Log
 	lastSeq uint64 // highest seq seen in any record
 	seen    bool   // any record seen
+	durable uint64 // the durable mark read from seq.mark (0 without one)
+	// missing names the segment files missing just before the one being
+	// loaded ("" when none), the cause of a gap in its seqs.
+	missing string
+	// The first record replayed: leadEnd is the seq just below the first
+	// message, or the last seq its leading tombstone carries, and
+	// leadFloor that tombstone's floor: what the segments before it held
+	// was in leadFloor..leadEnd.
+	leadEnd, leadFloor uint64
+}
+
+// gap records seqs missing between two records.
+func (rp *replayer) gap(r SeqRange, seg *segment) {
+	if rp.missing != "" {
+		rp.l.lose(r, rp.missing, "segment missing", rp.durable)
+		return
+	}
+	rp.l.lose(r, seg.name, "corrupt record", rp.durable)
 }
 
 func (rp *replayer) loadSegment(id uint64, last, trustIndex bool) error {
@@ -419,10 +481,18 @@ func tailIntact(f vfs.File, entries []entry, size int64) bool {
 // apply replays one record into the catalog.
 func (rp *replayer) apply(seg *segment, e entry) {
 	c := &rp.l.cat
+	if !rp.seen {
+		if e.kind == kindMsg {
+			rp.leadEnd = e.seq - 1
+		} else {
+			rp.leadEnd = e.seq
+			rp.leadFloor, _ = decodeTombstone(e.tomb, func(uint64) {})
+		}
+	}
 	switch e.kind {
 	case kindMsg:
 		if rp.seen && e.seq > rp.lastSeq+1 {
-			rp.l.report.Lost = append(rp.l.report.Lost, SeqRange{rp.lastSeq + 1, e.seq - 1})
+			rp.gap(SeqRange{rp.lastSeq + 1, e.seq - 1}, seg)
 		}
 		if rp.seen && e.seq <= rp.lastSeq {
 			return // cannot happen unless damaged; keep the first
@@ -431,7 +501,7 @@ func (rp *replayer) apply(seg *segment, e entry) {
 		rp.lastSeq, rp.seen = e.seq, true
 	case kindDelete:
 		if rp.seen && e.seq > rp.lastSeq {
-			rp.l.report.Lost = append(rp.l.report.Lost, SeqRange{rp.lastSeq + 1, e.seq})
+			rp.gap(SeqRange{rp.lastSeq + 1, e.seq}, seg)
 		}
 		floor, _ := decodeTombstone(e.tomb, func(seq uint64) { c.remove(seq) })
 		c.noteSeq(e.seq, e.ts)
