@@ -33,6 +33,10 @@ func (svc *Service) consumerCreate(r apiRequest, streamName, name, filter string
 		svc.respondErr(r.reply, typeConsumerCreate, e)
 		return
 	}
+	if e := unknownField(req.Config.extra, referenceConsumerFields); e != nil {
+		svc.respondErr(r.reply, typeConsumerCreate, e)
+		return
+	}
 	st, e := svc.lookup(streamName)
 	if e != nil {
 		svc.respondErr(r.reply, typeConsumerCreate, e)

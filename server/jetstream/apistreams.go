@@ -121,6 +121,10 @@ func (svc *Service) streamCreate(r apiRequest, name string) {
 		svc.respondErr(r.reply, typeStreamCreate, e)
 		return
 	}
+	if e := unknownField(cfg.extra, referenceStreamFields); e != nil {
+		svc.respondErr(r.reply, typeStreamCreate, e)
+		return
+	}
 	if cfg.Name != name {
 		svc.respondErr(r.reply, typeStreamCreate, errStreamNameMismatch())
 		return
@@ -184,6 +188,10 @@ func (svc *Service) streamUpdate(r apiRequest, name string) {
 	}
 	var cfg streamConfig
 	if e := decodeBody(r.body, &cfg); e != nil {
+		svc.respondErr(r.reply, typeStreamUpdate, e)
+		return
+	}
+	if e := unknownField(cfg.extra, referenceStreamFields); e != nil {
 		svc.respondErr(r.reply, typeStreamUpdate, e)
 		return
 	}
