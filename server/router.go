@@ -205,8 +205,14 @@ func (c *conn) processPub(o *op) error {
 	}
 	c.inMsgs.Add(1)
 	c.inBytes.Add(int64(len(o.msg)))
-	if c.pubPerms != nil && !c.pubAllowed(o.subject) {
+	// In the reference's order: reserved subjects, permissions, reserved
+	// replies; a refused message gets no +OK.
+	if reservedPublish(o.subject) || c.pubPerms != nil && !c.pubAllowed(o.subject) {
 		c.pubViolation(o.subject)
+		return nil
+	}
+	if reservedReply(o.reply) {
+		c.replyViolation(o.reply)
 		return nil
 	}
 	c.ok()
@@ -218,7 +224,7 @@ func (c *conn) processPub(o *op) error {
 
 func (c *conn) processSub(o *op) error {
 	p := c.subPerms
-	if p != nil && !p.canSubscribe(bytesView(o.subject), bytesView(o.queue)) {
+	if p != nil && !p.canSubscribe(bytesView(o.subject), bytesView(o.queue)) || string(o.queue) == systemQueue {
 		c.subViolation(o.subject, o.queue)
 		return nil
 	}

@@ -24,6 +24,10 @@ var conformanceScenarios = []struct {
 }{
 	{"second connect drops subscriptions", quiet + "SUB a 1\r\nSUB b 2\r\n" + quiet + "PUB a 1\r\nx\r\nSUB a 1\r\nPUB a 1\r\ny\r\n", false},
 	{"one queue group per name across patterns", quiet + "SUB a.* q 1\r\nSUB a.> q 2\r\nSUB > q 3\r\nSUB a.b r 4\r\nPUB a.b 1\r\nx\r\nPUB a.c 1\r\ny\r\n", true},
+	{"reserved publish subjects", quiet + "SUB > 1\r\nPUB _GR_.x 1\r\nx\r\nPUB $GR.x 1\r\nx\r\nPUB $NRG.x 1\r\nx\r\nPUB _GR_. 1\r\nx\r\nPUB $NRGx 1\r\nx\r\n", false},
+	{"reserved reply subjects", quiet + "SUB > 1\r\nPUB a _R_.x 1\r\nx\r\nPUB a $JS.ACK.x 1\r\nx\r\nPUB a _GR_.x 1\r\nx\r\nPUB a $GR.x 1\r\nx\r\nPUB a _R_. 1\r\nx\r\nPUB a _INBOX.x 1\r\nx\r\n", false},
+	{"reserved publish verbose", "CONNECT {\"verbose\":true}\r\nPUB $NRG.x 1\r\nx\r\nPUB a _R_.y 1\r\nx\r\n", false},
+	{"system queue group", quiet + "SUB a _sys_ 1\r\nSUB a _sys 2\r\nPUB a 1\r\nx\r\n", false},
 	{"second connect keeps working", quiet + quiet + "SUB a 1\r\nPUB a 1\r\nx\r\n", false},
 }
 
