@@ -1,6 +1,7 @@
 package jetlog
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -197,10 +198,9 @@ func (l *Log) recover() error {
 			_ = l.fs.Remove(path.Join(l.dir, idxName(id))) // orphan index
 		}
 	}
-	if hasMark {
-		if err := l.checkMark(mark, ids, &rp); err != nil {
-			return err
-		}
+	tailMissing := hasMark && l.checkMark(mark, ids, &rp)
+	if err := l.keepLostSeqs(tailMissing); err != nil {
+		return err
 	}
 	if len(l.cat.segs) == 0 {
 		// Above any segment the mark says existed, so a missing one is
@@ -327,8 +327,9 @@ type replayer struct {
 	seen    bool   // any record seen
 	durable uint64 // the durable mark read from seq.mark (0 without one)
 	// missing names the segment files missing just before the one being
-	// loaded ("" when none), the cause of a gap in its seqs.
-	missing string
+	// loaded ("" when none), the cause of a gap in its seqs; damaged the
+	// last segment found damaged, the cause otherwise.
+	missing, damaged string
 	// The first record replayed: leadEnd is the seq just below the first
 	// message, or the last seq its leading tombstone carries, and
 	// leadFloor that tombstone's floor: what the segments before it held
@@ -338,11 +339,66 @@ type replayer struct {
 
 // gap records seqs missing between two records.
 func (rp *replayer) gap(r SeqRange, seg *segment) {
-	if rp.missing != "" {
+	switch {
+	case rp.missing != "":
 		rp.l.lose(r, rp.missing, "segment missing", rp.durable)
+	case rp.damaged != "":
+		rp.l.lose(r, rp.damaged, "corrupt record", rp.durable)
+	default:
+		rp.l.lose(r, seg.name, "corrupt record", rp.durable)
+	}
+}
+
+// torn records the messages of a torn tail. At or below the durable mark
+// they had been synced, so acknowledged. Above it, in DurabilityAlways,
+// they belong to a commit whose fsync never finished (a synced record
+// cannot be torn by a crash), so their publishers got no ack; in the
+// other modes an append is acknowledged before its sync, so they may
+// have been.
+func (rp *replayer) torn(r SeqRange, segment string) {
+	l := rp.l
+	if r.First <= rp.durable || l.durability() != DurabilityAlways {
+		l.lose(r, segment, "torn tail", rp.durable)
 		return
 	}
-	rp.l.lose(r, seg.name, "corrupt record", rp.durable)
+	l.addLoss(Loss{SeqRange: r, Segment: segment, Reason: "torn tail", Acked: LossNotAcked})
+}
+
+// tornSeqs returns the seqs of the messages whose records start in a torn
+// tail, read from their headers (which the checksum no longer vouches
+// for, so only seqs counting up from lastGood+1 are believed). A tail too
+// short to show the kind of its first record counts as one message.
+func tornSeqs(tail []byte, lastGood uint64) (SeqRange, bool) {
+	r := SeqRange{First: lastGood + 1, Last: lastGood}
+	for pos := 0; pos < len(tail); {
+		rest := tail[pos:]
+		if len(rest) < 9 {
+			if pos == 0 {
+				r.Last = r.First
+			}
+			break
+		}
+		kind := rest[8]
+		if kind != kindMsg && kind != kindDelete {
+			break
+		}
+		if kind == kindMsg {
+			if len(rest) < 17 {
+				r.Last++
+				break
+			}
+			if binary.LittleEndian.Uint64(rest[9:]) != r.Last+1 {
+				break
+			}
+			r.Last++
+		}
+		n, ok := frameLen(rest)
+		if !ok {
+			break
+		}
+		pos += frameSize + n
+	}
+	return r, r.Last >= r.First
 }
 
 func (rp *replayer) loadSegment(id uint64, last, trustIndex bool) error {
@@ -386,6 +442,9 @@ func (rp *replayer) loadSegment(id uint64, last, trustIndex bool) error {
 		sc := scanSegment(name, data, rp.lastSeq)
 		entries = sc.entries
 		l.report.Corrupt = append(l.report.Corrupt, sc.corrupt...)
+		if len(sc.corrupt) > 0 || (sc.tornAt >= 0 && !last) {
+			rp.damaged = name // the cause of the gaps found from here on
+		}
 		if sc.tornAt >= 0 {
 			if last {
 				if err := f.Truncate(sc.tornAt); err != nil {
@@ -397,6 +456,13 @@ func (rp *replayer) loadSegment(id uint64, last, trustIndex bool) error {
 				l.report.TornSegment = name
 				l.report.TruncatedBytes = size - sc.tornAt
 				seg.size = sc.tornAt
+				lastGood := rp.lastSeq
+				for _, e := range sc.entries {
+					lastGood = max(lastGood, e.seq)
+				}
+				if r, ok := tornSeqs(data[sc.tornAt:], lastGood); ok {
+					rp.torn(r, name)
+				}
 			} else {
 				l.report.Corrupt = append(l.report.Corrupt, &CorruptError{Segment: name, Offset: sc.tornAt, Reason: "damaged tail of a sealed segment"})
 			}

@@ -109,12 +109,9 @@ var noMark = seqMark{Reserved: math.MaxUint64}
 // checkMark compares what the replay found with the mark read before it
 // and records what is missing: segments after the last one found,
 // segments before the first one found (but not removed on purpose), and
-// records missing from the end of the log below the durable mark. The
-// stream's last seq is raised to every seq the mark says may have been
-// assigned, so the next append goes above them all, and a segment or
-// tombstone is written that carries it. firstSeen describes the first
-// record replayed (see replayer).
-func (l *Log) checkMark(m seqMark, ids []uint64, rp *replayer) error {
+// records missing from the end of the log below the durable mark. It
+// reports whether segments are missing at the end.
+func (l *Log) checkMark(m seqMark, ids []uint64, rp *replayer) bool {
 	c := &l.cat
 	if len(ids) > 0 && ids[0] > m.FirstSeg && m.FirstSeg > 0 && rp.leadEnd > 0 {
 		lo := max(rp.leadFloor, 1)
@@ -126,21 +123,41 @@ func (l *Log) checkMark(m seqMark, ids []uint64, rp *replayer) error {
 	if len(ids) > 0 {
 		found = ids[len(ids)-1]
 	}
+	reported := c.last // the highest seq found or already reported lost
+	for _, x := range l.report.Losses {
+		reported = max(reported, x.Last)
+	}
 	tailMissing := m.Seg > found
-	if tailMissing && m.Reserved > c.last {
-		l.lose(SeqRange{c.last + 1, m.Reserved}, segRangeName(found+1, m.Seg), "segment missing", m.Durable)
-		c.noteSeq(m.Reserved, max(c.lastTS, l.opts.Now().UnixNano()))
-	} else if m.Durable > c.last {
-		l.lose(SeqRange{c.last + 1, m.Durable}, segName(found), "records missing from the end of the log", m.Durable)
-		c.noteSeq(m.Durable, max(c.lastTS, l.opts.Now().UnixNano()))
-	} else {
+	switch {
+	case tailMissing && m.Reserved > reported:
+		l.lose(SeqRange{reported + 1, m.Reserved}, segRangeName(found+1, m.Seg), "segment missing", m.Durable)
+	case !tailMissing && m.Durable > reported:
+		l.lose(SeqRange{reported + 1, m.Durable}, segName(found), "records missing from the end of the log", m.Durable)
+	}
+	return tailMissing
+}
+
+// keepLostSeqs raises the stream's last seq above every lost seq that
+// was, or may have been, acknowledged, so the next append never reuses
+// one, and writes it down: in a new segment above the missing ones when
+// segments are missing at the end, otherwise in a tombstone.
+func (l *Log) keepLostSeqs(tailMissing bool) error {
+	c := &l.cat
+	top := c.last
+	for _, x := range l.report.Losses {
+		if x.Acked != LossNotAcked {
+			top = max(top, x.Last)
+		}
+	}
+	if top == c.last {
 		return nil
 	}
+	c.noteSeq(top, max(c.lastTS, l.opts.Now().UnixNano()))
 	if len(c.segs) == 0 {
 		return nil // Open creates the first segment, with the new last seq
 	}
 	if tailMissing {
-		return l.roll() // new segment above the missing ones; its tombstone carries last
+		return l.roll()
 	}
 	l.ap.tomb.force = true
 	return l.flushTomb(true)
