@@ -30,7 +30,7 @@ type testCA struct {
 	dir  string
 }
 
-func newTestCA(t *testing.T, name string) *testCA {
+func newTestCA(t testing.TB, name string) *testCA {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -56,7 +56,7 @@ func newTestCA(t *testing.T, name string) *testCA {
 	return ca
 }
 
-func writePEM(t *testing.T, path, typ string, der []byte) {
+func writePEM(t testing.TB, path, typ string, der []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ type certSpec struct {
 }
 
 // issue makes a leaf certificate and key, returning their files.
-func (ca *testCA) issue(t *testing.T, name string, spec certSpec) (certFile, keyFile string) {
+func (ca *testCA) issue(t testing.TB, name string, spec certSpec) (certFile, keyFile string) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -118,7 +118,7 @@ func (ca *testCA) issue(t *testing.T, name string, spec certSpec) (certFile, key
 }
 
 // serverCert issues the loopback server certificate.
-func (ca *testCA) serverCert(t *testing.T) (certFile, keyFile string) {
+func (ca *testCA) serverCert(t testing.TB) (certFile, keyFile string) {
 	return ca.issue(t, "server", certSpec{cn: "bus test server", dns: []string{"localhost"}, ips: []net.IP{net.IPv4(127, 0, 0, 1)}})
 }
 
@@ -166,7 +166,7 @@ func startTLSPair(t *testing.T, tlsOpts server.TLSOptions, auth server.Authoriza
 
 // clientTLS is a client configuration trusting ca, with an optional
 // client certificate.
-func clientTLS(t *testing.T, ca *testCA, certFile, keyFile string) *tls.Config {
+func clientTLS(t testing.TB, ca *testCA, certFile, keyFile string) *tls.Config {
 	t.Helper()
 	pool := x509.NewCertPool()
 	pemBytes, err := os.ReadFile(ca.file)
