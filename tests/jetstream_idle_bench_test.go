@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-
-	"github.com/bus-dev/bus/server"
 )
 
 // BenchmarkIdleConsumers measures what an idle server spends on many
@@ -25,23 +23,9 @@ import (
 //	go test ./tests -run '^$' -bench IdleConsumers -benchtime 5x
 func BenchmarkIdleConsumers(b *testing.B) {
 	const streams, consumers = 100, 10000
-	servers := []struct {
-		name string
-		url  func(b *testing.B) string
-	}{
-		{"bus", func(b *testing.B) string {
-			s, err := server.New(server.Options{Host: "127.0.0.1", StoreDir: b.TempDir(), JetStream: true})
-			if err != nil || s.Start() != nil {
-				b.Fatal("start bus")
-			}
-			b.Cleanup(func() { shutdown(b, s) })
-			return busURL(s)
-		}},
-		{"nats-server", func(b *testing.B) string { return "nats://" + refAddr(startReferenceTB(b, true)) }},
-	}
-	for _, srv := range servers {
+	for _, srv := range jetStreamBenchServers {
 		b.Run("server="+srv.name, func(b *testing.B) {
-			nc, err := nats.Connect(srv.url(b))
+			nc, err := nats.Connect(srv.start(b))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -9,8 +9,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/bus-dev/bus/server"
 )
 
 // BenchmarkRedeliveryTiming measures how close to its ack wait (1 s) an
@@ -21,24 +19,10 @@ import (
 //
 //	go test ./tests -run '^$' -bench RedeliveryTiming -benchtime 5x
 func BenchmarkRedeliveryTiming(b *testing.B) {
-	servers := []struct {
-		name string
-		url  func(b *testing.B) string
-	}{
-		{"bus", func(b *testing.B) string {
-			s, err := server.New(server.Options{Host: "127.0.0.1", StoreDir: b.TempDir(), JetStream: true})
-			if err != nil || s.Start() != nil {
-				b.Fatal("start bus")
-			}
-			b.Cleanup(func() { shutdown(b, s) })
-			return busURL(s)
-		}},
-		{"nats-server", func(b *testing.B) string { return "nats://" + refAddr(startReferenceTB(b, true)) }},
-	}
 	const msgs, ackWait = 10, time.Second
-	for _, srv := range servers {
+	for _, srv := range jetStreamBenchServers {
 		b.Run("server="+srv.name, func(b *testing.B) {
-			nc, err := nats.Connect(srv.url(b))
+			nc, err := nats.Connect(srv.start(b))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -175,25 +175,25 @@ func (st *stream) removeConsumer(name string) bool {
 // dropConsumer stops a consumer so that it can restart with a new config
 // on the same stored state.
 func (st *stream) dropConsumer(c *consumer, status string) {
-	st.mu.Lock()
-	if st.consumers[c.name] == c {
-		delete(st.consumers, c.name)
-		st.publishConsumersLocked()
-	}
-	st.mu.Unlock()
+	st.forget(c)
 	c.close(status)
 }
 
 // expired forgets a consumer that removed itself after its inactivity
 // threshold (called on its goroutine).
 func (st *stream) expired(c *consumer) {
+	st.forget(c)
+	st.deleteState(c)
+}
+
+// forget takes c out of the consumer map, if it is still the one there.
+func (st *stream) forget(c *consumer) {
 	st.mu.Lock()
+	defer st.mu.Unlock()
 	if st.consumers[c.name] == c {
 		delete(st.consumers, c.name)
 		st.publishConsumersLocked()
 	}
-	st.mu.Unlock()
-	st.deleteState(c)
 }
 
 // deleteState removes a closed durable consumer's files.
