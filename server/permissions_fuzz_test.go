@@ -51,3 +51,19 @@ func FuzzPermissionEntries(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMatchValid: for valid patterns, matchValid agrees with
+// subjects.Matches on any subject.
+func FuzzMatchValid(f *testing.F) {
+	for _, s := range [][2]string{{"a.*", "a.b"}, {"a.>", "a.b.c"}, {">", "a..b"}, {"a.>", "a."}, {"*", ""}, {"a.b", "a.b."}, {"a.*.c", "a.*.c"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, subject string) {
+		if !subjects.ValidSubject(pattern) {
+			return
+		}
+		if got, want := matchValid(pattern, subject), subjects.Matches(pattern, subject); got != want {
+			t.Fatalf("matchValid(%q, %q) = %v, subjects.Matches %v", pattern, subject, got, want)
+		}
+	})
+}

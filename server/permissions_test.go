@@ -133,3 +133,30 @@ func TestStoredDeliveryChecksTheMessageSubject(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPermissionedPublish is BenchmarkPublishFanout for a user with
+// publish rules and subscriptions filtered at delivery.
+func BenchmarkPermissionedPublish(b *testing.B) {
+	perms := &Permissions{
+		Publish:   &SubjectPermission{Allow: []string{"bench.>"}, Deny: []string{"bench.secret"}},
+		Subscribe: &SubjectPermission{Deny: []string{"bench.secret"}},
+	}
+	for _, fanout := range []int{1, 10} {
+		b.Run(fmt.Sprintf("subs=%d/size=16", fanout), func(b *testing.B) {
+			f := permFixture(b, perms, fanout, "bench.*")
+			subject, payload := []byte("bench.subject"), make([]byte, 16)
+			b.ReportAllocs()
+			b.SetBytes(int64(16 * fanout))
+			i := 0
+			for b.Loop() {
+				if f.pub.pubAllowed(subject) {
+					f.pub.publish(subject, nil, -1, payload)
+				}
+				if i++; i%64 == 0 {
+					f.pub.wakeWriters()
+					f.drainOutbound()
+				}
+			}
+		})
+	}
+}
