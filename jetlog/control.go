@@ -208,7 +208,7 @@ func (l *Log) doClose() error {
 				err = l.writeIndex(seg)
 			}
 			if err == nil {
-				err = writeChecked(l.fs, path.Join(l.dir, dedupFile), l.ap.dd.snapshot())
+				err = writeCheckedStream(l.fs, path.Join(l.dir, dedupFile), l.ap.dd.snapshot())
 			}
 			if err == nil { // exact: nothing is assigned after this
 				err = l.storeMark(l.cat.last)

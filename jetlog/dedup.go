@@ -33,10 +33,13 @@ func (d *dedup) lookup(id []byte, now int64) (uint64, bool) {
 }
 
 // add remembers id; ts must not decrease between calls.
-func (d *dedup) add(id []byte, seq uint64, ts int64) {
-	s := string(id)
-	d.ids[s] = dedupEntry{seq: seq, ts: ts}
-	d.order = append(d.order, dedupItem{id: s, ts: ts})
+func (d *dedup) add(id []byte, seq uint64, ts int64) { d.addString(string(id), seq, ts) }
+
+// addString is add for an id the window may keep as it is (the map and
+// the order share it: one copy of each id).
+func (d *dedup) addString(id string, seq uint64, ts int64) {
+	d.ids[id] = dedupEntry{seq: seq, ts: ts}
+	d.order = append(d.order, dedupItem{id: id, ts: ts})
 }
 
 // expire forgets ids older than the window.
@@ -67,7 +70,8 @@ type dedupSnapshot struct {
 
 // snapshot lists the live ids in ascending time.
 func (d *dedup) snapshot() dedupSnapshot {
-	var s dedupSnapshot
+	n := len(d.ids)
+	s := dedupSnapshot{IDs: make([]string, 0, n), Seqs: make([]uint64, 0, n), TS: make([]int64, 0, n)}
 	for _, it := range d.order[d.head:] {
 		if e, ok := d.ids[it.id]; ok && e.ts == it.ts {
 			s.IDs, s.Seqs, s.TS = append(s.IDs, it.id), append(s.Seqs, e.seq), append(s.TS, e.ts)
@@ -76,16 +80,22 @@ func (d *dedup) snapshot() dedupSnapshot {
 	return s
 }
 
-// restore adds a snapshot's ids; it reports false for a malformed one.
+// restore adds a snapshot's ids, keeping the snapshot's strings (no copy:
+// a restarted window costs what it cost before); it reports false for a
+// malformed one.
 func (d *dedup) restore(s dedupSnapshot) bool {
 	if len(s.Seqs) != len(s.IDs) || len(s.TS) != len(s.IDs) {
 		return false
+	}
+	if len(d.ids) == 0 {
+		d.ids = make(map[string]dedupEntry, len(s.IDs))
+		d.order = make([]dedupItem, 0, len(s.IDs))
 	}
 	for i, id := range s.IDs {
 		if i > 0 && s.TS[i] < s.TS[i-1] {
 			return false
 		}
-		d.add([]byte(id), s.Seqs[i], s.TS[i])
+		d.addString(id, s.Seqs[i], s.TS[i])
 	}
 	return true
 }

@@ -1,6 +1,7 @@
 package jetlog
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -83,6 +84,87 @@ func writeChecked(fsys FS, name string, v any) error {
 	data = append(data, body...)
 	return writeFileAtomic(fsys, name, data)
 }
+
+// readCheckedStream is readChecked for files that may be large (the
+// dedup window): it decodes while reading, so the file's bytes are never
+// held beside what they decode to, and checks the CRC once all are read.
+// The format is readChecked's. v may be partly filled when an error
+// returns: use it only after nil.
+func readCheckedStream(fsys FS, name string, v any) error {
+	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close() //nolint:errcheck // read-only
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	var sum [4]byte
+	if st.Size() < 4 {
+		return &CorruptError{Segment: path.Base(name), Reason: "crc mismatch"}
+	}
+	if n, err := f.ReadAt(sum[:], 0); n != len(sum) {
+		return err
+	}
+	h := crc32.New(castagnoli)
+	r := io.TeeReader(bufio.NewReaderSize(io.NewSectionReader(f, 4, st.Size()-4), streamBuf), h)
+	derr := msgpack.NewDecoder(r).Decode(v)
+	if _, err := io.Copy(io.Discard, r); err != nil { // the rest, for the CRC
+		return err
+	}
+	if h.Sum32() != binary.LittleEndian.Uint32(sum[:]) {
+		return &CorruptError{Segment: path.Base(name), Reason: "crc mismatch"}
+	}
+	if derr != nil {
+		return &CorruptError{Segment: path.Base(name), Reason: "decode: " + derr.Error()}
+	}
+	return nil
+}
+
+// writeCheckedStream is writeChecked for values that may be large: it
+// encodes straight into the temporary file, so the encoding is never
+// held in memory. The format is writeChecked's.
+func writeCheckedStream(fsys FS, name string, v any) error {
+	tmp := name + tmpSuffix
+	f, err := fsys.Create(tmp)
+	if err != nil {
+		return err
+	}
+	fail := func(err error) error {
+		_ = f.Close() // err is the one that matters
+		return err
+	}
+	var sum [4]byte
+	if _, err := f.Write(sum[:]); err != nil { // the CRC, once known
+		return fail(err)
+	}
+	h := crc32.New(castagnoli)
+	bw := bufio.NewWriterSize(io.MultiWriter(f, h), streamBuf)
+	if err := msgpack.NewEncoder(bw).Encode(v); err != nil {
+		return fail(fmt.Errorf("jetlog: encode %q: %w", name, err))
+	}
+	if err := bw.Flush(); err != nil {
+		return fail(err)
+	}
+	binary.LittleEndian.PutUint32(sum[:], h.Sum32())
+	if _, err := f.WriteAt(sum[:], 0); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := fsys.Rename(tmp, name); err != nil {
+		return err
+	}
+	return fsys.SyncDir(path.Dir(name))
+}
+
+// streamBuf is the buffer of readCheckedStream and writeCheckedStream.
+const streamBuf = 64 << 10
 
 func writeFileAtomic(fsys FS, name string, data []byte) error {
 	tmp := name + tmpSuffix

@@ -258,7 +258,7 @@ func (l *Log) recover() error {
 func (l *Log) loadDedup() bool {
 	name := path.Join(l.dir, dedupFile)
 	var snap dedupSnapshot
-	err := readChecked(l.fs, name, &snap)
+	err := readCheckedStream(l.fs, name, &snap)
 	_ = l.fs.Remove(name) // stale from here on; a failed remove is harmless
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
