@@ -16,6 +16,14 @@ func (j jetstreamCore) Subscribe(subject string, h jetstream.Handler) (jetstream
 	return j.s.subscribeInternal(subject, msgHandler(h))
 }
 
+// SubscribeRequests registers a server-owned subscription whose handler
+// also gets the publishing client's Rights.
+func (j jetstreamCore) SubscribeRequests(subject string, h jetstream.RequestHandler) (jetstream.Subscription, error) {
+	return j.s.subscribeRequests(subject, func(from Rights, subject, reply []byte, hdr int, msg []byte) bool {
+		return h(from, subject, reply, hdr, msg)
+	})
+}
+
 // Unsubscribe removes a subscription made by Subscribe.
 func (j jetstreamCore) Unsubscribe(sub jetstream.Subscription) {
 	if s, ok := sub.(*subscription); ok {

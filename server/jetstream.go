@@ -16,6 +16,9 @@ func (s *Server) startJetStream() error {
 		Dir:        filepath.Join(s.opts.StoreDir, "jetstream"),
 		ServerName: s.name,
 		Logger:     s.log.With("component", "jetstream"),
+		// The core filters deliveries itself (router.go); JetStream
+		// checks consumer creation and gets.
+		ReferenceStoredReads: s.opts.Authorization.ReferenceStoredReads,
 	})
 	if err != nil {
 		return err

@@ -62,6 +62,10 @@ func (svc *Service) consumerCreate(r apiRequest, streamName, name, filter string
 		svc.respondErr(r.reply, typeConsumerCreate, e)
 		return
 	}
+	if e := svc.mayConsume(r.from, cfg, st.config()); e != nil {
+		svc.respondErr(r.reply, typeConsumerCreate, e)
+		return
+	}
 	c, e := st.createConsumer(cfg, req.Action)
 	if e != nil {
 		svc.respondErr(r.reply, typeConsumerCreate, e)

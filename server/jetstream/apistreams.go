@@ -445,6 +445,10 @@ func (svc *Service) msgGet(r apiRequest, name string) {
 		svc.respondErr(r.reply, typeMsgGet, errNoMessageFound())
 		return
 	}
+	if !svc.mayRead(r.from, m.Subject) {
+		svc.respondErr(r.reply, typeMsgGet, errMayNotRead(r.from, m.Subject))
+		return
+	}
 	svc.respond(r.reply, struct {
 		Type    string    `json:"type"`
 		Message storedMsg `json:"message"`
@@ -496,6 +500,10 @@ func (svc *Service) directGet(r apiRequest, name, lastFor string) {
 	m, err := st.lookup(req)
 	if err != nil {
 		svc.sh.core.Publish(r.reply, "", statusHeader("404 Message Not Found"), nil)
+		return
+	}
+	if !svc.mayRead(r.from, m.Subject) {
+		svc.sh.core.Publish(r.reply, "", statusHeader("403 Permissions Violation"), nil)
 		return
 	}
 	hdr := withHeader(m.Header, "Nats-Stream", st.name)

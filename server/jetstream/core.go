@@ -10,6 +10,9 @@ type Core interface {
 	// Subscribe registers a server-owned subscription whose messages go
 	// to h.
 	Subscribe(subject string, h Handler) (Subscription, error)
+	// SubscribeRequests is Subscribe for requests whose handling depends
+	// on who sent them: h also gets the publishing client's Rights.
+	SubscribeRequests(subject string, h RequestHandler) (Subscription, error)
 	// Unsubscribe removes a subscription made by Subscribe.
 	Unsubscribe(Subscription)
 	// Publish sends a message from the server itself; hdr is a NATS
@@ -34,6 +37,23 @@ type Core interface {
 // whether it took the message; one it declines does not count as
 // received, so a request may still get the no-responders status.
 type Handler func(subject, reply []byte, hdr int, msg []byte) bool
+
+// RequestHandler is Handler with the Rights of the client that published
+// the message.
+type RequestHandler func(from Rights, subject, reply []byte, hdr int, msg []byte) bool
+
+// Rights is what JetStream may ask about the client behind a request:
+// who it is, and what that user may read and publish. Values are
+// immutable and safe for concurrent use.
+type Rights interface {
+	// User names the user for logs; "" when authorization is off.
+	User() string
+	// MayRead reports whether the user may receive every subject that
+	// filter (a subject or a pattern) matches.
+	MayRead(filter string) bool
+	// MayPublish reports whether the user may publish to subject.
+	MayPublish(subject string) bool
+}
 
 // Subscription is an opaque handle returned by Core.Subscribe.
 type Subscription any

@@ -39,6 +39,12 @@ func (f *fakeCore) Subscribe(subject string, h Handler) (Subscription, error) {
 	return s, nil
 }
 
+func (f *fakeCore) SubscribeRequests(subject string, h RequestHandler) (Subscription, error) {
+	return f.Subscribe(subject, func(subject, reply []byte, hdr int, msg []byte) bool {
+		return h(nil, subject, reply, hdr, msg) // the server's own rights
+	})
+}
+
 func (f *fakeCore) Unsubscribe(sub Subscription) {
 	s := sub.(*fakeSub)
 	_ = f.subs.Remove(s.subject, "", s)

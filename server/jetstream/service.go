@@ -34,6 +34,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// ReferenceStoredReads turns off bus's checks of stored messages
+	// against the reader's subscribe permissions (creating a consumer,
+	// message and direct gets), as the reference does not check them
+	// (docs/security.md).
+	ReferenceStoredReads bool
 }
 
 // shared is what every stream and consumer of a service uses: the core,
@@ -54,6 +59,8 @@ type shared struct {
 type Service struct {
 	sh  *shared
 	dir string
+	// referenceReads: see Options.ReferenceStoredReads.
+	referenceReads bool
 
 	mu      sync.Mutex // guards the fields below
 	streams map[string]*stream
@@ -81,6 +88,7 @@ type Service struct {
 
 // apiRequest is a copied API request waiting for the API goroutine.
 type apiRequest struct {
+	from    Rights // who sent it; nil means the server itself
 	subject string
 	reply   string
 	hdr     []byte
@@ -107,14 +115,15 @@ func New(core Core, opts Options) (*Service, error) {
 			random: rand.Float64,
 			server: opts.ServerName,
 		},
-		dir:      opts.Dir,
-		streams:  map[string]*stream{},
-		owners:   subjects.NewTrie[string](),
-		creating: map[string]bool{},
-		damaged:  map[string]DamagedStream{},
-		reads:    make(chan apiRequest, apiLaneLen),
-		changes:  make(chan apiRequest, apiLaneLen),
-		stop:     make(chan struct{}),
+		dir:            opts.Dir,
+		referenceReads: opts.ReferenceStoredReads,
+		streams:        map[string]*stream{},
+		owners:         subjects.NewTrie[string](),
+		creating:       map[string]bool{},
+		damaged:        map[string]DamagedStream{},
+		reads:          make(chan apiRequest, apiLaneLen),
+		changes:        make(chan apiRequest, apiLaneLen),
+		stop:           make(chan struct{}),
 	}, nil
 }
 
@@ -130,7 +139,7 @@ func (svc *Service) Start() error {
 		svc.closeStreams()
 		return err
 	}
-	sub, err := svc.sh.core.Subscribe(apiPrefix+">", svc.captureRequest)
+	sub, err := svc.sh.core.SubscribeRequests(apiPrefix+">", svc.captureRequest)
 	if err != nil {
 		svc.closeStreams()
 		return err
@@ -237,7 +246,7 @@ const (
 // captureRequest queues an API request. MSG.NEXT belongs to each pull
 // consumer's own subscription: declining it here lets a pull for a missing
 // consumer get the no-responders status, as with the reference.
-func (svc *Service) captureRequest(subject, reply []byte, hdr int, msg []byte) bool {
+func (svc *Service) captureRequest(from Rights, subject, reply []byte, hdr int, msg []byte) bool {
 	if bytes.HasPrefix(subject, []byte(apiPrefix+"CONSUMER.MSG.NEXT.")) {
 		return false
 	}
@@ -247,7 +256,7 @@ func (svc *Service) captureRequest(subject, reply []byte, hdr int, msg []byte) b
 		svc.respondErr(string(reply), "io.nats.jetstream.api.v1.error_response", errInsufficientResources())
 		return true
 	}
-	r := apiRequest{subject: string(subject), reply: string(reply), size: size}
+	r := apiRequest{from: from, subject: string(subject), reply: string(reply), size: size}
 	buf := append([]byte(nil), msg...)
 	if hdr >= 0 {
 		r.hdr, r.body = buf[:hdr:hdr], buf[hdr:]
