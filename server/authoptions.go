@@ -46,8 +46,9 @@ type Authorization struct {
 	// client sending no credentials at all connects as. INFO then no
 	// longer says auth_required, as in the reference.
 	NoAuthUser string
-	// Timeout bounds the time from accept to a valid CONNECT; 0 means
-	// DefaultAuthTimeout.
+	// Timeout bounds the time from accept (from the end of the TLS
+	// handshake, with TLS) to a valid CONNECT; 0 means DefaultAuthTimeout,
+	// or with TLS the TLS timeout and a second, as in the reference.
 	Timeout time.Duration
 	// ReferenceStoredReads restores the reference's rule for stored
 	// messages: one delivered to an inbox reaches the subscriber whatever

@@ -106,6 +106,14 @@ type Varz struct {
 	SlowConsumers    int64           `json:"slow_consumers"`
 	Subscriptions    int             `json:"subscriptions"`
 	JetStream        *jetstream.Varz `json:"jetstream,omitempty"`
+	// Security settings, as the reference reports them (timeouts in
+	// seconds).
+	AuthRequired bool    `json:"auth_required,omitempty"`
+	TLSRequired  bool    `json:"tls_required,omitempty"`
+	TLSVerify    bool    `json:"tls_verify,omitempty"`
+	AuthTimeout  float64 `json:"auth_timeout"`
+	TLSTimeout   float64 `json:"tls_timeout"`
+	HTTPSPort    int     `json:"https_port"`
 }
 
 // Varz snapshots the server's identity, limits and traffic counters.
@@ -115,9 +123,12 @@ func (s *Server) Varz() Varz {
 	for _, c := range s.conns {
 		conns = append(conns, c)
 	}
-	httpPort := 0
+	httpPort, httpsPort := 0, 0
 	if s.httpLn != nil {
 		httpPort = s.httpLn.Addr().(*net.TCPAddr).Port
+	}
+	if s.httpsLn != nil {
+		httpsPort = s.httpsLn.Addr().(*net.TCPAddr).Port
 	}
 	s.mu.Unlock()
 	var mem runtime.MemStats
@@ -148,6 +159,12 @@ func (s *Server) Varz() Varz {
 		SlowConsumers:    s.slowConsumers.Load(),
 		Subscriptions:    s.clientSubs(),
 		JetStream:        s.varzJetStream(),
+		AuthRequired:     s.auth.required && s.auth.noAuth == nil,
+		TLSRequired:      s.opts.TLS.enabled(),
+		TLSVerify:        s.opts.TLS.verifying(),
+		AuthTimeout:      s.opts.Authorization.Timeout.Seconds(),
+		TLSTimeout:       s.opts.TLS.Timeout.Seconds(),
+		HTTPSPort:        httpsPort,
 	}
 	for _, c := range conns {
 		outMsgs, outBytes := c.out.counts()

@@ -98,11 +98,17 @@ func (o Options) WithDefaults() Options {
 	if o.WriteDeadline == 0 {
 		o.WriteDeadline = DefaultWriteDeadline
 	}
-	if o.Authorization.Timeout == 0 {
-		o.Authorization.Timeout = DefaultAuthTimeout
-	}
+
 	if o.TLS.Timeout == 0 {
 		o.TLS.Timeout = DefaultTLSTimeout
+	}
+	if o.Authorization.Timeout == 0 {
+		// As in the reference: with TLS, a second more than the
+		// handshake may take.
+		o.Authorization.Timeout = DefaultAuthTimeout
+		if o.TLS.enabled() {
+			o.Authorization.Timeout = o.TLS.Timeout + time.Second
+		}
 	}
 	if o.MaxUnauthenticated == 0 {
 		o.MaxUnauthenticated = DefaultMaxUnauthenticated
