@@ -46,6 +46,9 @@ func Load(path string, fs *pflag.FlagSet) (Config, error) {
 		if k.fileOnly {
 			continue
 		}
+		if isServiceLink(k.env(), os.Getenv(k.env())) {
+			continue // BUS_PORT=tcp://… is Kubernetes', not a port
+		}
 		if err := v.BindEnv(k.name, k.env()); err != nil {
 			return Config{}, err // only for a missing name
 		}
@@ -149,12 +152,30 @@ func (ks keySet) normalize(settings map[string]any, prefix, source string) (map[
 
 // unknownEnv reports every non-empty BUS_* environment variable that names
 // no key. Empty ones are ignored, as viper ignores them for known keys.
+// IgnoredEnv lists the BUS_* environment variables that Load ignores
+// because they are Kubernetes service links, not settings
+// (servicelinks.go), sorted, so that the caller can warn about them.
+func IgnoredEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		name, val, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "BUS_") && isServiceLink(name, val) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 func (ks keySet) unknownEnv() []*KeyError {
 	var errs []*KeyError
 	for _, kv := range os.Environ() {
 		name, val, _ := strings.Cut(kv, "=")
 		if !strings.HasPrefix(name, "BUS_") || val == "" {
 			continue
+		}
+		if isServiceLink(name, val) {
+			continue // see servicelinks.go and IgnoredEnv
 		}
 		if _, ok := ks.byEnv[name]; !ok {
 			errs = append(errs, &KeyError{Key: name, Source: "environment", Reason: hint(name, ks.envNames()), Err: ErrUnknownKey})

@@ -44,6 +44,9 @@ connections.`,
 				return &exitError{exitUsage, err}
 			}
 			log := newLogger(cfg, stderr)
+			for _, name := range conf.IgnoredEnv() {
+				log.Warn("ignoring a Kubernetes service-link variable; it is not a bus setting", "variable", name)
+			}
 			if cfg.MaxPayload > payloadWarnSize {
 				log.Warn("max_payload is over 8MB; consider chunking large messages", "max_payload", cfg.MaxPayload)
 			}

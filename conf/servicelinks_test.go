@@ -1,0 +1,47 @@
+package conf
+
+import (
+	"slices"
+	"testing"
+)
+
+// A Kubernetes Service named "bus" puts link variables into every pod of
+// its namespace; bus must start there with its defaults, and say which
+// variables it ignored. Not parallel: it sets the environment.
+func TestKubernetesServiceLinksAreIgnored(t *testing.T) {
+	for k, v := range map[string]string{
+		"BUS_PORT":                  "tcp://10.96.0.12:4222",
+		"BUS_PORT_4222_TCP":         "tcp://10.96.0.12:4222",
+		"BUS_PORT_4222_TCP_PROTO":   "tcp",
+		"BUS_PORT_4222_TCP_PORT":    "4222",
+		"BUS_PORT_4222_TCP_ADDR":    "10.96.0.12",
+		"BUS_SERVICE_HOST":          "10.96.0.12",
+		"BUS_SERVICE_PORT":          "4222",
+		"BUS_SERVICE_PORT_MONITOR":  "8222",
+		"BUS_PORT_8222_TCP_ADDR":    "10.96.0.12",
+		"BUS_PORT_8222_UDP":         "udp://10.96.0.12:8222",
+		"BUS_SERVICE_PORT_CLIENT_1": "4222",
+	} {
+		t.Setenv(k, v)
+	}
+	cfg, err := Load("", nil)
+	if err != nil {
+		t.Fatalf("Load with Kubernetes service links: %v", err)
+	}
+	if cfg.Port != Default().Port {
+		t.Fatalf("port %d, want the default %d", cfg.Port, Default().Port)
+	}
+	if got := IgnoredEnv(); len(got) != 11 || !slices.Contains(got, "BUS_PORT") {
+		t.Fatalf("ignored %v", got)
+	}
+	// A real BUS_PORT still sets the port, and a misspelt variable is
+	// still refused.
+	t.Setenv("BUS_PORT", "5222")
+	if cfg, err := Load("", nil); err != nil || cfg.Port != 5222 {
+		t.Fatalf("BUS_PORT=5222: %v, port %d", err, cfg.Port)
+	}
+	t.Setenv("BUS_PROT", "5222")
+	if _, err := Load("", nil); err == nil {
+		t.Fatal("BUS_PROT accepted")
+	}
+}
