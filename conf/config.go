@@ -41,6 +41,9 @@ type Config struct {
 	// Authorization is the authorization block; nil lets every client in
 	// with every right. Set only from a file.
 	Authorization *Authorization
+	// MaxUnauthenticated bounds the connections that have yet to send a
+	// valid CONNECT when authorization is on (bus's own key).
+	MaxUnauthenticated int
 	// NoAuthUser names the user of Authorization.Users that a client
 	// sending no credentials connects as (a top-level key in nats-server).
 	NoAuthUser string
@@ -82,6 +85,8 @@ func Default() Config {
 		PingInterval:   2 * time.Minute,
 		MaxPingsOut:    2,
 		WriteDeadline:  10 * time.Second,
+
+		MaxUnauthenticated: 8192,
 
 		ConnectErrorReports:   3600,
 		ReconnectErrorReports: 1,

@@ -55,6 +55,8 @@ func keys(c *Config) []key {
 			usage: "monitoring port over TLS with the tls block's certificate; 0 disables, -1 picks a free port"},
 		{name: "authorization", value: authValue{&c.Authorization}, fileOnly: true,
 			usage: "who may connect and what each user may do (file only; see bus.example.yaml)"},
+		{name: "max_unauthenticated", value: intValue{&c.MaxUnauthenticated},
+			usage: "connections yet to authenticate before new ones are refused (bus only)"},
 		{name: "no_auth_user", value: stringValue{&c.NoAuthUser},
 			usage: "user of the authorization block that clients sending no credentials connect as"},
 		{name: "client_advertise", value: stringValue{&c.ClientAdvertise},

@@ -68,6 +68,7 @@ func (c Config) check() []*KeyError {
 	positive("max_pings_out", c.MaxPingsOut > 0, fmt.Sprint(c.MaxPingsOut))
 	positive("write_deadline", c.WriteDeadline > 0, formatDuration(c.WriteDeadline))
 
+	positive("max_unauthenticated", c.MaxUnauthenticated > 0, fmt.Sprint(c.MaxUnauthenticated))
 	if c.ConnectErrorReports < 0 {
 		bad("connect_error_reports", "%d is negative", c.ConnectErrorReports)
 	}
