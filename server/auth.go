@@ -177,6 +177,14 @@ func (a *authenticator) mapCertificate(cert *x509.Certificate) (*identity, *auth
 			return e.id, nil
 		}
 	}
+	// A user named by the subject's attributes in another order
+	// ("O=acme,CN=alice"), as the reference accepts.
+	subject := subjectAttrs(cert)
+	for name, e := range a.users {
+		if attrs, ok := parseDN(name); ok && sameDN(attrs, subject) {
+			return e.id, nil
+		}
+	}
 	return nil, &authFailure{user: cert.Subject.String(), reason: "certificate names no user"}
 }
 

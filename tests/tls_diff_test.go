@@ -111,17 +111,20 @@ func TestTLSVerifyAndMapMatchesReference(t *testing.T) {
 	byDNS, byDNSKey := ca.issue(t, "dns", certSpec{cn: "y", dns: []string{"svc.example.com"}, client: true})
 	bySubject, bySubjectKey := ca.issue(t, "subject", certSpec{cn: "carol", client: true})
 	nobody, nobodyKey := ca.issue(t, "nobody", certSpec{cn: "nobody", client: true})
+	reordered, reorderedKey := ca.issue(t, "reordered", certSpec{cn: "dave", client: true})
 	deny := &server.Permissions{Publish: &server.SubjectPermission{Deny: []string{"secret"}}}
 	p := startTLSPair(t, server.TLSOptions{CertFile: cert, KeyFile: key, CAFile: ca.file, VerifyAndMap: true}, server.Authorization{Users: []server.User{
 		{Name: "alice@example.com"},
 		{Name: "svc.example.com", Permissions: deny},
 		{Name: "CN=carol,O=bus tests"},
+		{Name: "O=bus tests, CN=dave"},
 	}})
 	for name, opts := range map[string][]nats.Option{
 		"email":     {nats.ClientCert(byEmail, byEmailKey)},
 		"dns":       {nats.ClientCert(byDNS, byDNSKey)},
 		"subject":   {nats.ClientCert(bySubject, bySubjectKey)},
 		"nobody":    {nats.ClientCert(nobody, nobodyKey)},
+		"reordered": {nats.ClientCert(reordered, reorderedKey)},
 		"user sent": {nats.ClientCert(nobody, nobodyKey), nats.UserInfo("alice@example.com", "")},
 	} {
 		opts = append(opts, nats.RootCAs(ca.file))
