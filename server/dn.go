@@ -78,4 +78,3 @@ func sameDN(a, b []dnAttr) bool {
 	slices.Sort(kb)
 	return slices.Equal(ka, kb)
 }
-
