@@ -62,3 +62,22 @@ tls:
 		t.Errorf("errors %v, want tls.cert and tls.verify", err)
 	}
 }
+
+func TestTLSHandshakeFirstValues(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string][2]any{
+		"true": {true, time.Duration(0)}, "false": {false, time.Duration(0)}, `"auto"`: {true, 50 * time.Millisecond},
+		`"300ms"`: {true, 300 * time.Millisecond}, `"on"`: {true, time.Duration(0)},
+	} {
+		got, err := Load(writeConfig(t, "bus.yaml", "tls:\n  cert_file: c\n  key_file: k\n  handshake_first: "+in+"\n"), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		if got.TLS.HandshakeFirst != want[0] || got.TLS.HandshakeFirstFallback != want[1] {
+			t.Errorf("handshake_first: %s gave %v %v, want %v", in, got.TLS.HandshakeFirst, got.TLS.HandshakeFirstFallback, want)
+		}
+	}
+	if _, err := Load(writeConfig(t, "bus.yaml", "tls:\n  handshake_first: sometimes\n"), nil); err == nil {
+		t.Error("handshake_first: sometimes accepted")
+	}
+}

@@ -3,22 +3,26 @@ package conf
 import (
 	"maps"
 	"slices"
+	"strings"
 	"time"
 )
 
 // TLS is the tls block, as nats-server spells it. Files and names are
 // checked by the server when it starts.
 type TLS struct {
-	CertFile         string
-	KeyFile          string
-	CAFile           string
-	Verify           bool
-	VerifyAndMap     bool
-	Timeout          time.Duration // 0: the server's default (2s)
-	HandshakeFirst   bool
-	MinVersion       string // "1.2" or "1.3"
-	CipherSuites     []string
-	CurvePreferences []string
+	CertFile       string
+	KeyFile        string
+	CAFile         string
+	Verify         bool
+	VerifyAndMap   bool
+	Timeout        time.Duration // 0: the server's default (2s)
+	HandshakeFirst bool
+	// HandshakeFirstFallback lets clients that do not start with TLS
+	// upgrade after this long ("handshake_first: auto" or a duration).
+	HandshakeFirstFallback time.Duration
+	MinVersion             string // "1.2" or "1.3"
+	CipherSuites           []string
+	CurvePreferences       []string
 }
 
 // tls parses the block.
@@ -48,7 +52,7 @@ func (p *blockParser) tls(raw any) *TLS {
 		case "timeout":
 			t.Timeout = p.seconds(path, v)
 		case "handshake_first":
-			t.HandshakeFirst = p.boolean(path, v)
+			t.HandshakeFirst, t.HandshakeFirstFallback = p.handshakeFirst(path, v)
 		case "min_version":
 			if n, ok := v.(float64); ok { // a bare 1.2 in YAML or TOML
 				t.MinVersion = map[float64]string{1.2: "1.2", 1.3: "1.3"}[n]
@@ -65,6 +69,30 @@ func (p *blockParser) tls(raw any) *TLS {
 		}
 	}
 	return t
+}
+
+// autoFallback is what "handshake_first: auto" waits for a TLS-first
+// client, nats-server's default.
+const autoFallback = 50 * time.Millisecond
+
+// handshakeFirst reads handshake_first as nats-server does: a boolean,
+// "auto", or a fallback duration.
+func (p *blockParser) handshakeFirst(path string, raw any) (bool, time.Duration) {
+	if s, ok := raw.(string); ok {
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "auto", "auto_fallback":
+			return true, autoFallback
+		case "true", "on", "false", "off", "yes", "no", "enabled", "disabled":
+		default:
+			d, err := time.ParseDuration(strings.TrimSpace(s))
+			if err != nil || d <= 0 {
+				p.bad(path, "%s is not a boolean, \"auto\" or a duration", describe(raw))
+				return false, 0
+			}
+			return true, d
+		}
+	}
+	return p.boolean(path, raw), 0
 }
 
 // tlsValue binds the tls block, which only a file can set.

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"time"
 )
@@ -79,14 +80,28 @@ func (s *Server) monitorTLS() *tls.Config {
 func (c *conn) serveTLS(info string) {
 	s := c.srv
 	t := s.opts.TLS
+	first := t.HandshakeFirst
+	var sock net.Conn = c.raw
+	if first && t.HandshakeFirstFallback > 0 {
+		// Wait a moment for a TLS-first client; whatever it sends is
+		// kept for the handshake. Silence means an upgrading client.
+		var pre [1]byte
+		_ = c.raw.SetReadDeadline(time.Now().Add(t.HandshakeFirstFallback))
+		n, _ := c.raw.Read(pre[:])
+		if n > 0 {
+			sock = &replayConn{Conn: c.raw, pending: pre[:n]}
+		} else {
+			first = false
+		}
+	}
 	_ = c.raw.SetDeadline(time.Now().Add(t.Timeout))
-	if !t.HandshakeFirst {
+	if !first {
 		if _, err := io.WriteString(c.raw, info); err != nil {
 			c.tlsFailed(err)
 			return
 		}
 	}
-	tc := tls.Server(c.raw, s.tlsConf.Load())
+	tc := tls.Server(sock, s.tlsConf.Load())
 	if err := tc.Handshake(); err != nil {
 		c.tlsFailed(err)
 		return
@@ -96,7 +111,7 @@ func (c *conn) serveTLS(info string) {
 	if state := tc.ConnectionState(); len(state.PeerCertificates) > 0 {
 		c.peerCert = state.PeerCertificates[0]
 	}
-	if t.HandshakeFirst {
+	if first {
 		c.out.appendControl(info)
 	}
 	c.startAuth()
@@ -112,4 +127,20 @@ func (c *conn) tlsFailed(err error) {
 	c.log.Warn("tls handshake failed", "err", err)
 	c.close("TLS Handshake Error", false)
 	c.srv.wg.Done() // for the writer
+}
+
+// replayConn is a connection whose first reads return bytes already read
+// from it.
+type replayConn struct {
+	net.Conn
+	pending []byte
+}
+
+func (r *replayConn) Read(p []byte) (int, error) {
+	if len(r.pending) > 0 {
+		n := copy(p, r.pending)
+		r.pending = r.pending[n:]
+		return n, nil
+	}
+	return r.Conn.Read(p)
 }

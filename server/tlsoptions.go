@@ -8,8 +8,14 @@ import (
 	"time"
 )
 
-// DefaultTLSTimeout bounds a TLS handshake, as in the reference.
-const DefaultTLSTimeout = 2 * time.Second
+// TLS defaults, as in the reference.
+const (
+	// DefaultTLSTimeout bounds a TLS handshake.
+	DefaultTLSTimeout = 2 * time.Second
+	// DefaultHandshakeFirstFallback is how long "handshake_first: auto"
+	// waits for a TLS-first client.
+	DefaultHandshakeFirstFallback = 50 * time.Millisecond
+)
 
 // TLSOptions is the tls block: the client port speaks TLS when CertFile
 // is set. The zero value turns TLS off. Names are the reference's.
@@ -34,6 +40,11 @@ type TLSOptions struct {
 	// otherwise INFO goes out in plain text with tls_required and the
 	// client upgrades.
 	HandshakeFirst bool
+	// HandshakeFirstFallback, with HandshakeFirst, serves both kinds of
+	// clients: a client that has sent nothing this long after connecting
+	// is sent INFO and upgrades as usual ("handshake_first: auto" is
+	// DefaultHandshakeFirstFallback, as in the reference).
+	HandshakeFirstFallback time.Duration
 	// MinVersion is "1.2" (the default) or "1.3".
 	MinVersion string
 	// CipherSuites limits TLS 1.2's suites, by Go's names
@@ -55,7 +66,7 @@ func (t TLSOptions) verifying() bool { return t.Verify || t.VerifyAndMap }
 func (t TLSOptions) validate() error {
 	switch {
 	case !t.enabled():
-		if t.CAFile != "" || t.verifying() || t.HandshakeFirst {
+		if t.CAFile != "" || t.verifying() || t.HandshakeFirst || t.HandshakeFirstFallback != 0 {
 			return fmt.Errorf("server: tls: cert_file and key_file are required")
 		}
 		return nil
@@ -65,6 +76,8 @@ func (t TLSOptions) validate() error {
 		return fmt.Errorf("server: tls: verify needs ca_file")
 	case t.Timeout < 0:
 		return fmt.Errorf("server: tls: timeout %v is negative", t.Timeout)
+	case t.HandshakeFirstFallback < 0 || t.HandshakeFirstFallback > 0 && !t.HandshakeFirst:
+		return fmt.Errorf("server: tls: handshake_first fallback %v needs handshake_first", t.HandshakeFirstFallback)
 	}
 	if _, err := tlsVersion(t.MinVersion); err != nil {
 		return err

@@ -84,6 +84,10 @@ func TestTLSHandshakesMatchReference(t *testing.T) {
 			"tls first client": {nats.RootCAs(ca.file), nats.TLSHandshakeFirst()},
 			"upgrading client": {nats.RootCAs(ca.file)},
 		}},
+		{"handshake first with fallback", server.TLSOptions{CertFile: cert, KeyFile: key, HandshakeFirst: true, HandshakeFirstFallback: 50 * time.Millisecond}, map[string][]nats.Option{
+			"tls first client": {nats.RootCAs(ca.file), nats.TLSHandshakeFirst()},
+			"upgrading client": {nats.RootCAs(ca.file)},
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -137,7 +137,7 @@ func startTLSPair(t *testing.T, tlsOpts server.TLSOptions, auth server.Authoriza
 	cfg, err := natsserver.GenTLSConfig(&natsserver.TLSConfigOpts{
 		CertFile: tlsOpts.CertFile, KeyFile: tlsOpts.KeyFile, CaFile: tlsOpts.CAFile,
 		Verify: tlsOpts.Verify || tlsOpts.VerifyAndMap, Map: tlsOpts.VerifyAndMap,
-		Timeout: tlsOpts.Timeout.Seconds(), HandshakeFirst: tlsOpts.HandshakeFirst,
+		Timeout: tlsOpts.Timeout.Seconds(), HandshakeFirst: tlsOpts.HandshakeFirst, FallbackDelay: tlsOpts.HandshakeFirstFallback,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -149,6 +149,7 @@ func startTLSPair(t *testing.T, tlsOpts server.TLSOptions, auth server.Authoriza
 		ro.TLSTimeout = 2
 	}
 	ro.TLSHandshakeFirst = tlsOpts.HandshakeFirst
+	ro.TLSHandshakeFirstFallback = tlsOpts.HandshakeFirstFallback
 	ns, err := natsserver.NewServer(ro)
 	if err != nil {
 		t.Fatalf("reference server: %v", err)

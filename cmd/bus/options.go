@@ -90,7 +90,7 @@ func tlsOptions(t *conf.TLS) server.TLSOptions {
 	return server.TLSOptions{
 		CertFile: t.CertFile, KeyFile: t.KeyFile, CAFile: t.CAFile,
 		Verify: t.Verify, VerifyAndMap: t.VerifyAndMap, Timeout: t.Timeout,
-		HandshakeFirst: t.HandshakeFirst, MinVersion: t.MinVersion,
+		HandshakeFirst: t.HandshakeFirst, HandshakeFirstFallback: t.HandshakeFirstFallback, MinVersion: t.MinVersion,
 		CipherSuites: t.CipherSuites, CurvePreferences: t.CurvePreferences,
 	}
 }

@@ -85,10 +85,10 @@ func TestOptionsMapsTLS(t *testing.T) {
 	cfg := conf.Default()
 	cfg.HTTPSPort = 8443
 	cfg.TLS = &conf.TLS{CertFile: "c", KeyFile: "k", CAFile: "ca", Verify: true, VerifyAndMap: true, Timeout: 3,
-		HandshakeFirst: true, MinVersion: "1.3", CipherSuites: []string{"s"}, CurvePreferences: []string{"X25519"}}
+		HandshakeFirst: true, HandshakeFirstFallback: 4, MinVersion: "1.3", CipherSuites: []string{"s"}, CurvePreferences: []string{"X25519"}}
 	got := options(cfg, nil)
 	want := server.TLSOptions{CertFile: "c", KeyFile: "k", CAFile: "ca", Verify: true, VerifyAndMap: true, Timeout: 3,
-		HandshakeFirst: true, MinVersion: "1.3", CipherSuites: []string{"s"}, CurvePreferences: []string{"X25519"}}
+		HandshakeFirst: true, HandshakeFirstFallback: 4, MinVersion: "1.3", CipherSuites: []string{"s"}, CurvePreferences: []string{"X25519"}}
 	if got.HTTPSPort != 8443 || !reflect.DeepEqual(got.TLS, want) {
 		t.Errorf("tls: got %d %+v", got.HTTPSPort, got.TLS)
 	}
