@@ -114,10 +114,9 @@ func (c *conn) becomeUser(id *identity) {
 	if c.pendingAuth.CompareAndSwap(true, false) {
 		c.srv.unauthenticated.Add(-1)
 	}
-	if id.name != "" {
-		c.log = c.log.With("user", id.name)
-	}
-	c.log.Debug("client authenticated")
+	// c.log is read by other goroutines (close, timers): it is not
+	// changed here; the lines about what the user did name it.
+	c.log.Debug("client authenticated", "user", id.name)
 }
 
 // authNoCredentials makes a connection that started without CONNECT the
@@ -213,7 +212,7 @@ func (c *conn) grantReply(p *permissions, reply []byte) {
 // publish to subject; the connection stays open.
 func (c *conn) pubViolation(subject []byte) {
 	c.queueControl("-ERR 'Permissions Violation for Publish to " + strconv.Quote(string(subject)) + "'\r\n")
-	c.log.Warn("publish violation", "subject", string(subject))
+	c.log.Warn("publish violation", "user", c.userName(), "subject", string(subject))
 }
 
 // subViolation tells the client it may not subscribe; the connection
@@ -224,5 +223,14 @@ func (c *conn) subViolation(subject, queue []byte) {
 		text += " using queue " + strconv.Quote(string(queue))
 	}
 	c.queueControl("-ERR '" + text + "'\r\n")
-	c.log.Warn("subscription violation", "subject", string(subject), "queue", string(queue))
+	c.log.Warn("subscription violation", "user", c.userName(), "subject", string(subject), "queue", string(queue))
+}
+
+// userName is the authenticated user's name for logs, "" if none.
+// Reader-owned, as c.user.
+func (c *conn) userName() string {
+	if c.user == nil {
+		return ""
+	}
+	return c.user.name
 }

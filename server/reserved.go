@@ -47,5 +47,5 @@ func reservedReply(reply []byte) bool {
 // not publish with that reply subject; the connection stays open.
 func (c *conn) replyViolation(reply []byte) {
 	c.queueControl("-ERR 'Permissions Violation for Publish with Reply of " + strconv.Quote(string(reply)) + "'\r\n")
-	c.log.Warn("publish violation", "reply", string(reply))
+	c.log.Warn("publish violation", "user", c.userName(), "reply", string(reply))
 }
