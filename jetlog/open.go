@@ -45,26 +45,40 @@ func Open(dir string, cfg StreamConfig, opts Options) (*Log, error) {
 	l.ap.dd = newDedup(int64(cfg.DuplicateWindow))
 	// The directory must be durable before anything stored in it is
 	// acknowledged (a new stream's first append is).
+	_, err := l.fs.ReadDir(l.dir)
+	created := errors.Is(err, fs.ErrNotExist)
 	if err := vfs.MkdirAllDurable(l.fs, l.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("jetlog: open %q: %w", dir, err)
+	}
+	// A failed Open of a new stream (out of file descriptors, disk full)
+	// removes the directory it made, which would otherwise come back as
+	// a stream at the next start.
+	fail := func(err error) (*Log, error) {
+		for _, s := range l.cat.segs {
+			_ = s.release() // already failing
+		}
+		_ = l.releaseLock() // already failing
+		if created {
+			if rerr := removeTree(l.fs, l.dir); rerr != nil {
+				l.opts.Logger.Warn("jetlog: remove the directory of a stream that failed to open", "dir", l.dir, "err", rerr)
+			} else {
+				_ = l.fs.SyncDir(path.Dir(l.dir)) // best effort: an undurable removal leaves an empty directory
+			}
+		}
+		return nil, err
 	}
 	if lk, ok := l.fs.(vfs.Locker); ok {
 		unlock, err := lk.Lock(path.Join(l.dir, lockFile))
 		if err != nil {
-			return nil, fmt.Errorf("jetlog: open %q: %w", dir, err)
+			return fail(fmt.Errorf("jetlog: open %q: %w", dir, err))
 		}
 		l.unlock = unlock
 	}
 	if err := l.storeConfig(); err != nil {
-		l.releaseLock()
-		return nil, err
+		return fail(err)
 	}
 	if err := l.recover(); err != nil {
-		for _, s := range l.cat.segs {
-			_ = s.release() // already failing
-		}
-		l.releaseLock()
-		return nil, err
+		return fail(err)
 	}
 	l.durable.Store(l.cat.last)
 	for _, c := range l.report.Corrupt {
