@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -63,4 +64,57 @@ func TestDeadLettersAreNeverDuplicatesOrRefused(t *testing.T) {
 	if !seen["A"] || !seen["B"] {
 		t.Fatalf("dead letters from %v, want A and B", seen)
 	}
+}
+
+// A dead letter nothing stores is counted and reported, not lost
+// silently: no stream captures its subject, or the dead-letter stream
+// refuses it (full, discard new).
+func TestLostDeadLettersAreCounted(t *testing.T) {
+	t.Parallel()
+	s, js := startJS(t)
+	ctx := ctxT(t)
+	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "JOBS", Subjects: []string{"jobs.>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "DLQ", Subjects: []string{"dlq.full"}, MaxMsgs: 1, Discard: jetstream.DiscardNew}); err != nil {
+		t.Fatal(err)
+	}
+	nc := connect(t, busURL(s))
+	createConsumerRaw(t, nc, "JOBS", "NOWHERE", `{"durable_name":"NOWHERE","ack_policy":"explicit","filter_subject":"jobs.a","x_bus_dead_letter_subject":"dlq.nobody"}`)
+	createConsumerRaw(t, nc, "JOBS", "FULL", `{"durable_name":"FULL","ack_policy":"explicit","filter_subject":"jobs.b","x_bus_dead_letter_subject":"dlq.full"}`)
+	for _, subj := range []string{"jobs.a", "jobs.b", "jobs.b"} {
+		if _, err := js.Publish(ctx, subj, []byte("poison")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, n := range map[string]int{"NOWHERE": 1, "FULL": 2} {
+		c, err := st.Consumer(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := c.Fetch(n, jetstream.FetchMaxWait(2*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for m := range b.Messages() {
+			if err := m.Term(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	lost := func(name string) int64 {
+		resp, err := nc.Request("$JS.API.CONSUMER.INFO.JOBS."+name, nil, 2*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var info struct {
+			Lost int64 `json:"x_bus_dead_letters_lost"`
+		}
+		if err := json.Unmarshal(resp.Data, &info); err != nil {
+			t.Fatal(err)
+		}
+		return info.Lost
+	}
+	eventually(t, 5*time.Second, func() bool { return lost("NOWHERE") == 1 && lost("FULL") == 1 })
 }

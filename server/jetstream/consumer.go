@@ -3,6 +3,7 @@ package jetstream
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bus-dev/bus/jetlog"
@@ -41,6 +42,9 @@ type consumer struct {
 	done    chan struct{}
 	subs    []Subscription
 	unwatch func()
+	// lostDead counts dead letters nothing stored (no stream captures the
+	// subject, or its stream refused them).
+	lostDead atomic.Int64
 
 	mu       sync.Mutex // guards the fields below: what info reads
 	waiting  int
@@ -285,12 +289,24 @@ func (c *consumer) carryOut(m *machine, a actions, timer *time.Timer) bool {
 
 func (c *consumer) send(a actions) {
 	for _, o := range a.out {
-		if o.deliver {
+		switch {
+		case o.deliver:
 			c.sh.core.Deliver(o.to, o.subject, o.reply, o.hdr, o.data)
-		} else {
+		case o.deadLetter:
+			if c.sh.core.Publish(o.to, o.reply, o.hdr, o.data) == 0 {
+				c.deadLetterLost("nothing captures the dead-letter subject " + o.to)
+			}
+		default:
 			c.sh.core.Publish(o.to, o.reply, o.hdr, o.data)
 		}
 	}
+}
+
+// deadLetterLost counts and logs a dead letter that was not stored.
+func (c *consumer) deadLetterLost(why string) {
+	c.lostDead.Add(1)
+	c.sh.deadLettersLost.Add(1)
+	c.sh.log.Warn("dead letter lost", "stream", c.stream, "consumer", c.name, "reason", why)
 }
 
 // expire removes a consumer that was inactive for its threshold, from

@@ -280,6 +280,10 @@ type consumerInfo struct {
 	// DeadLettered counts messages sent to the dead-letter subject or
 	// dropped after max deliveries (bus extension).
 	DeadLettered int64 `json:"x_bus_dead_lettered"`
+	// DeadLettersLost counts dead letters nothing stored: no stream
+	// captures the dead-letter subject, or its stream refused them (bus
+	// extension).
+	DeadLettersLost int64 `json:"x_bus_dead_letters_lost"`
 }
 
 // filterList is the filters, with ">" standing for none.

@@ -24,6 +24,7 @@ type outMsg struct {
 	to, subject, reply string
 	hdr, data          []byte
 	deliver            bool
+	deadLetter         bool // a dead letter: count it lost if nobody takes it
 }
 
 // actions is what a step of the machine asks its driver to do, in order:

@@ -261,5 +261,8 @@ func (m *machine) sendDeadLetter(seq, deliveries uint64, reason, detail string) 
 	} {
 		hdr = withHeader(hdr, kv[0], kv[1])
 	}
-	m.act.out = append(m.act.out, outMsg{to: m.cfg.DeadLetterSubject, hdr: hdr, data: msg.Data})
+	// The reply brings the dead-letter stream's pub ack back to the
+	// service, which counts and logs a dead letter it refused.
+	m.act.out = append(m.act.out, outMsg{to: m.cfg.DeadLetterSubject, reply: deadLetterAckPrefix + m.stream + "." + m.name,
+		hdr: hdr, data: msg.Data, deadLetter: true})
 }

@@ -10,18 +10,20 @@ import (
 // and each consumer's lag, with the reference's field names where it has
 // them.
 type Jsz struct {
-	ServerID     string         `json:"server_id"`
-	Now          time.Time      `json:"now"`
-	Config       JSConfig       `json:"config"`
-	Memory       uint64         `json:"memory"`
-	Storage      uint64         `json:"storage"`
-	Streams      int            `json:"streams"`
-	Consumers    int            `json:"consumers"`
-	Messages     uint64         `json:"messages"`
-	Bytes        uint64         `json:"bytes"`
-	API          JSAPIStats     `json:"api"`
-	DeadLettered int64          `json:"x_bus_dead_lettered"`
-	StreamDetail []StreamDetail `json:"stream_detail"`
+	ServerID     string     `json:"server_id"`
+	Now          time.Time  `json:"now"`
+	Config       JSConfig   `json:"config"`
+	Memory       uint64     `json:"memory"`
+	Storage      uint64     `json:"storage"`
+	Streams      int        `json:"streams"`
+	Consumers    int        `json:"consumers"`
+	Messages     uint64     `json:"messages"`
+	Bytes        uint64     `json:"bytes"`
+	API          JSAPIStats `json:"api"`
+	DeadLettered int64      `json:"x_bus_dead_lettered"`
+	// DeadLettersLost counts dead letters nothing stored (bus extension).
+	DeadLettersLost int64          `json:"x_bus_dead_letters_lost"`
+	StreamDetail    []StreamDetail `json:"stream_detail"`
 	// Damaged lists the streams found on disk that could not be opened
 	// (bus extension).
 	Damaged []DamagedStream `json:"x_bus_damaged_streams,omitempty"`
@@ -69,6 +71,7 @@ type ConsumerDetail struct {
 	DeliveredSeq   uint64 `json:"delivered_stream_seq"`
 	AckFloorSeq    uint64 `json:"ack_floor_stream_seq"`
 	DeadLettered   int64  `json:"x_bus_dead_lettered"`
+	DeadLost       int64  `json:"x_bus_dead_letters_lost"`
 }
 
 // Jsz snapshots the streams and consumers for /jsz; serverID is the
@@ -80,8 +83,10 @@ func (svc *Service) Jsz(serverID string) Jsz {
 		Config:       JSConfig{StoreDir: svc.dir},
 		API:          JSAPIStats{Total: svc.apiTotal.Load(), Errors: svc.apiErrors.Load()},
 		DeadLettered: svc.sh.deadLettered.Load(),
-		StreamDetail: []StreamDetail{},
-		Damaged:      svc.Damaged(),
+
+		DeadLettersLost: svc.sh.deadLettersLost.Load(),
+		StreamDetail:    []StreamDetail{},
+		Damaged:         svc.Damaged(),
 	}
 	for _, st := range svc.sortedStreams() {
 		cfg := st.config()
@@ -99,6 +104,7 @@ func (svc *Service) Jsz(serverID string) Jsz {
 				Name: c.name, NumPending: ci.NumPending, NumAckPending: ci.NumAckPending,
 				NumRedelivered: ci.NumRedelivered, NumWaiting: ci.NumWaiting,
 				DeliveredSeq: ci.Delivered.Stream, AckFloorSeq: ci.AckFloor.Stream, DeadLettered: ci.DeadLettered,
+				DeadLost: ci.DeadLettersLost,
 			})
 		}
 		d.State.Consumers = len(d.Consumers)

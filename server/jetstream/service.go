@@ -50,6 +50,8 @@ type shared struct {
 	random       func() float64
 	server       string
 	deadLettered atomic.Int64 // messages given up on, all consumers
+	// deadLettersLost counts dead letters nothing stored.
+	deadLettersLost atomic.Int64
 }
 
 // Service is the persistence layer: the streams, their consumers and the
@@ -75,6 +77,7 @@ type Service struct {
 	damaged map[string]DamagedStream
 
 	apiSub Subscription
+	dlqSub Subscription // the dead-letter streams' pub acks
 	// API requests wait in two lanes: reads (infos, names, lists, message
 	// gets) are served by a few goroutines at once, so that a slow change
 	// never stalls them; changes are served one at a time, in order.
@@ -145,6 +148,11 @@ func (svc *Service) Start() error {
 		return err
 	}
 	svc.apiSub = sub
+	if svc.dlqSub, err = svc.sh.core.Subscribe(deadLetterAckPrefix+">", svc.deadLetterAck); err != nil {
+		svc.sh.core.Unsubscribe(sub)
+		svc.closeStreams()
+		return err
+	}
 	svc.workers.Add(1 + apiReaders)
 	go svc.serve(svc.changes)
 	for range apiReaders {
@@ -332,6 +340,7 @@ func (svc *Service) respondErr(reply, typ string, e *apiError) {
 // the server is shutting down.
 func (svc *Service) Shutdown() {
 	if svc.apiSub != nil {
+		svc.sh.core.Unsubscribe(svc.dlqSub)
 		svc.sh.core.Unsubscribe(svc.apiSub)
 		close(svc.stop)
 		svc.workers.Wait()

@@ -268,5 +268,7 @@ func (c *consumer) info(typ string) consumerInfo {
 		Cluster:        &clusterInfo{Leader: c.sh.server},
 		TS:             c.sh.now().UTC(),
 		DeadLettered:   dead,
+
+		DeadLettersLost: c.lostDead.Load(),
 	}
 }
