@@ -25,16 +25,24 @@ type replyGrant struct {
 // used-up and expired ones are dropped.
 const replyPruneEvery = 1024
 
+// countUnauthenticated counts a new connection as one that has yet to
+// authenticate, when clients must; accept calls it before the TLS
+// handshake, so that sockets stuck in one count too.
+func (c *conn) countUnauthenticated() {
+	if c.srv.auth.required && c.pendingAuth.CompareAndSwap(false, true) {
+		c.srv.unauthenticated.Add(1)
+	}
+}
+
 // startAuth arms the auth timeout of a new connection when clients must
-// authenticate, and counts it as unauthenticated. Called by accept before
-// the goroutines start.
+// authenticate (after the TLS handshake, as the reference), and counts it
+// as unauthenticated if accept did not already.
 func (c *conn) startAuth() {
 	a := c.srv.auth
 	if !a.required {
 		return
 	}
-	c.pendingAuth.Store(true)
-	c.srv.unauthenticated.Add(1)
+	c.countUnauthenticated()
 	// With a no_auth_user, a client may start with any op and is then
 	// that user (handleOp); otherwise CONNECT must come first.
 	c.parser.connectFirst = a.noAuth == nil

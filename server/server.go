@@ -238,6 +238,7 @@ func (s *Server) accept(nc net.Conn) {
 		return
 	}
 	c.log.Info("client connected")
+	c.countUnauthenticated()
 	if s.opts.TLS.enabled() {
 		// The handshake waits on the client: it runs on the reader
 		// goroutine, which starts the writer once the socket is TLS.
