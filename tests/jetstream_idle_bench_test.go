@@ -14,7 +14,7 @@ import (
 
 // BenchmarkIdleConsumers measures what an idle server spends on many
 // consumers, bus and the embedded nats-server side by side in one run:
-// 100 streams and 10,000 durable consumers, half pull, half push with a
+// 1,000 streams and 10,000 durable consumers, half pull, half push with a
 // listener on the deliver subject, nothing published. Each iteration
 // idles for a second; cpu-% is the process's CPU time over that wall
 // time, in percent of one core (the benchmark itself sleeps, so it is the
@@ -22,7 +22,7 @@ import (
 //
 //	go test ./tests -run '^$' -bench IdleConsumers -benchtime 5x
 func BenchmarkIdleConsumers(b *testing.B) {
-	const streams, consumers = 100, 10000
+	const streams, consumers = 1000, 10000
 	for _, srv := range jetStreamBenchServers {
 		b.Run("server="+srv.name, func(b *testing.B) {
 			nc, err := nats.Connect(srv.start(b))
