@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"slices"
 )
@@ -189,7 +188,7 @@ func (l *Log) restoreCatalog(ids []uint64, idxs map[uint64]bool) (bool, error) {
 		}
 	}
 	for _, sec := range snap.Segments {
-		f, err := l.fs.OpenFile(segPath(l.dir, segName(sec.ID)), os.O_RDWR, 0)
+		f, err := l.openSegmentFile(segName(sec.ID))
 		if err != nil {
 			fail()
 			return false, fmt.Errorf("jetlog: open segment %s: %w", segName(sec.ID), err)

@@ -195,6 +195,12 @@ type Options struct {
 	// for the appender before a caller blocks (see AppendAsync); zero
 	// means DefaultAppendQueue. Each slot costs a pointer per stream.
 	AppendQueue int
+	// FileCache, if set, opens the stream's segment files on demand and
+	// bounds how many are open across every Log sharing it (see
+	// FileCache); the stream directory is then guarded by the cache
+	// instead of a LOCK file of its own. nil keeps every segment open
+	// while the Log is, and flocks LOCK. Memory streams ignore it.
+	FileCache *FileCache
 }
 
 // DefaultAppendQueue is the default Options.AppendQueue: enough for one

@@ -83,7 +83,7 @@ func (l *Log) roll() error {
 	// Above every segment seq.mark knows of: after segments went missing
 	// their ids are not used again.
 	id := max(old.id, l.ap.mark.Seg) + 1
-	f, err := l.fs.Create(segPath(l.dir, segName(id)))
+	f, err := l.createSegmentFile(segName(id))
 	if err != nil {
 		return fmt.Errorf("jetlog: create segment %s: %w", segName(id), err)
 	}

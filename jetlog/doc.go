@@ -84,7 +84,9 @@
 // round, and readers of consumer state never wait for ioMu. Log.sendMu is
 // held (shared) only while a request enters the queue and (exclusively)
 // by Close to stop new ones; Log.deferMu only around the DeleteAsync
-// list. Neither nests with another lock.
+// list. Neither nests with another lock. FileCache.mu is a leaf: it is
+// taken (briefly, never across I/O) under any of the above, and nothing
+// is taken under it.
 //
 // # Files
 //
@@ -93,7 +95,8 @@
 // its replies), appender.go (the goroutine, group commit),
 // expect.go (preconditions), control.go (roll, tombstones, Close),
 // limits.go, purge.go, read.go, filter.go, catalog.go, section.go,
-// catalogsnap.go, segment.go, segindex.go, record.go, scan.go, dedup.go,
+// catalogsnap.go, segment.go, segindex.go, seqmark.go (seq.mark),
+// filecache.go (segment files opened on demand), record.go, scan.go, dedup.go,
 // header.go, meta.go (stream.meta and atomic file writes), config.go
 // (StreamConfig, Options, UpdateConfig); consumers: consumer.go (the
 // Consumer), consumerstate.go (the ConsumerState value), consumerjournal.go

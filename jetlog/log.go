@@ -128,7 +128,8 @@ type Log struct {
 	fsyncs  atomic.Uint64
 	durable atomic.Uint64 // highest seq known synced
 
-	unlock io.Closer // releases the directory lock; nil without a Locker
+	unlock io.Closer  // releases the directory lock; nil without a Locker
+	files  *FileCache // Options.FileCache, nil for memory streams
 
 	prefetches sync.WaitGroup // loads outside Log.mu in flight (Log.prefetch); Add under mu
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"reflect"
 	"slices"
@@ -67,7 +66,16 @@ func Open(dir string, cfg StreamConfig, opts Options) (*Log, error) {
 		}
 		return nil, err
 	}
-	if lk, ok := l.fs.(vfs.Locker); ok {
+	if !l.memory {
+		l.files = opts.FileCache
+	}
+	if l.files != nil {
+		unlock, err := l.files.claim(l.fs, l.dir)
+		if err != nil {
+			return fail(fmt.Errorf("jetlog: open %q: %w", dir, err))
+		}
+		l.unlock = unlock
+	} else if lk, ok := l.fs.(vfs.Locker); ok {
 		unlock, err := lk.Lock(path.Join(l.dir, lockFile))
 		if err != nil {
 			return fail(fmt.Errorf("jetlog: open %q: %w", dir, err))
@@ -220,7 +228,7 @@ func (l *Log) recover() error {
 		// Above any segment the mark says existed, so a missing one is
 		// never mistaken for this one.
 		id := mark.Seg + 1
-		f, err := l.fs.Create(segPath(l.dir, segName(id)))
+		f, err := l.createSegmentFile(segName(id))
 		if err != nil {
 			return fmt.Errorf("jetlog: create segment: %w", err)
 		}
@@ -418,7 +426,7 @@ func tornSeqs(tail []byte, lastGood uint64) (SeqRange, bool) {
 func (rp *replayer) loadSegment(id uint64, last, trustIndex bool) error {
 	l := rp.l
 	name := segName(id)
-	f, err := l.fs.OpenFile(segPath(l.dir, name), os.O_RDWR, 0)
+	f, err := l.openSegmentFile(name)
 	if err != nil {
 		return fmt.Errorf("jetlog: open segment %s: %w", name, err)
 	}

@@ -25,8 +25,8 @@ func (l *Log) prefetch(seq uint64) {
 	seg.acquire() // keeps the file open
 	l.prefetches.Add(1)
 	l.mu.RUnlock()
-	c.load(seg)       // reads nothing if the section was cleared meanwhile
-	_ = seg.release() // read-only reference
+	c.load(seg)    // reads nothing if the section was cleared meanwhile
+	_ = seg.done() // read-only reference
 	l.prefetches.Done()
 }
 
@@ -47,7 +47,7 @@ func (l *Log) Get(seq uint64) (Msg, error) {
 	off, size := m.off, m.size
 	seg.acquire()
 	l.mu.RUnlock()
-	defer seg.release() //nolint:errcheck // read-only reference
+	defer seg.done() //nolint:errcheck // read-only reference
 	return readMsg(seg, off, size, make([]byte, size))
 }
 
@@ -111,7 +111,7 @@ func (l *Log) next(from uint64, fs filterSet) (Msg, bool, error) {
 	off, size := m.off, m.size
 	seg.acquire()
 	l.mu.RUnlock()
-	defer seg.release() //nolint:errcheck // read-only reference
+	defer seg.done() //nolint:errcheck // read-only reference
 	m2, err := readMsg(seg, off, size, make([]byte, size))
 	return m2, true, err
 }
@@ -222,10 +222,10 @@ func (l *Log) Messages(from uint64) iter.Seq2[Msg, error] {
 			}
 			for k, lc := range locs {
 				msg, err := readMsg(lc.seg, lc.off, lc.size, make([]byte, lc.size))
-				_ = lc.seg.release() // read-only reference
+				_ = lc.seg.done() // read-only reference
 				if !yield(msg, err) || err != nil {
 					for _, rest := range locs[k+1:] {
-						_ = rest.seg.release()
+						_ = rest.seg.done()
 					}
 					return
 				}
@@ -250,7 +250,7 @@ func (l *Log) LastBySubject(filter string) (Msg, error) {
 	off, size := m.off, m.size
 	seg.acquire()
 	l.mu.RUnlock()
-	defer seg.release() //nolint:errcheck // read-only reference
+	defer seg.done() //nolint:errcheck // read-only reference
 	return readMsg(seg, off, size, make([]byte, size))
 }
 

@@ -2,6 +2,7 @@ package jetlog
 
 import (
 	"fmt"
+	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -61,9 +62,23 @@ func newSegment(id uint64, f vfs.File, size int64) *segment {
 	return s
 }
 
-// acquire takes a reader reference. The caller holds Log.mu (read or
-// write) and found s in Log.segs, so the log's reference is still held.
-func (s *segment) acquire() { s.refs.Add(1) }
+// acquire takes a reader reference, which keeps the file open (a file
+// cache's too) until done. The caller holds Log.mu (read or write) and
+// found s in Log.segs, so the log's reference is still held.
+func (s *segment) acquire() {
+	s.refs.Add(1)
+	if cf, ok := s.f.(*cachedFile); ok {
+		cf.hold()
+	}
+}
+
+// done drops a reader reference taken by acquire.
+func (s *segment) done() error {
+	if cf, ok := s.f.(*cachedFile); ok {
+		cf.unhold()
+	}
+	return s.release()
+}
 
 // release drops a reference and closes the file with the last one.
 func (s *segment) release() error {
@@ -90,3 +105,22 @@ func (s *segment) readRecord(buf []byte, off int64) (record, error) {
 }
 
 func segPath(dir, name string) string { return path.Join(dir, name) }
+
+// openSegmentFile opens an existing segment for reading and writing,
+// through the file cache if the log has one.
+func (l *Log) openSegmentFile(name string) (vfs.File, error) {
+	if l.files != nil {
+		return l.files.file(l.fs, segPath(l.dir, name), l.durability() == DurabilityNone)
+	}
+	return l.fs.OpenFile(segPath(l.dir, name), os.O_RDWR, 0)
+}
+
+// createSegmentFile creates a new segment, handing it to the file cache
+// if the log has one.
+func (l *Log) createSegmentFile(name string) (vfs.File, error) {
+	f, err := l.fs.Create(segPath(l.dir, name))
+	if err != nil || l.files == nil {
+		return f, err
+	}
+	return l.files.adopt(l.fs, segPath(l.dir, name), f, l.durability() == DurabilityNone), nil
+}

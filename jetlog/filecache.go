@@ -1,0 +1,370 @@
+package jetlog
+
+import (
+	"container/list"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"sync"
+
+	"github.com/bus-dev/bus/jetlog/vfs"
+)
+
+// FileCache bounds the segment files open at once across every Log that
+// shares it (Options.FileCache), so that file descriptors follow the
+// working set, not the number of streams: a segment's file is opened when
+// it is read or written and closed again, least recently used first, once
+// more than MaxOpen are open. A file written since its last sync is never
+// closed by the cache (a write-back error must reach the fsync that
+// follows, which only the descriptor that wrote is sure to see; streams
+// in DurabilityNone, which never sync, are exempt), nor one in use;
+// MaxOpen is exceeded rather than an operation failed.
+//
+// Logs opened with a FileCache are not flocked one by one (that would
+// take a descriptor per stream for as long as it is open): the cache
+// refuses a second Open of the same directory in this process with
+// ErrLocked, and other processes are kept out by the one lock the cache
+// takes on FileCacheOptions.LockFile, if set. It is safe for concurrent
+// use. The zero value is not usable: call NewFileCache.
+type FileCache struct {
+	max    int
+	unlock io.Closer // the LockFile lock, nil without one
+
+	mu      sync.Mutex            // guards the fields below
+	open    int                   // files open
+	idle    list.List             // of *cachedFile: open, clean, unused; least recently used first
+	claimed map[claimKey]struct{} // stream directories open through the cache
+	stats   FileCacheStats
+}
+
+// FileCacheOptions configure NewFileCache.
+type FileCacheOptions struct {
+	// MaxOpen bounds the files open at once; zero means
+	// DefaultMaxOpenFiles.
+	MaxOpen int
+	// LockFile, if set, is locked (flock) for the cache's lifetime, so
+	// that no other process opens the stores guarded by it; nil FS means
+	// the OS's. A store directory's LOCK, for instance.
+	LockFile string
+	FS       FS
+}
+
+// DefaultMaxOpenFiles is the default FileCacheOptions.MaxOpen.
+const DefaultMaxOpenFiles = 256
+
+// FileCacheStats are the cache's counters.
+type FileCacheStats struct {
+	Open    int    // files open now
+	Opens   uint64 // files opened
+	Evicted uint64 // files closed to stay within MaxOpen
+}
+
+type claimKey struct {
+	fs  FS
+	dir string
+}
+
+// NewFileCache returns a cache. With LockFile set it fails with an error
+// matching ErrLocked when another holder has it.
+func NewFileCache(opts FileCacheOptions) (*FileCache, error) {
+	c := &FileCache{max: opts.MaxOpen, claimed: map[claimKey]struct{}{}}
+	if c.max <= 0 {
+		c.max = DefaultMaxOpenFiles
+	}
+	if opts.LockFile != "" {
+		fsys := opts.FS
+		if fsys == nil {
+			fsys = vfs.OSFS{}
+		}
+		lk, ok := fsys.(vfs.Locker)
+		if !ok {
+			return nil, fmt.Errorf("jetlog: file cache lock %q: the file system cannot lock", opts.LockFile)
+		}
+		unlock, err := lk.Lock(opts.LockFile)
+		if err != nil {
+			return nil, fmt.Errorf("jetlog: file cache lock %q: %w", opts.LockFile, err)
+		}
+		c.unlock = unlock
+	}
+	return c, nil
+}
+
+// Close releases the LockFile lock. Logs still open keep working.
+func (c *FileCache) Close() error {
+	if c.unlock == nil {
+		return nil
+	}
+	err := c.unlock.Close()
+	c.unlock = nil
+	return err
+}
+
+// Stats returns the counters.
+func (c *FileCache) Stats() FileCacheStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.stats
+	s.Open = c.open
+	return s
+}
+
+// claim marks a stream directory open; release undoes it.
+func (c *FileCache) claim(fsys FS, dir string) (io.Closer, error) {
+	k := claimKey{fsys, path.Clean(dir)}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.claimed[k]; ok {
+		return nil, ErrLocked
+	}
+	c.claimed[k] = struct{}{}
+	return closerFunc(func() error {
+		c.mu.Lock()
+		delete(c.claimed, k)
+		c.mu.Unlock()
+		return nil
+	}), nil
+}
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
+
+// adopt takes over a file just created (open, empty, nothing to sync).
+// With unsynced, the file is never synced (DurabilityNone), so it may be
+// closed while written: there is no fsync for a write-back error to
+// reach.
+func (c *FileCache) adopt(fsys FS, name string, f vfs.File, unsynced bool) *cachedFile {
+	cf := &cachedFile{c: c, fs: fsys, name: name, unsynced: unsynced}
+	c.mu.Lock()
+	cf.f = f
+	c.open++
+	c.stats.Opens++
+	cf.elem = c.idle.PushBack(cf)
+	victims := c.evictLocked()
+	c.mu.Unlock()
+	closeAll(victims)
+	return cf
+}
+
+// file returns the cached handle of an existing file, opened now (so
+// that a missing one is an error here, not on first use) and left open
+// until evicted.
+func (c *FileCache) file(fsys FS, name string, unsynced bool) (*cachedFile, error) {
+	f, err := fsys.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	return c.adopt(fsys, name, f, unsynced), nil
+}
+
+// evictLocked detaches the least recently used idle files while more
+// than max are open; the caller closes them after unlocking.
+func (c *FileCache) evictLocked() []vfs.File {
+	var out []vfs.File
+	for c.open > c.max && c.idle.Len() > 0 {
+		cf := c.idle.Remove(c.idle.Front()).(*cachedFile)
+		cf.elem = nil
+		out = append(out, cf.f)
+		cf.f = nil
+		c.open--
+		c.stats.Evicted++
+	}
+	return out
+}
+
+func closeAll(fs []vfs.File) {
+	for _, f := range fs {
+		_ = f.Close() // clean files (synced, or never written): nothing to lose
+	}
+}
+
+// cachedFile is a vfs.File whose descriptor the cache may close while it
+// is idle and reopens on next use.
+type cachedFile struct {
+	c        *FileCache
+	fs       FS
+	name     string
+	unsynced bool // never synced: never dirty (see adopt)
+
+	// Guarded by c.mu.
+	f      vfs.File      // nil while closed
+	users  int           // calls in flight
+	dirty  bool          // written since the last successful Sync
+	elem   *list.Element // in c.idle when open, unused and clean
+	closed bool          // Close was called
+}
+
+// get pins the file open for one call; write marks it dirty.
+func (cf *cachedFile) get(write bool) (vfs.File, error) {
+	cf.pin(write)
+	f, err := cf.ensureOpen()
+	if err != nil {
+		cf.put(false)
+		return nil, err
+	}
+	return f, nil
+}
+
+// hold pins the file open until unhold: a reader holds its segment's file
+// from finding the segment (under Log.mu) to reading it, so that a
+// segment removed meanwhile is still read through the descriptor, as
+// without a cache. A failed open is left for the read to report.
+func (cf *cachedFile) hold() {
+	cf.pin(false)
+	_, _ = cf.ensureOpen() // the read that follows retries and reports
+}
+
+func (cf *cachedFile) unhold() { cf.put(false) }
+
+// pin counts a user, which keeps the file from being evicted.
+func (cf *cachedFile) pin(write bool) {
+	c := cf.c
+	c.mu.Lock()
+	if cf.elem != nil {
+		c.idle.Remove(cf.elem)
+		cf.elem = nil
+	}
+	cf.users++
+	if write && !cf.unsynced {
+		cf.dirty = true
+	}
+	c.mu.Unlock()
+}
+
+// ensureOpen opens the file if the cache closed it. The caller pinned it.
+func (cf *cachedFile) ensureOpen() (vfs.File, error) {
+	c := cf.c
+	c.mu.Lock()
+	if cf.closed {
+		c.mu.Unlock()
+		return nil, fs.ErrClosed
+	}
+	if f := cf.f; f != nil {
+		c.mu.Unlock()
+		return f, nil
+	}
+	c.mu.Unlock()
+	f, err := cf.fs.OpenFile(cf.name, os.O_RDWR, 0) // outside the lock: I/O
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	var extra []vfs.File
+	switch {
+	case cf.closed:
+		c.mu.Unlock()
+		_ = f.Close() // never used
+		return nil, fs.ErrClosed
+	case cf.f != nil: // opened meanwhile by another user
+		extra = append(extra, f)
+	default:
+		cf.f = f
+		c.open++
+		c.stats.Opens++
+	}
+	f = cf.f
+	extra = append(extra, c.evictLocked()...)
+	c.mu.Unlock()
+	closeAll(extra)
+	return f, nil
+}
+
+// put unpins; synced clears the dirty mark (a successful Sync).
+func (cf *cachedFile) put(synced bool) {
+	c := cf.c
+	c.mu.Lock()
+	cf.users--
+	if synced {
+		cf.dirty = false
+	}
+	var victims []vfs.File
+	if cf.users == 0 && !cf.dirty && cf.f != nil && !cf.closed {
+		cf.elem = c.idle.PushBack(cf)
+		victims = c.evictLocked()
+	}
+	c.mu.Unlock()
+	closeAll(victims)
+}
+
+func (cf *cachedFile) ReadAt(p []byte, off int64) (int, error) {
+	f, err := cf.get(false)
+	if err != nil {
+		return 0, err
+	}
+	defer cf.put(false)
+	return f.ReadAt(p, off)
+}
+
+func (cf *cachedFile) WriteAt(p []byte, off int64) (int, error) {
+	f, err := cf.get(true)
+	if err != nil {
+		return 0, err
+	}
+	defer cf.put(false)
+	return f.WriteAt(p, off)
+}
+
+func (cf *cachedFile) Write(p []byte) (int, error) {
+	f, err := cf.get(true)
+	if err != nil {
+		return 0, err
+	}
+	defer cf.put(false)
+	return f.Write(p)
+}
+
+func (cf *cachedFile) Truncate(size int64) error {
+	f, err := cf.get(true)
+	if err != nil {
+		return err
+	}
+	defer cf.put(false)
+	return f.Truncate(size)
+}
+
+func (cf *cachedFile) Sync() error {
+	f, err := cf.get(false)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	cf.put(err == nil)
+	return err
+}
+
+func (cf *cachedFile) Stat() (fs.FileInfo, error) {
+	f, err := cf.get(false)
+	if err != nil {
+		return nil, err
+	}
+	defer cf.put(false)
+	return f.Stat()
+}
+
+// Close closes the descriptor, if open, and forgets the file. No call may
+// be in flight (a segment closes its file when its last reader is done).
+func (cf *cachedFile) Close() error {
+	c := cf.c
+	c.mu.Lock()
+	if cf.closed {
+		c.mu.Unlock()
+		return fs.ErrClosed
+	}
+	cf.closed = true
+	f := cf.f
+	cf.f = nil
+	if cf.elem != nil {
+		c.idle.Remove(cf.elem)
+		cf.elem = nil
+	}
+	if f != nil {
+		c.open--
+	}
+	c.mu.Unlock()
+	if f == nil {
+		return nil
+	}
+	return f.Close()
+}
