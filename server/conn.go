@@ -267,17 +267,24 @@ func (c *conn) protocolFailure(err error) {
 		c.close("Protocol Error: "+err.Error(), true)
 		return
 	}
-	if pe.text != "" {
+	switch {
+	case pe.fatal && pe.text != "":
+		c.wakeWriters()
+		c.closeWithErr(pe.text, pe.text)
+	case pe.fatal:
+		c.close("Protocol Violation", true)
+	default:
 		c.sendErr(pe)
 		c.wakeWriters()
 	}
-	if pe.fatal {
-		reason := pe.text
-		if reason == "" {
-			reason = "Protocol Violation"
-		}
-		c.close(reason, true)
-	}
+}
+
+// closeWithErr sends a last -ERR with text and closes the connection
+// once it is flushed. Nothing queued after it, such as a keepalive PING
+// from the timer goroutine, reaches the client.
+func (c *conn) closeWithErr(text, reason string) {
+	c.out.appendLast("-ERR '" + text + "'\r\n")
+	c.close(reason, true)
 }
 
 // handleOp acts on one op; see opHandler.
@@ -446,8 +453,7 @@ func (c *conn) pingTimerFired() {
 	}
 	if c.pingsOut+1 > c.srv.opts.MaxPingsOut {
 		c.mu.Unlock()
-		c.out.appendControl("-ERR '" + errStaleConnection.text + "'\r\n")
-		c.close("Stale Connection", true)
+		c.closeWithErr(errStaleConnection.text, "Stale Connection")
 		return
 	}
 	c.pingsOut++

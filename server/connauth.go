@@ -64,8 +64,7 @@ func (c *conn) authTimerFired() {
 	c.authTimedOut = true
 	c.mu.Unlock()
 	c.log.Warn("authentication timeout", "timeout", c.srv.opts.Authorization.Timeout)
-	c.out.appendControl("-ERR '" + errAuthTimeout.text + "'\r\n")
-	c.close(errAuthTimeout.text, true)
+	c.closeWithErr(errAuthTimeout.text, errAuthTimeout.text)
 }
 
 // stopAuthTimer disarms the auth timeout as a CONNECT arrives. It

@@ -92,6 +92,23 @@ func (o *outbound) appendControl(line string) {
 	o.mu.Unlock()
 }
 
+// appendLast queues a final protocol line and closes the queue in one
+// step, so that nothing another goroutine queues later follows it.
+func (o *outbound) appendLast(line string) {
+	o.mu.Lock()
+	if !o.closed {
+		o.line = append(o.line[:0], line...)
+		o.write(o.line)
+		o.closed = true
+		if o.stall != nil {
+			close(o.stall)
+			o.stall = nil
+		}
+	}
+	o.mu.Unlock()
+	o.signal()
+}
+
 // appendResult says what became of a frame offered to a queue.
 type appendResult struct {
 	queued    bool          // the frame is queued

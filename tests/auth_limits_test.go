@@ -60,7 +60,7 @@ func TestAuthUnauthenticatedConnectionsAreReaped(t *testing.T) {
 	// Every client was told why.
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	bad := 0
+	bad, firstBad := 0, ""
 	for _, c := range clients {
 		wg.Add(1)
 		go func() {
@@ -70,6 +70,9 @@ func TestAuthUnauthenticatedConnectionsAreReaped(t *testing.T) {
 			_, _ = buf.ReadFrom(c)
 			if !strings.HasSuffix(buf.String(), "-ERR 'Authentication Timeout'\r\n") {
 				mu.Lock()
+				if bad == 0 {
+					firstBad = buf.String()
+				}
 				bad++
 				mu.Unlock()
 			}
@@ -77,7 +80,7 @@ func TestAuthUnauthenticatedConnectionsAreReaped(t *testing.T) {
 	}
 	wg.Wait()
 	if bad > 0 {
-		t.Errorf("%d of %d clients did not get 'Authentication Timeout' before the close", bad, conns)
+		t.Errorf("%d of %d clients did not get 'Authentication Timeout' before the close; one got %q", bad, conns, firstBad)
 	}
 	for _, c := range clients {
 		_ = c.Close()
