@@ -154,6 +154,12 @@ func TestMissingSegment(t *testing.T) {
 			if !strings.Contains(logBuf.String(), "lost") || !strings.Contains(logBuf.String(), fmt.Sprint(want.First)) {
 				t.Errorf("log does not report the loss of %v:\n%s", want, logBuf.String())
 			}
+			l.mu.RLock()
+			active := l.cat.segs[len(l.cat.segs)-1].id
+			l.mu.RUnlock()
+			if active <= ids[len(ids)-1] && victim == ids[len(ids)-1] {
+				t.Errorf("active segment %d after segment %d went missing: ids are used again", active, victim)
+			}
 			if seq := mustAppend(t, l, "after", "x"); seq <= uint64(count) {
 				t.Errorf("append after the loss got seq %d, at or below the %d assigned before", seq, count)
 			}

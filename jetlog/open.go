@@ -184,6 +184,7 @@ func (l *Log) recover() error {
 		l.ap.mark = noMark
 	} else {
 		mark, hasMark = l.readMark()
+		l.ap.mark = mark // what recovery's own mark writes keep (segment ids, reservation, durable mark)
 	}
 	if clean {
 		// From here on a crash is not a clean shutdown.

@@ -79,7 +79,7 @@ func (l *Log) storeMark(reserved uint64) error {
 		Version:  markVersion,
 		Seg:      l.active().id,
 		FirstSeg: l.cat.segs[0].id,
-		Durable:  l.durable.Load(),
+		Durable:  max(l.durable.Load(), l.ap.mark.Durable), // never lowered, not even while Open recovers
 		Reserved: max(reserved, l.cat.last),
 	}
 	if err := writeChecked(l.fs, path.Join(l.dir, markFile), m); err != nil {
