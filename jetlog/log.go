@@ -41,6 +41,10 @@ type Stats struct {
 	Appends uint64 // messages appended (duplicates excluded)
 	Commits uint64 // group-commit writes
 	Fsyncs  uint64 // fdatasync calls on segments
+	// MarkWrites counts seq.mark replacements (each one file fsync and
+	// one directory fsync): at rolls, reservations (one per 4,096 seqs or
+	// more), removals of segments, Open and Close. Not in Fsyncs.
+	MarkWrites uint64
 }
 
 // SeqRange is a closed range of sequences.
@@ -123,10 +127,11 @@ type Log struct {
 	// Owned by the appender goroutine (and by Open before it starts).
 	ap appender
 
-	appends atomic.Uint64
-	commits atomic.Uint64
-	fsyncs  atomic.Uint64
-	durable atomic.Uint64 // highest seq known synced
+	appends    atomic.Uint64
+	commits    atomic.Uint64
+	fsyncs     atomic.Uint64
+	markWrites atomic.Uint64
+	durable    atomic.Uint64 // highest seq known synced
 
 	unlock io.Closer  // releases the directory lock; nil without a Locker
 	files  *FileCache // Options.FileCache, nil for memory streams
@@ -157,7 +162,7 @@ func (l *Log) Config() StreamConfig {
 
 // Stats returns the running counters.
 func (l *Log) Stats() Stats {
-	return Stats{Appends: l.appends.Load(), Commits: l.commits.Load(), Fsyncs: l.fsyncs.Load()}
+	return Stats{Appends: l.appends.Load(), Commits: l.commits.Load(), Fsyncs: l.fsyncs.Load(), MarkWrites: l.markWrites.Load()}
 }
 
 // DurableSeq returns the highest seq known to be fsynced.

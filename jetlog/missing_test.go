@@ -273,3 +273,32 @@ func TestMissingLastSegmentAfterCrashReportsTheReservation(t *testing.T) {
 		t.Fatalf("next seq %d, want %d", seq, m.Reserved+1)
 	}
 }
+
+// The mark is not written per commit: a reservation covers at least 4,096
+// seqs, more while they come fast, and it always covers the last seq.
+func TestMarkReservesAhead(t *testing.T) {
+	t.Parallel()
+	fsys := vfs.NewMemFS()
+	l := openLog(t, "/s", missingCfg, Options{FS: fsys})
+	opened := l.Stats().MarkWrites
+	batch := make([]Msg, 100)
+	for i := range batch {
+		batch[i] = Msg{Subject: "r", Data: []byte("x")}
+	}
+	for range 100 {
+		if _, err := l.AppendBatch(batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := l.Stats()
+	if w := st.MarkWrites - opened; w == 0 || w > 3 {
+		t.Errorf("%d mark writes for %d commits of 10,000 seqs, want 1 to 3", w, st.Commits)
+	}
+	var m seqMark
+	if err := readChecked(fsys, path.Join("/s", markFile), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Reserved < 10000 {
+		t.Errorf("mark %+v does not cover seq 10000", m)
+	}
+}

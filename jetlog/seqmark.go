@@ -86,6 +86,7 @@ func (l *Log) storeMark(reserved uint64) error {
 		return fmt.Errorf("jetlog: write %s: %w", markFile, err)
 	}
 	l.ap.mark = m
+	l.markWrites.Add(1)
 	return nil
 }
 
