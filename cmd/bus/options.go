@@ -94,3 +94,18 @@ func tlsOptions(t *conf.TLS) server.TLSOptions {
 		CipherSuites: t.CipherSuites, CurvePreferences: t.CurvePreferences,
 	}
 }
+
+// plainSecrets reports whether a password or token is written in plain
+// text rather than as a bcrypt hash.
+func plainSecrets(a server.Authorization) bool {
+	plain := func(secret string) bool { return secret != "" && !server.IsBcrypt(secret) }
+	if plain(a.Token) || plain(a.Password) {
+		return true
+	}
+	for _, u := range a.Users {
+		if plain(u.Password) {
+			return true
+		}
+	}
+	return false
+}

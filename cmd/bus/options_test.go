@@ -93,3 +93,23 @@ func TestOptionsMapsTLS(t *testing.T) {
 		t.Errorf("tls: got %d %+v", got.HTTPSPort, got.TLS)
 	}
 }
+
+func TestPlainSecretsAreNoticed(t *testing.T) {
+	t.Parallel()
+	const hash = "$2a$04$abcdefghijklmnopqrstuu5bmdQo8qg1sXhR0wvJ7f0K3z8lcX2O."
+	for _, tc := range []struct {
+		auth server.Authorization
+		want bool
+	}{
+		{server.Authorization{}, false},
+		{server.Authorization{Token: "t"}, true},
+		{server.Authorization{Token: hash}, false},
+		{server.Authorization{User: "u", Password: hash}, false},
+		{server.Authorization{Users: []server.User{{Name: "a", Password: hash}, {Name: "b", Password: "b"}}}, true},
+		{server.Authorization{Users: []server.User{{Nkey: "UABC"}}}, false},
+	} {
+		if got := plainSecrets(tc.auth); got != tc.want {
+			t.Errorf("plainSecrets(%+v) = %v, want %v", tc.auth, got, tc.want)
+		}
+	}
+}

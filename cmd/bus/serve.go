@@ -50,7 +50,12 @@ connections.`,
 			if cfg.MaxPayload > payloadWarnSize {
 				log.Warn("max_payload is over 8MB; consider chunking large messages", "max_payload", cfg.MaxPayload)
 			}
-			srv, err := server.New(options(cfg, log))
+			opts := options(cfg, log)
+			if plainSecrets(opts.Authorization) {
+				// As nats-server warns: a leaked config file leaks these.
+				log.Warn("plaintext passwords or tokens in the authorization block; use bcrypt hashes (bus passwd) or nkeys")
+			}
+			srv, err := server.New(opts)
 			if err != nil {
 				return &exitError{exitUsage, fmt.Errorf("configure server: %w", err)}
 			}
