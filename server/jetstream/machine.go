@@ -71,6 +71,7 @@ type machine struct {
 	fcPending bool // a flow-control request awaits its answer
 	fcBytes   int  // bytes pushed since the last answer
 	fcCount   uint64
+	pushMore  bool // a push batch went out whole: the next may follow at once
 
 	redeliver deadlineHeap // future redelivery deadlines of pending seqs
 	due       []uint64     // pending seqs past their deadline, in order
@@ -206,6 +207,7 @@ func (m *machine) step(now time.Time) actions {
 			m.lastActive = now
 		}
 	}
+	m.pushMore = false
 	m.expirePulls(now)
 	m.heartbeat(now)
 	m.collectDue(now)
@@ -263,6 +265,9 @@ func (m *machine) nextDeadline(now time.Time) time.Time {
 	}
 	if !m.replayAt.IsZero() && m.hasTarget() {
 		earliest(m.replayAt)
+	}
+	if m.pushMore && m.hasTarget() {
+		earliest(now)
 	}
 	if !next.IsZero() && next.Before(now) {
 		next = now

@@ -129,6 +129,11 @@ func (m *machine) deliver(now time.Time) {
 		switch {
 		case r == m.push:
 			m.flowControl(msgs)
+			// One batch per step, so that acks and pulls are heard
+			// between batches of a long backlog; the timer brings the
+			// next step at once.
+			m.pushMore = r.batch == 0
+			return
 		case r.batch == 0 && r.hasBudget && r.maxBytes > 0:
 			// The count ran out before the byte budget did; the
 			// reference says so, so the client stops waiting for bytes.
