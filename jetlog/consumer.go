@@ -52,8 +52,9 @@ type Consumer struct {
 	durability Durability
 	interval   time.Duration
 	now        func() time.Time
-	compactAt  int64  // journal size that triggers a snapshot
-	onClose    func() // unregisters from the log
+	compactAt  int64      // journal size that triggers a snapshot
+	onClose    func()     // unregisters from the log
+	files      *FileCache // the log's, nil without one: holds the journal's descriptor
 
 	mu        sync.Mutex // guards the fields below
 	cfg       ConsumerConfig
@@ -101,6 +102,7 @@ func (l *Log) OpenConsumer(name string, cfg ConsumerConfig) (*Consumer, error) {
 		interval:   interval,
 		now:        l.opts.Now,
 		compactAt:  l.opts.CompactBytes,
+		files:      l.files,
 		cfg:        cfg,
 		state:      NewConsumerState(cfg.AckWait, cfg.Backoff, l.opts.Now),
 	}

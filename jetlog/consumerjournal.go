@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/bus-dev/bus/jetlog/vfs"
 )
 
 // The files of a consumer: a snapshot (state.snap, generation G) and the
@@ -43,7 +45,7 @@ func (c *Consumer) load() error {
 	if err != nil {
 		return err
 	}
-	c.journal = f
+	c.journal = c.cached(jname, f)
 	st, err := f.Stat()
 	if err != nil {
 		return err
@@ -158,10 +160,12 @@ func (c *Consumer) compact(snap *consumerSnapshot) error {
 	if err := writeChecked(c.fs, path.Join(c.dir, snapFile), snap); err != nil {
 		return fmt.Errorf("consumer snapshot: %w", err)
 	}
-	f, err := c.fs.Create(path.Join(c.dir, journalName(snap.Gen)))
+	jname := path.Join(c.dir, journalName(snap.Gen))
+	f, err := c.fs.Create(jname)
 	if err != nil {
 		return fmt.Errorf("consumer journal: %w", err)
 	}
+	f = c.cached(jname, f)
 	if err := c.fs.SyncDir(c.dir); err != nil {
 		_ = f.Close() // the sync error is the one that matters
 		return fmt.Errorf("consumer dir sync: %w", err)
@@ -171,4 +175,13 @@ func (c *Consumer) compact(snap *consumerSnapshot) error {
 	_ = old.Close()          // its contents are in the snapshot
 	_ = c.fs.Remove(oldName) // if this fails, the next open removes it
 	return nil
+}
+
+// cached hands a journal file just opened to the log's file cache, if
+// any, so that idle consumers hold no descriptor.
+func (c *Consumer) cached(name string, f vfs.File) vfs.File {
+	if c.files == nil {
+		return f
+	}
+	return c.files.adopt(c.fs, name, f, c.durability == DurabilityNone)
 }

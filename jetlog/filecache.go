@@ -12,9 +12,10 @@ import (
 	"github.com/bus-dev/bus/jetlog/vfs"
 )
 
-// FileCache bounds the segment files open at once across every Log that
-// shares it (Options.FileCache), so that file descriptors follow the
-// working set, not the number of streams: a segment's file is opened when
+// FileCache bounds the segment and consumer journal files open at once
+// across every Log that shares it (Options.FileCache), so that file
+// descriptors follow the working set, not the number of streams and
+// consumers: a segment's file is opened when
 // it is read or written and closed again, least recently used first, once
 // more than MaxOpen are open. A file written since its last sync is never
 // closed by the cache (a write-back error must reach the fsync that

@@ -214,3 +214,59 @@ func TestFileCacheReaderOutlivesRemovedSegment(t *testing.T) {
 		t.Fatalf("read %d messages, want the %d found before the purge", read, n)
 	}
 }
+
+// Consumer journals go through the log's cache too: idle consumers hold
+// no descriptor, and their state survives the cache closing their files.
+func TestFileCacheConsumerJournals(t *testing.T) {
+	// Not parallel: it counts the process's descriptors.
+	if openFDs() < 0 {
+		t.Skip("no /proc/self/fd")
+	}
+	cache, err := NewFileCache(FileCacheOptions{MaxOpen: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{FileCache: cache, CompactBytes: 100, ExpireEvery: -1}
+	l := openLog(t, filepath.Join(t.TempDir(), "s"), StreamConfig{Name: "S"}, opts)
+	msgs := make([]Msg, 8)
+	for i := range msgs {
+		msgs[i] = Msg{Subject: "x", Data: []byte("y")}
+	}
+	if _, err := l.AppendBatch(msgs); err != nil {
+		t.Fatal(err)
+	}
+	const consumers = 8
+	for round := range 2 {
+		base := openFDs()
+		var cs []*Consumer
+		for i := range consumers {
+			c, err := l.OpenConsumer(fmt.Sprintf("c%d", i), ConsumerConfig{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs = append(cs, c)
+		}
+		for _, c := range cs {
+			for k := range uint64(4) {
+				seq := 1 + k + uint64(round)*4
+				if _, err := c.Deliver(seq); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := c.Ack(seq); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if n := openFDs() - base; n > 2+2 {
+			t.Errorf("round %d: %d open consumers hold %d descriptors with a cache of 2", round, consumers, n)
+		}
+		for i, c := range cs {
+			if got := c.Info().AckFloor.Stream; got != uint64(4*(round+1)) {
+				t.Errorf("round %d: consumer %d ack floor %d", round, i, got)
+			}
+			if err := c.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
