@@ -49,7 +49,8 @@ type shared struct {
 	now          func() time.Time
 	random       func() float64
 	server       string
-	deadLettered atomic.Int64 // messages given up on, all consumers
+	files        *jetlog.FileCache // shared by every stream's log
+	deadLettered atomic.Int64      // messages given up on, all consumers
 	// deadLettersLost counts dead letters nothing stored.
 	deadLettersLost atomic.Int64
 }
@@ -63,6 +64,11 @@ type Service struct {
 	dir string
 	// referenceReads: see Options.ReferenceStoredReads.
 	referenceReads bool
+	// files is shared by every stream's log: segment and journal files
+	// open on demand, at most maxOpenFiles at once, so descriptors follow
+	// the working set, not the number of streams; its lock on the store's
+	// LOCK file keeps a second process out.
+	files *jetlog.FileCache
 
 	mu      sync.Mutex // guards the fields below
 	streams map[string]*stream
@@ -138,6 +144,11 @@ func (svc *Service) Start() error {
 	if err := vfs.MkdirAllDurable(vfs.OSFS{}, svc.dir, 0o755); err != nil {
 		return fmt.Errorf("jetstream: store %s: %w", svc.dir, err)
 	}
+	files, err := jetlog.NewFileCache(jetlog.FileCacheOptions{MaxOpen: maxOpenFiles, LockFile: filepath.Join(svc.dir, "LOCK")})
+	if err != nil {
+		return fmt.Errorf("jetstream: store %s: %w", svc.dir, err)
+	}
+	svc.files, svc.sh.files = files, files
 	if err := svc.loadStreams(); err != nil {
 		svc.closeStreams()
 		return err
@@ -246,6 +257,9 @@ func (svc *Service) Damaged() []DamagedStream {
 // serve reads, and how many bytes of requests may wait at all (beyond
 // it a request is refused at once rather than held in memory).
 const (
+	// maxOpenFiles bounds the store's open segment and journal files;
+	// a cold stream's files are reopened on use.
+	maxOpenFiles   = 1024
 	apiLaneLen     = 1024
 	apiReaders     = 2
 	maxQueuedBytes = 64 << 20
@@ -357,6 +371,12 @@ func (svc *Service) closeStreams() {
 		if err := st.close("409 Server Shutdown"); err != nil {
 			svc.sh.log.Error("close stream", "stream", st.name, "err", err)
 		}
+	}
+	if svc.files != nil {
+		if err := svc.files.Close(); err != nil {
+			svc.sh.log.Error("release the store lock", "err", err)
+		}
+		svc.files = nil
 	}
 }
 

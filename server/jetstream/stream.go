@@ -47,7 +47,7 @@ type stream struct {
 // openStream opens (or creates) the log for cfg under dir and starts its
 // capture subscriptions. It does disk I/O: callers hold no lock.
 func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
-	l, err := jetlog.Open(dir, cfg.logConfig(), jetlog.Options{Logger: sh.log, Now: sh.now})
+	l, err := jetlog.Open(dir, cfg.logConfig(), jetlog.Options{Logger: sh.log, Now: sh.now, FileCache: sh.files})
 	if err != nil {
 		return nil, err
 	}
