@@ -13,6 +13,8 @@ type source interface {
 	// Next returns the lowest stored message at or after seq matching any
 	// of filters (none: every message).
 	Next(seq uint64, filters []string) (jetlog.Msg, error)
+	// NextBatch is Next for up to max messages in seq order, read at once.
+	NextBatch(seq uint64, filters []string, max int) ([]jetlog.Msg, error)
 	LastSeq() uint64
 	HasInterest(subject string) bool
 }
@@ -101,6 +103,7 @@ type scratch struct {
 	probeSeq   uint64 // probe: is probeSeq still due at probeNow?
 	probeNow   int64
 	probeDue   bool
+	ahead      []jetlog.Msg // new messages read ahead for the gather under way
 	acks       []ackMsg
 	terminated []termed
 	reply      []byte // an ack reply subject being built

@@ -153,14 +153,24 @@ func (m *machine) deliver(now time.Time) {
 // when replay is paced. full reports that max ack pending stopped it.
 func (m *machine) gather(r *pullRequest, now time.Time) (msgs []jetlog.Msg, froms []int, full bool) {
 	msgs, froms = m.scratch.msgs[:0], m.scratch.froms[:0]
-	defer func() { m.scratch.msgs, m.scratch.froms = msgs, froms }()
+	defer func() {
+		m.scratch.msgs, m.scratch.froms = msgs, froms
+		m.dropAhead()
+	}()
 	room := -1 // first deliveries max ack pending still allows
 	if limit := m.cfg.MaxAckPending; limit > 0 && m.cfg.AckPolicy != AckNone {
 		room = max(limit-m.ledger.Info().NumAckPending, 0)
 	}
 	budget := r.maxBytes
 	for len(msgs) < r.batch {
-		msg, from, ok := m.candidate(now)
+		want := r.batch - len(msgs)
+		if room >= 0 {
+			want = max(min(want, room), 1)
+		}
+		if m.cfg.ReplayPolicy == ReplayOriginal {
+			want = 1
+		}
+		msg, from, ok := m.candidate(now, want)
 		if !ok {
 			break
 		}
@@ -184,8 +194,11 @@ func (m *machine) gather(r *pullRequest, now time.Time) (msgs []jetlog.Msg, from
 	return msgs, froms, full
 }
 
-// candidate takes the next message to deliver.
-func (m *machine) candidate(now time.Time) (jetlog.Msg, int, bool) {
+// candidate takes the next message to deliver. want is how many this
+// gather may still take: new messages are read that many at a time
+// (one read for a run of them), and those not taken are dropped when
+// the gather ends (dropAhead).
+func (m *machine) candidate(now time.Time, want int) (jetlog.Msg, int, bool) {
 	for len(m.due) > 0 {
 		seq := m.due[0]
 		m.due = m.due[1:]
@@ -207,12 +220,27 @@ func (m *machine) candidate(now time.Time) (jetlog.Msg, int, bool) {
 			return msg, fromInitial, true
 		}
 	}
-	msg, err := m.src.Next(m.next, m.cfg.filters())
-	if err != nil {
-		return jetlog.Msg{}, 0, false
+	if len(m.scratch.ahead) == 0 {
+		batch, err := m.src.NextBatch(m.next, m.cfg.filters(), max(want, 1))
+		if len(batch) == 0 {
+			_ = err // none, or unreadable: nothing to deliver now
+			return jetlog.Msg{}, 0, false
+		}
+		m.scratch.ahead = batch
 	}
+	msg := m.scratch.ahead[0]
+	m.scratch.ahead = m.scratch.ahead[1:]
 	m.next = msg.Seq + 1
 	return msg, fromNew, true
+}
+
+// dropAhead forgets the messages read ahead and not taken: the next
+// gather starts from the first of them.
+func (m *machine) dropAhead() {
+	if len(m.scratch.ahead) > 0 {
+		m.next = min(m.next, m.scratch.ahead[0].Seq)
+		m.scratch.ahead = nil
+	}
 }
 
 // stillDue reports whether seq is pending with its deadline passed (it
@@ -244,10 +272,11 @@ func (m *machine) putBack(seq uint64, from int) {
 
 // hasCandidate reports whether a message is waiting, without taking it.
 func (m *machine) hasCandidate(now time.Time) bool {
-	msg, from, ok := m.candidate(now)
+	msg, from, ok := m.candidate(now, 1)
 	if ok {
 		m.putBack(msg.Seq, from)
 	}
+	m.dropAhead()
 	return ok
 }
 

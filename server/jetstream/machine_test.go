@@ -114,6 +114,22 @@ func (f *fakeStream) Next(seq uint64, filters []string) (jetlog.Msg, error) {
 	return jetlog.Msg{}, jetlog.ErrNotFound
 }
 
+func (f *fakeStream) NextBatch(seq uint64, filters []string, max int) ([]jetlog.Msg, error) {
+	var out []jetlog.Msg
+	for len(out) < max {
+		m, err := f.Next(seq, filters)
+		if err != nil {
+			break
+		}
+		out = append(out, m)
+		seq = m.Seq + 1
+	}
+	if len(out) == 0 {
+		return nil, jetlog.ErrNotFound
+	}
+	return out, nil
+}
+
 func (f *fakeStream) LastSeq() uint64 { return uint64(len(f.msgs)) }
 
 func (f *fakeStream) HasInterest(subject string) bool { return !f.deaf[subject] }

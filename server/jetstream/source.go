@@ -22,6 +22,12 @@ func (s *streamSource) Next(seq uint64, filters []string) (jetlog.Msg, error) {
 	return s.log.NextMatching(seq, filters)
 }
 
+// NextBatch returns up to max messages at or after seq matching any
+// filter, read at once.
+func (s *streamSource) NextBatch(seq uint64, filters []string, max int) ([]jetlog.Msg, error) {
+	return s.log.NextBatch(seq, filters, max)
+}
+
 // countPending counts stored messages at or after from that match the
 // filters (none: all): a consumer's lag.
 func countPending(l *jetlog.Log, from uint64, filters []string) uint64 {
