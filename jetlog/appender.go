@@ -65,12 +65,20 @@ func (t *pendingTomb) clear() {
 func (l *Log) run() {
 	defer close(l.done)
 	batch := make([]*request, 0, 64)
+	// The background expiry runs only while there is something for it to
+	// do (see idle), so that a thousand idle streams cost no wake-ups.
 	var expire <-chan time.Time
-	if l.opts.ExpireEvery > 0 {
-		t := time.NewTicker(l.opts.ExpireEvery)
-		defer t.Stop()
-		expire = t.C
+	expiry := time.NewTimer(time.Hour)
+	expiry.Stop()
+	defer expiry.Stop()
+	resume := func() {
+		if expire == nil && l.opts.ExpireEvery > 0 && !l.idle() {
+			l.cat.clock.Store(l.opts.Now().UnixNano())
+			expiry.Reset(l.opts.ExpireEvery)
+			expire = expiry.C
+		}
 	}
+	resume()
 	var consumerSync <-chan time.Time
 	if l.durability() == DurabilityInterval {
 		t := time.NewTicker(l.cfg.SyncInterval)
@@ -90,6 +98,7 @@ func (l *Log) run() {
 			if l.ap.dirty && l.durability() == DurabilityInterval {
 				syncTimer.Reset(max(time.Until(l.ap.lastSync.Add(l.cfg.SyncInterval)), 0))
 			}
+			resume()
 		case <-l.wake:
 			if batch = l.takeDeferred(batch[:0], false); len(batch) == 0 {
 				continue
@@ -100,6 +109,7 @@ func (l *Log) run() {
 			if l.ap.dirty && l.durability() == DurabilityInterval {
 				syncTimer.Reset(max(time.Until(l.ap.lastSync.Add(l.cfg.SyncInterval)), 0))
 			}
+			resume()
 		case now := <-expire:
 			l.recountIfStale()
 			l.expire()
@@ -107,6 +117,8 @@ func (l *Log) run() {
 			if l.opts.EvictAfter > 0 {
 				l.evictIdle(now.Add(-l.opts.EvictAfter).UnixNano())
 			}
+			expire = nil
+			resume()
 		case <-syncTimer.C:
 			if l.ap.dirty {
 				if err := l.syncActive(); err != nil {
@@ -117,6 +129,15 @@ func (l *Log) run() {
 			l.syncConsumers()
 		}
 	}
+}
+
+// idle reports whether the background expiry has nothing to do: no msg
+// id to forget, no message that can age out, no sealed segment whose
+// section could be evicted. Called on the appender goroutine, which owns
+// what it reads.
+func (l *Log) idle() bool {
+	c := &l.cat
+	return len(l.ap.dd.ids) == 0 && (l.cfg.MaxAge <= 0 || c.msgs == 0) && (l.memory || len(c.segs) < 2)
 }
 
 // gather adds every request already waiting to batch. In always mode it
