@@ -29,7 +29,10 @@
 //
 // # Goroutines
 //
-//   - Service.run: one, handles API requests in order of arrival.
+//   - Service.serve: three, the API's lanes: one serves changes (creates,
+//     updates, deletes, purges) one at a time in order of arrival, two
+//     serve reads (infos, names, lists, message gets) beside it, so a
+//     slow change never stalls a read. What waits is bounded by bytes.
 //   - consumer.run: one per consumer.
 //   - jetlog's own: one appender per Log.
 //
