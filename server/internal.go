@@ -19,9 +19,7 @@ func (j jetstreamCore) Subscribe(subject string, h jetstream.Handler) (jetstream
 // SubscribeRequests registers a server-owned subscription whose handler
 // also gets the publishing client's Rights.
 func (j jetstreamCore) SubscribeRequests(subject string, h jetstream.RequestHandler) (jetstream.Subscription, error) {
-	return j.s.subscribeRequests(subject, func(from Rights, subject, reply []byte, hdr int, msg []byte) bool {
-		return h(from, subject, reply, hdr, msg)
-	})
+	return j.s.subscribeRequests(subject, h)
 }
 
 // Unsubscribe removes a subscription made by Subscribe.

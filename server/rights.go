@@ -1,35 +1,26 @@
 package server
 
-import "github.com/bus-dev/bus/subjects"
+import (
+	"github.com/bus-dev/bus/server/jetstream"
+	"github.com/bus-dev/bus/subjects"
+)
 
 // Rights is what a service running inside the server (JetStream) needs to
 // know about the client behind a request it handles: who it is, and what
-// that user may read and publish. It is the core's half of the seam for
-// JetStream's permission checks (docs/security.md, "JetStream"); JetStream
-// declares the same interface and the core hands it a value through
-// subscribeRequests. Values are immutable and safe for concurrent use.
-type Rights interface {
-	// User names the user for logs and advisories; "" when
-	// authorization is off or for a token.
-	User() string
-	// MayRead reports whether every subject that filter (a subject or a
-	// pattern) matches is one the user may receive: inside its subscribe
-	// allow list, and overlapping no deny entry. A consumer's filter, or
-	// each subject of the stream for an unfiltered one, must pass; so
-	// must the subject of a message served by a direct or message get.
-	MayRead(filter string) bool
-	// MayPublish reports whether the user may publish to subject, as a
-	// PUB would be checked (allow_responses grants aside): for subjects
-	// the server will later publish on the user's behalf, such as a
-	// consumer's dead-letter subject.
-	MayPublish(subject string) bool
-}
+// that user may read and publish: the core's half of the seam for
+// JetStream's permission checks (docs/security.md, "JetStream"), handed
+// over by subscribeRequests. It is jetstream.Rights itself, the seam's
+// type, so the core's values go to JetStream as they are. Values are
+// immutable and safe for concurrent use. MayRead: every subject the filter matches
+// is inside the user's subscribe allow list and overlaps no deny entry.
+// MayPublish: as a PUB would be checked (allow_responses grants aside).
+type Rights = jetstream.Rights
 
 // RequestHandler receives a message on a server-owned subscription with
 // the Rights of the client that published it (full rights for messages
 // the server itself publishes). It runs on the publisher's reader
 // goroutine, as msgHandler does.
-type RequestHandler func(from Rights, subject, reply []byte, hdr int, msg []byte) bool
+type RequestHandler = jetstream.RequestHandler
 
 // fullRights are the rights of the server itself and of every client
 // when authorization is off. Immutable: an identity without permissions.
