@@ -63,6 +63,8 @@ var apiScenarios = []apiScenario{
 	{"unknown ack policy", "$JS.API.CONSUMER.CREATE.X.N", `{"stream_name":"X","config":{"durable_name":"N","ack_policy":"sometimes"}}`, false},
 	{"negative max waiting reads as unset", "$JS.API.CONSUMER.CREATE.X.M", `{"stream_name":"X","config":{"durable_name":"M","ack_policy":"explicit","max_waiting":-4}}`, true},
 	{"consumer delete negative", "$JS.API.CONSUMER.DELETE.X.M", "", true},
+	{"consumer create without a name in the subject", "$JS.API.CONSUMER.CREATE.X", `{"stream_name":"X","config":{"name":"NN","ack_policy":"none","filter_subjects":["x.a","x.b"],"mem_storage":true}}`, true},
+	{"ephemeral create without any name", "$JS.API.CONSUMER.CREATE.X", `{"stream_name":"X","config":{"ack_policy":"none","filter_subjects":["x.a","x.c"],"inactive_threshold":1000000000}}`, true},
 	{"consumer create", "$JS.API.CONSUMER.CREATE.X.C", `{"stream_name":"X","config":{"durable_name":"C","ack_policy":"explicit"}}`, true},
 	{"consumer create action create differs", "$JS.API.CONSUMER.CREATE.X.C", `{"stream_name":"X","config":{"durable_name":"C","ack_policy":"explicit","max_deliver":3},"action":"create"}`, true},
 	{"consumer update missing", "$JS.API.CONSUMER.CREATE.X.U", `{"stream_name":"X","config":{"durable_name":"U","ack_policy":"explicit"},"action":"update"}`, true},

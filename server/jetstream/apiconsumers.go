@@ -2,12 +2,19 @@ package jetstream
 
 import (
 	"strings"
+
+	"github.com/nats-io/nuid"
 )
 
 // handleConsumer dispatches $JS.API.CONSUMER.* requests; t is the subject
 // after "CONSUMER".
 func (svc *Service) handleConsumer(r apiRequest, t []string) {
 	switch {
+	case len(t) == 2 && t[0] == "CREATE":
+		// No name in the subject: the config names the consumer, or it is
+		// an ephemeral one the server names (nats.go sends this for an
+		// unnamed ordered consumer with several filters).
+		svc.consumerCreate(r, t[1], "", "")
 	case len(t) >= 3 && t[0] == "CREATE":
 		svc.consumerCreate(r, t[1], t[2], strings.Join(t[3:], "."))
 	case len(t) == 4 && t[0] == "DURABLE" && t[1] == "CREATE":
@@ -51,12 +58,15 @@ func (svc *Service) consumerCreate(r apiRequest, streamName, name, filter string
 		svc.respondErr(r.reply, typeConsumerCreate, errFilterMismatch())
 		return
 	}
-	if cfg.Durable != "" && cfg.Durable != name || cfg.Name != "" && cfg.Name != name {
+	if name != "" && (cfg.Durable != "" && cfg.Durable != name || cfg.Name != "" && cfg.Name != name) {
 		svc.respondErr(r.reply, typeConsumerCreate, errDurableMismatch())
 		return
 	}
 	if cfg.Name == "" && cfg.Durable == "" {
 		cfg.Name = name
+		if name == "" {
+			cfg.Name = nuid.Next()
+		}
 	}
 	if e := cfg.normalize(st.config()); e != nil {
 		svc.respondErr(r.reply, typeConsumerCreate, e)
