@@ -49,6 +49,7 @@ type consumer struct {
 	mu       sync.Mutex // guards the fields below: what info reads
 	waiting  int
 	next     uint64
+	initial  int // last_per_subject start messages not yet delivered
 	dead     int64
 	closed   bool
 	closeMsg string // the status waiting pulls get when run ends
@@ -102,7 +103,7 @@ func startConsumer(sh *shared, stream string, cs consumerStart) (*consumer, erro
 		stream: stream, cfg: cs.cfg, src: cs.src, ledger: cs.ledger, random: sh.random,
 		now: sh.now(), start: start, initial: initial,
 	})
-	c.next = start
+	c.next, c.initial = start, len(initial)
 	subs := []consumerSub{
 		{apiPrefix + "CONSUMER.MSG.NEXT." + stream + "." + c.name, c.capturePull},
 		{"$JS.ACK." + stream + "." + c.name + ".>", c.captureAck},
@@ -274,7 +275,7 @@ func (c *consumer) carryOut(m *machine, a actions, timer *time.Timer) bool {
 		c.sh.deadLettered.Add(int64(a.dead))
 	}
 	c.mu.Lock()
-	c.waiting, c.next, c.dead = m.numWaiting(), m.next, m.deadLettered
+	c.waiting, c.next, c.dead, c.initial = m.numWaiting(), m.next, m.deadLettered, len(m.initial)
 	c.mu.Unlock()
 	if a.expired {
 		c.expire(m)

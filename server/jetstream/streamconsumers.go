@@ -247,7 +247,7 @@ func (st *stream) notifyConsumers() {
 func (c *consumer) info(typ string) consumerInfo {
 	s := c.ledger.Info()
 	c.mu.Lock()
-	waiting, next, dead := c.waiting, c.next, c.dead
+	waiting, next, dead, initial := c.waiting, c.next, c.dead, c.initial
 	c.mu.Unlock()
 	floor := s.AckFloor
 	if s.NumAckPending == 0 {
@@ -264,10 +264,12 @@ func (c *consumer) info(typ string) consumerInfo {
 		NumAckPending:  s.NumAckPending,
 		NumRedelivered: s.NumRedelivered,
 		NumWaiting:     waiting,
-		NumPending:     countPending(c.src.log, next, c.cfg.filters()),
-		Cluster:        &clusterInfo{Leader: c.sh.server},
-		TS:             c.sh.now().UTC(),
-		DeadLettered:   dead,
+		// Lag: the last_per_subject start messages still to deliver, and
+		// everything stored from next on.
+		NumPending:   uint64(initial) + countPending(c.src.log, next, c.cfg.filters()),
+		Cluster:      &clusterInfo{Leader: c.sh.server},
+		TS:           c.sh.now().UTC(),
+		DeadLettered: dead,
 
 		DeadLettersLost: c.lostDead.Load(),
 	}
