@@ -16,6 +16,9 @@ type source interface {
 	// NextBatch is Next for up to max messages in seq order, read at once.
 	NextBatch(seq uint64, filters []string, max int) ([]jetlog.Msg, error)
 	LastSeq() uint64
+	// NumPending counts the stored messages at or after seq that match
+	// any of filters.
+	NumPending(seq uint64, filters []string) uint64
 	HasInterest(subject string) bool
 }
 

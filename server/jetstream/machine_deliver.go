@@ -318,15 +318,26 @@ func (m *machine) send(r *pullRequest, msgs []jetlog.Msg, froms []int, now time.
 		m.act.err = err
 		return false
 	}
-	last := m.src.LastSeq() // once per batch, for the pending counts
+	// Each delivery carries what is left for this consumer after it, as
+	// the reference counts it: the new messages behind it in this batch,
+	// plus what is stored from next on that its filters match.
+	base, fresh := m.pendingAfterNext(), 0
+	for _, f := range froms {
+		if f == fromNew {
+			fresh++
+		}
+	}
 	for i, msg := range msgs {
 		p := pend[i]
+		if froms[i] == fromNew {
+			fresh--
+		}
 		b := append(m.scratch.reply[:0], m.ackBase...)
 		b = append(strconv.AppendUint(b, p.Deliveries, 10), '.')
 		b = append(strconv.AppendUint(b, msg.Seq, 10), '.')
 		b = append(strconv.AppendUint(b, p.Consumer, 10), '.')
 		b = append(strconv.AppendInt(b, msg.Time.UnixNano(), 10), '.')
-		b = strconv.AppendUint(b, last-min(last, msg.Seq), 10)
+		b = strconv.AppendUint(b, base+uint64(fresh), 10)
 		m.scratch.reply = b
 		reply := string(b)
 		hdr, data := msg.Header, msg.Data
@@ -342,6 +353,19 @@ func (m *machine) send(r *pullRequest, msgs []jetlog.Msg, froms []int, now time.
 	}
 	r.lastSent = now
 	return true
+}
+
+// pendingAfterNext counts what is left to deliver from next on: the
+// last_per_subject start messages, and the stored messages the filters
+// match (for an unfiltered consumer, from the seqs alone, without a
+// count over the log).
+func (m *machine) pendingAfterNext() uint64 {
+	n := uint64(len(m.initial))
+	if f := m.cfg.filters(); len(f) > 0 {
+		return n + m.src.NumPending(m.next, f)
+	}
+	last := m.src.LastSeq()
+	return n + last - min(last, m.next-1)
 }
 
 // recordLocked is send's ledger step: it records the deliveries of

@@ -132,6 +132,17 @@ func (f *fakeStream) NextBatch(seq uint64, filters []string, max int) ([]jetlog.
 
 func (f *fakeStream) LastSeq() uint64 { return uint64(len(f.msgs)) }
 
+func (f *fakeStream) NumPending(seq uint64, filters []string) uint64 {
+	n := uint64(0)
+	for s := max(seq, 1); s <= uint64(len(f.msgs)); s++ {
+		m := f.msgs[s-1]
+		if m.Seq != 0 && (len(filters) == 0 || slices.ContainsFunc(filters, func(p string) bool { return subjects.Matches(p, m.Subject) })) {
+			n++
+		}
+	}
+	return n
+}
+
 func (f *fakeStream) HasInterest(subject string) bool { return !f.deaf[subject] }
 
 type harness struct {

@@ -28,6 +28,11 @@ func (s *streamSource) NextBatch(seq uint64, filters []string, max int) ([]jetlo
 	return s.log.NextBatch(seq, filters, max)
 }
 
+// NumPending counts the stored messages at or after seq matching filters.
+func (s *streamSource) NumPending(seq uint64, filters []string) uint64 {
+	return countPending(s.log, seq, filters)
+}
+
 // countPending counts stored messages at or after from that match the
 // filters (none: all): a consumer's lag.
 func countPending(l *jetlog.Log, from uint64, filters []string) uint64 {
