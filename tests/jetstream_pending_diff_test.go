@@ -1,10 +1,13 @@
 package tests
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bus-dev/bus/server"
@@ -88,5 +91,55 @@ func TestDeliveryPendingCountsTheFilterOnly(t *testing.T) {
 	}
 	if fmt.Sprint(got["bus"]) != fmt.Sprint(got["reference"]) {
 		t.Fatalf("pending counts: bus %v, reference %v", got["bus"], got["reference"])
+	}
+}
+
+// Nats-Rollup replaces the older messages of its subject ("sub") or of
+// the stream ("all") on a stream that allows it, and is refused with the
+// reference's error on one that does not (issue 13: it was ignored).
+func TestRollupMatchesReference(t *testing.T) {
+	t.Parallel()
+	bus := startBus(t, server.Options{JetStream: true})
+	ref := startReference(t, true)
+	outcome := map[string]string{}
+	for name, url := range map[string]string{"bus": busURL(bus), "reference": "nats://" + refAddr(ref)} {
+		nc := connect(t, url)
+		js, err := jetstream.New(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := ctxT(t)
+		var out strings.Builder
+		for _, allow := range []bool{false, true} {
+			sname := fmt.Sprintf("R%v", allow)
+			st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: sname, Subjects: []string{sname + ".>"}, AllowRollup: allow})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, subj := range []string{".a", ".b", ".a", ".b"} {
+				if _, err := js.Publish(ctx, sname+subj, []byte("v")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, rollup := range []string{"sub", "bogus", "all"} {
+				msg := nats.NewMsg(sname + ".a")
+				msg.Header.Set("Nats-Rollup", rollup)
+				_, err := js.PublishMsg(ctx, msg)
+				info, ierr := st.Info(ctx)
+				if ierr != nil {
+					t.Fatal(ierr)
+				}
+				var apiErr *jetstream.APIError
+				code := 0
+				if errors.As(err, &apiErr) {
+					code = int(apiErr.ErrorCode)
+				}
+				fmt.Fprintf(&out, "allow=%v rollup=%s err=%d msgs=%d; ", allow, rollup, code, info.State.Msgs)
+			}
+		}
+		outcome[name] = out.String()
+	}
+	if outcome["bus"] != outcome["reference"] {
+		t.Fatalf("rollups:\n  bus: %s\n  ref: %s", outcome["bus"], outcome["reference"])
 	}
 }

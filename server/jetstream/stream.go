@@ -130,9 +130,45 @@ func (st *stream) captureMsg(subject, reply []byte, hdr int, msg []byte) bool {
 				return true
 			}
 		}
+		if rollup, ok := headerValue(m.Header, "Nats-Rollup"); ok {
+			st.rollup(p, m, expect, rollup)
+			return true
+		}
 	}
 	st.log.AppendAsync(m, expect, p.done)
 	return true
+}
+
+// rollup stores a message carrying Nats-Rollup and then removes what it
+// replaces: the older messages of its subject ("sub") or of the whole
+// stream ("all"). Rollups are rare (a KV purge, a snapshot), so this
+// waits for both on the publisher's reader goroutine: the store is
+// synced before the purge, and the ack goes out after it.
+func (st *stream) rollup(p *pub, m jetlog.Msg, expect jetlog.Expect, kind string) {
+	cfg := st.config()
+	var e *apiError
+	switch {
+	case !cfg.AllowRollup || cfg.DenyPurge:
+		e = newAPIError(500, 10111, "rollup not permitted")
+	case kind != "sub" && kind != "all":
+		e = newAPIError(500, 10111, "rollup value invalid: %q", kind)
+	}
+	if e != nil {
+		st.ackError(p.reply, e)
+		st.pubs.Put(p)
+		return
+	}
+	ack, err := st.log.AppendExpect(m, expect)
+	if err == nil && !ack.Duplicate {
+		purge := jetlog.PurgeOptions{Seq: ack.Seq}
+		if kind == "sub" {
+			purge.Subject = m.Subject
+		}
+		if _, perr := st.log.Purge(purge); perr != nil {
+			st.sh.log.Error("rollup purge", "stream", st.name, "seq", ack.Seq, "err", perr)
+		}
+	}
+	p.stored(ack, err)
 }
 
 // stored is a pub's completion, on the appender goroutine.
