@@ -10,10 +10,9 @@ import (
 // core, who is listening. Reads only; a fake in the tests.
 type source interface {
 	Get(seq uint64) (jetlog.Msg, error)
-	// Next returns the lowest stored message at or after seq matching any
-	// of filters (none: every message).
-	Next(seq uint64, filters []string) (jetlog.Msg, error)
-	// NextBatch is Next for up to max messages in seq order, read at once.
+	// NextBatch returns up to max stored messages at or after seq that
+	// match any of filters (none: every message), in seq order, read at
+	// once.
 	NextBatch(seq uint64, filters []string, max int) ([]jetlog.Msg, error)
 	LastSeq() uint64
 	// NumPending counts the stored messages at or after seq that match

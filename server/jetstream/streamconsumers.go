@@ -266,7 +266,7 @@ func (c *consumer) info(typ string) consumerInfo {
 		NumWaiting:     waiting,
 		// Lag: the last_per_subject start messages still to deliver, and
 		// everything stored from next on.
-		NumPending:   uint64(initial) + countPending(c.src.log, next, c.cfg.filters()),
+		NumPending:   uint64(initial) + c.src.NumPending(next, c.cfg.filters()),
 		Cluster:      &clusterInfo{Leader: c.sh.server},
 		TS:           c.sh.now().UTC(),
 		DeadLettered: dead,
