@@ -57,6 +57,12 @@ func readMsg(seg *segment, off int64, size uint32, buf []byte) (Msg, error) {
 	if err != nil {
 		return Msg{}, err
 	}
+	return recordMsg(seg, off, r)
+}
+
+// recordMsg is the message a decoded record at off of seg holds (its
+// slices alias the record's buffer).
+func recordMsg(seg *segment, off int64, r record) (Msg, error) {
 	if r.kind != kindMsg {
 		return Msg{}, &CorruptError{Segment: seg.name, Offset: off, Reason: "not a message record"}
 	}

@@ -1,9 +1,6 @@
 package jetlog
 
-import (
-	"fmt"
-	"time"
-)
+import "fmt"
 
 // maxBatchRead bounds the bytes NextBatch reads with one call.
 const maxBatchRead = 256 << 10
@@ -70,12 +67,9 @@ func (l *Log) NextBatch(from uint64, filters []string, max int) ([]Msg, error) {
 		if reason != "" {
 			return out, &CorruptError{Segment: seg.name, Offset: p.off, Reason: reason}
 		}
-		if r.kind != kindMsg {
-			return out, &CorruptError{Segment: seg.name, Offset: p.off, Reason: "not a message record"}
-		}
-		msg := Msg{Seq: r.seq, Time: time.Unix(0, r.ts), Subject: string(r.subject), Data: r.payload}
-		if len(r.hdr) > 0 {
-			msg.Header = r.hdr
+		msg, err := recordMsg(seg, p.off, r)
+		if err != nil {
+			return out, err
 		}
 		out = append(out, msg)
 	}
