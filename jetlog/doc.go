@@ -90,7 +90,8 @@
 //
 // # Files
 //
-// log.go (the Log, its results), open.go (Open and recovery), append.go
+// log.go (the Log, its results), open.go (Open and recovery), replay.go
+// (the segment-by-segment replay recovery runs, gaps and torn tails), append.go
 // (the append and delete API), queue.go (requests to the appender and
 // its replies), appender.go (the goroutine, group commit),
 // expect.go (preconditions), control.go (roll, tombstones, Close),
