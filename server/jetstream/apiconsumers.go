@@ -112,39 +112,30 @@ func (svc *Service) consumerDelete(r apiRequest, streamName, name string) {
 }
 
 func (svc *Service) consumerList(r apiRequest, streamName string) {
-	var req pageRequest
-	if e := decodeBody(r.body, &req); e != nil {
-		svc.respondErr(r.reply, typeConsumerList, e)
-		return
+	if all, offset, ok := svc.consumersFor(r, streamName, typeConsumerList); ok {
+		respondPage(svc, r.reply, typeConsumerList, "consumers", all, offset, listLimit, func(c *consumer) consumerInfo { return c.info("") })
 	}
-	st, e := svc.lookup(streamName)
-	if e != nil {
-		svc.respondErr(r.reply, typeConsumerList, e)
-		return
-	}
-	all := st.sortedConsumers()
-	items := []consumerInfo{}
-	for _, c := range page(all, req.Offset, listLimit) {
-		items = append(items, c.info(""))
-	}
-	svc.respond(r.reply, paged(typeConsumerList, "consumers", len(all), req.Offset, listLimit, items))
 }
 
 func (svc *Service) consumerNames(r apiRequest, streamName string) {
+	if all, offset, ok := svc.consumersFor(r, streamName, typeConsumerNames); ok {
+		respondPage(svc, r.reply, typeConsumerNames, "consumers", all, offset, namesLimit, func(c *consumer) string { return c.name })
+	}
+}
+
+// consumersFor reads a LIST or NAMES request for a stream's consumers
+// and returns them sorted with the requested offset, or answers the
+// error and reports false.
+func (svc *Service) consumersFor(r apiRequest, streamName, typ string) ([]*consumer, int, bool) {
 	var req pageRequest
 	if e := decodeBody(r.body, &req); e != nil {
-		svc.respondErr(r.reply, typeConsumerNames, e)
-		return
+		svc.respondErr(r.reply, typ, e)
+		return nil, 0, false
 	}
 	st, e := svc.lookup(streamName)
 	if e != nil {
-		svc.respondErr(r.reply, typeConsumerNames, e)
-		return
+		svc.respondErr(r.reply, typ, e)
+		return nil, 0, false
 	}
-	all := st.sortedConsumers()
-	names := []string{}
-	for _, c := range page(all, req.Offset, namesLimit) {
-		names = append(names, c.name)
-	}
-	svc.respond(r.reply, paged(typeConsumerNames, "consumers", len(all), req.Offset, namesLimit, names))
+	return st.sortedConsumers(), req.Offset, true
 }

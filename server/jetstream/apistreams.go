@@ -358,12 +358,8 @@ func (svc *Service) streamList(r apiRequest) {
 		svc.respondErr(r.reply, typeStreamList, e)
 		return
 	}
-	all := svc.matchingStreams(req.Subject)
-	items := []streamInfo{}
-	for _, st := range page(all, req.Offset, listLimit) {
-		items = append(items, st.info(""))
-	}
-	svc.respond(r.reply, paged(typeStreamList, "streams", len(all), req.Offset, listLimit, items))
+	respondPage(svc, r.reply, typeStreamList, "streams", svc.matchingStreams(req.Subject), req.Offset, listLimit,
+		func(st *stream) streamInfo { return st.info("") })
 }
 
 func (svc *Service) streamNames(r apiRequest) {
@@ -372,12 +368,8 @@ func (svc *Service) streamNames(r apiRequest) {
 		svc.respondErr(r.reply, typeStreamNames, e)
 		return
 	}
-	all := svc.matchingStreams(req.Subject)
-	names := []string{}
-	for _, st := range page(all, req.Offset, namesLimit) {
-		names = append(names, st.name)
-	}
-	svc.respond(r.reply, paged(typeStreamNames, "streams", len(all), req.Offset, namesLimit, names))
+	respondPage(svc, r.reply, typeStreamNames, "streams", svc.matchingStreams(req.Subject), req.Offset, namesLimit,
+		func(st *stream) string { return st.name })
 }
 
 // matchingStreams lists streams, only those whose subjects overlap subject
@@ -397,6 +389,16 @@ func (svc *Service) matchingStreams(subject string) []*stream {
 		}
 	}
 	return out
+}
+
+// respondPage answers a LIST or NAMES request with the page of all at
+// offset, each element as item makes it.
+func respondPage[T, V any](svc *Service, reply, typ, key string, all []T, offset, limit int, item func(T) V) {
+	items := []V{}
+	for _, x := range page(all, offset, limit) {
+		items = append(items, item(x))
+	}
+	svc.respond(reply, paged(typ, key, len(all), offset, limit, items))
 }
 
 // paged builds a LIST or NAMES response with its items under key.
