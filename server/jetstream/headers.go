@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"bytes"
+	"iter"
 
 	"github.com/bus-dev/bus/jetlog"
 )
@@ -63,11 +64,8 @@ func withoutHeaders(hdr []byte, drop func(key []byte) bool) []byte {
 	out := append(make([]byte, 0, len(hdr)), status...)
 	out = append(out, "\r\n"...)
 	kept := 0
-	for len(rest) > 0 {
-		var line []byte
-		line, rest, _ = bytes.Cut(rest, []byte("\r\n"))
-		k, _, ok := bytes.Cut(line, []byte(":"))
-		if !ok || drop(bytes.TrimSpace(k)) {
+	for key, line := range headerLines(rest) {
+		if key == nil || drop(key) {
 			continue
 		}
 		out = append(append(out, line...), "\r\n"...)
@@ -77,4 +75,23 @@ func withoutHeaders(hdr []byte, drop func(key []byte) bool) []byte {
 		return nil // nothing left worth a header block
 	}
 	return append(out, "\r\n"...)
+}
+
+// headerLines yields the name (trimmed; nil for a line without a colon)
+// and the whole line of each header in the lines of a block after its
+// status line.
+func headerLines(rest []byte) iter.Seq2[[]byte, []byte] {
+	return func(yield func(key, line []byte) bool) {
+		for len(rest) > 0 {
+			var line []byte
+			line, rest, _ = bytes.Cut(rest, []byte("\r\n"))
+			var key []byte
+			if k, _, ok := bytes.Cut(line, []byte(":")); ok {
+				key = bytes.TrimSpace(k)
+			}
+			if !yield(key, line) {
+				return
+			}
+		}
+	}
 }

@@ -211,12 +211,8 @@ func appendPubAck(b []byte, stream string, ack jetlog.PubAck) []byte {
 // that plain messages with headers pay no more than that pass.
 // see BenchmarkJetStream
 func publishHeaders(hdr []byte) (expects, rollup bool) {
-	_, rest, ok := bytes.Cut(hdr, []byte("\r\n")) // the status line
-	for ok && len(rest) > 0 {
-		var line []byte
-		line, rest, _ = bytes.Cut(rest, []byte("\r\n"))
-		key, _, _ := bytes.Cut(line, []byte(":"))
-		key = bytes.TrimSpace(key)
+	_, rest, _ := bytes.Cut(hdr, []byte("\r\n")) // the status line
+	for key := range headerLines(rest) {
 		switch {
 		case len(key) > len(expectedPrefix) && bytes.EqualFold(key[:len(expectedPrefix)], []byte(expectedPrefix)):
 			expects = true
