@@ -319,17 +319,18 @@ func (m *machine) send(r *pullRequest, msgs []jetlog.Msg, froms []int, now time.
 		return false
 	}
 	// Each delivery carries what is left for this consumer after it, as
-	// the reference counts it: the new messages behind it in this batch,
-	// plus what is stored from next on that its filters match.
+	// the reference counts it: the first deliveries behind it in this
+	// batch (last_per_subject start messages and new ones), plus what is
+	// left to deliver from next on.
 	base, fresh := m.pendingAfterNext(), 0
 	for _, f := range froms {
-		if f == fromNew {
+		if f != fromDue {
 			fresh++
 		}
 	}
 	for i, msg := range msgs {
 		p := pend[i]
-		if froms[i] == fromNew {
+		if froms[i] != fromDue {
 			fresh--
 		}
 		b := append(m.scratch.reply[:0], m.ackBase...)
