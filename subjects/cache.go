@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // The match cache keeps recent Match results by subject, so that a hot
@@ -39,6 +40,9 @@ type cache[T comparable] struct {
 type cacheShard[T comparable] struct {
 	mu      sync.RWMutex          // guards results
 	results map[string]*Result[T] // created on first put
+	// hits and misses count lookups for Trie.Stats; per shard, so
+	// publishers on different subjects do not share a counter.
+	hits, misses atomic.Uint64
 	// Keep the next shard's lock off this shard's cache line, or shards
 	// would contend through false sharing.
 	_ [64]byte
@@ -55,6 +59,9 @@ func (c *cache[T]) getBytes(h uint64, subject []byte) (*Result[T], bool) {
 	s.mu.RLock()
 	r, ok := s.results[string(subject)]
 	s.mu.RUnlock()
+	if ok {
+		s.hits.Add(1)
+	}
 	return r, ok
 }
 
@@ -64,6 +71,9 @@ func (c *cache[T]) get(h uint64, subject string) (*Result[T], bool) {
 	s.mu.RLock()
 	r, ok := s.results[subject]
 	s.mu.RUnlock()
+	if ok {
+		s.hits.Add(1)
+	}
 	return r, ok
 }
 
@@ -71,6 +81,7 @@ func (c *cache[T]) get(h uint64, subject string) (*Result[T], bool) {
 // holds the trie's read lock, and r is from that same lock hold.
 func (c *cache[T]) put(h uint64, subject string, r *Result[T]) {
 	s := c.shard(h)
+	s.misses.Add(1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.results == nil {
@@ -162,4 +173,25 @@ func hashFinish(h uint64) uint64 {
 	h ^= h >> 33
 	h *= hashPrime2
 	return h ^ h>>29
+}
+
+// stats adds the cache's counters and the fan-out of what it holds to st.
+func (c *cache[T]) stats(st *Stats) {
+	var fanout uint64
+	for i := range c.shards {
+		s := &c.shards[i]
+		st.CacheHits += s.hits.Load()
+		st.Matches += s.hits.Load() + s.misses.Load()
+		s.mu.RLock()
+		for _, r := range s.results {
+			n := len(r.Plain) + len(r.Queues)
+			fanout += uint64(n)
+			st.MaxFanout = max(st.MaxFanout, n)
+		}
+		st.CacheEntries += len(s.results)
+		s.mu.RUnlock()
+	}
+	if st.CacheEntries > 0 {
+		st.AvgFanout = float64(fanout) / float64(st.CacheEntries)
+	}
 }

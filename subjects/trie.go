@@ -24,6 +24,8 @@ type Trie[T comparable] struct {
 	mu    sync.RWMutex // guards root and count; cache is only touched with mu held
 	root  node[T]
 	count int // subscriptions in the trie
+	// inserts and removes count changes since the trie was made (Stats).
+	inserts, removes uint64
 
 	cache cache[T]  // safe for concurrent use under mu's read lock
 	empty Result[T] // the shared result for "no subscription matches"
@@ -61,6 +63,7 @@ func (t *Trie[T]) Insert(pattern, queueName string, v T) error {
 	}
 	n.addSub(queueName, v)
 	t.count++
+	t.inserts++
 	t.cache.invalidate(pattern)
 	return nil
 }
@@ -95,6 +98,7 @@ func (t *Trie[T]) Remove(pattern, queueName string, v T) error {
 		return fmt.Errorf("subjects: remove %q queue %q: %w", pattern, queueName, ErrNotFound)
 	}
 	t.count--
+	t.removes++
 	for i := len(tokens); i > 0 && path[i].unused(); i-- {
 		path[i-1].removeChild(tokens[i-1])
 	}
@@ -107,6 +111,30 @@ func (t *Trie[T]) Count() int {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	return t.count
+}
+
+// Stats are a trie's counters, for monitoring. Matches counts lookups of
+// well-formed subjects (a malformed one may not be counted); the fan-out
+// figures are over the results currently cached (len(Plain)+len(Queues)).
+type Stats struct {
+	Subscriptions int
+	Inserts       uint64
+	Removes       uint64
+	Matches       uint64
+	CacheHits     uint64
+	CacheEntries  int
+	MaxFanout     int
+	AvgFanout     float64
+}
+
+// Stats snapshots the trie's counters. It takes the read lock and each
+// cache shard's read lock in turn, so it costs a pass over the cache.
+func (t *Trie[T]) Stats() Stats {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	st := Stats{Subscriptions: t.count, Inserts: t.inserts, Removes: t.removes}
+	t.cache.stats(&st)
+	return st
 }
 
 // Match returns the subscriptions that a message published to subject
