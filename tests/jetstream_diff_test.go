@@ -79,6 +79,17 @@ var apiScenarios = []apiScenario{
 	{"pull no wait on empty", "$JS.API.CONSUMER.MSG.NEXT.X.C", `{"batch":1,"no_wait":true}`, true},
 	{"pull heartbeat too large", "$JS.API.CONSUMER.MSG.NEXT.X.C", `{"batch":1,"expires":1000000000,"idle_heartbeat":900000000}`, true},
 	{"consumer delete", "$JS.API.CONSUMER.DELETE.X.C", "", true},
+	{"create sealed", "$JS.API.STREAM.CREATE.SL", `{"name":"SL","subjects":["sl"],"sealed":true}`, true},
+	{"deny delete stream", "$JS.API.STREAM.CREATE.DD", `{"name":"DD","subjects":["dd"],"deny_delete":true,"deny_purge":true}`, true},
+	{"cancel deny delete", "$JS.API.STREAM.UPDATE.DD", `{"name":"DD","subjects":["dd"],"deny_purge":true}`, true},
+	{"cancel deny purge", "$JS.API.STREAM.UPDATE.DD", `{"name":"DD","subjects":["dd"],"deny_delete":true}`, true},
+	{"discard new per subject needs discard new", "$JS.API.STREAM.UPDATE.DD", `{"name":"DD","subjects":["dd"],"deny_delete":true,"deny_purge":true,"discard_new_per_subject":true,"max_msgs_per_subject":2}`, true},
+	{"publish before seal", "x.p", "before", true},
+	{"seal", "$JS.API.STREAM.UPDATE.X", `{"name":"X","subjects":["x.>"],"sealed":true}`, true},
+	{"publish to sealed", "x.p", "after", true},
+	{"purge sealed", "$JS.API.STREAM.PURGE.X", "", true},
+	{"delete from sealed", "$JS.API.STREAM.MSG.DELETE.X", `{"seq":1}`, true},
+	{"unseal", "$JS.API.STREAM.UPDATE.X", `{"name":"X","subjects":["x.>"]}`, true},
 	{"stream delete", "$JS.API.STREAM.DELETE.X", "", true},
 }
 

@@ -133,6 +133,10 @@ func (svc *Service) streamCreate(r apiRequest, name string) {
 		svc.respondErr(r.reply, typeStreamCreate, e)
 		return
 	}
+	if cfg.Sealed {
+		svc.respondErr(r.reply, typeStreamCreate, errStreamConfig("stream configuration for create can not be sealed"))
+		return
+	}
 	svc.mu.Lock()
 	if d, ok := svc.damaged[name]; ok {
 		// Its files are there: creating over them could mix old and new.
@@ -204,12 +208,8 @@ func (svc *Service) streamUpdate(r apiRequest, name string) {
 		return
 	}
 	old := st.config()
-	switch {
-	case cfg.Storage != old.Storage:
-		svc.respondErr(r.reply, typeStreamUpdate, errStreamConfig("stream configuration update can not change storage type"))
-		return
-	case cfg.Retention != old.Retention:
-		svc.respondErr(r.reply, typeStreamUpdate, errStreamConfig("stream configuration update can not change retention policy"))
+	if e := checkUpdate(old, &cfg); e != nil {
+		svc.respondErr(r.reply, typeStreamUpdate, e)
 		return
 	}
 	svc.mu.Lock()
@@ -231,9 +231,7 @@ func (svc *Service) streamUpdate(r apiRequest, name string) {
 		svc.storageFailed(r.reply, typeStreamUpdate, name, err)
 		return
 	}
-	st.mu.Lock()
-	st.cfg = cfg
-	st.mu.Unlock()
+	st.setConfig(cfg)
 	if err := st.subscribe(); err != nil {
 		svc.storageFailed(r.reply, typeStreamUpdate, name, err)
 		return
@@ -329,6 +327,10 @@ func (svc *Service) streamPurge(r apiRequest, name string) {
 	}
 	if e := decodeBody(r.body, &req); e != nil {
 		svc.respondErr(r.reply, typeStreamPurge, e)
+		return
+	}
+	if st.config().Sealed {
+		svc.respondErr(r.reply, typeStreamPurge, errStreamSealed())
 		return
 	}
 	if st.config().DenyPurge {
@@ -468,6 +470,10 @@ func (svc *Service) msgDelete(r apiRequest, name string) {
 	}
 	if e := decodeBody(r.body, &req); e != nil {
 		svc.respondErr(r.reply, typeMsgDelete, e)
+		return
+	}
+	if st.config().Sealed {
+		svc.respondErr(r.reply, typeMsgDelete, errStreamSealed())
 		return
 	}
 	if st.config().DenyDelete {

@@ -38,6 +38,9 @@ type stream struct {
 	// consumer, so that what it stores is dropped at once.
 	live        atomic.Pointer[[]*consumer]
 	dropUnheard atomic.Bool
+	// sealed is cfg.Sealed for the publish path: a sealed stream takes
+	// no more messages.
+	sealed atomic.Bool
 
 	// ackBuf is the pub ack being encoded; only the appender goroutine
 	// (which runs every pub's done) touches it.
@@ -67,6 +70,7 @@ func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
 		cfg:       cfg,
 		consumers: map[string]*consumer{},
 	}
+	st.sealed.Store(cfg.Sealed)
 	st.mu.Lock()
 	st.publishConsumersLocked()
 	st.mu.Unlock()
@@ -111,6 +115,10 @@ type pub struct {
 // message and hands it to the appender, which keeps arrival order. A
 // full appender queue blocks it (the publisher waits for the disk).
 func (st *stream) captureMsg(subject, reply []byte, hdr int, msg []byte) bool {
+	if st.sealed.Load() {
+		st.ackError(string(reply), errStreamSealed())
+		return true
+	}
 	p, _ := st.pubs.Get().(*pub)
 	if p == nil {
 		p = &pub{st: st}
@@ -374,6 +382,14 @@ func (st *stream) destroy() error {
 		return nil
 	}
 	return jetlog.RemoveStream(nil, st.dir)
+}
+
+// setConfig takes an updated config (the log already has it).
+func (st *stream) setConfig(cfg streamConfig) {
+	st.mu.Lock()
+	st.cfg = cfg
+	st.mu.Unlock()
+	st.sealed.Store(cfg.Sealed)
 }
 
 func (st *stream) config() streamConfig {
