@@ -64,6 +64,7 @@ func (t *pendingTomb) clear() {
 // run is the appender goroutine.
 func (l *Log) run() {
 	defer close(l.done)
+	l.noteActiveSize()
 	batch := make([]*request, 0, 64)
 	// The background expiry runs only while there is something for it to
 	// do (see idle), so that a thousand idle streams cost no wake-ups.
@@ -342,6 +343,9 @@ func (l *Log) commit(run []*request) int {
 	}
 	l.commits.Add(1)
 	l.appends.Add(uint64(len(ap.staged)))
+	if len(ap.staged) > 0 {
+		l.io.CommitSizes.Observe(uint64(len(ap.staged)))
+	}
 
 	l.preloadForLimits(stagedBytes)
 	l.mu.Lock()
@@ -503,6 +507,7 @@ func (l *Log) write(seg *segment, buf []byte) error {
 		return werr
 	}
 	seg.size += int64(len(buf))
+	l.noteActiveSize()
 	l.ap.dirty = true
 	switch l.durability() {
 	case DurabilityAlways:
@@ -522,9 +527,11 @@ func (l *Log) syncActive() error {
 	}
 	seg := l.active()
 	l.fsyncs.Add(1)
+	start := time.Now()
 	if err := seg.f.Sync(); err != nil {
 		return l.setFatal(fmt.Errorf("%w: fsync %s: %w", ErrWriteFenced, seg.name, err))
 	}
+	l.observeSync(start)
 	l.ap.dirty = false
 	l.ap.lastSync = time.Now() // real time: the sync interval is about I/O, not message time
 	l.durable.Store(l.cat.last)

@@ -132,6 +132,11 @@ type Log struct {
 	fsyncs     atomic.Uint64
 	markWrites atomic.Uint64
 	durable    atomic.Uint64 // highest seq known synced
+	io         IOStats       // histograms of syncs and commits (stats.go)
+	// The active segment's size as of the appender's last write, and
+	// that segment's id, for DiskBytes.
+	activeSize atomic.Int64
+	activeSeg  atomic.Uint64
 
 	unlock io.Closer  // releases the directory lock; nil without a Locker
 	files  *FileCache // Options.FileCache, nil for memory streams

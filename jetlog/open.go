@@ -33,6 +33,7 @@ func Open(dir string, cfg StreamConfig, opts Options) (*Log, error) {
 		reqs:   make(chan *request, opts.AppendQueue),
 		wake:   make(chan struct{}, 1),
 		done:   make(chan struct{}),
+		io:     newIOStats(),
 	}
 	if l.memory {
 		l.dir = "/mem"
