@@ -45,6 +45,10 @@ type consumer struct {
 	// lostDead counts dead letters nothing stored (no stream captures the
 	// subject, or its stream refused them).
 	lostDead atomic.Int64
+	// lastDelivered and lastAcked are when (unix ns, the service's
+	// clock) the last message went out and the last acks came in, for
+	// monitoring; 0 is never.
+	lastDelivered, lastAcked atomic.Int64
 
 	mu       sync.Mutex // guards the fields below: what info reads
 	waiting  int
@@ -243,7 +247,9 @@ func (c *consumer) run(m *machine) {
 					drained = true
 				}
 			}
-			a = m.Acks(acks, c.sh.now())
+			now := c.sh.now()
+			a = m.Acks(acks, now)
+			c.lastAcked.Store(now.UnixNano())
 		case <-c.fcDone:
 			a = m.FlowControlReply(c.sh.now())
 		case <-c.kick:
@@ -289,9 +295,11 @@ func (c *consumer) carryOut(m *machine, a actions, timer *time.Timer) bool {
 }
 
 func (c *consumer) send(a actions) {
+	delivered := false
 	for _, o := range a.out {
 		switch {
 		case o.deliver:
+			delivered = true
 			c.sh.core.Deliver(o.to, o.subject, o.reply, o.hdr, o.data)
 		case o.deadLetter:
 			if c.sh.core.Publish(o.to, o.reply, o.hdr, o.data) == 0 {
@@ -300,6 +308,9 @@ func (c *consumer) send(a actions) {
 		default:
 			c.sh.core.Publish(o.to, o.reply, o.hdr, o.data)
 		}
+	}
+	if delivered {
+		c.lastDelivered.Store(c.sh.now().UnixNano())
 	}
 }
 

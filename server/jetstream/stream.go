@@ -45,6 +45,8 @@ type stream struct {
 	// ackBuf is the pub ack being encoded; only the appender goroutine
 	// (which runs every pub's done) touches it.
 	ackBuf []byte
+
+	publishes publishStats // counters and ack latency for monitoring (stats.go)
 }
 
 // openStream opens (or creates) the log for cfg under dir and starts its
@@ -69,6 +71,7 @@ func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
 		created:   created,
 		cfg:       cfg,
 		consumers: map[string]*consumer{},
+		publishes: newPublishStats(),
 	}
 	st.sealed.Store(cfg.Sealed)
 	st.mu.Lock()
@@ -109,6 +112,7 @@ type pub struct {
 	reply   string
 	buf     []byte // header block and payload, copied off the reader's buffer
 	done    func(jetlog.PubAck, error)
+	start   time.Time // when it was captured, for the ack latency
 }
 
 // captureMsg runs on the publisher's reader goroutine: it copies the
@@ -125,6 +129,7 @@ func (st *stream) captureMsg(subject, reply []byte, hdr int, msg []byte) bool {
 		p.done = p.stored
 	}
 	p.subject, p.reply = string(subject), string(reply)
+	p.start = time.Now() // real time: the latency is about I/O, not message time
 	p.buf = append(p.buf[:0], msg...)
 	m := jetlog.Msg{Subject: p.subject, Data: p.buf}
 	var expect jetlog.Expect
@@ -195,6 +200,7 @@ func (p *pub) stored(ack jetlog.PubAck, err error) {
 			st.ackBuf = appendPubAck(st.ackBuf[:0], st.name, ack)
 			st.sh.core.Publish(p.reply, "", nil, st.ackBuf)
 		}
+		st.publishes.stored(p.start, ack.Duplicate)
 		st.notifyConsumers()
 	}
 	p.reply = ""
@@ -287,6 +293,7 @@ func storeError(err error) *apiError {
 }
 
 func (st *stream) ackError(reply string, e *apiError) {
+	st.publishes.refused.Add(1)
 	if reply == "" {
 		return
 	}
