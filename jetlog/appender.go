@@ -14,6 +14,7 @@ const maxBatch = 4096
 // appender is the state the appender goroutine owns.
 type appender struct {
 	dd       dedup
+	ttl      ttlIndex // expiries of messages with a Nats-TTL (ttl.go)
 	buf      []byte
 	idx      indexBuilder // index of the active segment
 	staged   []stagedMsg
@@ -138,7 +139,7 @@ func (l *Log) run() {
 // what it reads.
 func (l *Log) idle() bool {
 	c := &l.cat
-	return len(l.ap.dd.ids) == 0 && (l.cfg.MaxAge <= 0 || c.msgs == 0) && (l.memory || len(c.segs) < 2)
+	return len(l.ap.dd.ids) == 0 && (l.cfg.MaxAge <= 0 || c.msgs == 0) && (l.memory || len(c.segs) < 2) && len(l.ap.ttl.due) == 0
 }
 
 // gather adds every request already waiting to batch. In always mode it
@@ -372,6 +373,7 @@ func (l *Log) commit(run []*request) int {
 			ap.dd.add(s.id, s.seq, s.ts)
 		}
 	}
+	l.noteCommitted()
 	if cap(ap.buf) > maxKeptBuf {
 		ap.buf = nil // a burst of large messages should not pin memory
 	}

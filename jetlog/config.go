@@ -86,6 +86,11 @@ type StreamConfig struct {
 	DuplicateWindow      time.Duration `msgpack:"duplicate_window"`
 	Durability           Durability    `msgpack:"durability"`
 	SyncInterval         time.Duration `msgpack:"sync_interval"`
+	// MsgTTL lets a message carry a Nats-TTL header (see ttl.go).
+	MsgTTL bool `msgpack:"msg_ttl,omitempty"`
+	// SubjectDeleteMarkerTTL, when set, reports the subjects whose last
+	// message aged out or expired (Options.OnSubjectExpired).
+	SubjectDeleteMarkerTTL time.Duration `msgpack:"subject_delete_marker_ttl,omitempty"`
 	// Raw is opaque to jetlog: the caller may keep the API request here
 	// (for example to echo fields jetlog does not know).
 	Raw []byte `msgpack:"raw,omitempty"`
@@ -180,6 +185,11 @@ type Options struct {
 	// a tenth of the shorter of the two, clamped to [10ms, 1s]. Negative
 	// disables background expiry (call Expire).
 	ExpireEvery time.Duration
+	// OnSubjectExpired, with StreamConfig.SubjectDeleteMarkerTTL, gets the
+	// subjects whose last message was just removed by age or TTL (and was
+	// not a delete marker). It runs on the appender goroutine: it must not
+	// block, nor wait for the log.
+	OnSubjectExpired func(subjects []string)
 	// EvictAfter is how long a sealed segment's section (its per-message
 	// state in memory, about 40 bytes a message) may go unused before it
 	// is dropped; the next use reloads it from the segment's index. Zero

@@ -62,33 +62,60 @@ func (l *Log) Expire() (uint64, error) {
 func (l *Log) expire() uint64 {
 	now := l.opts.Now()
 	l.ap.dd.expire(now.UnixNano())
+	n := l.expireTTLs(now.UnixNano())
 	if l.cfg.MaxAge <= 0 {
-		return 0
+		return n
 	}
 	cut := now.Add(-l.cfg.MaxAge).UnixNano()
 	if _, ts, ok := l.cat.oldest(); !ok || ts >= cut {
-		return 0 // the common case, without the lock
+		return n // the common case, without the lock
 	}
 	l.cat.loadAt(l.cat.base) // not under the lock
 	l.mu.Lock()
-	n := l.expireLocked(cut)
+	aged, emptied := l.expireLocked(cut)
 	dead := l.detachDeadLocked()
 	l.mu.Unlock()
 	l.removeSegments(dead)
-	return n
+	l.reportEmptied(emptied)
+	return n + aged
 }
 
-func (l *Log) expireLocked(cut int64) uint64 {
+// expireLocked removes the messages stored before cut, but those with a
+// Nats-TTL of "never", and returns how many and, with delete markers on,
+// the subjects that lost their last message.
+func (l *Log) expireLocked(cut int64) (uint64, []string) {
 	var n uint64
-	for {
-		seq, ts, ok := l.cat.oldest()
-		if !ok || ts >= cut || !l.cat.remove(seq) {
+	var emptied []string
+	never := l.ap.ttl.never
+	plain := len(never) == 0 && l.cfg.SubjectDeleteMarkerTTL <= 0
+	for from := l.cat.first(); ; {
+		seq, ts := l.cat.nextLive(from)
+		if seq > l.cat.last || ts >= cut {
+			break
+		}
+		from = seq + 1
+		if _, keep := never[seq]; keep {
+			continue
+		}
+		if plain {
+			if !l.cat.remove(seq) {
+				break
+			}
+			n++
+			continue
+		}
+		subj, ok := l.removeExpiredLocked(seq)
+		if !ok {
 			break
 		}
 		n++
+		l.ap.tomb.seqs = append(l.ap.tomb.seqs, seq)
+		if subj != "" {
+			emptied = append(emptied, subj)
+		}
 	}
 	if n > 0 {
 		l.ap.tomb.floor = l.cat.first()
 	}
-	return n
+	return n, emptied
 }

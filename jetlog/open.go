@@ -87,6 +87,9 @@ func Open(dir string, cfg StreamConfig, opts Options) (*Log, error) {
 	if err := l.recover(); err != nil {
 		return fail(err)
 	}
+	if err := l.rebuildTTLs(); err != nil {
+		return fail(err)
+	}
 	l.durable.Store(l.cat.last)
 	for _, c := range l.report.Corrupt {
 		l.opts.Logger.Error("jetlog: corrupt record", "dir", l.dir, "segment", c.Segment, "offset", c.Offset, "reason", c.Reason)
