@@ -66,15 +66,23 @@ type conn struct {
 	// a client heard from within the ping interval, as in the reference.
 	lastIn atomic.Int64
 	heard  bool // reader-owned: the current read held such an op
+	// lastActivity is when the client last sent a PUB, SUB or UNSUB or
+	// was written a message (unix nanoseconds), for /connz. It reuses
+	// the clock readings the reader and writer take anyway: once per
+	// read, once per write.
+	lastActivity atomic.Int64
+	active       bool // reader-owned: the current read held a PUB, SUB or UNSUB
 
 	mu           sync.Mutex               // guards the fields below; taken before the trie's lock
 	subs         map[string]*subscription // by sid; nil once closed
 	pingsOut     int
 	pingSentAt   time.Time // when the last keepalive PING went out; zero before the first
 	pingTimer    *time.Timer
-	authTimer    *time.Timer // until a valid CONNECT; nil once it is stopped or fired
-	authTimedOut bool        // the auth timer fired: the connection is closing
-	reason       string      // why the connection closed
+	authTimer    *time.Timer   // until a valid CONNECT; nil once it is stopped or fired
+	authTimedOut bool          // the auth timer fired: the connection is closing
+	reason       string        // why the connection closed
+	rtt          time.Duration // last PING to PONG, or CONNECT's estimate; for /connz
+	desc         clientDesc    // who the client said it is, for /connz
 	// replies are the reply subjects this connection may answer under
 	// allow_responses, granted as requests are delivered to it.
 	replies map[string]replyGrant
@@ -126,9 +134,16 @@ func (c *conn) readLoop() {
 		n, err := c.nc.Read(buf)
 		if n > 0 {
 			perr := c.parser.parse(buf[:n], c)
-			if c.heard {
-				c.heard = false
-				c.lastIn.Store(time.Now().UnixNano())
+			if c.heard || c.active {
+				now := time.Now().UnixNano()
+				if c.heard {
+					c.heard = false
+					c.lastIn.Store(now)
+				}
+				if c.active {
+					c.active = false
+					c.lastActivity.Store(now)
+				}
 			}
 			c.wakeWriters()
 			c.stallIfBehind()
@@ -174,16 +189,22 @@ func (c *conn) writeLoop() {
 	deadline := c.srv.opts.WriteDeadline
 	var taken []*chunk
 	var iov net.Buffers
+	var msgsWritten int64
 	for range c.out.wake {
 		for taken = c.out.take(taken); len(taken) > 0; taken = c.out.take(taken) {
 			iov = iov[:0]
 			for _, ch := range taken {
 				iov = append(iov, ch.b)
 			}
-			_ = c.nc.SetWriteDeadline(time.Now().Add(deadline))
+			now := time.Now()
+			_ = c.nc.SetWriteDeadline(now.Add(deadline))
 			bufs := iov // WriteTo consumes its receiver
 			_, err := bufs.WriteTo(c.nc)
 			c.out.written(taken)
+			if m := c.out.takenMsgs; m != msgsWritten {
+				msgsWritten = m
+				c.lastActivity.Store(now.UnixNano())
+			}
 			if err != nil {
 				if errors.Is(err, os.ErrDeadlineExceeded) {
 					c.srv.slowConsumers.Add(1)
@@ -297,18 +318,22 @@ func (c *conn) handleOp(o *op) error {
 	}
 	switch o.kind {
 	case opPub:
-		c.heard = true
+		c.heard, c.active = true, true
 		return c.processPub(o)
 	case opSub:
-		c.heard = true
+		c.heard, c.active = true, true
 		return c.processSub(o)
 	case opUnsub:
+		c.active = true
 		c.processUnsub(o)
 	case opPing:
 		c.heard = true
 		c.queueControl("PONG\r\n")
 	case opPong:
 		c.mu.Lock()
+		if c.pingsOut > 0 && !c.pingSentAt.IsZero() {
+			c.rtt = max(time.Since(c.pingSentAt), time.Nanosecond)
+		}
 		c.pingsOut = 0
 		c.mu.Unlock()
 	case opConnect:
@@ -328,6 +353,7 @@ func (c *conn) processConnect(js []byte) error {
 	if err := c.authenticate(opts.credentials); err != nil {
 		return err
 	}
+	desc := newClientDesc(&opts)
 	opts.credentials = credentials{} // keep no secret longer than needed
 	if opts.Protocol < 0 || opts.Protocol > 1 {
 		return errBadClientProtocol
@@ -345,6 +371,7 @@ func (c *conn) processConnect(js []byte) error {
 	}
 	c.connected = true
 	c.opts = opts
+	c.connectedMonitor(desc)
 	if opts.verbose {
 		c.queueControl("+OK\r\n")
 	}
@@ -368,6 +395,7 @@ func (c *conn) close(reason string, flush bool) {
 	}
 	c.mu.Lock()
 	c.reason = reason
+	rtt, desc := c.rtt, c.desc
 	subs := c.subs
 	c.subs = nil
 	c.replies = nil
@@ -391,6 +419,7 @@ func (c *conn) close(reason string, flush bool) {
 		c.srv.unauthenticated.Add(-1)
 	}
 	c.srv.removeConn(c)
+	c.srv.mon.closed.add(c.closedInfo(reason, rtt, desc, subs))
 	c.log.Info("client closed", "reason", reason)
 }
 

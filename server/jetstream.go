@@ -29,19 +29,3 @@ func (s *Server) startJetStream() error {
 	s.js = js
 	return nil
 }
-
-// Jsz snapshots JetStream; ok is false when it is disabled.
-func (s *Server) Jsz() (Jsz, bool) {
-	if s.js == nil {
-		return Jsz{}, false
-	}
-	return s.js.Jsz(s.id), true
-}
-
-func (s *Server) varzJetStream() *jetstream.Varz {
-	if s.js == nil {
-		return nil
-	}
-	v := s.js.Varz(s.id)
-	return &v
-}

@@ -6,30 +6,94 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
-
-	"github.com/bus-dev/bus/server/jetstream"
 )
 
-// startMonitoring serves /healthz, /varz and /jsz on HTTPPort, and over
-// TLS on HTTPSPort (-1: any free port). Called by Start with s.mu held.
+// The monitoring endpoints, with nats-server's paths. Every handler is in
+// the file named for its concept (varz.go, connz.go, subsz.go, jsz.go,
+// accountz.go, healthz.go); docs/monitoring.md lists what each serves and
+// where it differs from the reference. "/" is left free for the dashboard.
+const (
+	varzPath     = "/varz"
+	connzPath    = "/connz"
+	subszPath    = "/subsz"
+	subsAlias    = "/subscriptionsz"
+	routezPath   = "/routez"
+	gatewayzPath = "/gatewayz"
+	leafzPath    = "/leafz"
+	accountzPath = "/accountz"
+	accstatzPath = "/accstatz"
+	jszPath      = "/jsz"
+	healthzPath  = "/healthz"
+)
+
+// monitor is what the monitoring endpoints keep themselves: closed
+// connections, request counts, the CPU sample. Safe for concurrent use.
+type monitor struct {
+	closed *closedRing
+	stale  atomic.Int64 // connections closed as stale
+	loaded time.Time    // when the configuration was taken (New)
+
+	mu   sync.Mutex        // guards the fields below
+	reqs map[string]uint64 // requests per path, as /varz http_req_stats
+	cpu  cpuSampler
+}
+
+func newMonitor() *monitor {
+	return &monitor{
+		closed: newClosedRing(DefaultMaxClosedClients),
+		loaded: time.Now(),
+		reqs:   make(map[string]uint64),
+	}
+}
+
+func (m *monitor) count(path string) {
+	m.mu.Lock()
+	m.reqs[path]++
+	m.mu.Unlock()
+}
+
+func (m *monitor) requests() map[string]uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]uint64, len(m.reqs))
+	for k, v := range m.reqs {
+		out[k] = v
+	}
+	return out
+}
+
+// routes registers every monitoring endpoint on mux; each request is
+// counted under its path (the alias under /subsz, as the reference does).
+func (s *Server) routes(mux *http.ServeMux) {
+	handle := func(path, counted string, h http.HandlerFunc) {
+		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, r *http.Request) {
+			s.mon.count(counted)
+			h(w, r)
+		})
+	}
+	handle(varzPath, varzPath, s.serveVarz)
+	handle(connzPath, connzPath, s.serveConnz)
+	handle(subszPath, subszPath, s.serveSubsz)
+	handle(subsAlias, subszPath, s.serveSubsz)
+	handle(routezPath, routezPath, s.serveRoutez)
+	handle(gatewayzPath, gatewayzPath, s.serveGatewayz)
+	handle(leafzPath, leafzPath, s.serveLeafz)
+	handle(accountzPath, accountzPath, s.serveAccountz)
+	handle(accstatzPath, accstatzPath, s.serveAccstatz)
+	handle(jszPath, jszPath, s.serveJsz)
+	handle(healthzPath, healthzPath, s.serveHealthz)
+}
+
+// startMonitoring serves the endpoints on HTTPPort, and over TLS on
+// HTTPSPort (-1: any free port). Called by Start with s.mu held.
 func (s *Server) startMonitoring() error {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", s.serveHealthz)
-	mux.HandleFunc("GET /varz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, s.Varz())
-	})
-	mux.HandleFunc("GET /jsz", func(w http.ResponseWriter, _ *http.Request) {
-		j, ok := s.Jsz()
-		if !ok {
-			http.Error(w, `{"error":"jetstream not enabled"}`, http.StatusServiceUnavailable)
-			return
-		}
-		writeJSON(w, j)
-	})
+	s.routes(mux)
 	listen := func(port int) (net.Listener, error) {
 		addr := net.JoinHostPort(s.opts.Host, strconv.Itoa(max(port, 0)))
 		ln, err := net.Listen("tcp", addr)
@@ -73,147 +137,106 @@ func (s *Server) serveMonitoring(ln net.Listener) {
 	}()
 }
 
+// writeJSON answers with v, indented, as the reference does; browsers on
+// other origins may read it (the reference allows any origin too).
 func writeJSON(w http.ResponseWriter, v any) {
+	writeJSONStatus(w, http.StatusOK, v)
+}
+
+func writeJSONStatus(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	w.WriteHeader(code)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v) // the client went away; nothing to do
 }
 
-// Varz is the /varz document, with the reference server's field names.
-type Varz struct {
-	Identity
-	HTTPPort         int             `json:"http_port"`
-	MaxConnections   int             `json:"max_connections"`
-	MaxSubscriptions int             `json:"max_subscriptions"`
-	PingInterval     time.Duration   `json:"ping_interval"`
-	MaxPingsOut      int             `json:"ping_max"`
-	MaxControlLine   int             `json:"max_control_line"`
-	MaxPayload       int             `json:"max_payload"`
-	MaxPending       int64           `json:"max_pending"`
-	WriteDeadline    time.Duration   `json:"write_deadline"`
-	Start            time.Time       `json:"start"`
-	Now              time.Time       `json:"now"`
-	Uptime           string          `json:"uptime"`
-	Mem              int64           `json:"mem"`
-	Cores            int             `json:"cores"`
-	Connections      int             `json:"connections"`
-	TotalConnections int64           `json:"total_connections"`
-	InMsgs           int64           `json:"in_msgs"`
-	OutMsgs          int64           `json:"out_msgs"`
-	InBytes          int64           `json:"in_bytes"`
-	OutBytes         int64           `json:"out_bytes"`
-	SlowConsumers    int64           `json:"slow_consumers"`
-	Subscriptions    int             `json:"subscriptions"`
-	JetStream        *jetstream.Varz `json:"jetstream,omitempty"`
-	// Security settings, as the reference reports them (timeouts in
-	// seconds).
-	AuthRequired bool    `json:"auth_required,omitempty"`
-	TLSRequired  bool    `json:"tls_required,omitempty"`
-	TLSVerify    bool    `json:"tls_verify,omitempty"`
-	AuthTimeout  float64 `json:"auth_timeout"`
-	TLSTimeout   float64 `json:"tls_timeout"`
-	HTTPSPort    int     `json:"https_port"`
+// badRequest answers 400 with a plain-text reason, as the reference does
+// for a query it cannot use.
+func badRequest(w http.ResponseWriter, err error) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = w.Write([]byte(err.Error()))
 }
 
-// Varz snapshots the server's identity, limits and traffic counters.
-func (s *Server) Varz() Varz {
-	s.mu.Lock()
-	conns := make([]*conn, 0, len(s.conns))
-	for _, c := range s.conns {
-		conns = append(conns, c)
-	}
-	httpPort, httpsPort := 0, 0
-	if s.httpLn != nil {
-		httpPort = s.httpLn.Addr().(*net.TCPAddr).Port
-	}
-	if s.httpsLn != nil {
-		httpsPort = s.httpsLn.Addr().(*net.TCPAddr).Port
-	}
-	s.mu.Unlock()
-	var mem runtime.MemStats
-	runtime.ReadMemStats(&mem)
-	now := time.Now()
-	v := Varz{
-		Identity:         s.identity(),
-		HTTPPort:         httpPort,
-		MaxConnections:   s.opts.MaxConnections,
-		MaxSubscriptions: s.opts.MaxSubscriptions,
-		PingInterval:     s.opts.PingInterval,
-		MaxPingsOut:      s.opts.MaxPingsOut,
-		MaxControlLine:   s.opts.MaxControlLine,
-		MaxPayload:       s.opts.MaxPayload,
-		MaxPending:       s.opts.MaxPending,
-		WriteDeadline:    s.opts.WriteDeadline,
-		Start:            s.started.UTC(),
-		Now:              now.UTC(),
-		Uptime:           uptime(now.Sub(s.started)),
-		Mem:              int64(mem.Sys),
-		Cores:            runtime.NumCPU(),
-		Connections:      len(conns),
-		TotalConnections: s.totalConns.Load(),
-		InMsgs:           s.closedInMsgs.Load(),
-		InBytes:          s.closedInBytes.Load(),
-		OutMsgs:          s.closedOutMsgs.Load(),
-		OutBytes:         s.closedOutBytes.Load(),
-		SlowConsumers:    s.slowConsumers.Load(),
-		Subscriptions:    s.clientSubs(),
-		JetStream:        s.varzJetStream(),
-		AuthRequired:     s.auth.required && s.auth.noAuth == nil,
-		TLSRequired:      s.opts.TLS.enabled(),
-		TLSVerify:        s.opts.TLS.verifying(),
-		AuthTimeout:      s.opts.Authorization.Timeout.Seconds(),
-		TLSTimeout:       s.opts.TLS.Timeout.Seconds(),
-		HTTPSPort:        httpsPort,
-	}
-	for _, c := range conns {
-		outMsgs, outBytes := c.out.counts()
-		v.InMsgs += c.inMsgs.Load()
-		v.InBytes += c.inBytes.Load()
-		v.OutMsgs += outMsgs
-		v.OutBytes += outBytes
-	}
-	return v
+// query reads typed query parameters; the first bad one is kept in err
+// and every later read is a no-op, so a handler checks once.
+type query struct {
+	r   *http.Request
+	err error
 }
 
-// uptime formats like the reference: "1d2h3m4s", largest unit first.
+func (q *query) str(name string) string { return q.r.URL.Query().Get(name) }
+
+// bool is true for 1, t, true and the like; "" is false.
+func (q *query) bool(name string) bool {
+	v := q.str(name)
+	if v == "" || q.err != nil {
+		return false
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		q.err = fmt.Errorf("monitoring: %s=%q is not a boolean", name, v)
+	}
+	return b
+}
+
+func (q *query) int(name string) int {
+	v := q.str(name)
+	if v == "" || q.err != nil {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		q.err = fmt.Errorf("monitoring: %s=%q is not an integer", name, v)
+	}
+	return n
+}
+
+func (q *query) uint64(name string) uint64 {
+	v := q.str(name)
+	if v == "" || q.err != nil {
+		return 0
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		q.err = fmt.Errorf("monitoring: %s=%q is not an unsigned integer", name, v)
+	}
+	return n
+}
+
+// subs reads subs=true|detail.
+func (q *query) subs() (list, detail bool) {
+	if strings.EqualFold(q.str("subs"), "detail") {
+		return false, true
+	}
+	return q.bool("subs"), false
+}
+
+// page is offset and limit applied to n items: the half-open range
+// [lo, hi) of what to return. A negative offset counts as 0.
+func page(n, offset, limit int) (lo, hi int) {
+	lo = min(max(offset, 0), n)
+	return lo, lo + min(limit, n-lo)
+}
+
+// uptime formats like the reference: "1y2d3h4m5s", largest unit first,
+// leading zero units left out.
 func uptime(d time.Duration) string {
-	secs := int64(d.Seconds())
-	days, secs := secs/86400, secs%86400
-	hours, secs := secs/3600, secs%3600
-	mins, secs := secs/60, secs%60
-	out := ""
-	if days > 0 {
-		out += strconv.FormatInt(days, 10) + "d"
+	secs := int64(d / time.Second)
+	mins, hours := secs/60, secs/3600
+	days := hours / 24
+	years := days / 365
+	switch {
+	case years > 0:
+		return fmt.Sprintf("%dy%dd%dh%dm%ds", years, days%365, hours%24, mins%60, secs%60)
+	case days > 0:
+		return fmt.Sprintf("%dd%dh%dm%ds", days, hours%24, mins%60, secs%60)
+	case hours > 0:
+		return fmt.Sprintf("%dh%dm%ds", hours, mins%60, secs%60)
+	case mins > 0:
+		return fmt.Sprintf("%dm%ds", mins, secs%60)
 	}
-	if days > 0 || hours > 0 {
-		out += strconv.FormatInt(hours, 10) + "h"
-	}
-	if days > 0 || hours > 0 || mins > 0 {
-		out += strconv.FormatInt(mins, 10) + "m"
-	}
-	return out + strconv.FormatInt(secs, 10) + "s"
-}
-
-// serveHealthz answers ok, or, as the reference does for a stream that
-// cannot serve, 503 "unavailable" naming the streams that could not be
-// opened (every other stream is being served).
-func (s *Server) serveHealthz(w http.ResponseWriter, _ *http.Request) {
-	var damaged []string
-	if s.js != nil {
-		for _, d := range s.js.Damaged() {
-			damaged = append(damaged, d.Name)
-		}
-	}
-	if len(damaged) == 0 {
-		writeJSON(w, map[string]string{"status": "ok"})
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusServiceUnavailable)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"status":      "unavailable",
-		"status_code": http.StatusServiceUnavailable,
-		"error":       "JetStream streams damaged: " + strings.Join(damaged, ", "),
-	})
+	return fmt.Sprintf("%ds", secs)
 }

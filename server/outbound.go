@@ -41,6 +41,9 @@ type outbound struct {
 	msgs     int64      // MSG/HMSG frames queued in total
 	bytes    int64      // payload bytes of those frames
 	line     []byte     // scratch for formatting a MSG line
+	// takenMsgs is msgs as of the writer's last take; only the writer
+	// reads it, after take returns (conn.writeLoop, for last activity).
+	takenMsgs int64
 	// stall is closed when the writer drains below the stall threshold;
 	// fast publishers wait on it briefly (see conn.stallIfBehind).
 	stall chan struct{}
@@ -184,6 +187,7 @@ func (o *outbound) take(into []*chunk) []*chunk {
 	taken := o.chunks
 	o.chunks = into[:0]
 	o.inFlight, o.queued = o.queued, 0
+	o.takenMsgs = o.msgs
 	return taken
 }
 
@@ -225,4 +229,11 @@ func (o *outbound) counts() (msgs, bytes int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.msgs, o.bytes
+}
+
+// pending is the bytes queued or being written, for /connz.
+func (o *outbound) pending() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.queued + o.inFlight
 }

@@ -43,7 +43,8 @@ type Server struct {
 	// watchers hear of client subscriptions coming and going (push
 	// consumers watch their deliver subjects).
 	watchers interestWatchers
-	port     int // the client port actually bound, set by Start
+	port     int      // the client port actually bound, set by Start
+	mon      *monitor // monitoring's own state (monitor.go)
 
 	mu       sync.Mutex // guards the fields below
 	ln       net.Listener
@@ -84,6 +85,7 @@ func New(opts Options) (*Server, error) {
 		chunks: newChunkPool(),
 		conns:  make(map[uint64]*conn),
 		auth:   newAuthenticator(opts.Authorization, opts.TLS.VerifyAndMap),
+		mon:    newMonitor(),
 	}
 	if s.name == "" {
 		s.name = id

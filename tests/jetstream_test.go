@@ -373,11 +373,11 @@ func TestJetStreamMonitoring(t *testing.T) {
 		t.Fatal(err)
 	}
 	var jsz server.Jsz
-	getJSON(t, "http://"+s.HTTPAddr().String()+"/jsz", &jsz)
-	if jsz.Streams != 1 || jsz.Consumers != 1 || jsz.Messages != 5 || len(jsz.StreamDetail) != 1 {
+	getJSON(t, "http://"+s.HTTPAddr().String()+"/jsz?consumers=true", &jsz)
+	if jsz.Streams != 1 || jsz.Consumers != 1 || jsz.Messages != 5 || len(jsz.AccountDetails) != 1 || len(jsz.AccountDetails[0].Streams) != 1 {
 		t.Fatalf("jsz %+v", jsz)
 	}
-	if c := jsz.StreamDetail[0].Consumers; len(c) != 1 || c[0].Name != "LAG" || c[0].NumPending != 5 {
+	if c := jsz.AccountDetails[0].Streams[0].Consumers; len(c) != 1 || c[0].Name != "LAG" || c[0].NumPending != 5 {
 		t.Fatalf("consumer detail %+v", c)
 	}
 	var varz map[string]any

@@ -1,146 +1,192 @@
 package jetstream
 
 import (
+	"math"
 	"time"
 
 	"github.com/bus-dev/bus/jetlog"
 )
 
-// Jsz is the /jsz document: JetStream totals and, per stream, its state
-// and each consumer's lag, with the reference's field names where it has
-// them.
+// DefaultJszLimit is how many accounts /jsz details when no limit is
+// asked for, as in the reference.
+const DefaultJszLimit = 1024
+
+// account is the one account bus keeps streams in, named as the
+// reference names the account of a server without accounts.
+const account = "$G"
+
+// JszOptions are /jsz's query parameters. As in the reference, offset and
+// limit page the accounts, Consumers implies Streams, and Streams without
+// Account implies Accounts.
+type JszOptions struct {
+	Account   string // detail only this account ("$G")
+	Accounts  bool   // detail the accounts
+	Streams   bool   // with their streams
+	Consumers bool   // and the streams' consumers
+	Config    bool   // with each stream's and consumer's config
+	Offset    int
+	Limit     int // 0: DefaultJszLimit; < 0: no limit
+}
+
+// Jsz is the /jsz document, shaped as the reference's: totals, then
+// account_details → stream_detail → consumer_detail when asked for. The
+// x_bus_* fields are bus's.
 type Jsz struct {
-	ServerID     string     `json:"server_id"`
-	Now          time.Time  `json:"now"`
-	Config       JSConfig   `json:"config"`
-	Memory       uint64     `json:"memory"`
-	Storage      uint64     `json:"storage"`
-	Streams      int        `json:"streams"`
-	Consumers    int        `json:"consumers"`
-	Messages     uint64     `json:"messages"`
-	Bytes        uint64     `json:"bytes"`
-	API          JSAPIStats `json:"api"`
-	DeadLettered int64      `json:"x_bus_dead_lettered"`
+	Usage
+	ServerID       string           `json:"server_id"`
+	Now            time.Time        `json:"now"`
+	Disabled       bool             `json:"disabled,omitempty"`
+	Config         JSConfig         `json:"config"`
+	Limits         *struct{}        `json:"limits,omitempty"` // none are configurable
+	Streams        int              `json:"streams"`
+	Consumers      int              `json:"consumers"`
+	Messages       uint64           `json:"messages"`
+	Bytes          uint64           `json:"bytes"`
+	AccountDetails []*AccountDetail `json:"account_details,omitempty"`
+	Total          int              `json:"total"` // accounts with JetStream
+	DeadLettered   int64            `json:"x_bus_dead_lettered"`
 	// DeadLettersLost counts dead letters nothing stored (bus extension).
-	DeadLettersLost int64          `json:"x_bus_dead_letters_lost"`
-	StreamDetail    []StreamDetail `json:"stream_detail"`
+	DeadLettersLost int64 `json:"x_bus_dead_letters_lost"`
 	// Damaged lists the streams found on disk that could not be opened
 	// (bus extension).
 	Damaged []DamagedStream `json:"x_bus_damaged_streams,omitempty"`
 }
 
-// JSConfig is where JetStream keeps its data.
+// Usage is JetStream's usage, as /jsz, /varz and each account report it.
+type Usage struct {
+	Memory          uint64   `json:"memory"`
+	Storage         uint64   `json:"storage"`
+	ReservedMemory  uint64   `json:"reserved_memory"`
+	ReservedStorage uint64   `json:"reserved_storage"`
+	Accounts        int      `json:"accounts"`
+	HAAssets        int      `json:"ha_assets"`
+	API             APIStats `json:"api"`
+}
+
+// APIStats counts API requests as /jsz writes them. Level is the API level bus claims: 0,
+// as it does not advertise one.
+type APIStats struct {
+	Level  int    `json:"level"`
+	Total  uint64 `json:"total"`
+	Errors uint64 `json:"errors"`
+}
+
+// JSConfig is JetStream's configuration. The server fills in the limits:
+// bus has none of its own, so it reports what the reference would take
+// by default (see server/sysinfo_linux.go).
 type JSConfig struct {
-	StoreDir string `json:"store_dir"`
+	MaxMemory  int64  `json:"max_memory"`
+	MaxStorage int64  `json:"max_storage"`
+	StoreDir   string `json:"store_dir,omitempty"`
 }
 
-// JSAPIStats counts API requests.
-type JSAPIStats struct {
-	Total  int64 `json:"total"`
-	Errors int64 `json:"errors"`
+// AccountDetail is one account in /jsz.
+type AccountDetail struct {
+	Name string `json:"name"`
+	ID   string `json:"id"`
+	Usage
+	Streams []StreamDetail `json:"stream_detail,omitempty"`
 }
 
-// StreamDetail is one stream in /jsz.
+// StreamDetail is one stream in /jsz: config only with config=true,
+// consumers only with consumers=true.
 type StreamDetail struct {
-	Name      string           `json:"name"`
-	Created   time.Time        `json:"created"`
-	Subjects  []string         `json:"subjects"`
-	Storage   string           `json:"storage"`
-	Retention string           `json:"retention"`
-	State     StreamStateJSON  `json:"state"`
-	Consumers []ConsumerDetail `json:"consumer_detail"`
+	Name      string            `json:"name"`
+	Created   time.Time         `json:"created"`
+	Cluster   *clusterInfo      `json:"cluster,omitempty"`
+	Config    *streamConfig     `json:"config,omitempty"`
+	State     streamState       `json:"state"`
+	Consumers []*ConsumerDetail `json:"consumer_detail,omitempty"`
 }
 
-// StreamStateJSON is a stream's totals in /jsz.
-type StreamStateJSON struct {
-	Messages  uint64 `json:"messages"`
-	Bytes     uint64 `json:"bytes"`
-	FirstSeq  uint64 `json:"first_seq"`
-	LastSeq   uint64 `json:"last_seq"`
-	Deleted   uint64 `json:"num_deleted"`
-	Consumers int    `json:"consumer_count"`
-}
-
-// ConsumerDetail is one consumer in /jsz; NumPending is its lag.
+// ConsumerDetail is one consumer in /jsz: its info as CONSUMER.INFO
+// answers it (NumPending is the lag), config only with config=true.
 type ConsumerDetail struct {
-	Name           string `json:"name"`
-	NumPending     uint64 `json:"num_pending"`
-	NumAckPending  int    `json:"num_ack_pending"`
-	NumRedelivered int    `json:"num_redelivered"`
-	NumWaiting     int    `json:"num_waiting"`
-	DeliveredSeq   uint64 `json:"delivered_stream_seq"`
-	AckFloorSeq    uint64 `json:"ack_floor_stream_seq"`
-	DeadLettered   int64  `json:"x_bus_dead_lettered"`
-	DeadLost       int64  `json:"x_bus_dead_letters_lost"`
+	consumerInfo
+	Config *consumerConfig `json:"config,omitempty"` // hides consumerInfo's
 }
 
-// Jsz snapshots the streams and consumers for /jsz; serverID is the
-// server's id.
-func (svc *Service) Jsz(serverID string) Jsz {
+// Jsz snapshots JetStream for /jsz; serverID is the server's id.
+func (svc *Service) Jsz(serverID string, o JszOptions) Jsz {
+	if o.Limit == 0 {
+		o.Limit = DefaultJszLimit
+	}
+	o.Streams = o.Streams || o.Consumers
+	o.Accounts = o.Accounts || o.Streams && o.Account == ""
 	out := Jsz{
-		ServerID:     serverID,
-		Now:          svc.sh.now().UTC(),
-		Config:       JSConfig{StoreDir: svc.dir},
-		API:          JSAPIStats{Total: svc.apiTotal.Load(), Errors: svc.apiErrors.Load()},
-		DeadLettered: svc.sh.deadLettered.Load(),
+		ServerID: serverID,
+		Now:      svc.sh.now().UTC(),
+		Config:   JSConfig{StoreDir: svc.dir},
+		Limits:   &struct{}{},
+		Total:    1,
 
+		DeadLettered:    svc.sh.deadLettered.Load(),
 		DeadLettersLost: svc.sh.deadLettersLost.Load(),
-		StreamDetail:    []StreamDetail{},
 		Damaged:         svc.Damaged(),
 	}
-	for _, st := range svc.sortedStreams() {
-		cfg := st.config()
-		state := st.log.State()
-		d := StreamDetail{
-			Name: st.name, Created: st.created, Subjects: cfg.Subjects, Storage: string(cfg.Storage), Retention: string(cfg.Retention),
-			State: StreamStateJSON{
-				Messages: state.Msgs, Bytes: state.Bytes, FirstSeq: state.FirstSeq, LastSeq: state.LastSeq, Deleted: state.NumDeleted,
-			},
-			Consumers: []ConsumerDetail{},
-		}
-		for _, c := range st.sortedConsumers() {
-			ci := c.info("")
-			d.Consumers = append(d.Consumers, ConsumerDetail{
-				Name: c.name, NumPending: ci.NumPending, NumAckPending: ci.NumAckPending,
-				NumRedelivered: ci.NumRedelivered, NumWaiting: ci.NumWaiting,
-				DeliveredSeq: ci.Delivered.Stream, AckFloorSeq: ci.AckFloor.Stream, DeadLettered: ci.DeadLettered,
-				DeadLost: ci.DeadLettersLost,
-			})
-		}
-		d.State.Consumers = len(d.Consumers)
-		if cfg.Storage == jetlog.StorageMemory {
-			out.Memory += state.Bytes
+	acc := &AccountDetail{Name: account, ID: account}
+	streams := svc.sortedStreams()
+	for _, st := range streams {
+		info := st.info("")
+		if info.Config.Storage == jetlog.StorageMemory {
+			acc.Memory += info.State.Bytes
 		} else {
-			out.Storage += state.Bytes
+			acc.Storage += info.State.Bytes
 		}
 		out.Streams++
-		out.Consumers += len(d.Consumers)
-		out.Messages += state.Msgs
-		out.Bytes += state.Bytes
-		out.StreamDetail = append(out.StreamDetail, d)
+		out.Consumers += info.State.ConsumerCount
+		out.Messages += info.State.Msgs
+		out.Bytes += info.State.Bytes
+		if !o.Streams {
+			continue
+		}
+		d := StreamDetail{Name: st.name, Created: info.Created, Cluster: info.Cluster, State: info.State}
+		if o.Config {
+			d.Config = &info.Config
+		}
+		if o.Consumers {
+			for _, c := range st.sortedConsumers() {
+				cd := &ConsumerDetail{consumerInfo: c.info("")}
+				if o.Config {
+					cd.Config = &cd.consumerInfo.Config
+				}
+				d.Consumers = append(d.Consumers, cd)
+			}
+		}
+		acc.Streams = append(acc.Streams, d)
+	}
+	api := APIStats{Total: uint64(svc.apiTotal.Load()), Errors: uint64(svc.apiErrors.Load())}
+	out.Usage = Usage{Memory: acc.Memory, Storage: acc.Storage, Accounts: 1, API: api}
+	// An account without limits reserves "all": -1 as the reference
+	// writes it, unsigned.
+	acc.ReservedMemory, acc.ReservedStorage, acc.API = math.MaxUint64, math.MaxUint64, api
+	switch {
+	case o.Account == account:
+		out.AccountDetails = []*AccountDetail{acc}
+	case o.Accounts:
+		all := []*AccountDetail{acc}
+		if o.Limit > 0 {
+			lo := min(max(o.Offset, 0), len(all))
+			all = all[lo:]
+			all = all[:min(o.Limit, len(all))]
+		}
+		if len(all) > 0 {
+			out.AccountDetails = all
+		}
 	}
 	return out
 }
 
-// Varz is the JetStream section of /varz.
+// Varz is the JetStream section of /varz; the zero value (JetStream off)
+// is written as {}, as the reference writes it.
 type Varz struct {
-	Config JSConfig  `json:"config"`
-	Stats  VarzStats `json:"stats"`
-}
-
-// VarzStats are the totals in Varz.
-type VarzStats struct {
-	Memory    uint64     `json:"memory"`
-	Storage   uint64     `json:"storage"`
-	Streams   int        `json:"streams"`
-	Consumers int        `json:"consumers"`
-	API       JSAPIStats `json:"api"`
+	Config *JSConfig `json:"config,omitempty"`
+	Stats  *Usage    `json:"stats,omitempty"`
+	Limits *struct{} `json:"limits,omitempty"`
 }
 
 // Varz summarises the service for /varz.
 func (svc *Service) Varz(serverID string) Varz {
-	j := svc.Jsz(serverID)
-	return Varz{Config: j.Config, Stats: VarzStats{
-		Memory: j.Memory, Storage: j.Storage, Streams: j.Streams, Consumers: j.Consumers, API: j.API,
-	}}
+	j := svc.Jsz(serverID, JszOptions{})
+	return Varz{Config: &j.Config, Stats: &j.Usage, Limits: j.Limits}
 }

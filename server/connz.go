@@ -1,0 +1,344 @@
+package server
+
+import (
+	"cmp"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// DefaultConnListSize is /connz's limit when none is asked for, as in the
+// reference.
+const DefaultConnListSize = 1024
+
+// globalAccount is the one account bus has, named as the reference names
+// the account of servers without accounts configured.
+const globalAccount = "$G"
+
+// ConnState selects open or closed connections, or both, in /connz.
+type ConnState int
+
+// The states of /connz's state parameter (open, closed, all or any).
+const (
+	ConnOpen ConnState = iota
+	ConnClosed
+	ConnAll
+)
+
+// ConnzOptions are /connz's query parameters.
+type ConnzOptions struct {
+	Sort       string // a key of connzSorts; "" sorts by cid
+	Auth       bool   // show authorized_user
+	Subs       bool   // show subscriptions_list
+	SubsDetail bool   // show subscriptions_list_detail instead
+	Offset     int
+	Limit      int    // <= 0: DefaultConnListSize
+	CID        uint64 // only this connection (then the limit is 1)
+	State      ConnState
+	User       string // only connections of this authorized user
+	Account    string // only this account's: "$G" or nothing
+}
+
+// Connz is the /connz document.
+type Connz struct {
+	ServerID string      `json:"server_id"`
+	Now      time.Time   `json:"now"`
+	NumConns int         `json:"num_connections"`
+	Total    int         `json:"total"`
+	Offset   int         `json:"offset"`
+	Limit    int         `json:"limit"`
+	Conns    []*ConnInfo `json:"connections"`
+}
+
+// ConnInfo is one connection in /connz, open or closed.
+type ConnInfo struct {
+	Cid            uint64      `json:"cid"`
+	Kind           string      `json:"kind,omitempty"`
+	Type           string      `json:"type,omitempty"`
+	IP             string      `json:"ip"`
+	Port           int         `json:"port"`
+	Start          time.Time   `json:"start"`
+	LastActivity   time.Time   `json:"last_activity"`
+	Stop           *time.Time  `json:"stop,omitempty"`
+	Reason         string      `json:"reason,omitempty"`
+	RTT            string      `json:"rtt,omitempty"`
+	Uptime         string      `json:"uptime"`
+	Idle           string      `json:"idle"`
+	Pending        int         `json:"pending_bytes"`
+	InMsgs         int64       `json:"in_msgs"`
+	OutMsgs        int64       `json:"out_msgs"`
+	InBytes        int64       `json:"in_bytes"`
+	OutBytes       int64       `json:"out_bytes"`
+	NumSubs        uint32      `json:"subscriptions"`
+	Name           string      `json:"name,omitempty"`
+	Lang           string      `json:"lang,omitempty"`
+	Version        string      `json:"version,omitempty"`
+	TLSVersion     string      `json:"tls_version,omitempty"`
+	TLSCipher      string      `json:"tls_cipher_suite,omitempty"`
+	AuthorizedUser string      `json:"authorized_user,omitempty"`
+	Account        string      `json:"account,omitempty"`
+	Subs           []string    `json:"subscriptions_list,omitempty"`
+	SubsDetail     []SubDetail `json:"subscriptions_list_detail,omitempty"`
+	NameTag        string      `json:"name_tag,omitempty"`
+
+	rtt time.Duration // for sorting
+}
+
+// SubDetail is one subscription in /connz and /subsz.
+type SubDetail struct {
+	Account    string `json:"account,omitempty"`
+	AccountTag string `json:"account_tag,omitempty"`
+	Subject    string `json:"subject"`
+	Queue      string `json:"qgroup,omitempty"`
+	Sid        string `json:"sid"`
+	Msgs       int64  `json:"msgs"`
+	Max        int64  `json:"max,omitempty"`
+	Cid        uint64 `json:"cid"`
+}
+
+// detail describes a client's subscription; Msgs counts deliveries.
+func (sub *subscription) detail() SubDetail {
+	msgs, limit := sub.delivered.Load(), sub.max.Load()
+	if limit > 0 {
+		msgs = min(msgs, limit)
+	}
+	return SubDetail{Subject: sub.subject, Queue: sub.queue, Sid: string(sub.sid), Msgs: msgs, Max: limit, Cid: sub.conn.id}
+}
+
+// connzSorts are the sort keys, as the reference names them: cid and
+// start ascend, uptime and reason ascend, every other key descends.
+var connzSorts = map[string]func(a, b *ConnInfo, now time.Time) int{
+	"cid":        func(a, b *ConnInfo, _ time.Time) int { return cmp.Compare(a.Cid, b.Cid) },
+	"start":      func(a, b *ConnInfo, _ time.Time) int { return cmp.Compare(a.Cid, b.Cid) },
+	"subs":       func(a, b *ConnInfo, _ time.Time) int { return cmp.Compare(b.NumSubs, a.NumSubs) },
+	"pending":    func(a, b *ConnInfo, _ time.Time) int { return cmp.Compare(b.Pending, a.Pending) },
+	"msgs_to":    func(a, b *ConnInfo, _ time.Time) int { return cmp.Compare(b.OutMsgs, a.OutMsgs) },
+	"msgs_from":  func(a, b *ConnInfo, _ time.Time) int { return cmp.Compare(b.InMsgs, a.InMsgs) },
+	"bytes_to":   func(a, b *ConnInfo, _ time.Time) int { return cmp.Compare(b.OutBytes, a.OutBytes) },
+	"bytes_from": func(a, b *ConnInfo, _ time.Time) int { return cmp.Compare(b.InBytes, a.InBytes) },
+	"last":       func(a, b *ConnInfo, _ time.Time) int { return b.LastActivity.Compare(a.LastActivity) },
+	"idle":       func(a, b *ConnInfo, _ time.Time) int { return a.LastActivity.Compare(b.LastActivity) },
+	"uptime":     func(a, b *ConnInfo, now time.Time) int { return cmp.Compare(a.up(now), b.up(now)) },
+	"stop":       func(a, b *ConnInfo, _ time.Time) int { return b.Stop.Compare(*a.Stop) },
+	"reason":     func(a, b *ConnInfo, _ time.Time) int { return strings.Compare(a.Reason, b.Reason) },
+	"rtt":        func(a, b *ConnInfo, _ time.Time) int { return cmp.Compare(b.rtt, a.rtt) },
+}
+
+// up is how long the connection was or has been open.
+func (ci *ConnInfo) up(now time.Time) time.Duration {
+	if ci.Stop != nil {
+		return ci.Stop.Sub(ci.Start)
+	}
+	return now.Sub(ci.Start)
+}
+
+// Errors of /connz's options; the handler answers them with 400.
+var (
+	ErrConnzSort      = errors.New("monitoring: unknown sort key")
+	ErrConnzOnlyClose = errors.New("monitoring: this sort needs state=closed")
+)
+
+// Connz lists connections as /connz does. It returns an error wrapping
+// ErrConnzSort or ErrConnzOnlyClose for options it cannot serve.
+func (s *Server) Connz(o ConnzOptions) (*Connz, error) {
+	if o.Sort == "" {
+		o.Sort = "cid"
+	}
+	less, ok := connzSorts[o.Sort]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrConnzSort, o.Sort)
+	}
+	if (o.Sort == "stop" || o.Sort == "reason") && o.State != ConnClosed {
+		return nil, fmt.Errorf("%w: sort=%s", ErrConnzOnlyClose, o.Sort)
+	}
+	if o.Limit <= 0 {
+		o.Limit = DefaultConnListSize
+	}
+	if o.CID > 0 {
+		o.Limit = 1
+	}
+	o.Offset = max(o.Offset, 0)
+	now := time.Now()
+	out := &Connz{ServerID: s.id, Now: now.UTC(), Offset: o.Offset, Limit: o.Limit, Conns: []*ConnInfo{}}
+	if o.Account != "" && o.Account != globalAccount {
+		return out, nil
+	}
+	var list []*ConnInfo
+	if o.State != ConnClosed {
+		s.mu.Lock()
+		open := make([]*conn, 0, len(s.conns))
+		for _, c := range s.conns {
+			if o.CID == 0 || c.id == o.CID {
+				open = append(open, c)
+			}
+		}
+		s.mu.Unlock()
+		for _, c := range open {
+			if ci := c.openInfo(now, o); ci != nil {
+				list = append(list, ci)
+			}
+		}
+	}
+	if o.State != ConnOpen {
+		for _, cc := range s.mon.closed.list() {
+			if o.CID != 0 && cc.info.Cid != o.CID || o.User != "" && cc.user != o.User {
+				continue
+			}
+			if o.CID != 0 && len(list) > 0 {
+				break // open wins, as in the reference
+			}
+			list = append(list, cc.view(o))
+		}
+	}
+	out.Total = len(list)
+	slices.SortFunc(list, func(a, b *ConnInfo) int { return cmp.Compare(a.Cid, b.Cid) })
+	slices.SortStableFunc(list, func(a, b *ConnInfo) int { return less(a, b, now) })
+	lo, hi := page(len(list), o.Offset, o.Limit)
+	out.Conns = list[lo:hi]
+	out.NumConns = len(out.Conns)
+	return out, nil
+}
+
+// openInfo describes an open connection for o, or returns nil when o's
+// user filter leaves it out.
+func (c *conn) openInfo(now time.Time, o ConnzOptions) *ConnInfo {
+	c.mu.Lock()
+	rtt, d, n := c.rtt, c.desc, len(c.subs)
+	var subs []SubDetail
+	if o.Subs || o.SubsDetail {
+		for _, sub := range c.subs {
+			subs = append(subs, sub.detail())
+		}
+	}
+	c.mu.Unlock()
+	if o.User != "" && d.user != o.User {
+		return nil
+	}
+	ci := c.connInfo(now, rtt, d, n)
+	ci.setSubs(subs, o)
+	if o.Auth {
+		ci.AuthorizedUser = d.user
+		ci.NameTag = globalAccount
+	}
+	return &ci
+}
+
+// view is a closed connection's ConnInfo for o: a copy, so the ring's
+// entry stays as it was.
+func (cc *closedConn) view(o ConnzOptions) *ConnInfo {
+	ci := cc.info
+	ci.setSubs(cc.subs, o)
+	if o.Auth {
+		ci.AuthorizedUser = cc.user
+	}
+	return &ci
+}
+
+// setSubs fills the subscription list o asks for, sorted by subject and
+// sid so that a listing is repeatable (the reference's order is a map's).
+func (ci *ConnInfo) setSubs(subs []SubDetail, o ConnzOptions) {
+	if len(subs) == 0 || !o.Subs && !o.SubsDetail {
+		return
+	}
+	subs = slices.Clone(subs)
+	slices.SortFunc(subs, func(a, b SubDetail) int {
+		return cmp.Or(strings.Compare(a.Subject, b.Subject), strings.Compare(a.Sid, b.Sid))
+	})
+	if o.SubsDetail {
+		ci.SubsDetail = subs
+		return
+	}
+	for _, sd := range subs {
+		ci.Subs = append(ci.Subs, sd.Subject)
+	}
+}
+
+// connInfo is the part of a ConnInfo read from fields that need no lock
+// of c's (immutable, atomic or the queue's own). rtt and d were read under
+// c.mu by the caller.
+func (c *conn) connInfo(now time.Time, rtt time.Duration, d clientDesc, numSubs int) ConnInfo {
+	outMsgs, outBytes := c.out.counts()
+	last := c.start
+	if ns := c.lastActivity.Load(); ns != 0 {
+		last = time.Unix(0, ns)
+	}
+	ci := ConnInfo{
+		Cid: c.id, Kind: "Client", Type: "nats", IP: c.ip,
+		Start: c.start.UTC(), LastActivity: last.UTC(),
+		RTT: rttString(rtt), Uptime: uptime(now.Sub(c.start)), Idle: uptime(now.Sub(last)),
+		Pending: c.out.pending(),
+		InMsgs:  c.inMsgs.Load(), InBytes: c.inBytes.Load(), OutMsgs: outMsgs, OutBytes: outBytes,
+		NumSubs: uint32(numSubs),
+		Name:    d.name, Lang: d.lang, Version: d.version,
+		rtt: rtt,
+	}
+	if addr, ok := c.raw.RemoteAddr().(*net.TCPAddr); ok {
+		ci.Port = addr.Port
+	}
+	// nc is the TLS connection once the writer runs (startWriter comes
+	// after the handshake), and is not changed after.
+	if c.writing.Load() {
+		if tc, ok := c.nc.(*tls.Conn); ok {
+			cs := tc.ConnectionState()
+			ci.TLSVersion = tlsVersionName(cs.Version)
+			ci.TLSCipher = tls.CipherSuiteName(cs.CipherSuite)
+		}
+	}
+	return ci
+}
+
+// rttString rounds as the reference shows a round trip: to the
+// microsecond below a millisecond.
+func rttString(d time.Duration) string {
+	if d > time.Microsecond && d < time.Millisecond {
+		d = d.Truncate(time.Microsecond)
+	}
+	return d.String()
+}
+
+func tlsVersionName(v uint16) string {
+	switch v {
+	case tls.VersionTLS10:
+		return "1.0"
+	case tls.VersionTLS11:
+		return "1.1"
+	case tls.VersionTLS12:
+		return "1.2"
+	case tls.VersionTLS13:
+		return "1.3"
+	}
+	return fmt.Sprintf("Unknown [0x%x]", v)
+}
+
+func (s *Server) serveConnz(w http.ResponseWriter, r *http.Request) {
+	q := query{r: r}
+	o := ConnzOptions{
+		Sort: q.str("sort"), Auth: q.bool("auth"), Offset: q.int("offset"), Limit: q.int("limit"),
+		CID: q.uint64("cid"), User: q.str("user"), Account: q.str("acc"),
+	}
+	o.Subs, o.SubsDetail = q.subs()
+	switch state := strings.ToLower(q.str("state")); state {
+	case "", "open":
+	case "closed":
+		o.State = ConnClosed
+	case "all", "any":
+		o.State = ConnAll
+	default:
+		q.err = fmt.Errorf("monitoring: state=%q is not open, closed or all", state)
+	}
+	if q.err != nil {
+		badRequest(w, q.err)
+		return
+	}
+	c, err := s.Connz(o)
+	if err != nil {
+		badRequest(w, err)
+		return
+	}
+	writeJSON(w, c)
+}

@@ -1,0 +1,135 @@
+package server
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bus-dev/bus/subjects"
+)
+
+// DefaultSubListSize is /subsz's limit when none is asked for, as in the
+// reference.
+const DefaultSubListSize = 1024
+
+// SubszOptions are /subsz's query parameters.
+type SubszOptions struct {
+	Subs    bool   // list the subscriptions
+	Test    string // only those a message on this literal subject reaches
+	Offset  int
+	Limit   int    // <= 0: DefaultSubListSize
+	Account string // "$G" or nothing
+}
+
+// Subsz is the /subsz document: the subscription trie's counters and,
+// with subs, the clients' subscriptions.
+type Subsz struct {
+	ServerID string    `json:"server_id"`
+	Now      time.Time `json:"now"`
+	SublistStats
+	Total  int         `json:"total"`
+	Offset int         `json:"offset"`
+	Limit  int         `json:"limit"`
+	Subs   []SubDetail `json:"subscriptions_list,omitempty"`
+}
+
+// SublistStats are the trie's counters with the reference's names.
+// num_subscriptions counts the clients' subscriptions, as /varz does;
+// the other counters include the server's own.
+type SublistStats struct {
+	NumSubs      uint32  `json:"num_subscriptions"`
+	NumCache     uint32  `json:"num_cache"`
+	NumInserts   uint64  `json:"num_inserts"`
+	NumRemoves   uint64  `json:"num_removes"`
+	NumMatches   uint64  `json:"num_matches"`
+	CacheHitRate float64 `json:"cache_hit_rate"`
+	MaxFanout    uint32  `json:"max_fanout"`
+	AvgFanout    float64 `json:"avg_fanout"`
+}
+
+// ErrSubszTest is returned for a test subject that is not a valid
+// publish subject.
+var ErrSubszTest = errors.New("monitoring: test must be a valid publish subject")
+
+func (s *Server) sublistStats() SublistStats {
+	st := s.subs.Stats()
+	out := SublistStats{
+		NumSubs:    uint32(max(st.Subscriptions-int(s.internalSubs.Load()), 0)),
+		NumCache:   uint32(st.CacheEntries),
+		NumInserts: st.Inserts,
+		NumRemoves: st.Removes,
+		NumMatches: st.Matches,
+		MaxFanout:  uint32(st.MaxFanout),
+		AvgFanout:  st.AvgFanout,
+	}
+	if st.Matches > 0 {
+		out.CacheHitRate = float64(st.CacheHits) / float64(st.Matches)
+	}
+	return out
+}
+
+// Subsz reports the trie's counters and, with o.Subs, the clients'
+// subscriptions ordered by subject, connection and sid. It returns an
+// error wrapping ErrSubszTest for a bad o.Test.
+func (s *Server) Subsz(o SubszOptions) (*Subsz, error) {
+	if o.Test != "" && !subjects.ValidLiteral(o.Test) {
+		return nil, fmt.Errorf("%w: %q", ErrSubszTest, o.Test)
+	}
+	if o.Limit <= 0 {
+		o.Limit = DefaultSubListSize
+	}
+	o.Offset = max(o.Offset, 0)
+	out := &Subsz{ServerID: s.id, Now: time.Now().UTC(), Offset: o.Offset, Limit: o.Limit}
+	if o.Account != "" && o.Account != globalAccount {
+		return out, nil
+	}
+	out.SublistStats = s.sublistStats()
+	if !o.Subs {
+		return out, nil
+	}
+	s.mu.Lock()
+	conns := make([]*conn, 0, len(s.conns))
+	for _, c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	var list []SubDetail
+	for _, c := range conns {
+		c.mu.Lock()
+		for _, sub := range c.subs {
+			if o.Test == "" || subjects.Matches(sub.subject, o.Test) {
+				list = append(list, sub.detail())
+			}
+		}
+		c.mu.Unlock()
+	}
+	slices.SortFunc(list, func(a, b SubDetail) int {
+		return cmp.Or(strings.Compare(a.Subject, b.Subject), cmp.Compare(a.Cid, b.Cid), strings.Compare(a.Sid, b.Sid))
+	})
+	for i := range list {
+		list[i].Account, list[i].AccountTag = globalAccount, globalAccount
+	}
+	out.Total = len(list)
+	lo, hi := page(len(list), o.Offset, o.Limit)
+	out.Subs = list[lo:hi]
+	return out, nil
+}
+
+func (s *Server) serveSubsz(w http.ResponseWriter, r *http.Request) {
+	q := query{r: r}
+	o := SubszOptions{Subs: q.bool("subs"), Offset: q.int("offset"), Limit: q.int("limit"), Test: q.str("test"), Account: q.str("acc")}
+	if q.err != nil {
+		badRequest(w, q.err)
+		return
+	}
+	sz, err := s.Subsz(o)
+	if err != nil {
+		badRequest(w, err)
+		return
+	}
+	writeJSON(w, sz)
+}
