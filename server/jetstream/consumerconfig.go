@@ -97,6 +97,14 @@ func (c *consumerConfig) filters() []string {
 // one place they are applied, and checks the config against its stream.
 // The result is what responses echo.
 func (c *consumerConfig) normalize(scfg streamConfig) *apiError {
+	for _, k := range []string{"pause_until", "priority_groups"} {
+		if raw, ok := c.extra[k]; ok && string(raw) != "null" && string(raw) != "[]" {
+			return errConsumerCreate("%s is not supported by bus", k)
+		}
+	}
+	if raw, ok := c.extra["priority_policy"]; ok && string(raw) != `"none"` && string(raw) != `""` && string(raw) != "null" {
+		return errConsumerCreate("priority_policy is not supported by bus")
+	}
 	if c.Durable != "" && c.Name != "" && c.Durable != c.Name {
 		return errDurableMismatch()
 	}

@@ -52,7 +52,15 @@ type stream struct {
 // openStream opens (or creates) the log for cfg under dir and starts its
 // capture subscriptions. It does disk I/O: callers hold no lock.
 func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
-	l, err := jetlog.Open(dir, cfg.logConfig(), jetlog.Options{Logger: sh.log, Now: sh.now, FileCache: sh.files})
+	// The log reports subjects that need a delete marker from its own
+	// goroutine, possibly before Open returns.
+	var self atomic.Pointer[stream]
+	expired := func(subjects []string) {
+		if st := self.Load(); st != nil {
+			go st.storeMarkers(subjects)
+		}
+	}
+	l, err := jetlog.Open(dir, cfg.logConfig(), jetlog.Options{Logger: sh.log, Now: sh.now, FileCache: sh.files, OnSubjectExpired: expired})
 	if err != nil {
 		return nil, err
 	}
@@ -73,6 +81,7 @@ func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
 		consumers: map[string]*consumer{},
 		publishes: newPublishStats(),
 	}
+	self.Store(st)
 	st.sealed.Store(cfg.Sealed)
 	st.mu.Lock()
 	st.publishConsumersLocked()
@@ -135,10 +144,18 @@ func (st *stream) captureMsg(subject, reply []byte, hdr int, msg []byte) bool {
 	var expect jetlog.Expect
 	if hdr >= 0 {
 		m.Header, m.Data = p.buf[:hdr:hdr], p.buf[hdr:]
-		expects, rollup := publishHeaders(m.Header)
+		expects, rollup, ttl := publishHeaders(m.Header)
 		if expects {
 			var e *apiError
 			if expect, e = st.expectations(m.Header); e != nil {
+				st.ackError(p.reply, e)
+				st.pubs.Put(p)
+				return true
+			}
+		}
+		if ttl {
+			var e *apiError
+			if m.Header, e = st.checkTTL(m.Header); e != nil {
 				st.ackError(p.reply, e)
 				st.pubs.Put(p)
 				return true
@@ -224,7 +241,7 @@ func appendPubAck(b []byte, stream string, ack jetlog.PubAck) []byte {
 // whether it carries Nats-Expected-* preconditions or a Nats-Rollup, so
 // that plain messages with headers pay no more than that pass.
 // see BenchmarkJetStream
-func publishHeaders(hdr []byte) (expects, rollup bool) {
+func publishHeaders(hdr []byte) (expects, rollup, ttl bool) {
 	_, rest, _ := bytes.Cut(hdr, []byte("\r\n")) // the status line
 	for key := range headerLines(rest) {
 		switch {
@@ -232,9 +249,11 @@ func publishHeaders(hdr []byte) (expects, rollup bool) {
 			expects = true
 		case bytes.EqualFold(key, []byte("Nats-Rollup")):
 			rollup = true
+		case bytes.EqualFold(key, []byte("Nats-TTL")):
+			ttl = true
 		}
 	}
-	return expects, rollup
+	return expects, rollup, ttl
 }
 
 const expectedPrefix = "Nats-Expected-"

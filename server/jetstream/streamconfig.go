@@ -12,31 +12,35 @@ import (
 // does not act on are echoed back as sent (see extra), because clients
 // re-send them and compare.
 type streamConfig struct {
-	Name                 string            `json:"name"`
-	Description          string            `json:"description,omitempty"`
-	Subjects             []string          `json:"subjects,omitempty"`
-	Retention            jetlog.Retention  `json:"retention"`
-	MaxConsumers         int64             `json:"max_consumers"`
-	MaxMsgs              int64             `json:"max_msgs"`
-	MaxBytes             int64             `json:"max_bytes"`
-	MaxAge               int64             `json:"max_age"`
-	MaxMsgsPerSubject    int64             `json:"max_msgs_per_subject"`
-	MaxMsgSize           int32             `json:"max_msg_size"`
-	Discard              jetlog.Discard    `json:"discard"`
-	DiscardNewPerSubject bool              `json:"discard_new_per_subject,omitempty"`
-	Storage              jetlog.Storage    `json:"storage"`
-	Replicas             int               `json:"num_replicas"`
-	NoAck                bool              `json:"no_ack,omitempty"`
-	DuplicateWindow      int64             `json:"duplicate_window"`
-	Compression          string            `json:"compression"`
-	AllowDirect          bool              `json:"allow_direct"`
-	MirrorDirect         bool              `json:"mirror_direct"`
-	Sealed               bool              `json:"sealed"`
-	DenyDelete           bool              `json:"deny_delete"`
-	DenyPurge            bool              `json:"deny_purge"`
-	AllowRollup          bool              `json:"allow_rollup_hdrs"`
-	ConsumerLimits       json.RawMessage   `json:"consumer_limits,omitempty"`
-	Metadata             map[string]string `json:"metadata,omitempty"`
+	Name                 string           `json:"name"`
+	Description          string           `json:"description,omitempty"`
+	Subjects             []string         `json:"subjects,omitempty"`
+	Retention            jetlog.Retention `json:"retention"`
+	MaxConsumers         int64            `json:"max_consumers"`
+	MaxMsgs              int64            `json:"max_msgs"`
+	MaxBytes             int64            `json:"max_bytes"`
+	MaxAge               int64            `json:"max_age"`
+	MaxMsgsPerSubject    int64            `json:"max_msgs_per_subject"`
+	MaxMsgSize           int32            `json:"max_msg_size"`
+	Discard              jetlog.Discard   `json:"discard"`
+	DiscardNewPerSubject bool             `json:"discard_new_per_subject,omitempty"`
+	Storage              jetlog.Storage   `json:"storage"`
+	Replicas             int              `json:"num_replicas"`
+	NoAck                bool             `json:"no_ack,omitempty"`
+	DuplicateWindow      int64            `json:"duplicate_window"`
+	Compression          string           `json:"compression"`
+	AllowDirect          bool             `json:"allow_direct"`
+	MirrorDirect         bool             `json:"mirror_direct"`
+	Sealed               bool             `json:"sealed"`
+	DenyDelete           bool             `json:"deny_delete"`
+	DenyPurge            bool             `json:"deny_purge"`
+	AllowRollup          bool             `json:"allow_rollup_hdrs"`
+	AllowMsgTTL          bool             `json:"allow_msg_ttl"`
+	// SubjectDeleteMarkerTTL (ns) asks for a delete marker where a
+	// subject's last message aged out or expired, itself kept this long.
+	SubjectDeleteMarkerTTL int64             `json:"subject_delete_marker_ttl,omitempty"`
+	ConsumerLimits         json.RawMessage   `json:"consumer_limits,omitempty"`
+	Metadata               map[string]string `json:"metadata,omitempty"`
 
 	// Durability is bus's own: "always" (default: fsync before the ack),
 	// "interval" or "none". The x_bus_ prefix keeps it clear of any
@@ -76,22 +80,24 @@ func (c streamConfig) MarshalJSON() ([]byte, error) {
 func (c streamConfig) logConfig() jetlog.StreamConfig {
 	raw, _ := json.Marshal(c)
 	return jetlog.StreamConfig{
-		Name:                 c.Name,
-		Subjects:             c.Subjects,
-		Retention:            c.Retention,
-		MaxConsumers:         c.MaxConsumers,
-		MaxMsgs:              c.MaxMsgs,
-		MaxBytes:             c.MaxBytes,
-		MaxAge:               time.Duration(c.MaxAge),
-		MaxMsgsPerSubject:    c.MaxMsgsPerSubject,
-		MaxMsgSize:           c.MaxMsgSize,
-		Discard:              c.Discard,
-		DiscardNewPerSubject: c.DiscardNewPerSubject,
-		Storage:              c.Storage,
-		DuplicateWindow:      time.Duration(c.DuplicateWindow),
-		Durability:           c.Durability,
-		SyncInterval:         time.Duration(c.SyncInterval),
-		Raw:                  raw,
+		Name:                   c.Name,
+		Subjects:               c.Subjects,
+		Retention:              c.Retention,
+		MaxConsumers:           c.MaxConsumers,
+		MaxMsgs:                c.MaxMsgs,
+		MaxBytes:               c.MaxBytes,
+		MaxAge:                 time.Duration(c.MaxAge),
+		MaxMsgsPerSubject:      c.MaxMsgsPerSubject,
+		MaxMsgSize:             c.MaxMsgSize,
+		Discard:                c.Discard,
+		DiscardNewPerSubject:   c.DiscardNewPerSubject,
+		Storage:                c.Storage,
+		DuplicateWindow:        time.Duration(c.DuplicateWindow),
+		Durability:             c.Durability,
+		SyncInterval:           time.Duration(c.SyncInterval),
+		MsgTTL:                 c.AllowMsgTTL,
+		SubjectDeleteMarkerTTL: time.Duration(c.SubjectDeleteMarkerTTL),
+		Raw:                    raw,
 	}
 }
 
@@ -176,6 +182,17 @@ func (c *streamConfig) normalize() *apiError {
 	}
 	if c.MaxAge > 0 && c.DuplicateWindow > c.MaxAge {
 		return errStreamConfig("duplicates window can not be larger then max age")
+	}
+	switch {
+	case c.SubjectDeleteMarkerTTL < 0:
+		return errStreamConfig("subject delete marker TTL must not be negative")
+	case c.SubjectDeleteMarkerTTL > 0 && c.SubjectDeleteMarkerTTL < int64(time.Second):
+		return errStreamConfig("subject delete marker TTL must be at least 1 second")
+	case c.SubjectDeleteMarkerTTL > 0:
+		// Markers need TTLs (their own) and roll-ups, as in the
+		// reference (outside its pedantic mode).
+		c.AllowMsgTTL = true
+		c.AllowRollup, c.DenyPurge = true, false
 	}
 	if len(c.ConsumerLimits) == 0 {
 		c.ConsumerLimits = json.RawMessage("{}")
