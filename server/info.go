@@ -3,6 +3,8 @@ package server
 import (
 	"encoding/json"
 	"runtime"
+
+	"github.com/bus-dev/bus/server/jetstream"
 )
 
 // Identity is who a server is, as INFO and /varz both report it.
@@ -41,6 +43,9 @@ type serverInfo struct {
 	TLSRequired  bool   `json:"tls_required,omitempty"`
 	TLSVerify    bool   `json:"tls_verify,omitempty"`
 	Nonce        string `json:"nonce,omitempty"`
+	// APILevel is the JetStream API level, which the reference sends
+	// whether or not JetStream is on.
+	APILevel int `json:"api_lvl,omitempty"`
 }
 
 // infoFor renders the INFO line for a new connection. The reference ends
@@ -51,6 +56,7 @@ func (s *Server) infoFor(c *conn) string {
 		Headers:    true,
 		MaxPayload: s.opts.MaxPayload,
 		JetStream:  s.opts.JetStream,
+		APILevel:   jetstream.APILevel,
 		ClientID:   c.id,
 		ClientIP:   c.ip,
 		// With a no_auth_user a client need not authenticate, and the

@@ -96,12 +96,12 @@ type apiStats struct {
 	Errors int64 `json:"errors"`
 }
 
-// apiLevel is the JetStream API level bus serves, which clients read to
+// APILevel is the JetStream API level bus serves, which clients read to
 // decide what they may ask for: 1 is nats-server 2.11's, with per-message
 // TTLs and subject delete markers (nats.go's LimitMarkerTTL and KeyTTL).
 // Consumer pause and priority groups, also of that level, are refused
 // with an error where a client asks for them (consumerconfig.go).
-const apiLevel = 1
+const APILevel = 1
 
 func (svc *Service) accountInfo(r apiRequest) {
 	info := accountInfo{Type: typeAccountInfo, Limits: accountLimits{-1, -1, -1, -1, -1}}
@@ -115,7 +115,7 @@ func (svc *Service) accountInfo(r apiRequest) {
 		info.Streams++
 		info.Consumers += st.numConsumers()
 	}
-	info.API = apiStats{Level: apiLevel, Total: svc.apiTotal.Load(), Errors: svc.apiErrors.Load()}
+	info.API = apiStats{Level: APILevel, Total: svc.apiTotal.Load(), Errors: svc.apiErrors.Load()}
 	svc.respond(r.reply, info)
 }
 
