@@ -73,7 +73,7 @@ func newClientDesc(o *connectOptions) clientDesc {
 }
 
 // connectedMonitor records what /connz shows of a client once its CONNECT
-// is accepted: who it is, the first round-trip estimate (accept to
+// is read: who it says it is, the first round-trip estimate (accept to
 // CONNECT, as the reference estimates it) and its first activity.
 func (c *conn) connectedMonitor(d clientDesc) {
 	now := time.Now()

@@ -350,10 +350,11 @@ func (c *conn) processConnect(js []byte) error {
 	if err := json.Unmarshal(js, &opts); err != nil {
 		return errMalformed
 	}
+	// Recorded before authenticating, so /connz shows who failed to.
+	c.connectedMonitor(newClientDesc(&opts))
 	if err := c.authenticate(opts.credentials); err != nil {
 		return err
 	}
-	desc := newClientDesc(&opts)
 	opts.credentials = credentials{} // keep no secret longer than needed
 	if opts.Protocol < 0 || opts.Protocol > 1 {
 		return errBadClientProtocol
@@ -371,7 +372,6 @@ func (c *conn) processConnect(js []byte) error {
 	}
 	c.connected = true
 	c.opts = opts
-	c.connectedMonitor(desc)
 	if opts.verbose {
 		c.queueControl("+OK\r\n")
 	}

@@ -168,9 +168,12 @@ func (s *Server) Connz(o ConnzOptions) (*Connz, error) {
 	if o.Account != "" && o.Account != globalAccount {
 		return out, nil
 	}
+	// As in the reference, total counts the connections of the state
+	// asked for before the cid and user filters.
 	var list []*ConnInfo
 	if o.State != ConnClosed {
 		s.mu.Lock()
+		out.Total = len(s.conns)
 		open := make([]*conn, 0, len(s.conns))
 		for _, c := range s.conns {
 			if o.CID == 0 || c.id == o.CID {
@@ -185,7 +188,9 @@ func (s *Server) Connz(o ConnzOptions) (*Connz, error) {
 		}
 	}
 	if o.State != ConnOpen {
-		for _, cc := range s.mon.closed.list() {
+		closed := s.mon.closed.list()
+		out.Total += len(closed)
+		for _, cc := range closed {
 			if o.CID != 0 && cc.info.Cid != o.CID || o.User != "" && cc.user != o.User {
 				continue
 			}
@@ -195,11 +200,10 @@ func (s *Server) Connz(o ConnzOptions) (*Connz, error) {
 			list = append(list, cc.view(o))
 		}
 	}
-	out.Total = len(list)
 	slices.SortFunc(list, func(a, b *ConnInfo) int { return cmp.Compare(a.Cid, b.Cid) })
 	slices.SortStableFunc(list, func(a, b *ConnInfo) int { return less(a, b, now) })
 	lo, hi := page(len(list), o.Offset, o.Limit)
-	out.Conns = list[lo:hi]
+	out.Conns = append(out.Conns, list[lo:hi]...)
 	out.NumConns = len(out.Conns)
 	return out, nil
 }
