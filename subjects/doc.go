@@ -22,4 +22,13 @@
 // types: its match cache must be filled by concurrent readers, so the
 // locking lives beside it. Lock order is Trie.mu, then one cache shard's
 // mu; see Trie and cache.go. Results are shared and read-only.
+//
+// # Transforms
+//
+// Transform rewrites a subject matching a source pattern into a
+// destination built from its tokens ("$1", "{{partition(8,1)}}",
+// "{{split(1,-)}}" and the other functions): the one engine behind core
+// subject mappings and JetStream's subject transforms, with the reference
+// server's syntax and behaviour to the edge cases (tests/transform_diff_test.go
+// holds it to them). See transform.go and docs/mappings.md.
 package subjects
