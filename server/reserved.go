@@ -12,6 +12,11 @@ const (
 	serviceReplyPrefix    = "_R_."  // service import replies
 	jsAckPrefix           = "$JS.ACK."
 	systemQueue           = "_sys_" // the reference's internal queue group
+	// busInternalPrefix is bus's own: the pub acks of dead letters and
+	// of redriven ones come back there, and a client that could publish
+	// there could fake them (a fake redrive ack would delete a dead
+	// letter that was never stored again).
+	busInternalPrefix = "$BUS.DLQ."
 )
 
 // hasReservedPrefix reports whether s starts with prefix and has more
@@ -28,7 +33,7 @@ func reservedPublish(subject []byte) bool {
 		return false
 	}
 	return hasReservedPrefix(subject, gatewayReplyPrefix) || hasReservedPrefix(subject, oldGatewayReplyPrefix) ||
-		hasReservedPrefix(subject, raftPrefix)
+		hasReservedPrefix(subject, raftPrefix) || hasReservedPrefix(subject, busInternalPrefix)
 }
 
 // reservedReply reports whether a client may not ask for replies on
@@ -40,7 +45,8 @@ func reservedReply(reply []byte) bool {
 	// The reference refuses "_R_." itself, but not "$JS.ACK." or "_GR_.".
 	service := len(reply) >= len(serviceReplyPrefix) && string(reply[:len(serviceReplyPrefix)]) == serviceReplyPrefix
 	return service || hasReservedPrefix(reply, jsAckPrefix) ||
-		hasReservedPrefix(reply, gatewayReplyPrefix) || hasReservedPrefix(reply, oldGatewayReplyPrefix)
+		hasReservedPrefix(reply, gatewayReplyPrefix) || hasReservedPrefix(reply, oldGatewayReplyPrefix) ||
+		hasReservedPrefix(reply, busInternalPrefix)
 }
 
 // replyViolation tells the client, as the reference does, that it may

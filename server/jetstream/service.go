@@ -84,6 +84,9 @@ type Service struct {
 
 	apiSub Subscription
 	dlqSub Subscription // the dead-letter streams' pub acks
+	// redriveSub takes dead-letter redrive requests (redrive.go).
+	redriveSub Subscription
+	redrives   redrives
 	// API requests wait in two lanes: reads (infos, names, lists, message
 	// gets) are served by a few goroutines at once, so that a slow change
 	// never stalls them; changes are served one at a time, in order.
@@ -160,6 +163,12 @@ func (svc *Service) Start() error {
 	}
 	svc.apiSub = sub
 	if svc.dlqSub, err = svc.sh.core.Subscribe(deadLetterAckPrefix+">", svc.deadLetterAck); err != nil {
+		svc.sh.core.Unsubscribe(sub)
+		svc.closeStreams()
+		return err
+	}
+	if svc.redriveSub, err = svc.sh.core.SubscribeRequests(redrivePrefix+"*", svc.captureRedrive); err != nil {
+		svc.sh.core.Unsubscribe(svc.dlqSub)
 		svc.sh.core.Unsubscribe(sub)
 		svc.closeStreams()
 		return err
@@ -354,6 +363,7 @@ func (svc *Service) respondErr(reply, typ string, e *apiError) {
 // the server is shutting down.
 func (svc *Service) Shutdown() {
 	if svc.apiSub != nil {
+		svc.sh.core.Unsubscribe(svc.redriveSub)
 		svc.sh.core.Unsubscribe(svc.dlqSub)
 		svc.sh.core.Unsubscribe(svc.apiSub)
 		close(svc.stop)
