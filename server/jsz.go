@@ -26,9 +26,11 @@ func (s *Server) serveJsz(w http.ResponseWriter, r *http.Request) {
 	o := JszOptions{
 		Account: q.str("acc"), Accounts: q.bool("accounts"), Streams: q.bool("streams"),
 		Consumers: q.bool("consumers"), Config: q.bool("config"), Offset: q.int("offset"), Limit: q.int("limit"),
+		Raft: q.bool("raft"),
 	}
-	// Accepted and ignored: bus has one server, so it leads everything.
-	_, _, _, _ = q.bool("leader-only"), q.bool("raft"), q.bool("stream-leader-only"), q.bool("direct-consumers")
+	// Accepted and ignored: bus is one server, which leads everything,
+	// and has no direct consumers.
+	_, _, _ = q.bool("leader-only"), q.bool("stream-leader-only"), q.bool("direct-consumers")
 	if q.err != nil {
 		badRequest(w, q.err)
 		return

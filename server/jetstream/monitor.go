@@ -24,6 +24,7 @@ type JszOptions struct {
 	Streams   bool   // with their streams
 	Consumers bool   // and the streams' consumers
 	Config    bool   // with each stream's and consumer's config
+	Raft      bool   // count the streams and consumers this server leads (all)
 	Offset    int
 	Limit     int // 0: DefaultJszLimit; < 0: no limit
 }
@@ -33,18 +34,20 @@ type JszOptions struct {
 // x_bus_* fields are bus's.
 type Jsz struct {
 	Usage
-	ServerID       string           `json:"server_id"`
-	Now            time.Time        `json:"now"`
-	Disabled       bool             `json:"disabled,omitempty"`
-	Config         JSConfig         `json:"config"`
-	Limits         *struct{}        `json:"limits,omitempty"` // none are configurable
-	Streams        int              `json:"streams"`
-	Consumers      int              `json:"consumers"`
-	Messages       uint64           `json:"messages"`
-	Bytes          uint64           `json:"bytes"`
-	AccountDetails []*AccountDetail `json:"account_details,omitempty"`
-	Total          int              `json:"total"` // accounts with JetStream
-	DeadLettered   int64            `json:"x_bus_dead_lettered"`
+	ServerID        string           `json:"server_id"`
+	Now             time.Time        `json:"now"`
+	Disabled        bool             `json:"disabled,omitempty"`
+	Config          JSConfig         `json:"config"`
+	Limits          *struct{}        `json:"limits,omitempty"` // none are configurable
+	Streams         int              `json:"streams"`
+	StreamsLeader   int              `json:"streams_leader,omitempty"`
+	Consumers       int              `json:"consumers"`
+	ConsumersLeader int              `json:"consumers_leader,omitempty"`
+	Messages        uint64           `json:"messages"`
+	Bytes           uint64           `json:"bytes"`
+	AccountDetails  []*AccountDetail `json:"account_details,omitempty"`
+	Total           int              `json:"total"` // accounts with JetStream
+	DeadLettered    int64            `json:"x_bus_dead_lettered"`
 	// DeadLettersLost counts dead letters nothing stored (bus extension).
 	DeadLettersLost int64 `json:"x_bus_dead_letters_lost"`
 	// Damaged lists the streams found on disk that could not be opened
@@ -147,6 +150,7 @@ func (svc *Service) Jsz(serverID string, o JszOptions) Jsz {
 		if o.Consumers {
 			for _, c := range st.sortedConsumers() {
 				cd := &ConsumerDetail{consumerInfo: c.info("")}
+				cd.Cluster = nil // as the reference leaves it out without a cluster
 				if o.Config {
 					cd.Config = &cd.consumerInfo.Config
 				}
@@ -154,6 +158,9 @@ func (svc *Service) Jsz(serverID string, o JszOptions) Jsz {
 			}
 		}
 		acc.Streams = append(acc.Streams, d)
+	}
+	if o.Raft { // one server leads everything
+		out.StreamsLeader, out.ConsumersLeader = out.Streams, out.Consumers
 	}
 	api := APIStats{Total: uint64(svc.apiTotal.Load()), Errors: uint64(svc.apiErrors.Load())}
 	out.Usage = Usage{Memory: acc.Memory, Storage: acc.Storage, Accounts: 1, API: api}
