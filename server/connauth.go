@@ -63,6 +63,7 @@ func (c *conn) authTimerFired() {
 	c.authTimer = nil
 	c.authTimedOut = true
 	c.mu.Unlock()
+	c.srv.authFailures.Add(1)
 	c.log.Warn("authentication timeout", "timeout", c.srv.opts.Authorization.Timeout)
 	c.closeWithErr(errAuthTimeout.text, errAuthTimeout.text)
 }
@@ -89,6 +90,7 @@ func (c *conn) authenticate(cr credentials) error {
 	}
 	id, fail := a.authenticate(cr, c.nonce, c.peerCert)
 	if fail != nil {
+		c.srv.authFailures.Add(1)
 		c.log.Warn("authorization violation", "user", fail.user, "reason", fail.reason)
 		return errAuthViolation
 	}

@@ -87,6 +87,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	handle(accstatzPath, accstatzPath, s.serveAccstatz)
 	handle(jszPath, jszPath, s.serveJsz)
 	handle(healthzPath, healthzPath, s.serveHealthz)
+	mux.Handle("GET /metrics", s.metricsHandler())
 }
 
 // startMonitoring serves the endpoints on HTTPPort, and over TLS on

@@ -57,6 +57,7 @@ type Server struct {
 	nextID        atomic.Uint64
 	totalConns    atomic.Int64
 	slowConsumers atomic.Int64
+	authFailures  atomic.Int64 // connections refused by authentication (connauth.go)
 	// unauthenticated counts connections that must still authenticate.
 	unauthenticated atomic.Int64
 	internalSubs    atomic.Int64 // the server's own subscriptions in subs

@@ -1,0 +1,245 @@
+package server
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/bus-dev/bus/jetlog"
+	"github.com/bus-dev/bus/server/jetstream"
+)
+
+// metricsHandler serves /metrics (the series are listed in
+// docs/metrics.md). A registry of this server's own holds the Go runtime
+// and process collectors and the server's collector, which reads every
+// number at scrape time; nothing is updated on the message path for it
+// beyond the counters the server keeps anyway. The per-stream and
+// per-consumer series, which grow with the streams and consumers, are
+// written straight into the text format from the same snapshot (see
+// writeObjects), since the registry's gathering, sorting and encoding of
+// 100k samples costs seconds; see BenchmarkMetricsScrape.
+func (s *Server) metricsHandler() http.Handler {
+	base := prometheus.NewRegistry()
+	base.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	descs := newCollector(s)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// One JetStream snapshot serves both halves of the answer; each
+		// scrape registers its own view of it, so that scrapes running
+		// at once do not share one.
+		sc := &scrapeCollector{collector: descs}
+		if s.js != nil {
+			m := s.js.Metrics()
+			sc.js = &m
+		}
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(sc)
+		families, err := prometheus.Gatherers{base, reg}.Gather()
+		if err != nil {
+			s.log.Warn("gather metrics", "err", err)
+		}
+		writeMetrics(w, r, families, func(e *exposition) {
+			if sc.js != nil {
+				writeObjects(e, s.id, sc.js)
+			}
+		})
+	})
+}
+
+// account is the one account bus has, named as the reference names its
+// global account in the exporter's labels.
+const account = "$G"
+
+// Label sets: the exporter's jetstream_* series carry server_id and
+// server_name, streams add account and stream_name, consumers
+// consumer_name; never a label per subject or per connection, so the
+// series grow with streams and consumers only.
+var (
+	serverLabels   = []string{"server_id"}
+	jsServerLabels = []string{"server_id", "server_name"}
+	streamLabels   = []string{"server_id", "server_name", "account", "stream_name"}
+	consumerLabels = []string{"server_id", "server_name", "account", "stream_name", "consumer_name"}
+)
+
+// collector holds the descriptors of the server-wide series, fixed at
+// construction; a scrapeCollector turns one snapshot into metrics.
+type collector struct {
+	s *Server
+
+	info, uptime, connections, totalConnections, subscriptions *prometheus.Desc
+	inMsgs, outMsgs, inBytes, outBytes, slowConsumers          *prometheus.Desc
+	authFailures                                               *prometheus.Desc
+	// The exporter's /varz gauges, for dashboards built on them.
+	varz [8]*prometheus.Desc
+
+	jsDisabled, jsStreams, jsConsumers, jsMessages, jsBytes *prometheus.Desc
+	jsAPI, jsAPIErrors, jsDeadLettered, jsDeadLost          *prometheus.Desc
+	jsDamaged, fsync, commit, storeFree, storeSize          *prometheus.Desc
+}
+
+func newCollector(s *Server) *collector {
+	d := func(name, help string, labels []string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, labels, nil)
+	}
+	c := &collector{s: s}
+	c.info = d("bus_info", "Always 1; the labels name the server and its version.", []string{"server_id", "server_name", "version"})
+	c.uptime = d("bus_uptime_seconds", "Seconds since the server started.", serverLabels)
+	c.connections = d("bus_connections", "Client connections open now.", serverLabels)
+	c.totalConnections = d("bus_connections_total", "Client connections accepted since the server started.", serverLabels)
+	c.subscriptions = d("bus_subscriptions", "Client subscriptions now.", serverLabels)
+	c.inMsgs = d("bus_in_messages_total", "Messages received from clients.", serverLabels)
+	c.outMsgs = d("bus_out_messages_total", "Messages sent to clients.", serverLabels)
+	c.inBytes = d("bus_in_bytes_total", "Payload bytes received from clients.", serverLabels)
+	c.outBytes = d("bus_out_bytes_total", "Payload bytes sent to clients.", serverLabels)
+	c.slowConsumers = d("bus_slow_consumers_total", "Connections closed as slow consumers.", serverLabels)
+	c.authFailures = d("bus_auth_failures_total", "Connections refused for bad credentials or an authentication timeout.", serverLabels)
+	for i, name := range varzNames {
+		c.varz[i] = d("gnatsd_varz_"+name, "/varz "+name+", as prometheus-nats-exporter names it.", serverLabels)
+	}
+
+	c.jsDisabled = d("jetstream_server_jetstream_disabled", "1 when JetStream is off.", jsServerLabels)
+	c.jsStreams = d("jetstream_server_total_streams", "Streams.", jsServerLabels)
+	c.jsConsumers = d("jetstream_server_total_consumers", "Consumers.", jsServerLabels)
+	c.jsMessages = d("jetstream_server_total_messages", "Messages stored in every stream.", jsServerLabels)
+	c.jsBytes = d("jetstream_server_total_message_bytes", "Bytes stored in every stream.", jsServerLabels)
+	c.jsAPI = d("bus_jetstream_api_requests_total", "JetStream API requests.", jsServerLabels)
+	c.jsAPIErrors = d("bus_jetstream_api_errors_total", "JetStream API requests answered with an error.", jsServerLabels)
+	c.jsDeadLettered = d("bus_jetstream_dead_lettered_total", "Messages consumers gave up on (max deliveries or terminated), all consumers.", jsServerLabels)
+	c.jsDeadLost = d("bus_jetstream_dead_letters_lost_total", "Dead letters that no stream stored.", jsServerLabels)
+	c.jsDamaged = d("bus_jetstream_damaged_streams", "Streams found on disk that could not be opened.", jsServerLabels)
+	c.fsync = d("bus_store_fsync_seconds", "Latency of each fsync of a stream's active segment, every stream.", jsServerLabels)
+	c.commit = d("bus_store_commit_messages", "Messages written by each group commit, every stream.", jsServerLabels)
+	c.storeFree = d("bus_store_free_bytes", "Bytes available to the server on the store's file system.", jsServerLabels)
+	c.storeSize = d("bus_store_size_bytes", "Size of the store's file system.", jsServerLabels)
+
+	return c
+}
+
+// varzNames are the /varz keys whose gauges the exporter emits and bus
+// has, in the order of varzValues.
+var varzNames = [8]string{"connections", "total_connections", "subscriptions", "in_msgs", "out_msgs", "in_bytes", "out_bytes", "slow_consumers"}
+
+// scrapeCollector is the prometheus.Collector of one scrape: the
+// server's counters, read as it collects, and the JetStream snapshot js
+// (nil without JetStream).
+type scrapeCollector struct {
+	*collector
+	js *jetstream.Metrics
+}
+
+// Describe sends every descriptor.
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{
+		c.info, c.uptime, c.connections, c.totalConnections, c.subscriptions,
+		c.inMsgs, c.outMsgs, c.inBytes, c.outBytes, c.slowConsumers, c.authFailures,
+		c.jsDisabled, c.jsStreams, c.jsConsumers, c.jsMessages, c.jsBytes,
+		c.jsAPI, c.jsAPIErrors, c.jsDeadLettered, c.jsDeadLost,
+		c.jsDamaged, c.fsync, c.commit, c.storeFree, c.storeSize,
+	} {
+		ch <- d
+	}
+	for _, d := range c.varz {
+		ch <- d
+	}
+}
+
+// varzValues are the counters named by varzNames, in that order.
+func (s *Server) varzValues(t traffic) [8]int64 {
+	return [8]int64{int64(t.conns), s.totalConns.Load(), int64(s.clientSubs()), t.inMsgs, t.outMsgs, t.inBytes, t.outBytes, s.slowConsumers.Load()}
+}
+
+// Collect sends the server's metrics and, with JetStream, every
+// stream's and consumer's.
+func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.s
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	counter := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+	}
+	id := s.id
+	gauge(c.info, 1, id, s.name, Version)
+	gauge(c.uptime, time.Since(s.started).Seconds(), id)
+	v := s.varzValues(s.traffic())
+	gauge(c.connections, float64(v[0]), id)
+	counter(c.totalConnections, float64(v[1]), id)
+	gauge(c.subscriptions, float64(v[2]), id)
+	counter(c.inMsgs, float64(v[3]), id)
+	counter(c.outMsgs, float64(v[4]), id)
+	counter(c.inBytes, float64(v[5]), id)
+	counter(c.outBytes, float64(v[6]), id)
+	counter(c.slowConsumers, float64(v[7]), id)
+	counter(c.authFailures, float64(s.authFailures.Load()), id)
+	for i, n := range v {
+		gauge(c.varz[i], float64(n), id)
+	}
+	m := c.js
+	if m == nil {
+		gauge(c.jsDisabled, 1, id, s.name)
+		return
+	}
+	gauge(c.jsDisabled, 0, id, s.name)
+	c.collectJetStream(ch, m)
+}
+
+// collectJetStream sends the JetStream series of one snapshot.
+func (c *collector) collectJetStream(ch chan<- prometheus.Metric, m *jetstream.Metrics) {
+	s := c.s
+	id, name := s.id, s.name
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	counter := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+	}
+	var consumers int
+	var msgs, bytes uint64
+	for i := range m.Streams {
+		consumers += len(m.Streams[i].Consumers)
+		msgs += m.Streams[i].State.Msgs
+		bytes += m.Streams[i].State.Bytes
+	}
+	gauge(c.jsStreams, float64(len(m.Streams)), id, name)
+	gauge(c.jsConsumers, float64(consumers), id, name)
+	gauge(c.jsMessages, float64(msgs), id, name)
+	gauge(c.jsBytes, float64(bytes), id, name)
+	counter(c.jsAPI, float64(m.APITotal), id, name)
+	counter(c.jsAPIErrors, float64(m.APIErrors), id, name)
+	counter(c.jsDeadLettered, float64(m.DeadLettered), id, name)
+	counter(c.jsDeadLost, float64(m.DeadLettersLost), id, name)
+	gauge(c.jsDamaged, float64(m.Damaged), id, name)
+	ch <- constHistogram(c.fsync, m.SyncLatency, 1e-9, id, name)
+	ch <- constHistogram(c.commit, m.CommitSizes, 1, id, name)
+	if free, size, ok := storeSpace(m.StoreDir); ok {
+		gauge(c.storeFree, float64(free), id, name)
+		gauge(c.storeSize, float64(size), id, name)
+	}
+}
+
+// age is the seconds from then to now, never negative; 0 unless known.
+func age(now, then time.Time, known bool) float64 {
+	if !known {
+		return 0
+	}
+	return max(now.Sub(then).Seconds(), 0)
+}
+
+// constHistogram turns a jetlog histogram into a Prometheus one, scaling
+// its bounds and sum (1e-9: nanoseconds to seconds).
+func constHistogram(d *prometheus.Desc, h jetlog.HistogramSnapshot, scale float64, labels ...string) prometheus.Metric {
+	buckets := make(map[float64]uint64, len(h.Bounds))
+	var cum uint64
+	for i, b := range h.Bounds {
+		cum += h.Counts[i]
+		buckets[float64(b)*scale] = cum
+	}
+	// Count, not the buckets' sum: the +Inf bucket is Count, and the
+	// buckets must not exceed it (a snapshot is not atomic across them).
+	count := max(h.Count, cum)
+	return prometheus.MustNewConstHistogram(d, count, float64(h.Sum)*scale, buckets, labels...)
+}
