@@ -66,8 +66,8 @@ type Usage struct {
 	API             APIStats `json:"api"`
 }
 
-// APIStats counts API requests as /jsz writes them. Level is the API level bus claims: 0,
-// as it does not advertise one.
+// APIStats counts API requests as /jsz writes them. Level is the API
+// level bus serves (APILevel).
 type APIStats struct {
 	Level  int    `json:"level"`
 	Total  uint64 `json:"total"`
@@ -162,7 +162,7 @@ func (svc *Service) Jsz(serverID string, o JszOptions) Jsz {
 	if o.Raft { // one server leads everything
 		out.StreamsLeader, out.ConsumersLeader = out.Streams, out.Consumers
 	}
-	api := APIStats{Total: uint64(svc.apiTotal.Load()), Errors: uint64(svc.apiErrors.Load())}
+	api := APIStats{Level: APILevel, Total: uint64(svc.apiTotal.Load()), Errors: uint64(svc.apiErrors.Load())}
 	out.Usage = Usage{Memory: acc.Memory, Storage: acc.Storage, Accounts: 1, API: api}
 	// An account without limits reserves "all": -1 as the reference
 	// writes it, unsigned.
