@@ -81,3 +81,23 @@ func TestClientImports(t *testing.T) {
 		}
 	}
 }
+
+// TestPrometheusModuleOnlyInTests keeps github.com/prometheus/prometheus
+// (its rule parser and PromQL engine check docs/alerts/bus.rules.yml) out
+// of the binary: the server's /metrics needs client_golang alone.
+func TestPrometheusModuleOnlyInTests(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-deps", "github.com/bus-dev/bus/cmd/bus").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "github.com/prometheus/client_golang/prometheus") {
+		t.Error("cmd/bus no longer links client_golang: is go list working?")
+	}
+	for _, dep := range deps {
+		if strings.HasPrefix(dep, "github.com/prometheus/prometheus/") {
+			t.Errorf("cmd/bus links %s", dep)
+		}
+	}
+}
