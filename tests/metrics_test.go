@@ -3,6 +3,7 @@ package tests
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -214,6 +215,15 @@ func TestMetricsReportStreamsConsumersAndDeadLetters(t *testing.T) {
 	}
 	if sc.value(t, "bus_connections") < 1 || sc.value(t, "bus_in_messages_total") < 6 || sc.value(t, "gnatsd_varz_in_msgs") < 6 {
 		t.Error("server traffic not reported")
+	}
+	doc, err := os.ReadFile("../docs/metrics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range sc {
+		if !strings.HasPrefix(name, "go_") && !strings.HasPrefix(name, "process_") && !strings.Contains(string(doc), "`"+name+"`") {
+			t.Errorf("%s is not in docs/metrics.md", name)
+		}
 	}
 	if sc.value(t, "bus_info", "version="+server.Version) != 1 || sc["go_goroutines"] == nil || sc["process_cpu_seconds_total"] == nil {
 		t.Error("bus_info or the Go and process collectors missing")
