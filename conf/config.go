@@ -48,6 +48,11 @@ type Config struct {
 	// sending no credentials connects as (a top-level key in nats-server).
 	NoAuthUser string
 
+	// Mappings is the mappings block: subjects a client's publish is
+	// routed to instead of its own (docs/mappings.md); nil when absent.
+	// Set only from a file.
+	Mappings *Mappings
+
 	// Keys nats-server accepts that shape INFO or shutdown in a cluster;
 	// bus accepts them so that configs carry over, and has no cluster for
 	// them to act on (see bus.example.yaml).

@@ -59,6 +59,8 @@ func keys(c *Config) []key {
 			usage: "connections yet to authenticate before new ones are refused (bus only)"},
 		{name: "no_auth_user", value: stringValue{&c.NoAuthUser},
 			usage: "user of the authorization block that clients sending no credentials connect as"},
+		{name: "mappings", aliases: []string{"maps"}, value: mappingsValue{&c.Mappings}, fileOnly: true,
+			usage: "subject mappings applied to clients' publishes (file only; see docs/mappings.md)"},
 		{name: "client_advertise", value: stringValue{&c.ClientAdvertise},
 			usage: "address advertised to clients (nats-server compatibility; no effect without a cluster)"},
 		{name: "no_advertise", value: boolValue{&c.NoAdvertise},

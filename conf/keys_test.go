@@ -28,6 +28,8 @@ func sample(t *testing.T, k key) any {
 		return map[string]any{"token": "sample"}
 	case tlsValue:
 		return map[string]any{"cert_file": "sample"}
+	case mappingsValue:
+		return map[string]any{"sample": "elsewhere"}
 	}
 	t.Fatalf("key %s: no sample for %T", k.name, k.value)
 	return nil

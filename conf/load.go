@@ -33,6 +33,11 @@ func Load(path string, fs *pflag.FlagSet) (Config, error) {
 		}
 		normal, fileErrs := ks.normalize(settings, "", "file "+path)
 		errs = append(errs, fileErrs...)
+		mappingErrs, err := loadMappings(path, normal, &cfg) // viper would fold its subjects
+		if err != nil {
+			return Config{}, err
+		}
+		errs = append(errs, mappingErrs...)
 		for name := range normal {
 			inFile[name] = true
 		}

@@ -6,20 +6,28 @@ import (
 )
 
 // hint returns `did you mean "x"?` for the candidate closest to name, or ""
-// when none is close: within two edits (a swap of neighbours counts as one),
-// or, for names of four or more letters, the only candidate containing it.
+// when none is close: for names of four or more letters the only candidate
+// starting with it (max_pings: max_pings_out, not mappings); else within
+// two edits (a swap of neighbours counts as one); else the only candidate
+// containing it.
 func hint(name string, candidates []string) string {
 	lower := strings.ToLower(name)
 	best, bestDist := "", 3
-	var containing []string
+	var containing, prefixed []string
 	for _, c := range candidates {
 		lc := strings.ToLower(c)
+		if len(lower) >= 4 && strings.HasPrefix(lc, lower) && lc != lower {
+			prefixed = append(prefixed, c)
+		}
 		if d := editDistance(lower, lc); d < bestDist && d < len(lower) {
 			best, bestDist = c, d
 		}
 		if len(lower) >= 4 && strings.Contains(lc, lower) {
 			containing = append(containing, c)
 		}
+	}
+	if len(prefixed) == 1 {
+		best = prefixed[0]
 	}
 	if best == "" && len(containing) == 1 {
 		best = containing[0]

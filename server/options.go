@@ -62,6 +62,9 @@ type Options struct {
 	// DefaultMaxUnauthenticated.
 	MaxUnauthenticated int
 
+	// Mappings reroute clients' publishes (mappings.go); none by default.
+	Mappings []Mapping
+
 	// FirstPingDelay caps the delay before the first PING after CONNECT; the
 	// reference sends its first PING about 2 s in, whatever PingInterval is.
 	FirstPingDelay time.Duration

@@ -205,10 +205,16 @@ func (c *conn) processPub(o *op) error {
 	}
 	c.inMsgs.Add(1)
 	c.inBytes.Add(int64(len(o.msg)))
+	// As in the reference, a mapping applies first: what follows sees the
+	// mapped subject (empty for a dropped message).
+	subject := o.subject
+	if c.srv.mapper != nil {
+		subject = c.srv.mapper.apply(subject)
+	}
 	// In the reference's order: reserved subjects, permissions, reserved
 	// replies; a refused message gets no +OK.
-	if reservedPublish(o.subject) || c.pubPerms != nil && !c.pubAllowed(o.subject) {
-		c.pubViolation(o.subject)
+	if reservedPublish(subject) || c.pubPerms != nil && !c.pubAllowed(subject) {
+		c.pubViolation(subject)
 		return nil
 	}
 	if reservedReply(o.reply) {
@@ -216,8 +222,8 @@ func (c *conn) processPub(o *op) error {
 		return nil
 	}
 	c.ok()
-	if c.publish(o.subject, o.reply, o.hdr, o.msg) == 0 && len(o.reply) > 0 && c.opts.NoResponders {
-		c.sendNoResponders(o.subject, o.reply)
+	if c.publish(subject, o.reply, o.hdr, o.msg) == 0 && len(o.reply) > 0 && c.opts.NoResponders {
+		c.sendNoResponders(subject, o.reply)
 	}
 	return nil
 }

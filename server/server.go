@@ -37,6 +37,7 @@ type Server struct {
 	chunks  *chunkPool         // outbound buffers, shared by all connections
 	js      *jetstream.Service // nil unless Options.JetStream
 	auth    *authenticator     // immutable after New
+	mapper  *mapper            // nil without Options.Mappings; immutable (mappings.go)
 	// tlsConf is the client port's TLS configuration, nil without TLS;
 	// ReloadTLS swaps it for new connections.
 	tlsConf atomic.Pointer[tls.Config]
@@ -90,6 +91,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if s.name == "" {
 		s.name = id
+	}
+	if s.mapper, err = newMapper(opts.Mappings); err != nil {
+		return nil, err
 	}
 	if opts.TLS.enabled() {
 		cfg, err := loadTLS(opts.TLS)

@@ -33,8 +33,24 @@ func options(cfg conf.Config, log *slog.Logger) server.Options {
 		HTTPSPort:          cfg.HTTPSPort,
 		Authorization:      authorization(cfg.Authorization, cfg.NoAuthUser),
 		MaxUnauthenticated: cfg.MaxUnauthenticated,
+		Mappings:           mappings(cfg.Mappings),
 		Logger:             log,
 	}
+}
+
+// mappings maps the mappings block (nil: none).
+func mappings(m *conf.Mappings) []server.Mapping {
+	if m == nil {
+		return nil
+	}
+	out := make([]server.Mapping, len(m.Entries))
+	for i, e := range m.Entries {
+		out[i] = server.Mapping{Source: e.Source, Destinations: make([]server.MapDestination, len(e.Destinations))}
+		for j, d := range e.Destinations {
+			out[i].Destinations[j] = server.MapDestination{Subject: d.Subject, Weight: d.Weight, Cluster: d.Cluster}
+		}
+	}
+	return out
 }
 
 // authorization maps the authorization block (nil: none) and the
