@@ -54,15 +54,12 @@ func (s *Server) metricsHandler() http.Handler {
 // global account in the exporter's labels.
 const account = "$G"
 
-// Label sets: the exporter's jetstream_* series carry server_id and
-// server_name, streams add account and stream_name, consumers
-// consumer_name; never a label per subject or per connection, so the
-// series grow with streams and consumers only.
+// Label sets of the server-wide series, as the exporter names them (the
+// per-object ones are in writeObjects). Never a label per subject or per
+// connection: the series grow with streams and consumers only.
 var (
 	serverLabels   = []string{"server_id"}
 	jsServerLabels = []string{"server_id", "server_name"}
-	streamLabels   = []string{"server_id", "server_name", "account", "stream_name"}
-	consumerLabels = []string{"server_id", "server_name", "account", "stream_name", "consumer_name"}
 )
 
 // collector holds the descriptors of the server-wide series, fixed at
