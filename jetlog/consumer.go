@@ -195,6 +195,20 @@ func (l *Log) DeleteConsumer(name string) error {
 	return l.fs.SyncDir(path.Join(l.dir, consumersDir))
 }
 
+// SetRaw replaces the caller's part of the consumer's config (Raw) and
+// stores the config again, durably, as OpenConsumer does.
+func (c *Consumer) SetRaw(raw []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cfg := c.cfg
+	cfg.Raw = raw
+	if err := writeChecked(c.fs, path.Join(c.dir, consumerMetaFile), cfg); err != nil {
+		return fmt.Errorf("jetlog: store consumer %q config: %w", cfg.Name, err)
+	}
+	c.cfg = cfg
+	return nil
+}
+
 // Corrupt lists damage found when the consumer was opened.
 func (c *Consumer) Corrupt() []*CorruptError { return c.recovered }
 

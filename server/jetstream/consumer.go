@@ -36,8 +36,9 @@ type consumer struct {
 
 	pulls   chan pullMsg
 	acks    chan ackMsg
-	kick    chan struct{} // capacity 1: new messages or interest changed
-	fcDone  chan struct{} // capacity 1: a flow-control answer arrived
+	kick    chan struct{}  // capacity 1: new messages or interest changed
+	fcDone  chan struct{}  // capacity 1: a flow-control answer arrived
+	pause   chan time.Time // a pause (or, zero, a resume) from the API
 	stop    chan struct{}
 	done    chan struct{}
 	subs    []Subscription
@@ -49,6 +50,9 @@ type consumer struct {
 	// clock) the last message went out and the last acks came in, for
 	// monitoring; 0 is never.
 	lastDelivered, lastAcked atomic.Int64
+	// pausedUntil is the config's pause_until as last set (unix ns; 0 for
+	// none), for info: cfg keeps the one the consumer started with.
+	pausedUntil atomic.Int64
 
 	mu       sync.Mutex // guards the fields below: what info reads
 	waiting  int
@@ -99,6 +103,7 @@ func startConsumer(sh *shared, stream string, cs consumerStart) (*consumer, erro
 		acks:      make(chan ackMsg, 4096),
 		kick:      make(chan struct{}, 1),
 		fcDone:    make(chan struct{}, 1),
+		pause:     make(chan time.Time),
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 	}
@@ -108,6 +113,9 @@ func startConsumer(sh *shared, stream string, cs consumerStart) (*consumer, erro
 		now: sh.now(), start: start, initial: initial,
 	})
 	c.next, c.initial = start, len(initial)
+	if p := cs.cfg.PauseUntil; p != nil {
+		c.pausedUntil.Store(p.UnixNano())
+	}
 	subs := []consumerSub{
 		{apiPrefix + "CONSUMER.MSG.NEXT." + stream + "." + c.name, c.capturePull},
 		{"$JS.ACK." + stream + "." + c.name + ".>", c.captureAck},
@@ -256,6 +264,8 @@ func (c *consumer) run(m *machine) {
 			a = m.Stored(c.sh.now())
 		case <-timer.C:
 			a = m.Tick(c.sh.now())
+		case until := <-c.pause:
+			a = m.Pause(until, c.sh.now())
 		case <-c.stop:
 			c.mu.Lock()
 			status := c.closeMsg

@@ -43,6 +43,8 @@ type consumerConfig struct {
 	FlowControl       bool              `json:"flow_control,omitempty"`
 	Heartbeat         int64             `json:"idle_heartbeat,omitempty"`
 	Metadata          map[string]string `json:"metadata,omitempty"`
+	// PauseUntil holds deliveries back until then (pause.go).
+	PauseUntil *time.Time `json:"pause_until,omitempty"`
 
 	// bus extensions, prefixed so no future NATS field can clash (see
 	// docs/api.md).
@@ -97,9 +99,15 @@ func (c *consumerConfig) filters() []string {
 // one place they are applied, and checks the config against its stream.
 // The result is what responses echo.
 func (c *consumerConfig) normalize(scfg streamConfig) *apiError {
-	for _, k := range []string{"pause_until", "priority_groups"} {
-		if raw, ok := c.extra[k]; ok && string(raw) != "null" && string(raw) != "[]" {
-			return errConsumerCreate("%s is not supported by bus", k)
+	if raw, ok := c.extra["priority_groups"]; ok && string(raw) != "null" && string(raw) != "[]" {
+		return errConsumerCreate("priority_groups is not supported by bus")
+	}
+	if c.PauseUntil != nil {
+		if c.PauseUntil.IsZero() {
+			c.PauseUntil = nil
+		} else {
+			utc := c.PauseUntil.UTC()
+			c.PauseUntil = &utc
 		}
 	}
 	if raw, ok := c.extra["priority_policy"]; ok && string(raw) != `"none"` && string(raw) != `""` && string(raw) != "null" {
@@ -292,6 +300,8 @@ type consumerInfo struct {
 	// captures the dead-letter subject, or its stream refused them (bus
 	// extension).
 	DeadLettersLost int64 `json:"x_bus_dead_letters_lost"`
+	Paused          bool  `json:"paused,omitempty"`
+	PauseRemaining  int64 `json:"pause_remaining,omitempty"` // ns
 }
 
 // filterList is the filters, with ">" standing for none.

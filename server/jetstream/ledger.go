@@ -19,6 +19,9 @@ type ledger interface {
 	// as well.
 	Update(fn func(s *jetlog.ConsumerState), sync bool) error
 	Info() jetlog.ConsumerInfo
+	// SetRaw stores the consumer's API config again (a pause changed it),
+	// durably for a journaled ledger.
+	SetRaw(raw []byte) error
 	Close() error
 }
 
@@ -58,5 +61,7 @@ func (m *memLedger) Info() jetlog.ConsumerInfo {
 		NumRedelivered: m.s.NumRedelivered(),
 	}
 }
+
+func (m *memLedger) SetRaw([]byte) error { return nil }
 
 func (m *memLedger) Close() error { return nil }

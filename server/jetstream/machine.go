@@ -66,6 +66,9 @@ type machine struct {
 
 	next    uint64   // lowest stream seq not yet delivered for the first time
 	initial []uint64 // last_per_subject seqs still to deliver first
+	// pausedUntil holds every delivery and redelivery back until then;
+	// pulls wait, expire and get heartbeats as usual.
+	pausedUntil time.Time
 
 	waiting []*pullRequest
 	push    *pullRequest // the standing request of a push consumer
@@ -149,6 +152,9 @@ func newMachine(mc machineConfig) *machine {
 		inDue:      map[uint64]struct{}{},
 	}
 	m.collectStep, m.recordStep, m.probeStep, m.ackStep = m.collectLocked, m.recordLocked, m.probeLocked, m.acksLocked
+	if p := mc.cfg.PauseUntil; p != nil {
+		m.pausedUntil = *p
+	}
 	if mc.cfg.DeliverSubject != "" {
 		m.push = &pullRequest{reply: mc.cfg.DeliverSubject, heartbeat: time.Duration(mc.cfg.Heartbeat), lastSent: mc.now}
 	}
@@ -191,6 +197,12 @@ func (m *machine) FlowControlReply(now time.Time) actions {
 // Tick is the timer armed for the last deadline firing.
 func (m *machine) Tick(now time.Time) actions { return m.step(now) }
 
+// Pause holds deliveries back until until (the zero time resumes).
+func (m *machine) Pause(until, now time.Time) actions {
+	m.pausedUntil = until
+	return m.step(now)
+}
+
 // Close ends every waiting pull with status (nats.go ends a pull on
 // "consumer deleted" and on "server shutdown").
 func (m *machine) Close(status string) actions {
@@ -215,8 +227,10 @@ func (m *machine) step(now time.Time) actions {
 	m.pushMore = false
 	m.expirePulls(now)
 	m.heartbeat(now)
-	m.collectDue(now)
-	m.deliver(now)
+	if !now.Before(m.pausedUntil) {
+		m.collectDue(now)
+		m.deliver(now)
+	}
 	m.finishNoWait()
 	if m.inactiveSince(now) {
 		m.act.expired = true
@@ -253,7 +267,9 @@ func (m *machine) nextDeadline(now time.Time) time.Time {
 			next = t
 		}
 	}
-	if d, ok := m.redeliver.peek(); ok {
+	if now.Before(m.pausedUntil) {
+		earliest(m.pausedUntil) // nothing else is delivered before it
+	} else if d, ok := m.redeliver.peek(); ok {
 		earliest(time.Unix(0, d.at))
 	}
 	for _, r := range m.waiting {
@@ -268,7 +284,7 @@ func (m *machine) nextDeadline(now time.Time) time.Time {
 	if t := time.Duration(m.cfg.InactiveThreshold); t > 0 && len(m.waiting) == 0 && !m.listening {
 		earliest(m.lastActive.Add(t))
 	}
-	if !m.replayAt.IsZero() && m.hasTarget() {
+	if !m.replayAt.IsZero() && m.hasTarget() && !now.Before(m.pausedUntil) {
 		earliest(m.replayAt)
 	}
 	if m.pushMore && m.hasTarget() {

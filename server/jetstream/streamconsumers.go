@@ -19,7 +19,7 @@ func (st *stream) createConsumer(cfg consumerConfig, action string) (*consumer, 
 	count := len(st.consumers)
 	st.mu.Unlock()
 	if existing != nil {
-		if sameJSON(existing.cfg, cfg) {
+		if sameJSON(existing.config(), cfg) {
 			return existing, nil
 		}
 		if action == "create" {
@@ -253,12 +253,14 @@ func (c *consumer) info(typ string) consumerInfo {
 	if s.NumAckPending == 0 {
 		floor = s.Delivered
 	}
+	now := c.sh.now()
+	paused, remaining := c.pauseInfo(now)
 	return consumerInfo{
 		Type:           typ,
 		Stream:         c.stream,
 		Name:           c.name,
 		Created:        c.created,
-		Config:         c.cfg,
+		Config:         c.config(),
 		Delivered:      sequencePair{Consumer: s.Delivered.Consumer, Stream: s.Delivered.Stream},
 		AckFloor:       sequencePair{Consumer: floor.Consumer, Stream: floor.Stream},
 		NumAckPending:  s.NumAckPending,
@@ -268,9 +270,11 @@ func (c *consumer) info(typ string) consumerInfo {
 		// everything stored from next on.
 		NumPending:   uint64(initial) + c.src.NumPending(next, c.cfg.filters()),
 		Cluster:      &clusterInfo{Leader: c.sh.server},
-		TS:           c.sh.now().UTC(),
+		TS:           now.UTC(),
 		DeadLettered: dead,
 
 		DeadLettersLost: c.lostDead.Load(),
+		Paused:          paused,
+		PauseRemaining:  remaining,
 	}
 }
