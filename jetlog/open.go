@@ -101,6 +101,7 @@ func Open(dir string, cfg StreamConfig, opts Options) (*Log, error) {
 	if l.report.TruncatedBytes > 0 {
 		l.opts.Logger.Warn("jetlog: truncated torn tail", "dir", l.dir, "segment", l.report.TornSegment, "bytes", l.report.TruncatedBytes)
 	}
+	l.noteActiveSize() // before the appender runs, so DiskBytes counts the active segment at once
 	go l.run()
 	return l, nil
 }
