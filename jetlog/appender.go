@@ -301,7 +301,7 @@ func (l *Log) commit(run []*request) int {
 			ap.buf = appendRecord(ap.buf, kindMsg, next, ts, m.Subject, m.Header, m.Data)
 			ap.idx.add(kindMsg, next, ts, off, size, m.Subject, nil)
 			ap.staged = append(ap.staged, stagedMsg{req: r, idx: i, seq: next, ts: ts, off: off, size: uint32(size), id: id})
-			r.acks = append(r.acks, PubAck{Seq: next})
+			r.acks = append(r.acks, PubAck{Seq: next, TS: ts})
 			if id != nil {
 				if ap.ids == nil {
 					ap.ids = map[string]uint64{}

@@ -20,7 +20,8 @@ type Msg struct {
 // PubAck is the result of one append.
 type PubAck struct {
 	Seq       uint64
-	Duplicate bool // the msg id was seen within the window; Seq is the original
+	Duplicate bool  // the msg id was seen within the window; Seq is the original
+	TS        int64 // store time (unix ns) of a message just stored; 0 for a duplicate
 }
 
 // State is a snapshot of a stream's totals. An empty stream has

@@ -268,6 +268,20 @@ func (l *Log) LastSeqBySubject(filter string) uint64 {
 	return l.lastSeqLocked(filter)
 }
 
+// PrevSeqBySubject returns the seq of the newest live message of the
+// literal subject before seq, or 0 (a republished message's
+// Nats-Last-Sequence).
+func (l *Log) PrevSeqBySubject(subject string, seq uint64) uint64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	c := &l.cat
+	s, ok := c.subjects[subject]
+	if !ok || seq <= s.first {
+		return 0
+	}
+	return c.subjectPrev(s, seq-1, min(c.segFrom(seq-1), len(c.segs)-1))
+}
+
 func (l *Log) lastSeqLocked(filter string) uint64 {
 	var buf [1]matcher
 	return l.lastSeqMatching(oneFilter(filter, &buf))

@@ -102,8 +102,6 @@ func (x *ttlIndex) note(seq uint64, ts, ttl int64) {
 	}
 }
 
-func (x *ttlIndex) empty() bool { return len(x.due) == 0 && len(x.never) == 0 }
-
 func (x *ttlIndex) push(e ttlEntry) {
 	x.due = append(x.due, e)
 	for i := len(x.due) - 1; i > 0; {

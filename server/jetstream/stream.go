@@ -41,6 +41,8 @@ type stream struct {
 	// sealed is cfg.Sealed for the publish path: a sealed stream takes
 	// no more messages.
 	sealed atomic.Bool
+	// tr is the config's subject transform and republish, compiled.
+	tr atomic.Pointer[transforms]
 
 	// ackBuf is the pub ack being encoded; only the appender goroutine
 	// (which runs every pub's done) touches it.
@@ -83,6 +85,7 @@ func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
 	}
 	self.Store(st)
 	st.sealed.Store(cfg.Sealed)
+	st.setTransforms(cfg)
 	st.mu.Lock()
 	st.publishConsumersLocked()
 	st.mu.Unlock()
@@ -121,7 +124,8 @@ type pub struct {
 	reply   string
 	buf     []byte // header block and payload, copied off the reader's buffer
 	done    func(jetlog.PubAck, error)
-	start   time.Time // when it was captured, for the ack latency
+	start   time.Time  // when it was captured, for the ack latency
+	msg     jetlog.Msg // as handed to the log (for republish)
 }
 
 // captureMsg runs on the publisher's reader goroutine: it copies the
@@ -137,7 +141,7 @@ func (st *stream) captureMsg(subject, reply []byte, hdr int, msg []byte) bool {
 		p = &pub{st: st}
 		p.done = p.stored
 	}
-	p.subject, p.reply = string(subject), string(reply)
+	p.subject, p.reply = st.tr.Load().storedSubject(string(subject)), string(reply)
 	p.start = time.Now() // real time: the latency is about I/O, not message time
 	p.buf = append(p.buf[:0], msg...)
 	m := jetlog.Msg{Subject: p.subject, Data: p.buf}
@@ -168,6 +172,7 @@ func (st *stream) captureMsg(subject, reply []byte, hdr int, msg []byte) bool {
 			}
 		}
 	}
+	p.msg = m
 	st.log.AppendAsync(m, expect, p.done)
 	return true
 }
@@ -219,8 +224,12 @@ func (p *pub) stored(ack jetlog.PubAck, err error) {
 		}
 		st.publishes.stored(p.start, ack.Duplicate)
 		st.notifyConsumers()
+		if t := st.tr.Load(); t.republish != nil && !ack.Duplicate {
+			p.msg.Time = time.Unix(0, ack.TS)
+			st.republish(t, p.msg, ack.Seq)
+		}
 	}
-	p.reply = ""
+	p.reply, p.msg = "", jetlog.Msg{}
 	st.pubs.Put(p)
 }
 
@@ -416,6 +425,12 @@ func (st *stream) setConfig(cfg streamConfig) {
 	st.cfg = cfg
 	st.mu.Unlock()
 	st.sealed.Store(cfg.Sealed)
+	st.setTransforms(cfg)
+}
+
+func (st *stream) setTransforms(cfg streamConfig) {
+	t := compileTransforms(cfg)
+	st.tr.Store(&t)
 }
 
 func (st *stream) config() streamConfig {

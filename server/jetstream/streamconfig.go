@@ -12,30 +12,32 @@ import (
 // does not act on are echoed back as sent (see extra), because clients
 // re-send them and compare.
 type streamConfig struct {
-	Name                 string           `json:"name"`
-	Description          string           `json:"description,omitempty"`
-	Subjects             []string         `json:"subjects,omitempty"`
-	Retention            jetlog.Retention `json:"retention"`
-	MaxConsumers         int64            `json:"max_consumers"`
-	MaxMsgs              int64            `json:"max_msgs"`
-	MaxBytes             int64            `json:"max_bytes"`
-	MaxAge               int64            `json:"max_age"`
-	MaxMsgsPerSubject    int64            `json:"max_msgs_per_subject"`
-	MaxMsgSize           int32            `json:"max_msg_size"`
-	Discard              jetlog.Discard   `json:"discard"`
-	DiscardNewPerSubject bool             `json:"discard_new_per_subject,omitempty"`
-	Storage              jetlog.Storage   `json:"storage"`
-	Replicas             int              `json:"num_replicas"`
-	NoAck                bool             `json:"no_ack,omitempty"`
-	DuplicateWindow      int64            `json:"duplicate_window"`
-	Compression          string           `json:"compression"`
-	AllowDirect          bool             `json:"allow_direct"`
-	MirrorDirect         bool             `json:"mirror_direct"`
-	Sealed               bool             `json:"sealed"`
-	DenyDelete           bool             `json:"deny_delete"`
-	DenyPurge            bool             `json:"deny_purge"`
-	AllowRollup          bool             `json:"allow_rollup_hdrs"`
-	AllowMsgTTL          bool             `json:"allow_msg_ttl"`
+	Name                 string                  `json:"name"`
+	Description          string                  `json:"description,omitempty"`
+	Subjects             []string                `json:"subjects,omitempty"`
+	Retention            jetlog.Retention        `json:"retention"`
+	MaxConsumers         int64                   `json:"max_consumers"`
+	MaxMsgs              int64                   `json:"max_msgs"`
+	MaxBytes             int64                   `json:"max_bytes"`
+	MaxAge               int64                   `json:"max_age"`
+	MaxMsgsPerSubject    int64                   `json:"max_msgs_per_subject"`
+	MaxMsgSize           int32                   `json:"max_msg_size"`
+	Discard              jetlog.Discard          `json:"discard"`
+	DiscardNewPerSubject bool                    `json:"discard_new_per_subject,omitempty"`
+	Storage              jetlog.Storage          `json:"storage"`
+	Replicas             int                     `json:"num_replicas"`
+	NoAck                bool                    `json:"no_ack,omitempty"`
+	DuplicateWindow      int64                   `json:"duplicate_window"`
+	Compression          string                  `json:"compression"`
+	AllowDirect          bool                    `json:"allow_direct"`
+	MirrorDirect         bool                    `json:"mirror_direct"`
+	Sealed               bool                    `json:"sealed"`
+	DenyDelete           bool                    `json:"deny_delete"`
+	DenyPurge            bool                    `json:"deny_purge"`
+	AllowRollup          bool                    `json:"allow_rollup_hdrs"`
+	AllowMsgTTL          bool                    `json:"allow_msg_ttl"`
+	SubjectTransform     *subjectTransformConfig `json:"subject_transform,omitempty"`
+	RePublish            *rePublishConfig        `json:"republish,omitempty"`
 	// SubjectDeleteMarkerTTL (ns) asks for a delete marker where a
 	// subject's last message aged out or expired, itself kept this long.
 	SubjectDeleteMarkerTTL int64             `json:"subject_delete_marker_ttl,omitempty"`
@@ -197,7 +199,10 @@ func (c *streamConfig) normalize() *apiError {
 	if len(c.ConsumerLimits) == 0 {
 		c.ConsumerLimits = json.RawMessage("{}")
 	}
-	for _, k := range []string{"mirror", "sources", "subject_transform", "republish"} {
+	if e := c.checkTransforms(); e != nil {
+		return e
+	}
+	for _, k := range []string{"mirror", "sources"} {
 		if raw, ok := c.extra[k]; ok && string(raw) != "null" {
 			return errStreamConfig("%s is not supported by bus", k)
 		}
