@@ -83,6 +83,9 @@ func (svc *Service) consumerCreate(r apiRequest, streamName, name, filter string
 		svc.respondErr(r.reply, typeConsumerCreate, e)
 		return
 	}
+	if cfg.LagAlert != nil {
+		svc.watchLag()
+	}
 	svc.respond(r.reply, c.info(typeConsumerCreate))
 }
 

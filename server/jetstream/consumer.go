@@ -53,6 +53,8 @@ type consumer struct {
 	// pausedUntil is the config's pause_until as last set (unix ns; 0 for
 	// none), for info: cfg keeps the one the consumer started with.
 	pausedUntil atomic.Int64
+	// lagging is whether the lag alert is firing (lagalert.go).
+	lagging atomic.Bool
 
 	mu       sync.Mutex // guards the fields below: what info reads
 	waiting  int

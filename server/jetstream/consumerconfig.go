@@ -58,6 +58,9 @@ type consumerConfig struct {
 	// NakBackOff makes a -NAK without a delay wait per the back-off
 	// schedule (or ack_wait) instead of redelivering at once.
 	NakBackOff bool `json:"x_bus_nak_backoff,omitempty"`
+	// LagAlert publishes an advisory when the consumer falls behind and
+	// when it catches up (lagalert.go).
+	LagAlert *lagAlert `json:"x_bus_lag_alert,omitempty"`
 
 	extra map[string]json.RawMessage
 }
@@ -199,6 +202,11 @@ func (c *consumerConfig) normalize(scfg streamConfig) *apiError {
 	if c.BackOffJitter < 0 || c.BackOffJitter > 1 {
 		return errConsumerCreate("x_bus_backoff_jitter must be between 0 and 1")
 	}
+	if c.LagAlert != nil {
+		if e := c.LagAlert.check(); e != nil {
+			return e
+		}
+	}
 	if c.MaxWaiting == 0 && c.DeliverSubject == "" {
 		c.MaxWaiting = defaultMaxWaiting
 	}
@@ -300,8 +308,10 @@ type consumerInfo struct {
 	// captures the dead-letter subject, or its stream refused them (bus
 	// extension).
 	DeadLettersLost int64 `json:"x_bus_dead_letters_lost"`
-	Paused          bool  `json:"paused,omitempty"`
-	PauseRemaining  int64 `json:"pause_remaining,omitempty"` // ns
+	// LagAlerting is whether the consumer's x_bus_lag_alert is firing.
+	LagAlerting    bool  `json:"x_bus_lag_alerting,omitempty"`
+	Paused         bool  `json:"paused,omitempty"`
+	PauseRemaining int64 `json:"pause_remaining,omitempty"` // ns
 }
 
 // filterList is the filters, with ">" standing for none.

@@ -93,6 +93,7 @@ type Service struct {
 	reads, changes chan apiRequest
 	queued         atomic.Int64 // bytes of requests waiting in both lanes
 	stop           chan struct{}
+	lagKick        chan struct{} // capacity 1: a consumer with a lag alert was created
 	workers        sync.WaitGroup
 
 	apiTotal, apiErrors atomic.Int64
@@ -136,6 +137,7 @@ func New(core Core, opts Options) (*Service, error) {
 		reads:          make(chan apiRequest, apiLaneLen),
 		changes:        make(chan apiRequest, apiLaneLen),
 		stop:           make(chan struct{}),
+		lagKick:        make(chan struct{}, 1),
 	}, nil
 }
 
@@ -173,7 +175,8 @@ func (svc *Service) Start() error {
 		svc.closeStreams()
 		return err
 	}
-	svc.workers.Add(1 + apiReaders)
+	svc.workers.Add(2 + apiReaders)
+	go svc.lagWatch()
 	go svc.serve(svc.changes)
 	for range apiReaders {
 		go svc.serve(svc.reads)

@@ -274,6 +274,7 @@ func (c *consumer) info(typ string) consumerInfo {
 		DeadLettered: dead,
 
 		DeadLettersLost: c.lostDead.Load(),
+		LagAlerting:     c.lagging.Load(),
 		Paused:          paused,
 		PauseRemaining:  remaining,
 	}
