@@ -337,6 +337,10 @@ func (svc *Service) streamPurge(r apiRequest, name string) {
 		svc.respondErr(r.reply, typeStreamPurge, e)
 		return
 	}
+	if req.Seq > 0 && req.Keep > 0 {
+		svc.respondErr(r.reply, typeStreamPurge, newAPIError(400, 10003, "bad request"))
+		return
+	}
 	if st.config().Sealed {
 		svc.respondErr(r.reply, typeStreamPurge, errStreamSealed())
 		return

@@ -163,9 +163,14 @@ func (c *consumerConfig) normalize(scfg streamConfig) *apiError {
 	if c.FilterSubject != "" && len(c.FilterSubjects) > 0 {
 		return newAPIError(400, 10136, "consumer cannot have both FilterSubject and FilterSubjects specified")
 	}
-	for _, f := range c.filters() {
+	for i, f := range c.filters() {
 		if !subjects.ValidSubject(f) {
 			return errConsumerCreate("consumer filter subject is not a valid subset of the interest subjects")
+		}
+		for _, g := range c.filters()[:i] {
+			if subjects.Overlap(f, g) {
+				return newAPIError(400, 10138, "consumer subject filters cannot overlap")
+			}
 		}
 	}
 	switch c.DeliverPolicy {

@@ -199,6 +199,14 @@ func (c *streamConfig) normalize() *apiError {
 	if len(c.ConsumerLimits) == 0 {
 		c.ConsumerLimits = json.RawMessage("{}")
 	}
+	if c.DiscardNewPerSubject {
+		if c.Discard != jetlog.DiscardNew {
+			return errStreamConfig("discard new per subject requires discard new policy to be set")
+		}
+		if c.MaxMsgsPerSubject <= 0 {
+			return errStreamConfig("discard new per subject requires max msgs per subject > 0")
+		}
+	}
 	if e := c.checkTransforms(); e != nil {
 		return e
 	}

@@ -25,6 +25,9 @@ func (st *stream) createConsumer(cfg consumerConfig, action string) (*consumer, 
 		if action == "create" {
 			return nil, errConsumerExists()
 		}
+		if e := checkConsumerUpdate(existing.config(), cfg); e != nil {
+			return nil, e
+		}
 		// An update: restart the consumer with the new config, keeping
 		// its delivery state.
 		st.dropConsumer(existing, "409 Consumer Deleted")

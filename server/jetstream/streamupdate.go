@@ -22,10 +22,6 @@ func checkUpdate(old streamConfig, cfg *streamConfig) *apiError {
 		return errStreamConfig("stream configuration update can not cancel deny purge")
 	case old.AllowMsgTTL && !cfg.AllowMsgTTL:
 		return errStreamConfig("message TTL status can not be disabled")
-	case cfg.DiscardNewPerSubject && cfg.Discard != jetlog.DiscardNew:
-		return errStreamConfig("discard new per subject requires discard new policy to be set")
-	case cfg.DiscardNewPerSubject && cfg.MaxMsgsPerSubject <= 0:
-		return errStreamConfig("discard new per subject requires max msgs per subject > 0")
 	}
 	if cfg.Sealed {
 		cfg.MaxAge = 0
