@@ -16,7 +16,7 @@ import (
 // The monitoring endpoints, with nats-server's paths. Every handler is in
 // the file named for its concept (varz.go, connz.go, subsz.go, jsz.go,
 // accountz.go, healthz.go); docs/monitoring.md lists what each serves and
-// where it differs from the reference. "/" is left free for the dashboard.
+// where it differs from the reference. "/" is the dashboard (dashboard.go).
 const (
 	varzPath     = "/varz"
 	connzPath    = "/connz"
@@ -37,6 +37,7 @@ type monitor struct {
 	closed *closedRing
 	stale  atomic.Int64 // connections closed as stale
 	loaded time.Time    // when the configuration was taken (New)
+	lag    *lagRing     // the dashboard's history (dashboardlag.go)
 
 	mu   sync.Mutex        // guards the fields below
 	reqs map[string]uint64 // requests per path, as /varz http_req_stats
@@ -47,6 +48,7 @@ func newMonitor() *monitor {
 	return &monitor{
 		closed: newClosedRing(DefaultMaxClosedClients),
 		loaded: time.Now(),
+		lag:    newLagRing(lagSamples, lagMaxConsumers),
 		reqs:   make(map[string]uint64),
 	}
 }
@@ -88,6 +90,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	handle(jszPath, jszPath, s.serveJsz)
 	handle(healthzPath, healthzPath, s.serveHealthz)
 	mux.Handle("GET /metrics", s.metricsHandler())
+	s.dashboardRoutes(mux) // GET / and the dashboard's JSON and actions (dashboard.go)
 }
 
 // startMonitoring serves the endpoints on HTTPPort, and over TLS on
@@ -103,7 +106,7 @@ func (s *Server) startMonitoring() error {
 		}
 		return ln, nil
 	}
-	s.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	s.httpSrv = &http.Server{Handler: s.httpAuthGuard(mux), ReadHeaderTimeout: 5 * time.Second}
 	if s.opts.HTTPPort != 0 {
 		ln, err := listen(s.opts.HTTPPort)
 		if err != nil {
@@ -125,6 +128,7 @@ func (s *Server) startMonitoring() error {
 		s.serveMonitoring(s.httpsLn)
 		s.log.Info("monitoring listening over https", "addr", ln.Addr().String())
 	}
+	s.startLagSampler()
 	return nil
 }
 

@@ -53,6 +53,11 @@ type Options struct {
 	// HTTPSPort serves monitoring over TLS with TLS's certificate. 0
 	// disables it, -1 picks a free port (see Server.HTTPSAddr).
 	HTTPSPort int
+	// HTTPAuth makes every monitoring path but /healthz (the dashboard,
+	// /varz, /jsz …) need the HTTP Basic credentials of a user of
+	// Authorization. Without it reads are open; the dashboard's actions
+	// need credentials whenever Authorization is on (docs/dashboard.md).
+	HTTPAuth bool
 
 	// Authorization is who may connect and what each user may do; the
 	// zero value lets anyone do anything.
@@ -152,6 +157,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("server: https port %d out of range -1..65535", o.HTTPSPort)
 	case o.HTTPSPort != 0 && !o.TLS.enabled():
 		return fmt.Errorf("server: https port needs the tls block's certificate")
+	case o.HTTPAuth && !o.Authorization.required():
+		return fmt.Errorf("server: http auth needs authorization (users, a user or a token) to check credentials against")
 	case o.TLS.VerifyAndMap && o.Authorization.Users == nil:
 		return fmt.Errorf("server: tls verify_and_map needs authorization users to map certificates to")
 	}

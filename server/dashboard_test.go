@@ -1,0 +1,119 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+func TestDashboardParseHeaders(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in, want string
+	}{
+		{"", "[]"},
+		{"NATS/1.0\r\n\r\n", "[]"},
+		{"NATS/1.0 503\r\n\r\n", "[]"},
+		{"NATS/1.0\r\nBus-Dlq-Reason: terminated: bad\r\nA:b\r\n\r\n", "[{Bus-Dlq-Reason terminated: bad} {A b}]"},
+		{"NATS/1.0\r\nno colon\r\n: empty key\r\nK:  v \r\n\r\n", "[{K v}]"},
+		{"garbage", "[]"},
+	} {
+		if got := fmt.Sprint(parseHeaders([]byte(tc.in))); got != tc.want {
+			t.Errorf("parseHeaders(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+	if !isDeadLetter([]byte("NATS/1.0\r\nbus-dlq-subject: jobs.1\r\n\r\n")) || isDeadLetter([]byte("NATS/1.0\r\nBus-Dlq-Reason: x\r\n\r\n")) {
+		t.Error("isDeadLetter")
+	}
+}
+
+func TestDashboardPayload(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		data      string
+		limit     int
+		encoding  string
+		text      string
+		truncated bool
+	}{
+		{"text", "hello\n\tworld", 100, "text", "hello\n\tworld", false},
+		{"empty", "", 100, "text", "", false},
+		{"cut on a character", "aé", 2, "text", "a", true},
+		{"cut at the limit", "abcdef", 3, "text", "abc", true},
+		{"invalid utf-8", "a\xffb", 100, "hex", "00000000  61 ff 62", false},
+		{"control bytes", "a\x00b", 100, "hex", "00000000  61 00 62", false},
+		{"binary cut", "\x00\x01\x02\x03", 2, "hex", "00000000  00 01", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPayload([]byte(tc.data), tc.limit)
+			if p.Encoding != tc.encoding || !strings.HasPrefix(p.Text, tc.text) || p.Truncated != tc.truncated || p.Size != len(tc.data) {
+				t.Fatalf("got %+v, want %s %q truncated %v", p, tc.encoding, tc.text, tc.truncated)
+			}
+			if tc.encoding == "text" && p.Text != tc.text {
+				t.Fatalf("text %q, want %q", p.Text, tc.text)
+			}
+		})
+	}
+}
+
+func TestDashboardStreamNames(t *testing.T) {
+	t.Parallel()
+	for name, ok := range map[string]bool{
+		"ORDERS": true, "kv_ORDERS-1": true, "ünï": true,
+		"": false, "a.b": false, "*": false, ">": false, "a b": false, "a\x00": false, "a\x7f": false,
+		strings.Repeat("x", 256): false,
+	} {
+		if validStreamName(name) != ok {
+			t.Errorf("validStreamName(%q) = %v", name, !ok)
+		}
+	}
+}
+
+func TestDashboardBasicAuth(t *testing.T) {
+	t.Parallel()
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := newAuthenticator(Authorization{Users: []User{
+		{Name: "alice", Password: "pw"},
+		{Name: "bob", Password: string(hash)},
+		{Nkey: "UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4"},
+	}}, false)
+	for _, tc := range []struct {
+		user, pass string
+		ok         bool
+	}{
+		{"alice", "pw", true},
+		{"alice", "PW", false},
+		{"bob", "s3cret", true},
+		{"bob", string(hash), false},
+		{"carol", "pw", false},
+		{"UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4", "", false},
+		{"", "", false},
+	} {
+		if id, ok := users.basic(tc.user, tc.pass); ok != tc.ok || ok && id.name != tc.user {
+			t.Errorf("basic(%q, %q) = %v, %v", tc.user, tc.pass, id, ok)
+		}
+	}
+	single := newAuthenticator(Authorization{User: "admin", Password: "x"}, false)
+	if _, ok := single.basic("admin", "x"); !ok {
+		t.Error("single user refused")
+	}
+	if _, ok := single.basic("root", "x"); ok {
+		t.Error("another user name accepted")
+	}
+	token := newAuthenticator(Authorization{Token: "t0k"}, false)
+	if _, ok := token.basic("whoever", "t0k"); !ok {
+		t.Error("token refused")
+	}
+	if _, ok := token.basic("t0k", ""); ok {
+		t.Error("token as the user name accepted")
+	}
+	if id, ok := newAuthenticator(Authorization{}, false).basic("", ""); !ok || id.perms != nil {
+		t.Error("without authorization everyone has every right")
+	}
+}
