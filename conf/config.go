@@ -37,6 +37,10 @@ type Config struct {
 	// HTTPSPort serves monitoring over TLS with the tls block's
 	// certificate; 0 disables it, -1 picks a free port.
 	HTTPSPort int
+	// HTTPAuth makes every monitoring path but /healthz (the dashboard
+	// included) need the HTTP Basic credentials of a user of the
+	// authorization block (bus's own key).
+	HTTPAuth bool
 
 	// Authorization is the authorization block; nil lets every client in
 	// with every right. Set only from a file.

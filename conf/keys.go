@@ -53,6 +53,8 @@ func keys(c *Config) []key {
 			usage: "TLS for the client port (file only; see bus.example.yaml)"},
 		{name: "https_port", value: intValue{&c.HTTPSPort},
 			usage: "monitoring port over TLS with the tls block's certificate; 0 disables, -1 picks a free port"},
+		{name: "http_auth", value: boolValue{&c.HTTPAuth},
+			usage: "monitoring reads (dashboard, /varz …; not /healthz) need a configured user's name and password (bus only)"},
 		{name: "authorization", value: authValue{&c.Authorization}, fileOnly: true,
 			usage: "who may connect and what each user may do (file only; see bus.example.yaml)"},
 		{name: "max_unauthenticated", value: intValue{&c.MaxUnauthenticated},

@@ -115,6 +115,7 @@ func TestAddFlagsShowsDefaults(t *testing.T) {
 		{"max-pings-out", "int", "2"},
 		{"write-deadline", "duration", "10s"},
 		{"https-port", "int", "0"},
+		{"http-auth", "bool", "false"},
 		{"max-unauthenticated", "int", "8192"},
 		{"no-auth-user", "string", ""},
 		{"client-advertise", "string", ""},

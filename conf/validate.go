@@ -37,6 +37,9 @@ func (c Config) check() []*KeyError {
 	if c.HTTPSPort != 0 && c.TLS == nil {
 		bad("https_port", "needs the tls block's certificate")
 	}
+	if c.HTTPAuth && c.Authorization == nil {
+		bad("http_auth", "needs the authorization block (users, a user or a token) to check credentials against")
+	}
 	// nats-server refuses names with spaces: they break subjects such as
 	// $SYS.SERVER.<name>.…
 	if strings.ContainsAny(c.ServerName, " \t\r\n") {

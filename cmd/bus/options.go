@@ -31,6 +31,7 @@ func options(cfg conf.Config, log *slog.Logger) server.Options {
 		WriteDeadline:      cfg.WriteDeadline,
 		TLS:                tlsOptions(cfg.TLS),
 		HTTPSPort:          cfg.HTTPSPort,
+		HTTPAuth:           cfg.HTTPAuth,
 		Authorization:      authorization(cfg.Authorization, cfg.NoAuthUser),
 		MaxUnauthenticated: cfg.MaxUnauthenticated,
 		Mappings:           mappings(cfg.Mappings),

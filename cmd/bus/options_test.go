@@ -25,14 +25,14 @@ func TestOptionsMapsEveryField(t *testing.T) {
 	cfg := conf.Config{
 		Host: "127.0.0.1", Port: -1, HTTPPort: -1, ServerName: "east", StoreDir: "/data",
 		MaxPayload: 2 << 20, MaxControlLine: 8192, MaxConnections: 10, MaxSubscriptions: 20,
-		MaxPending: 32 << 20, PingInterval: 7, MaxPingsOut: 3, WriteDeadline: 9,
+		MaxPending: 32 << 20, PingInterval: 7, MaxPingsOut: 3, WriteDeadline: 9, HTTPAuth: true,
 	}
 	log := slog.New(slog.DiscardHandler)
 	got := options(cfg, log)
 	want := server.Options{
 		Host: "127.0.0.1", Port: 0, HTTPPort: -1, ServerName: "east", StoreDir: "/data",
 		MaxPayload: 2 << 20, MaxControlLine: 8192, MaxConnections: 10, MaxSubscriptions: 20,
-		MaxPending: 32 << 20, PingInterval: 7, MaxPingsOut: 3, WriteDeadline: 9, Logger: log,
+		MaxPending: 32 << 20, PingInterval: 7, MaxPingsOut: 3, WriteDeadline: 9, HTTPAuth: true, Logger: log,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("options:\n got %+v\nwant %+v", got, want)
