@@ -444,7 +444,7 @@ func (l *Log) admit(m *Msg, ex *Expect, next, stagedBytes uint64, now int64) (Pu
 		return PubAck{}, 0, nil, err
 	}
 	id := msgID(m.Header)
-	if id != nil {
+	if id != nil && !ex.NoDedup {
 		if seq, ok := l.ap.ids[string(id)]; ok {
 			return PubAck{Seq: seq, Duplicate: true}, 0, nil, nil
 		}

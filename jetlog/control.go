@@ -25,6 +25,8 @@ func (l *Log) control(r *request) {
 		if id, r.err = l.lastMsgID(); r.err == nil {
 			r.id = string(id)
 		}
+	case opSkip:
+		r.err = l.doSkip(r.seq)
 	case opClose:
 		l.closeErr = l.doClose()
 	}

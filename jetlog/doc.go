@@ -149,8 +149,12 @@
 //	18 acked all  seq = every pending seq up to it is acked
 //	19 deadline   seq = stream seq, ts = new redelivery deadline
 //
-// Message seqs are contiguous in log order; a tombstone only names seqs
-// written before it. Removals by limits (discard old, max age) are written
+// A tombstone with floor 1 and no removed seqs is a skip (SkipTo): its
+// seq becomes the last assigned, and the seqs between were never used
+// (a mirror keeps its origin's seqs this way).
+//
+// Message seqs are contiguous in log order, but for skips; a tombstone
+// only names seqs written before it. Removals by limits (discard old, max age) are written
 // lazily with the next commit, because recovery applies the limits again;
 // Delete and Purge are journaled (and in DurabilityAlways synced) before
 // they return.

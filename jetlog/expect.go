@@ -33,6 +33,9 @@ type Expect struct {
 	// message the stream stored (see Log.LastMsgID). As on the wire, an
 	// empty one expects nothing.
 	LastMsgID string
+	// NoDedup stores a message even if its Nats-Msg-Id was seen within
+	// the duplicate window (a mirror copies what its origin stored).
+	NoDedup bool
 }
 
 var (

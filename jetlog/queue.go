@@ -17,6 +17,7 @@ const (
 	opSync
 	opEvict // drop idle sections (tests use it; the ticker does it in production)
 	opLastMsgID
+	opSkip
 )
 
 // request is what producers hand to the appender. The appender replies by

@@ -241,6 +241,9 @@ func (rp *replayer) apply(seg *segment, e entry) {
 		} else {
 			rp.leadEnd = e.seq
 			rp.leadFloor, _ = decodeTombstone(e.tomb, func(uint64) {})
+			if isSkip(e.tomb) {
+				rp.leadFloor = e.seq + 1 // nothing below it was ever stored here
+			}
 		}
 	}
 	switch e.kind {
@@ -254,7 +257,7 @@ func (rp *replayer) apply(seg *segment, e entry) {
 		c.add(e.seq, e.ts, c.subjectBytes(e.subject), seg, e.off, e.size)
 		rp.lastSeq, rp.seen = e.seq, true
 	case kindDelete:
-		if rp.seen && e.seq > rp.lastSeq {
+		if rp.seen && e.seq > rp.lastSeq && !isSkip(e.tomb) {
 			rp.gap(SeqRange{rp.lastSeq + 1, e.seq}, seg)
 		}
 		floor, _ := decodeTombstone(e.tomb, func(seq uint64) { c.remove(seq) })

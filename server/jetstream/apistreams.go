@@ -240,6 +240,7 @@ func (svc *Service) streamUpdate(r apiRequest, name string) {
 		return
 	}
 	st.setConfig(cfg)
+	st.updateSourcing(old, cfg)
 	if err := st.subscribe(); err != nil {
 		svc.storageFailed(r.reply, typeStreamUpdate, name, err)
 		return

@@ -53,6 +53,8 @@ type shared struct {
 	deadLettered atomic.Int64      // messages given up on, all consumers
 	// deadLettersLost counts dead letters nothing stored.
 	deadLettersLost atomic.Int64
+	// lookup finds a stream by name (a mirror's or source's origin).
+	lookup func(name string) *stream
 }
 
 // Service is the persistence layer: the streams, their consumers and the
@@ -120,7 +122,7 @@ func New(core Core, opts Options) (*Service, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Service{
+	svc := &Service{
 		sh: &shared{
 			core:   core,
 			log:    opts.Logger,
@@ -138,7 +140,9 @@ func New(core Core, opts Options) (*Service, error) {
 		changes:        make(chan apiRequest, apiLaneLen),
 		stop:           make(chan struct{}),
 		lagKick:        make(chan struct{}, 1),
-	}, nil
+	}
+	svc.sh.lookup = svc.stream
+	return svc, nil
 }
 
 // Start opens every stream under the store directory and starts serving

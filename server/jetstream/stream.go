@@ -43,6 +43,10 @@ type stream struct {
 	sealed atomic.Bool
 	// tr is the config's subject transform and republish, compiled.
 	tr atomic.Pointer[transforms]
+	// sourcers copy into this stream (its mirror or sources, under mu);
+	// watchers are those copying out of it, woken by its appends.
+	sourcers []*sourcer
+	watchers atomic.Pointer[[]*sourcer]
 
 	// ackBuf is the pub ack being encoded; only the appender goroutine
 	// (which runs every pub's done) touches it.
@@ -93,6 +97,7 @@ func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
 		_ = l.Close()
 		return nil, err
 	}
+	st.startSourcing(cfg)
 	return st, nil
 }
 
@@ -378,7 +383,7 @@ func (st *stream) info(typ string) streamInfo {
 	} else if s.LastSeq > 0 {
 		state.LastTime = s.LastTime.UTC()
 	}
-	return streamInfo{
+	info := streamInfo{
 		Type:    typ,
 		Config:  cfg,
 		Created: st.created,
@@ -386,12 +391,24 @@ func (st *stream) info(typ string) streamInfo {
 		Cluster: &clusterInfo{Leader: st.sh.server},
 		TS:      st.sh.now().UTC(),
 	}
+	st.mu.Lock()
+	sourcers := st.sourcers
+	st.mu.Unlock()
+	for _, s := range sourcers {
+		if s.mirror {
+			info.Mirror = s.info()
+		} else {
+			info.Sources = append(info.Sources, s.info())
+		}
+	}
+	return info
 }
 
 // close stops capture, ingest and the consumers (telling waiting pulls
 // status) and closes the log; queued publishes that were not yet stored
 // are not acked (clients retry).
 func (st *stream) close(status string) error {
+	st.stopSourcing()
 	st.mu.Lock()
 	for _, sub := range st.capture {
 		st.sh.core.Unsubscribe(sub)

@@ -38,6 +38,8 @@ type streamConfig struct {
 	AllowMsgTTL          bool                    `json:"allow_msg_ttl"`
 	SubjectTransform     *subjectTransformConfig `json:"subject_transform,omitempty"`
 	RePublish            *rePublishConfig        `json:"republish,omitempty"`
+	Mirror               *sourceConfig           `json:"mirror,omitempty"`
+	Sources              []*sourceConfig         `json:"sources,omitempty"`
 	// SubjectDeleteMarkerTTL (ns) asks for a delete marker where a
 	// subject's last message aged out or expired, itself kept this long.
 	SubjectDeleteMarkerTTL int64             `json:"subject_delete_marker_ttl,omitempty"`
@@ -115,7 +117,7 @@ func (c *streamConfig) normalize() *apiError {
 	if metadataSize(c.Metadata) > maxMetadata {
 		return errStreamConfig("stream metadata exceeds maximum size of %d bytes", maxMetadata)
 	}
-	if len(c.Subjects) == 0 {
+	if len(c.Subjects) == 0 && c.Mirror == nil && len(c.Sources) == 0 {
 		c.Subjects = []string{c.Name}
 	}
 	if len(c.Subjects) > maxStreamSubjects {
@@ -176,7 +178,7 @@ func (c *streamConfig) normalize() *apiError {
 	if c.MaxAge > 0 && c.MaxAge < int64(100*time.Millisecond) {
 		return errStreamConfig("max age needs to be >= 100ms")
 	}
-	if c.DuplicateWindow == 0 {
+	if c.DuplicateWindow == 0 && c.Mirror == nil && len(c.Sources) == 0 {
 		c.DuplicateWindow = int64(jetlog.DefaultDuplicateWindow)
 		if c.MaxAge > 0 && c.MaxAge < c.DuplicateWindow {
 			c.DuplicateWindow = c.MaxAge
@@ -210,10 +212,8 @@ func (c *streamConfig) normalize() *apiError {
 	if e := c.checkTransforms(); e != nil {
 		return e
 	}
-	for _, k := range []string{"mirror", "sources"} {
-		if raw, ok := c.extra[k]; ok && string(raw) != "null" {
-			return errStreamConfig("%s is not supported by bus", k)
-		}
+	if e := c.checkSourcing(); e != nil {
+		return e
 	}
 	if err := c.logConfig().Normalized().Validate(); err != nil {
 		return errStreamConfig("%v", err)

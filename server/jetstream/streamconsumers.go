@@ -244,6 +244,11 @@ func (st *stream) notifyConsumers() {
 	for _, c := range *st.live.Load() {
 		c.signal()
 	}
+	if w := st.watchers.Load(); w != nil {
+		for _, s := range *w {
+			s.signal()
+		}
+	}
 }
 
 // info snapshots the consumer for API responses.

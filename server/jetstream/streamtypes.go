@@ -41,13 +41,15 @@ type streamState struct {
 // streamInfo is the body of stream create/update/info responses and of
 // list items.
 type streamInfo struct {
-	Type      string       `json:"type,omitempty"`
-	Config    streamConfig `json:"config"`
-	Created   time.Time    `json:"created"`
-	State     streamState  `json:"state"`
-	Cluster   *clusterInfo `json:"cluster,omitempty"`
-	TS        time.Time    `json:"ts"`
-	DidCreate bool         `json:"did_create,omitempty"`
+	Type      string        `json:"type,omitempty"`
+	Config    streamConfig  `json:"config"`
+	Created   time.Time     `json:"created"`
+	State     streamState   `json:"state"`
+	Cluster   *clusterInfo  `json:"cluster,omitempty"`
+	TS        time.Time     `json:"ts"`
+	DidCreate bool          `json:"did_create,omitempty"`
+	Mirror    *sourceInfo   `json:"mirror,omitempty"`
+	Sources   []*sourceInfo `json:"sources,omitempty"`
 }
 
 type clusterInfo struct {

@@ -14,6 +14,8 @@ func checkUpdate(old streamConfig, cfg *streamConfig) *apiError {
 		// The reference allows limits <-> interest; bus's log does not
 		// yet re-evaluate what it holds, so it refuses any change.
 		return errStreamConfig("stream configuration update can not change retention policy")
+	case cfg.Mirror != nil && !sameJSON(old.Mirror, cfg.Mirror): // removing it promotes the mirror
+		return newAPIError(400, 10055, "stream mirror configuration can not be updated")
 	case old.Sealed && !cfg.Sealed:
 		return errStreamConfig("stream configuration update can not unseal a sealed stream")
 	case old.DenyDelete && !cfg.DenyDelete:

@@ -1,0 +1,411 @@
+package jetstream
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bus-dev/bus/jetlog"
+	"github.com/bus-dev/bus/subjects"
+)
+
+// Mirrors and sources between streams of this server. A sourcer copies
+// one origin stream's messages into its target: a mirror keeps the
+// origin's seqs (gaps where the origin deleted messages or the filter
+// leaves them out) and adds nothing; a source appends with new seqs and a
+// Nats-Stream-Source header naming the origin seq, which is how a
+// restarted source finds where it stopped. Each sourcer is one goroutine
+// reading the origin's log directly, woken by the origin's appends; what
+// it copies is committed in batches (one fsync each), and it never
+// advances past a message its target has not stored, so neither a crash
+// nor a full target loses or repeats one. (Across servers comes with the
+// scale-out work: External is refused.)
+
+// sourceConfig is a stream's mirror or one of its sources.
+type sourceConfig struct {
+	Name              string                   `json:"name"`
+	OptStartSeq       uint64                   `json:"opt_start_seq,omitempty"`
+	OptStartTime      *time.Time               `json:"opt_start_time,omitempty"`
+	FilterSubject     string                   `json:"filter_subject,omitempty"`
+	SubjectTransforms []subjectTransformConfig `json:"subject_transforms,omitempty"`
+	External          json.RawMessage          `json:"external,omitempty"`
+}
+
+// sourceInfo is a mirror's or source's state in stream info.
+type sourceInfo struct {
+	Name              string                   `json:"name"`
+	FilterSubject     string                   `json:"filter_subject,omitempty"`
+	SubjectTransforms []subjectTransformConfig `json:"subject_transforms,omitempty"`
+	Lag               uint64                   `json:"lag"`
+	Active            int64                    `json:"active"` // ns since it last heard of the origin; -1 never
+	Error             *apiError                `json:"error,omitempty"`
+}
+
+const (
+	hdrStreamSource = "Nats-Stream-Source"
+	sourceBatch     = 256
+	sourceRetry     = time.Second // origin missing, or the target refused a message
+)
+
+// checkSourcing validates mirror and sources as the reference does.
+func (c *streamConfig) checkSourcing() *apiError {
+	if m := c.Mirror; m != nil {
+		switch {
+		case len(c.Subjects) > 0:
+			return newAPIError(400, 10034, "stream mirrors can not contain subjects")
+		case len(c.Sources) > 0:
+			return newAPIError(400, 10031, "stream mirrors can not also contain other sources")
+		case m.OptStartSeq > 0 && m.OptStartTime != nil:
+			return newAPIError(400, 10032, "stream mirrors can not have both start seq and start time configured")
+		case m.FilterSubject != "" && len(m.SubjectTransforms) > 0:
+			return newAPIError(400, 10150, "mirror with multiple subject transforms cannot also have a single subject filter")
+		case c.SubjectDeleteMarkerTTL > 0:
+			return errStreamConfig("subject delete markers forbidden on mirrors")
+		case !validName(m.Name):
+			return newAPIError(400, 10142, "mirrored stream name is invalid")
+		}
+		if e := checkSourceFilters(m, 10151, 10154, 10152, "mirror"); e != nil {
+			return e
+		}
+		if len(m.External) > 0 && string(m.External) != "null" {
+			return errStreamConfig("external mirrors are not supported by bus")
+		}
+	}
+	seen := map[string]bool{}
+	for _, s := range c.Sources {
+		if s == nil || !validName(s.Name) {
+			return newAPIError(400, 10141, "sourced stream name is invalid")
+		}
+		if seen[s.iname()] {
+			return newAPIError(400, 10140, "duplicate source configuration detected")
+		}
+		seen[s.iname()] = true
+		if s.FilterSubject != "" && len(s.SubjectTransforms) > 0 {
+			return newAPIError(400, 10144, "source with multiple subject transforms cannot also have a single subject filter")
+		}
+		if e := checkSourceFilters(s, 10145, 10146, 10147, "source"); e != nil {
+			return e
+		}
+		if len(s.External) > 0 && string(s.External) != "null" {
+			return errStreamConfig("external sources are not supported by bus")
+		}
+		if s.Name == c.Name {
+			return errStreamConfig("stream can not source itself")
+		}
+	}
+	return nil
+}
+
+func checkSourceFilters(s *sourceConfig, badSource, badDest, overlap int, what string) *apiError {
+	if s.FilterSubject != "" && !subjects.ValidSubject(s.FilterSubject) {
+		return newAPIError(400, badSource, "%s transform source: invalid subject %s", what, s.FilterSubject)
+	}
+	for i, tr := range s.SubjectTransforms {
+		if tr.Source != "" && !subjects.ValidSubject(tr.Source) {
+			return newAPIError(400, badSource, "%s transform source: invalid subject %s", what, tr.Source)
+		}
+		if err := subjects.ValidateMapping(tr.Source, tr.Destination); err != nil {
+			return newAPIError(400, badDest, "%s transform: %v", what, err)
+		}
+		for _, other := range s.SubjectTransforms[:i] {
+			if subjects.Overlap(orAll(tr.Source), orAll(other.Source)) {
+				if what == "mirror" {
+					return newAPIError(400, overlap, "mirror subject filters can not overlap")
+				}
+				return newAPIError(400, overlap, "source filters can not overlap")
+			}
+		}
+	}
+	return nil
+}
+
+func orAll(s string) string {
+	if s == "" {
+		return ">"
+	}
+	return s
+}
+
+// iname names a source by what it takes: stream, filter and destination,
+// as the reference's Nats-Stream-Source header does.
+func (s *sourceConfig) iname() string {
+	filter, dest := orAll(s.FilterSubject), ">"
+	if len(s.SubjectTransforms) > 0 {
+		var fs, ds []string
+		for _, tr := range s.SubjectTransforms {
+			fs, ds = append(fs, orAll(tr.Source)), append(ds, orAll(tr.Destination))
+		}
+		filter, dest = strings.Join(fs, "\x07"), strings.Join(ds, "\x07")
+	}
+	return s.Name + " " + filter + " " + dest
+}
+
+// sourcer copies one origin into one target (see the top of the file).
+type sourcer struct {
+	target *stream
+	cfg    sourceConfig
+	mirror bool
+	iname  string
+	// filters select what is taken from the origin (nil: all), and
+	// transforms[i] (nil: none) rewrites what filters[i] matched.
+	filters    []string
+	transforms []*subjects.Transform
+	kick       chan struct{} // capacity 1
+	stop, done chan struct{}
+
+	next   atomic.Uint64 // origin seq to copy next (0 until known)
+	heard  atomic.Int64  // unix ns it last read the origin
+	origin atomic.Pointer[stream]
+	mu     sync.Mutex // guards err
+	err    *apiError  // why it is stuck, if it is
+}
+
+func newSourcer(target *stream, cfg sourceConfig, mirror bool) *sourcer {
+	s := &sourcer{target: target, cfg: cfg, mirror: mirror, iname: cfg.iname(),
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	switch {
+	case len(cfg.SubjectTransforms) > 0:
+		for _, tr := range cfg.SubjectTransforms {
+			s.filters = append(s.filters, orAll(tr.Source))
+			var t *subjects.Transform
+			if tr.Destination != "" {
+				t, _ = subjects.NewTransform(orAll(tr.Source), tr.Destination) // checked by checkSourcing
+			}
+			s.transforms = append(s.transforms, t)
+		}
+	case cfg.FilterSubject != "":
+		s.filters, s.transforms = []string{cfg.FilterSubject}, []*subjects.Transform{nil}
+	}
+	go s.run()
+	return s
+}
+
+func (s *sourcer) close() {
+	close(s.stop)
+	<-s.done
+}
+
+func (s *sourcer) signal() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (s *sourcer) setErr(e *apiError) {
+	s.mu.Lock()
+	s.err = e
+	s.mu.Unlock()
+}
+
+// wait sleeps until the origin stores something, d passes, or stop.
+func (s *sourcer) wait(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-s.kick:
+	case <-t.C:
+	case <-s.stop:
+		return false
+	}
+	return true
+}
+
+func (s *sourcer) run() {
+	defer close(s.done)
+	var watching *stream
+	defer func() {
+		if watching != nil {
+			watching.unwatch(s)
+		}
+	}()
+	for {
+		origin := s.target.sh.lookup(s.cfg.Name)
+		if origin != watching {
+			if watching != nil {
+				watching.unwatch(s)
+			}
+			if origin != nil {
+				origin.watch(s)
+			}
+			watching = origin
+			s.origin.Store(origin)
+		}
+		if origin == nil {
+			s.setErr(errStreamNotFound())
+			if !s.wait(sourceRetry) {
+				return
+			}
+			continue
+		}
+		if s.next.Load() == 0 {
+			s.next.Store(s.startSeq(origin))
+		}
+		msgs, err := origin.log.NextBatch(s.next.Load(), s.filters, sourceBatch)
+		s.heard.Store(time.Now().UnixNano())
+		if err != nil || len(msgs) == 0 {
+			if !s.wait(5 * sourceRetry) {
+				return
+			}
+			continue
+		}
+		if e := s.copy(msgs); e != nil {
+			s.setErr(e)
+			if !s.wait(sourceRetry) {
+				return
+			}
+			continue
+		}
+		s.setErr(nil)
+	}
+}
+
+// copy stores msgs in the target, advancing next past each one stored.
+func (s *sourcer) copy(msgs []jetlog.Msg) *apiError {
+	t := s.target
+	out := make([]jetlog.Msg, 0, len(msgs))
+	expect := jetlog.Expect{NoDedup: s.mirror || t.config().DuplicateWindow == 0}
+	flush := func() *apiError {
+		if len(out) == 0 {
+			return nil
+		}
+		acks, err := t.log.AppendBatchExpect(out, expect)
+		stored := len(acks)
+		if stored > 0 {
+			s.next.Store(s.originSeq(out[stored-1]) + 1)
+			t.notifyConsumers()
+			if tr := t.tr.Load(); tr.republish != nil {
+				for i, ack := range acks {
+					m := out[i]
+					m.Time = time.Unix(0, ack.TS)
+					t.republish(tr, m, ack.Seq)
+				}
+			}
+		}
+		out = out[:0]
+		if err != nil {
+			t.sh.log.Warn("stream source stalled", "stream", t.name, "origin", s.cfg.Name, "err", err)
+			return storeError(err)
+		}
+		return nil
+	}
+	for _, m := range msgs {
+		subj, ok := s.subject(m.Subject)
+		if !ok {
+			continue // NextBatch filtered; cannot happen
+		}
+		if s.mirror {
+			if last := t.log.State().LastSeq + uint64(len(out)); m.Seq > last+1 {
+				if e := flush(); e != nil {
+					return e
+				}
+				if err := t.log.SkipTo(m.Seq); err != nil {
+					return storeError(err)
+				}
+			}
+			out = append(out, jetlog.Msg{Seq: m.Seq, Subject: subj, Header: m.Header, Data: m.Data})
+			continue
+		}
+		hdr := withHeader(m.Header, hdrStreamSource,
+			s.cfg.Name+" "+strconv.FormatUint(m.Seq, 10)+" "+strings.SplitN(s.iname, " ", 2)[1]+" "+m.Subject)
+		out = append(out, jetlog.Msg{Seq: m.Seq, Subject: subj, Header: hdr, Data: m.Data})
+	}
+	if e := flush(); e != nil {
+		return e
+	}
+	if last := msgs[len(msgs)-1].Seq; last >= s.next.Load() {
+		s.next.Store(last + 1)
+	}
+	return nil
+}
+
+// originSeq is the origin seq of a copied message (Msg.Seq carries it:
+// jetlog ignores it on append).
+func (s *sourcer) originSeq(m jetlog.Msg) uint64 { return m.Seq }
+
+// subject is what a message of the origin is stored under.
+func (s *sourcer) subject(subj string) (string, bool) {
+	if len(s.filters) == 0 {
+		return subj, true
+	}
+	for i, f := range s.filters {
+		if subjects.Matches(f, subj) {
+			if tr := s.transforms[i]; tr != nil {
+				if out, err := tr.Apply(subj); err == nil {
+					return out, true
+				}
+			}
+			return subj, true
+		}
+	}
+	return "", false
+}
+
+// startSeq is where copying starts: after what the target already holds
+// of this origin, else per the start options, else at the beginning.
+func (s *sourcer) startSeq(origin *stream) uint64 {
+	ts := s.target.log.State()
+	if s.mirror {
+		if ts.LastSeq > 0 {
+			return ts.LastSeq + 1
+		}
+	} else if seq, ok := s.resumeSeq(ts.LastSeq); ok {
+		return seq
+	}
+	switch {
+	case s.cfg.OptStartSeq > 0:
+		return s.cfg.OptStartSeq
+	case s.cfg.OptStartTime != nil:
+		return origin.log.SeqAtTime(*s.cfg.OptStartTime)
+	}
+	return 1
+}
+
+// resumeSeq finds, newest first, the last message this source stored in
+// the target (one read per message back to it; the target's own
+// messages and other sources' are skipped).
+func (s *sourcer) resumeSeq(last uint64) (uint64, bool) {
+	prefix := s.cfg.Name + " "
+	rest := " " + strings.SplitN(s.iname, " ", 2)[1] + " "
+	for seq := last; seq > 0; seq-- {
+		m, err := s.target.log.Get(seq)
+		if err != nil {
+			if seq < s.target.log.State().FirstSeq {
+				break
+			}
+			continue
+		}
+		v, ok := headerValue(m.Header, hdrStreamSource)
+		if !ok || !strings.HasPrefix(v, prefix) {
+			continue
+		}
+		fields := strings.Fields(v)
+		if len(fields) < 4 || !strings.HasPrefix(v[len(prefix)+len(fields[1]):], rest) {
+			continue
+		}
+		if n, err := strconv.ParseUint(fields[1], 10, 64); err == nil {
+			return n + 1, true
+		}
+	}
+	return 0, false
+}
+
+// info is the sourcer's state for stream info.
+func (s *sourcer) info() *sourceInfo {
+	i := &sourceInfo{Name: s.cfg.Name, FilterSubject: s.cfg.FilterSubject, SubjectTransforms: s.cfg.SubjectTransforms, Active: -1}
+	if h := s.heard.Load(); h != 0 {
+		i.Active = max(time.Now().UnixNano()-h, 0)
+	}
+	if o := s.origin.Load(); o != nil {
+		if last, next := o.log.State().LastSeq, s.next.Load(); next > 0 && last >= next {
+			i.Lag = last - next + 1
+		}
+	}
+	s.mu.Lock()
+	i.Error = s.err
+	s.mu.Unlock()
+	return i
+}
