@@ -2,6 +2,7 @@ package tests
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
@@ -78,9 +79,14 @@ func TestMonitorSubszAccountzMatchesReference(t *testing.T) {
 			p.decodesAsReference(t, path, into)
 		}
 	})
-	t.Run("no index", func(t *testing.T) {
-		if code, _ := fetch(t, p.bus+"/"); code != http.StatusNotFound {
-			t.Errorf("GET / on bus: %d, want 404 until the dashboard lands", code)
+	t.Run("dashboard at the index", func(t *testing.T) {
+		// The reference serves its index page there; bus its dashboard
+		// (docs/dashboard.md), and 404 elsewhere.
+		if code, body := fetch(t, p.bus+"/"); code != http.StatusOK || !strings.Contains(string(body), "bus dashboard") {
+			t.Errorf("GET / on bus: %d, want the dashboard", code)
+		}
+		if code, _ := fetch(t, p.bus+"/nothing"); code != http.StatusNotFound {
+			t.Errorf("GET /nothing on bus: %d, want 404", code)
 		}
 	})
 }
