@@ -65,8 +65,12 @@ type redriveResponse struct {
 	NextSeq uint64 `json:"next_seq"`
 }
 
-// redrives counts the redrives running, against redriveConcurrent.
-type redrives struct{ running atomic.Int32 }
+// redrives counts the redrives running, against redriveConcurrent, and
+// numbers them (each gets its own ack inbox).
+type redrives struct {
+	running atomic.Int32
+	ids     atomic.Uint64
+}
 
 // captureRedrive takes a redrive request off a reader goroutine; the
 // redrive runs on its own goroutine, since it waits for acks and paces
@@ -257,11 +261,9 @@ type redriveAck struct {
 	body []byte
 }
 
-var redriveIDs atomic.Uint64 // unique inboxes for the redrives of this process
-
 func (svc *Service) newRedriver(st *stream) (*redriver, error) {
 	r := &redriver{svc: svc, acks: make(chan redriveAck, 1)}
-	r.inbox = redriveAckPrefix + st.name + "." + strconv.FormatUint(redriveIDs.Add(1), 10)
+	r.inbox = redriveAckPrefix + st.name + "." + strconv.FormatUint(svc.redrives.ids.Add(1), 10)
 	sub, err := svc.sh.core.Subscribe(r.inbox+".*", func(subject, _ []byte, hdr int, msg []byte) bool {
 		if hdr >= 0 {
 			msg = msg[hdr:]
