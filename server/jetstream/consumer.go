@@ -33,6 +33,9 @@ type consumer struct {
 	onAcked func(seqs []uint64)
 	// onExpired removes the consumer after its inactivity threshold.
 	onExpired func(*consumer)
+	// groups is the machine's held-back messages (x_bus_group_by), read
+	// by doneWith; nil without groups.
+	groups *groups
 
 	pulls   chan pullMsg
 	acks    chan ackMsg
@@ -59,7 +62,7 @@ type consumer struct {
 	mu       sync.Mutex // guards the fields below: what info reads
 	waiting  int
 	next     uint64
-	initial  int // last_per_subject start messages not yet delivered
+	initial  int // below next, still to deliver: last_per_subject start messages and held-back group messages
 	dead     int64
 	closed   bool
 	closeMsg string // the status waiting pulls get when run ends
@@ -114,7 +117,7 @@ func startConsumer(sh *shared, stream string, cs consumerStart) (*consumer, erro
 		stream: stream, cfg: cs.cfg, src: cs.src, ledger: cs.ledger, random: sh.random,
 		now: sh.now(), start: start, initial: initial,
 	})
-	c.next, c.initial = start, len(initial)
+	c.next, c.initial, c.groups = start, len(initial)+m.groups.numHeld(), m.groups
 	if p := cs.cfg.PauseUntil; p != nil {
 		c.pausedUntil.Store(p.UnixNano())
 	}
@@ -293,7 +296,7 @@ func (c *consumer) carryOut(m *machine, a actions, timer *time.Timer) bool {
 		c.sh.deadLettered.Add(int64(a.dead))
 	}
 	c.mu.Lock()
-	c.waiting, c.next, c.dead, c.initial = m.numWaiting(), m.next, m.deadLettered, len(m.initial)
+	c.waiting, c.next, c.dead, c.initial = m.numWaiting(), m.next, m.deadLettered, len(m.initial)+m.groups.numHeld()
 	c.mu.Unlock()
 	if a.expired {
 		c.expire(m)
@@ -397,6 +400,12 @@ func (c *consumer) doneWith(seq uint64) bool {
 	c.mu.Lock()
 	next := c.next
 	c.mu.Unlock()
+	// Held back after next moved past it (read after next: a seq is held
+	// back before next is published, and pending before it is no longer
+	// held back).
+	if c.groups.holds(seq) {
+		return false
+	}
 	pending := false
 	_ = c.ledger.Update(func(s *jetlog.ConsumerState) { _, pending = s.Pending[seq] }, false)
 	return !pending && seq < next

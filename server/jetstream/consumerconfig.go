@@ -61,6 +61,10 @@ type consumerConfig struct {
 	// LagAlert publishes an advisory when the consumer falls behind and
 	// when it catches up (lagalert.go).
 	LagAlert *lagAlert `json:"x_bus_lag_alert,omitempty"`
+	// GroupBy delivers each group of messages (by a header or a subject
+	// token) in order, one at a time, the groups in parallel
+	// (machine_groups.go).
+	GroupBy *groupBy `json:"x_bus_group_by,omitempty"`
 
 	extra map[string]json.RawMessage
 }
@@ -211,6 +215,9 @@ func (c *consumerConfig) normalize(scfg streamConfig) *apiError {
 		if e := c.LagAlert.check(); e != nil {
 			return e
 		}
+	}
+	if e := c.checkGroupBy(); e != nil {
+		return e
 	}
 	if c.MaxWaiting == 0 && c.DeliverSubject == "" {
 		c.MaxWaiting = defaultMaxWaiting

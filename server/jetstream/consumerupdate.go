@@ -38,6 +38,8 @@ func checkConsumerUpdate(old, cfg consumerConfig) *apiError {
 		return errConsumerCreate("can not update push consumer to pull based")
 	case old.MaxWaiting != cfg.MaxWaiting:
 		return errConsumerCreate("max waiting can not be updated")
+	case !sameGroupBy(old.GroupBy, cfg.GroupBy):
+		return errGroupBy("x_bus_group_by can not be updated")
 	case !slices.Equal(old.BackOff, cfg.BackOff) && len(cfg.BackOff) > 0 && cfg.MaxDeliver != -1 && len(cfg.BackOff) > cfg.MaxDeliver:
 		return newAPIError(400, 10116, "max deliver is required to be > length of backoff values")
 	}

@@ -89,6 +89,10 @@ type machine struct {
 	// and when the next one may go.
 	replayPrevStored, replayPrevSent, replayAt time.Time
 
+	// groups holds back messages of busy groups (x_bus_group_by); nil
+	// without, which is all the hot paths look at.
+	groups *groups
+
 	deadLettered int64
 	act          actions // being built by the current step
 
@@ -110,6 +114,7 @@ type scratch struct {
 	probeDue   bool
 	ahead      []jetlog.Msg // new messages read ahead for the gather under way
 	acks       []ackMsg
+	ackNow     int64 // unix ns of the acks' step
 	terminated []termed
 	reply      []byte // an ack reply subject being built
 }
@@ -161,9 +166,15 @@ func newMachine(mc machineConfig) *machine {
 	// A restarted durable consumer: its pending seqs come due again.
 	_ = m.ledger.Update(func(s *jetlog.ConsumerState) {
 		for _, p := range s.Pending {
-			m.redeliver.add(p.Stream, p.Deadline)
+			if mc.cfg.GroupBy == nil || !isTombstone(p) {
+				m.redeliver.add(p.Stream, p.Deadline)
+			}
 		}
 	}, false)
+	if g := mc.cfg.GroupBy; g != nil {
+		m.groups = newGroups(*g)
+		m.rebuildGroups()
+	}
 	return m
 }
 

@@ -80,6 +80,7 @@ func (m *machine) applyAcks(acks []ackMsg, now time.Time) {
 		sync = sync || a.reply != ""
 	}
 	m.scratch.acks, m.scratch.terminated = acks, m.scratch.terminated[:0]
+	m.scratch.ackNow = now.UnixNano()
 	err := m.ledger.Update(m.ackStep, sync)
 	terminated := m.scratch.terminated
 	m.scratch.acks = nil
@@ -113,24 +114,32 @@ func (m *machine) acksLocked(s *jetlog.ConsumerState) {
 	for _, a := range m.scratch.acks {
 		switch a.kind {
 		case ackAck, ackNext:
-			if m.cfg.AckPolicy == AckAll {
+			switch {
+			case m.cfg.AckPolicy == AckAll:
 				s.AckAll(a.seq)
-			} else {
+			case m.groups != nil:
+				if _, left := m.releaseLocked(s, a.seq, m.scratch.ackNow); !left {
+					continue // retention waits for the tombstone
+				}
+			default:
 				s.Ack(a.seq)
 			}
 			m.act.acked = append(m.act.acked, a.seq)
 		case ackNak:
 			p := s.Pending[a.seq]
-			if p == nil {
+			if p == nil || m.isTombstoneLocked(s, a.seq) {
 				continue
 			}
 			delay := parseNakDelay(a.arg)
 			if delay == 0 && m.cfg.NakBackOff {
 				delay = m.jitter(m.redeliveryWait(p.Deliveries))
 			}
-			s.Nak(a.seq, delay)
+			s.Nak(a.seq, m.groupNakDelay(delay))
 			m.redeliver.add(a.seq, p.Deadline)
 		case ackInProgress:
+			if m.isTombstoneLocked(s, a.seq) {
+				continue
+			}
 			if s.InProgress(a.seq) {
 				m.redeliver.add(a.seq, s.Pending[a.seq].Deadline)
 			}
@@ -139,7 +148,7 @@ func (m *machine) acksLocked(s *jetlog.ConsumerState) {
 			if p := s.Pending[a.seq]; p != nil {
 				deliveries, cseq = p.Deliveries, p.Consumer
 			}
-			if s.Term(a.seq) {
+			if pending, _ := m.releaseLocked(s, a.seq, m.scratch.ackNow); pending {
 				m.scratch.terminated = append(m.scratch.terminated, termed{a.seq, deliveries, cseq, a.arg})
 			}
 		}
@@ -169,7 +178,7 @@ func parseNakDelay(arg string) time.Duration {
 // dead-letter subject when one is configured.
 func (m *machine) deadLetter(seq, deliveries uint64, reason, detail string, now time.Time) {
 	termed := false
-	if err := m.ledger.Update(func(s *jetlog.ConsumerState) { termed = s.Term(seq) }, false); err != nil || !termed {
+	if err := m.ledger.Update(func(s *jetlog.ConsumerState) { termed, _ = m.releaseLocked(s, seq, now.UnixNano()) }, false); err != nil || !termed {
 		m.act.err = err
 		return
 	}

@@ -17,6 +17,7 @@ const (
 	fromDue     = iota // a redelivery
 	fromInitial        // a last_per_subject start message
 	fromNew            // the next message not yet delivered
+	fromReady          // a held-back message whose group freed up (machine_groups.go)
 )
 
 // collectDue moves the redeliveries whose deadline has passed from the
@@ -159,7 +160,7 @@ func (m *machine) gather(r *pullRequest, now time.Time) (msgs []jetlog.Msg, from
 	}()
 	room := -1 // first deliveries max ack pending still allows
 	if limit := m.cfg.MaxAckPending; limit > 0 && m.cfg.AckPolicy != AckNone {
-		room = max(limit-m.ledger.Info().NumAckPending, 0)
+		room = max(limit-m.ledger.Info().NumAckPending+m.groups.numTombs(), 0)
 	}
 	budget := r.maxBytes
 	for len(msgs) < r.batch {
@@ -208,30 +209,49 @@ func (m *machine) candidate(now time.Time, want int) (jetlog.Msg, int, bool) {
 		}
 		msg, err := m.src.Get(seq)
 		if err != nil { // gone from the stream: nothing to redeliver
-			_ = m.ledger.Update(func(s *jetlog.ConsumerState) { s.Ack(seq) }, false)
+			_ = m.ledger.Update(func(s *jetlog.ConsumerState) { m.releaseLocked(s, seq, now.UnixNano()) }, false)
 			continue
 		}
 		return msg, fromDue, true
+	}
+	if m.groups != nil {
+		if msg, ok := m.nextReady(); ok {
+			return msg, fromReady, true
+		}
 	}
 	for len(m.initial) > 0 {
 		seq := m.initial[0]
 		m.initial = m.initial[1:]
 		if msg, err := m.src.Get(seq); err == nil {
+			if m.groups != nil && m.admit(msg, true) != admitted {
+				continue
+			}
 			return msg, fromInitial, true
 		}
 	}
-	if len(m.scratch.ahead) == 0 {
-		batch, err := m.src.NextBatch(m.next, m.cfg.filters(), max(want, 1))
-		if len(batch) == 0 {
-			_ = err // none, or unreadable: nothing to deliver now
-			return jetlog.Msg{}, 0, false
+	for {
+		if len(m.scratch.ahead) == 0 {
+			batch, err := m.src.NextBatch(m.next, m.cfg.filters(), max(want, 1))
+			if len(batch) == 0 {
+				_ = err // none, or unreadable: nothing to deliver now
+				return jetlog.Msg{}, 0, false
+			}
+			m.scratch.ahead = batch
 		}
-		m.scratch.ahead = batch
+		msg := m.scratch.ahead[0]
+		m.scratch.ahead = m.scratch.ahead[1:]
+		m.next = msg.Seq + 1
+		if m.groups != nil {
+			switch m.admit(msg, false) {
+			case heldBack:
+				continue
+			case heldFull: // read on once a group frees up
+				m.next, m.scratch.ahead = msg.Seq, nil
+				return jetlog.Msg{}, 0, false
+			}
+		}
+		return msg, fromNew, true
 	}
-	msg := m.scratch.ahead[0]
-	m.scratch.ahead = m.scratch.ahead[1:]
-	m.next = msg.Seq + 1
-	return msg, fromNew, true
 }
 
 // dropAhead forgets the messages read ahead and not taken: the next
@@ -263,10 +283,16 @@ func (m *machine) putBack(seq uint64, from int) {
 	case fromDue:
 		m.due = append([]uint64{seq}, m.due...)
 		m.inDue[seq] = struct{}{}
+	case fromReady:
+		m.unready(seq)
 	case fromInitial:
-		m.initial = append([]uint64{seq}, m.initial...)
+		if m.groups == nil || !m.unclaim(seq) {
+			m.initial = append([]uint64{seq}, m.initial...)
+		}
 	default:
-		m.next = min(m.next, seq)
+		if m.groups == nil || !m.unclaim(seq) {
+			m.next = min(m.next, seq)
+		}
 	}
 }
 
@@ -318,6 +344,9 @@ func (m *machine) send(r *pullRequest, msgs []jetlog.Msg, froms []int, now time.
 		m.act.err = err
 		return false
 	}
+	if m.groups != nil {
+		m.sentGroups(msgs, froms)
+	}
 	// Each delivery carries what is left for this consumer after it, as
 	// the reference counts it: the first deliveries behind it in this
 	// batch (last_per_subject start messages and new ones), plus what is
@@ -357,11 +386,12 @@ func (m *machine) send(r *pullRequest, msgs []jetlog.Msg, froms []int, now time.
 }
 
 // pendingAfterNext counts what is left to deliver from next on: the
-// last_per_subject start messages, and the stored messages the filters
+// last_per_subject start messages, the held-back messages of busy
+// groups (below next), and the stored messages the filters
 // match (for an unfiltered consumer, from the seqs alone, without a
 // count over the log).
 func (m *machine) pendingAfterNext() uint64 {
-	n := uint64(len(m.initial))
+	n := uint64(len(m.initial) + m.groups.numHeld())
 	if f := m.cfg.filters(); len(f) > 0 {
 		return n + m.src.NumPending(m.next, f)
 	}
@@ -384,6 +414,9 @@ func (m *machine) recordLocked(s *jetlog.ConsumerState) {
 			m.redeliver.add(msg.Seq, q.Deadline)
 		}
 		m.scratch.pend = append(m.scratch.pend, p)
+	}
+	if m.groups != nil {
+		m.recordGroupsLocked(s)
 	}
 }
 

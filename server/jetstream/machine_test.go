@@ -39,6 +39,7 @@ var update = flag.Bool("update", false, "rewrite the golden transcripts in testd
 //	fc                           the flow-control answer
 //	close <status>               the consumer is deleted
 //	state                        the ledger: delivered, ack floor, pending
+//	restart                      the same consumer again from its ledger
 func TestMachineTranscripts(t *testing.T) {
 	files, err := filepath.Glob("testdata/machine_*.txt")
 	if err != nil || len(files) == 0 {
@@ -150,6 +151,7 @@ type harness struct {
 	src        *fakeStream
 	led        *memLedger
 	m          *machine
+	cfg        consumerConfig // the last consumer command's, normalized
 }
 
 func newHarness() *harness {
@@ -187,9 +189,16 @@ func (h *harness) run(t *testing.T, line string) string {
 		if cfg.DeliverPolicy == DeliverNew {
 			start = h.src.LastSeq() + 1
 		}
+		h.cfg = cfg
 		h.m = newMachine(machineConfig{
 			stream: "S", cfg: cfg, src: h.src, ledger: h.led, now: h.now, start: start,
 			random: func() float64 { return 0.75 }, // jitter: +half the fraction
+		})
+		return h.render(h.m.Stored(h.now))
+	case "restart": // as startPosition resumes a consumer that delivered before
+		h.m = newMachine(machineConfig{
+			stream: "S", cfg: h.cfg, src: h.src, ledger: h.led, now: h.now, start: h.led.Info().Delivered.Stream + 1,
+			random: func() float64 { return 0.75 },
 		})
 		return h.render(h.m.Stored(h.now))
 	case "publish":
@@ -323,9 +332,16 @@ func (h *harness) state() string {
 		slices.Sort(seqs)
 		for _, seq := range seqs {
 			p := s.Pending[seq]
+			if isTombstone(p) {
+				fmt.Fprintf(&b, "\npending %d deliveries=%d tombstone", seq, p.Deliveries)
+				continue
+			}
 			fmt.Fprintf(&b, "\npending %d deliveries=%d due at %v", seq, p.Deliveries, time.Unix(0, p.Deadline).Sub(h.start))
 		}
 	}, false)
 	fmt.Fprintf(&b, "\nwaiting %d next %d", h.m.numWaiting(), h.m.next)
+	if h.m.groups != nil {
+		b.WriteString(describeGroups(h.m.groups))
+	}
 	return b.String()
 }
