@@ -43,6 +43,14 @@ type consumerConfig struct {
 	FlowControl       bool              `json:"flow_control,omitempty"`
 	Heartbeat         int64             `json:"idle_heartbeat,omitempty"`
 	Metadata          map[string]string `json:"metadata,omitempty"`
+	// Pull limits: the largest batch, expiry and byte budget one pull may
+	// ask for (0: any).
+	MaxRequestBatch    int   `json:"max_batch,omitempty"`
+	MaxRequestExpires  int64 `json:"max_expires,omitempty"`
+	MaxRequestMaxBytes int   `json:"max_bytes,omitempty"`
+	// RateLimit (bits per second) is refused: bus does not pace push
+	// deliveries.
+	RateLimit uint64 `json:"rate_limit_bps,omitempty"`
 	// PauseUntil holds deliveries back until then (pause.go).
 	PauseUntil *time.Time `json:"pause_until,omitempty"`
 
@@ -106,6 +114,21 @@ func (c *consumerConfig) filters() []string {
 // one place they are applied, and checks the config against its stream.
 // The result is what responses echo.
 func (c *consumerConfig) normalize(scfg streamConfig) *apiError {
+	for _, p := range []*int{&c.MaxRequestBatch, &c.MaxRequestMaxBytes} {
+		*p = max(*p, 0) // negative reads as unset, as in the reference
+	}
+	c.MaxRequestExpires = max(c.MaxRequestExpires, 0)
+	switch {
+	case c.DeliverSubject == "" && c.RateLimit > 0:
+		return newAPIError(400, 10086, "consumer in pull mode can not have rate limit set")
+	case c.RateLimit > 0:
+		return errConsumerCreate("rate_limit_bps is not supported by bus")
+	case c.DeliverSubject == "" && c.MaxRequestExpires > 0 && c.MaxRequestExpires < int64(time.Millisecond):
+		return newAPIError(400, 10115, "consumer max request expires needs to be >= 1ms")
+	}
+	if raw, ok := c.extra["sample_freq"]; ok && string(raw) != `""` && string(raw) != "null" {
+		return errConsumerCreate("sample_freq (ack sampling) is not supported by bus")
+	}
 	if raw, ok := c.extra["priority_groups"]; ok && string(raw) != "null" && string(raw) != "[]" {
 		return errConsumerCreate("priority_groups is not supported by bus")
 	}

@@ -67,6 +67,9 @@ func (m *machine) queuePull(inbox string, body []byte, now time.Time) {
 	if m.push != nil {
 		status = "409 Consumer is push based"
 	}
+	if status == "" {
+		status = m.pullLimits(req, now)
+	}
 	if status != "" {
 		m.status(inbox, statusHeader(status))
 		return
@@ -81,6 +84,21 @@ func (m *machine) queuePull(inbox string, body []byte, now time.Time) {
 		return
 	}
 	m.waiting = append(m.waiting, req)
+}
+
+// pullLimits refuses a pull beyond the consumer's max_batch, max_expires
+// or max_bytes, as the reference does.
+func (m *machine) pullLimits(req *pullRequest, now time.Time) string {
+	c := &m.cfg
+	switch {
+	case c.MaxRequestBatch > 0 && req.batch > c.MaxRequestBatch:
+		return "409 Exceeded MaxRequestBatch of " + strconv.Itoa(c.MaxRequestBatch)
+	case c.MaxRequestExpires > 0 && !req.expires.IsZero() && req.expires.After(now.Add(time.Duration(c.MaxRequestExpires))):
+		return "409 Exceeded MaxRequestExpires of " + time.Duration(c.MaxRequestExpires).String()
+	case c.MaxRequestMaxBytes > 0 && req.hasBudget && req.maxBytes > c.MaxRequestMaxBytes:
+		return "409 Exceeded MaxRequestMaxBytes of " + strconv.Itoa(c.MaxRequestMaxBytes)
+	}
+	return ""
 }
 
 // dropUnheard forgets the waiting pulls whose requester went away.

@@ -70,6 +70,10 @@ func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := startAtFirstSeq(l, cfg.FirstSeq); err != nil {
+		_ = l.Close()
+		return nil, err
+	}
 	created := sh.now().UTC()
 	if cfg.Storage != jetlog.StorageMemory {
 		if _, t, err := jetlog.LoadConfig(nil, dir); err == nil && !t.IsZero() {
@@ -460,4 +464,18 @@ func (st *stream) numConsumers() int {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return len(st.consumers)
+}
+
+// startAtFirstSeq applies first_seq, as the reference does at every open:
+// nothing below it is kept, and the next message gets at least it.
+func startAtFirstSeq(l *jetlog.Log, first uint64) error {
+	if first == 0 {
+		return nil
+	}
+	if s := l.State(); s.Msgs > 0 && s.FirstSeq < first {
+		if _, err := l.Purge(jetlog.PurgeOptions{Seq: first}); err != nil {
+			return err
+		}
+	}
+	return l.SkipTo(first)
 }

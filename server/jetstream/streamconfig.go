@@ -38,6 +38,7 @@ type streamConfig struct {
 	AllowMsgTTL          bool                    `json:"allow_msg_ttl"`
 	SubjectTransform     *subjectTransformConfig `json:"subject_transform,omitempty"`
 	RePublish            *rePublishConfig        `json:"republish,omitempty"`
+	FirstSeq             uint64                  `json:"first_seq,omitempty"`
 	Mirror               *sourceConfig           `json:"mirror,omitempty"`
 	Sources              []*sourceConfig         `json:"sources,omitempty"`
 	// SubjectDeleteMarkerTTL (ns) asks for a delete marker where a
@@ -215,6 +216,12 @@ func (c *streamConfig) normalize() *apiError {
 	if e := c.checkSourcing(); e != nil {
 		return e
 	}
+	if c.Mirror != nil && c.FirstSeq > 0 {
+		return newAPIError(400, 10143, "stream mirrors can not have first sequence configured")
+	}
+	if e := c.refuseUnsupported(); e != nil {
+		return e
+	}
 	if err := c.logConfig().Normalized().Validate(); err != nil {
 		return errStreamConfig("%v", err)
 	}
@@ -294,4 +301,21 @@ func selfOverlap(list []string) (string, string, bool) {
 		}
 	}
 	return "", "", false
+}
+
+// refuseUnsupported refuses the reference's stream features bus does not
+// have yet, rather than echoing a setting it would not act on.
+func (c *streamConfig) refuseUnsupported() *apiError {
+	for _, k := range []string{"allow_msg_counter", "allow_atomic", "allow_msg_schedules", "allow_batched"} {
+		if raw, ok := c.extra[k]; ok && string(raw) == "true" {
+			return errStreamConfig("%s is not supported by bus", k)
+		}
+	}
+	if raw, ok := c.extra["persist_mode"]; ok && string(raw) == `"async"` {
+		return errStreamConfig(`persist_mode "async" is not supported by bus: use "x_bus_durability":"interval"`)
+	}
+	if c.Compression != "none" {
+		return errStreamConfig("compression %q is not supported by bus", c.Compression)
+	}
+	return nil
 }

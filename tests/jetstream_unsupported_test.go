@@ -1,0 +1,54 @@
+package tests
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestUnsupportedFeaturesAreRefused: a reference feature bus does not
+// have is refused with an error naming it, never accepted and ignored.
+func TestUnsupportedFeaturesAreRefused(t *testing.T) {
+	t.Parallel()
+	s, _ := startJS(t)
+	nc := connect(t, busURL(s))
+	for _, c := range []struct{ subject, body, want string }{
+		{"$JS.API.STREAM.CREATE.A", `{"name":"A","subjects":["a"],"allow_msg_counter":true}`, "allow_msg_counter"},
+		{"$JS.API.STREAM.CREATE.A", `{"name":"A","subjects":["a"],"allow_atomic":true}`, "allow_atomic"},
+		{"$JS.API.STREAM.CREATE.A", `{"name":"A","subjects":["a"],"allow_msg_schedules":true}`, "allow_msg_schedules"},
+		{"$JS.API.STREAM.CREATE.A", `{"name":"A","subjects":["a"],"allow_batched":true}`, "allow_batched"},
+		{"$JS.API.STREAM.CREATE.A", `{"name":"A","subjects":["a"],"persist_mode":"async"}`, "persist_mode"},
+		{"$JS.API.STREAM.CREATE.A", `{"name":"A","subjects":["a"],"compression":"s2"}`, "compression"},
+		{"$JS.API.STREAM.CREATE.A", `{"name":"A","mirror":{"name":"B","external":{"api":"$JS.x.API"}}}`, "external"},
+		{"$JS.API.CONSUMER.CREATE.X.P", `{"stream_name":"X","config":{"durable_name":"P","deliver_subject":"p","rate_limit_bps":1000}}`, "rate_limit_bps"},
+		{"$JS.API.CONSUMER.CREATE.X.P", `{"stream_name":"X","config":{"durable_name":"P","ack_policy":"explicit","sample_freq":"50%"}}`, "sample_freq"},
+		{"$JS.API.CONSUMER.CREATE.X.P", `{"stream_name":"X","config":{"durable_name":"P","ack_policy":"explicit","priority_groups":["g"],"priority_policy":"pinned_client"}}`, "priority"},
+	} {
+		if strings.Contains(c.subject, "CONSUMER") {
+			if _, err := nc.Request("$JS.API.STREAM.CREATE.X", []byte(`{"name":"X","subjects":["x.>"]}`), 5*time.Second); err != nil {
+				t.Fatal(err)
+			}
+		}
+		resp, err := nc.Request(c.subject, []byte(c.body), 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			Error *struct {
+				Description string `json:"description"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(resp.Data, &r); err != nil || r.Error == nil || !strings.Contains(r.Error.Description, c.want) {
+			t.Errorf("%s %s: answer %s, want an error naming %s", c.subject, c.body, resp.Data, c.want)
+		}
+	}
+	// first_seq is supported: the first message gets it.
+	if _, err := nc.Request("$JS.API.STREAM.CREATE.F", []byte(`{"name":"F","subjects":["f"],"first_seq":1000}`), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	ack, err := nc.Request("f", []byte("x"), 5*time.Second)
+	if err != nil || !strings.Contains(string(ack.Data), `"seq":1000`) {
+		t.Fatalf("first publish with first_seq 1000: %s %v", ack.Data, err)
+	}
+}
