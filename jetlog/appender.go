@@ -24,6 +24,7 @@ type appender struct {
 	touched  []*subjectState
 	tomb     pendingTomb
 	tombBuf  []byte
+	zbuf     []byte // compressed payload being written (compress.go)
 	lastSync time.Time
 	dirty    bool // bytes written and not synced
 
@@ -298,7 +299,11 @@ func (l *Log) commit(run []*request) int {
 				continue
 			}
 			off := seg.size + int64(len(ap.buf))
-			ap.buf = appendRecord(ap.buf, kindMsg, next, ts, m.Subject, m.Header, m.Data)
+			data, compressed := l.compress(m.Data)
+			if compressed {
+				size = recordSize(m.Subject, m.Header, data)
+			}
+			ap.buf = appendRecordFlag(ap.buf, kindMsg, next, ts, m.Subject, m.Header, data, compressed)
 			ap.idx.add(kindMsg, next, ts, off, size, m.Subject, nil)
 			ap.staged = append(ap.staged, stagedMsg{req: r, idx: i, seq: next, ts: ts, off: off, size: uint32(size), id: id})
 			r.acks = append(r.acks, PubAck{Seq: next, TS: ts})
@@ -376,6 +381,9 @@ func (l *Log) commit(run []*request) int {
 	l.noteCommitted()
 	if cap(ap.buf) > maxKeptBuf {
 		ap.buf = nil // a burst of large messages should not pin memory
+	}
+	if cap(ap.zbuf) > maxKeptBuf {
+		ap.zbuf = nil
 	}
 	l.removeSegments(dead)
 	return handled

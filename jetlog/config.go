@@ -86,6 +86,10 @@ type StreamConfig struct {
 	DuplicateWindow      time.Duration `msgpack:"duplicate_window"`
 	Durability           Durability    `msgpack:"durability"`
 	SyncInterval         time.Duration `msgpack:"sync_interval"`
+	// Compression s2-encodes message payloads of 64 bytes or more that it
+	// makes smaller (compress.go); reads decode them. It may change
+	// between opens: each record says whether it is compressed.
+	Compression bool `msgpack:"compression,omitempty"`
 	// MsgTTL lets a message carry a Nats-TTL header (see ttl.go).
 	MsgTTL bool `msgpack:"msg_ttl,omitempty"`
 	// SubjectDeleteMarkerTTL, when set, reports the subjects whose last

@@ -67,6 +67,13 @@ func recordMsg(seg *segment, off int64, r record) (Msg, error) {
 		return Msg{}, &CorruptError{Segment: seg.name, Offset: off, Reason: "not a message record"}
 	}
 	msg := Msg{Seq: r.seq, Time: time.Unix(0, r.ts), Subject: string(r.subject), Data: r.payload}
+	if r.compressed {
+		data, err := decompress(r.payload)
+		if err != nil {
+			return Msg{}, &CorruptError{Segment: seg.name, Offset: off, Reason: "bad compressed payload: " + err.Error()}
+		}
+		msg.Data = data
+	}
 	if len(r.hdr) > 0 {
 		msg.Header = r.hdr
 	}

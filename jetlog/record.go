@@ -34,7 +34,14 @@ type record struct {
 	subject []byte
 	hdr     []byte
 	payload []byte
+	// compressed: payload is s2-encoded (see compress.go).
+	compressed bool
 }
+
+// compressedFlag, the top bit of a message record's header length, says
+// its payload is s2-encoded. A header block is at most maxBody long, so
+// the bit is free in every record ever written. Part of the disk format.
+const compressedFlag = 1 << 31
 
 // recordSize is the encoded size of a message record.
 func recordSize(subject string, hdr, payload []byte) int {
@@ -46,6 +53,11 @@ func recordSize(subject string, hdr, payload []byte) int {
 // sizes (see recordSize, maxBody, maxSubject).
 // see BenchmarkAppend
 func appendRecord(dst []byte, kind byte, seq uint64, ts int64, subject string, hdr, payload []byte) []byte {
+	return appendRecordFlag(dst, kind, seq, ts, subject, hdr, payload, false)
+}
+
+// appendRecordFlag is appendRecord for a payload that may be compressed.
+func appendRecordFlag(dst []byte, kind byte, seq uint64, ts int64, subject string, hdr, payload []byte, compressed bool) []byte {
 	start := len(dst)
 	bodyLen := bodyFixed + len(subject) + len(hdr) + len(payload)
 	dst = append(dst, make([]byte, recordFixed)...)
@@ -55,7 +67,11 @@ func appendRecord(dst []byte, kind byte, seq uint64, ts int64, subject string, h
 	binary.LittleEndian.PutUint64(b[9:], seq)
 	binary.LittleEndian.PutUint64(b[17:], uint64(ts))
 	binary.LittleEndian.PutUint16(b[25:], uint16(len(subject)))
-	binary.LittleEndian.PutUint32(b[27:], uint32(len(hdr)))
+	hl := uint32(len(hdr))
+	if compressed {
+		hl |= compressedFlag
+	}
+	binary.LittleEndian.PutUint32(b[27:], hl)
 	dst = append(dst, subject...)
 	dst = append(dst, hdr...)
 	dst = append(dst, payload...)
@@ -97,7 +113,9 @@ func decodeRecord(b []byte) (record, string) {
 		ts:   int64(binary.LittleEndian.Uint64(b[17:])),
 	}
 	sl := int(binary.LittleEndian.Uint16(b[25:]))
-	hl := int(binary.LittleEndian.Uint32(b[27:]))
+	rawHL := binary.LittleEndian.Uint32(b[27:])
+	r.compressed = rawHL&compressedFlag != 0 && r.kind == kindMsg
+	hl := int(rawHL &^ compressedFlag)
 	rest := b[recordFixed:]
 	if sl+hl > len(rest) || hl < 0 {
 		return record{}, "field lengths beyond record"

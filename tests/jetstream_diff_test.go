@@ -100,6 +100,8 @@ var apiScenarios = []apiScenario{
 	{"first seq", "$JS.API.STREAM.CREATE.FS", `{"name":"FS","subjects":["fs"],"first_seq":1000}`, true},
 	{"publish after first seq", "fs", "x", true},
 	{"mirror with first seq", "$JS.API.STREAM.CREATE.MFS", `{"name":"MFS","mirror":{"name":"FS"},"first_seq":5}`, true},
+	{"compression s2", "$JS.API.STREAM.CREATE.CMP", `{"name":"CMP","subjects":["cmp"],"compression":"s2"}`, true},
+	{"compression unknown", "$JS.API.STREAM.CREATE.CMP2", `{"name":"CMP2","subjects":["cmp2"],"compression":"zip"}`, false},
 	{"pull with max batch", "$JS.API.CONSUMER.CREATE.X.MB", `{"stream_name":"X","config":{"durable_name":"MB","ack_policy":"explicit","max_batch":2,"max_expires":1000000000,"max_bytes":100}}`, true},
 	{"pull beyond max batch", "$JS.API.CONSUMER.MSG.NEXT.X.MB", `{"batch":3,"expires":500000000}`, true},
 	{"pull beyond max expires", "$JS.API.CONSUMER.MSG.NEXT.X.MB", `{"batch":1,"expires":2000000000}`, true},

@@ -19,7 +19,6 @@ func TestUnsupportedFeaturesAreRefused(t *testing.T) {
 		{"$JS.API.STREAM.CREATE.A", `{"name":"A","subjects":["a"],"allow_msg_schedules":true}`, "allow_msg_schedules"},
 		{"$JS.API.STREAM.CREATE.A", `{"name":"A","subjects":["a"],"allow_batched":true}`, "allow_batched"},
 		{"$JS.API.STREAM.CREATE.A", `{"name":"A","subjects":["a"],"persist_mode":"async"}`, "persist_mode"},
-		{"$JS.API.STREAM.CREATE.A", `{"name":"A","subjects":["a"],"compression":"s2"}`, "compression"},
 		{"$JS.API.STREAM.CREATE.A", `{"name":"A","mirror":{"name":"B","external":{"api":"$JS.x.API"}}}`, "external"},
 		{"$JS.API.CONSUMER.CREATE.X.P", `{"stream_name":"X","config":{"durable_name":"P","deliver_subject":"p","rate_limit_bps":1000}}`, "rate_limit_bps"},
 		{"$JS.API.CONSUMER.CREATE.X.P", `{"stream_name":"X","config":{"durable_name":"P","ack_policy":"explicit","sample_freq":"50%"}}`, "sample_freq"},

@@ -247,3 +247,40 @@ func TestObjectStoreMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// TestCompressedObjectStoreMatchesReference: the same object store life
+// in an s2-compressed bucket.
+func TestCompressedObjectStoreMatchesReference(t *testing.T) {
+	t.Parallel()
+	run := func(url string) []string {
+		js, err := jetstream.New(connect(t, url))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		os, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "zfiles", Compression: true})
+		if err != nil {
+			t.Fatalf("create compressed object store on %s: %v", url, err)
+		}
+		var out []string
+		for _, step := range []objStep{objPutGet(0), objPutGet(300 * 1024), {"text", func(ctx context.Context, _ jetstream.JetStream, os jetstream.ObjectStore) string {
+			body := strings.Repeat("compressible text ", 20000)
+			if _, err := os.PutString(ctx, "text", body); err != nil {
+				return "err " + objErrName(err)
+			}
+			got, err := os.GetString(ctx, "text")
+			return fmt.Sprint(got == body, err)
+		}}} {
+			out = append(out, step.name+": "+step.run(ctx, js, os))
+		}
+		st, _ := os.Status(ctx)
+		out = append(out, fmt.Sprintf("compressed=%v", st.IsCompressed()))
+		return out
+	}
+	ref := run("nats://" + refAddr(startReference(t, true)))
+	got := run(busURL(startBus(t, server.Options{JetStream: true})))
+	if strings.Join(ref, "\n") != strings.Join(got, "\n") {
+		t.Errorf("differs\n bus: %s\n ref: %s", strings.Join(got, "\n      "), strings.Join(ref, "\n      "))
+	}
+}

@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/bus-dev/bus/jetlog"
@@ -100,6 +101,7 @@ func (c streamConfig) logConfig() jetlog.StreamConfig {
 		DuplicateWindow:        time.Duration(c.DuplicateWindow),
 		Durability:             c.Durability,
 		SyncInterval:           time.Duration(c.SyncInterval),
+		Compression:            c.Compression == "s2",
 		MsgTTL:                 c.AllowMsgTTL,
 		SubjectDeleteMarkerTTL: time.Duration(c.SubjectDeleteMarkerTTL),
 		Raw:                    raw,
@@ -153,8 +155,12 @@ func (c *streamConfig) normalize() *apiError {
 	if c.Storage == "" {
 		c.Storage = jetlog.StorageFile
 	}
-	if c.Compression == "" {
+	switch c.Compression {
+	case "":
 		c.Compression = "none"
+	case "none", "s2":
+	default:
+		return errInvalidJSON(errors.New("unknown compression algorithm"))
 	}
 	if c.Durability == "" {
 		c.Durability = jetlog.DurabilityAlways
@@ -313,9 +319,6 @@ func (c *streamConfig) refuseUnsupported() *apiError {
 	}
 	if raw, ok := c.extra["persist_mode"]; ok && string(raw) == `"async"` {
 		return errStreamConfig(`persist_mode "async" is not supported by bus: use "x_bus_durability":"interval"`)
-	}
-	if c.Compression != "none" {
-		return errStreamConfig("compression %q is not supported by bus", c.Compression)
 	}
 	return nil
 }
