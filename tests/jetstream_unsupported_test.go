@@ -2,9 +2,12 @@ package tests
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bus-dev/bus/server"
 )
 
 // TestUnsupportedFeaturesAreRefused: a reference feature bus does not
@@ -49,5 +52,46 @@ func TestUnsupportedFeaturesAreRefused(t *testing.T) {
 	ack, err := nc.Request("f", []byte("x"), 5*time.Second)
 	if err != nil || !strings.Contains(string(ack.Data), `"seq":1000`) {
 		t.Fatalf("first publish with first_seq 1000: %s %v", ack.Data, err)
+	}
+}
+
+// TestDeletedDetailsMatchReference: stream info with deleted_details
+// lists the deleted seqs as the reference does.
+func TestDeletedDetailsMatchReference(t *testing.T) {
+	t.Parallel()
+	run := func(url string) string {
+		nc := connect(t, url)
+		if _, err := nc.Request("$JS.API.STREAM.CREATE.D", []byte(`{"name":"D","subjects":["d"]}`), 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		for range 8 {
+			if _, err := nc.Request("d", []byte("x"), 5*time.Second); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, seq := range []string{"2", "3", "7"} {
+			if _, err := nc.Request("$JS.API.STREAM.MSG.DELETE.D", []byte(`{"seq":`+seq+`}`), 5*time.Second); err != nil {
+				t.Fatal(err)
+			}
+		}
+		resp, err := nc.Request("$JS.API.STREAM.INFO.D", []byte(`{"deleted_details":true}`), 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			State struct {
+				Deleted    []uint64 `json:"deleted"`
+				NumDeleted int      `json:"num_deleted"`
+			} `json:"state"`
+		}
+		if err := json.Unmarshal(resp.Data, &r); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(r.State.Deleted, r.State.NumDeleted)
+	}
+	ref := run("nats://" + refAddr(startReference(t, true)))
+	got := run(busURL(startBus(t, server.Options{JetStream: true})))
+	if ref != got {
+		t.Fatalf("deleted details: bus %s, reference %s", got, ref)
 	}
 }

@@ -270,12 +270,16 @@ func (svc *Service) streamInfo(r apiRequest, name string) {
 	}
 	var req struct {
 		SubjectsFilter string `json:"subjects_filter"`
+		DeletedDetails bool   `json:"deleted_details"`
 	}
 	if e := decodeBody(r.body, &req); e != nil {
 		svc.respondErr(r.reply, typeStreamInfo, e)
 		return
 	}
 	resp := streamInfoResponse{streamInfo: st.info(typeStreamInfo)}
+	if req.DeletedDetails {
+		resp.State.Deleted = st.log.Deleted(maxDeletedDetails)
+	}
 	if req.SubjectsFilter != "" {
 		// Per-subject counts, as "nats stream subjects" asks for them.
 		resp.State.Subjects = st.log.SubjectCounts(req.SubjectsFilter)
@@ -283,6 +287,10 @@ func (svc *Service) streamInfo(r apiRequest, name string) {
 	}
 	svc.respond(r.reply, resp)
 }
+
+// maxDeletedDetails bounds one answer's deleted seqs (bus's own: the
+// reference lists them all).
+const maxDeletedDetails = 1 << 20
 
 type successResponse struct {
 	Type    string `json:"type"`

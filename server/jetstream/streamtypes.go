@@ -35,6 +35,7 @@ type streamState struct {
 	NumSubjects   int               `json:"num_subjects,omitempty"`
 	Subjects      map[string]uint64 `json:"subjects,omitempty"`
 	NumDeleted    int               `json:"num_deleted,omitempty"`
+	Deleted       []uint64          `json:"deleted,omitempty"` // with deleted_details
 	ConsumerCount int               `json:"consumer_count"`
 }
 
