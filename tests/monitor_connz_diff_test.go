@@ -14,9 +14,10 @@ import (
 )
 
 // What the connections of the scenario read the same on both servers,
-// whatever their cids.
+// whatever their cids. Not pending_bytes: what is still queued to a
+// client depends on when its writer last ran (its type is compared).
 var connzValues = []string{
-	"name", "kind", "type", "ip", "lang", "version", "subscriptions", "pending_bytes", "reason",
+	"name", "kind", "type", "ip", "lang", "version", "subscriptions", "reason",
 }
 
 // /connz against the reference: fields, sorting, paging, subscriptions,
