@@ -51,6 +51,12 @@ type Config struct {
 	// NoAuthUser names the user of Authorization.Users that a client
 	// sending no credentials connects as (a top-level key in nats-server).
 	NoAuthUser string
+	// Accounts is the accounts block; bus takes only the system account
+	// (accounts.go). Set only from a file.
+	Accounts *Accounts
+	// SystemAccount names the account of Accounts whose users may make
+	// the $SYS monitoring requests; "" means "$SYS" if so named.
+	SystemAccount string
 
 	// Mappings is the mappings block: subjects a client's publish is
 	// routed to instead of its own (docs/mappings.md); nil when absent.

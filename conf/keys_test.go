@@ -30,6 +30,8 @@ func sample(t *testing.T, k key) any {
 		return map[string]any{"cert_file": "sample"}
 	case mappingsValue:
 		return map[string]any{"sample": "elsewhere"}
+	case accountsValue:
+		return map[string]any{"SYS": map[string]any{"users": []any{map[string]any{"user": "admin", "password": "x"}}}}
 	}
 	t.Fatalf("key %s: no sample for %T", k.name, k.value)
 	return nil
@@ -118,6 +120,7 @@ func TestAddFlagsShowsDefaults(t *testing.T) {
 		{"http-auth", "bool", "false"},
 		{"max-unauthenticated", "int", "8192"},
 		{"no-auth-user", "string", ""},
+		{"system-account", "string", ""},
 		{"client-advertise", "string", ""},
 		{"no-advertise", "bool", "false"},
 		{"connect-error-reports", "int", "3600"},

@@ -38,6 +38,11 @@ func Load(path string, fs *pflag.FlagSet) (Config, error) {
 			return Config{}, err
 		}
 		errs = append(errs, mappingErrs...)
+		accountErrs, err := loadAccounts(path, normal, &cfg) // viper would fold account names
+		if err != nil {
+			return Config{}, err
+		}
+		errs = append(errs, accountErrs...)
 		for name := range normal {
 			inFile[name] = true
 		}

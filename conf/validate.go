@@ -84,6 +84,7 @@ func (c Config) check() []*KeyError {
 	if c.LameDuckGracePeriod < 0 {
 		bad("lame_duck_grace_period", "%s is negative", formatDuration(c.LameDuckGracePeriod))
 	}
+	c.checkAccounts(bad)
 
 	if !slices.Contains(levelNames(), strings.ToLower(c.LogLevel.String())) {
 		bad("log_level", "%s is not one of %s", c.LogLevel, strings.Join(levelNames(), ", "))

@@ -38,8 +38,20 @@ type AccountInfo struct {
 // error.
 func (s *Server) Accountz(acc string) (*Accountz, error) {
 	out := &Accountz{ServerID: s.id, Now: time.Now().UTC()}
+	sys := s.opts.SystemAccount.name()
+	if len(s.opts.SystemAccount.Users) > 0 {
+		out.SystemAccount = sys
+	}
 	if acc == "" {
 		out.Accounts = []string{globalAccount}
+		if out.SystemAccount != "" {
+			out.Accounts = []string{sys, globalAccount}
+		}
+		return out, nil
+	}
+	if s.hasSystemAccount(acc) {
+		out.Account = &AccountInfo{Name: sys, Updated: s.mon.loaded.UTC(), Complete: true, NameTag: sys,
+			Clients: s.systemConns(), Sublist: &SublistStats{}}
 		return out, nil
 	}
 	if acc != globalAccount {
@@ -48,7 +60,7 @@ func (s *Server) Accountz(acc string) (*Accountz, error) {
 	st := s.sublistStats()
 	out.Account = &AccountInfo{
 		Name: globalAccount, Updated: s.mon.loaded.UTC(), Complete: true, JetStream: s.js != nil,
-		Clients: s.numConns(), Subs: st.NumSubs, NameTag: globalAccount, Sublist: &st,
+		Clients: s.numConns() - s.systemConns(), Subs: st.NumSubs, NameTag: globalAccount, Sublist: &st,
 	}
 	return out, nil
 }
@@ -135,30 +147,54 @@ func (s *Server) serveAccstatz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, s.AccountStatz(unused))
 }
 
+// Routez is the /routez document: bus has no routes.
+type Routez struct {
+	ServerID   string     `json:"server_id"`
+	ServerName string     `json:"server_name"`
+	Now        time.Time  `json:"now"`
+	NumRoutes  int        `json:"num_routes"`
+	Routes     []struct{} `json:"routes"`
+}
+
+// Routez reports the (no) routes.
+func (s *Server) Routez() Routez {
+	return Routez{s.id, s.name, time.Now().UTC(), 0, []struct{}{}}
+}
+
 func (s *Server) serveRoutez(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, struct {
-		ServerID   string     `json:"server_id"`
-		ServerName string     `json:"server_name"`
-		Now        time.Time  `json:"now"`
-		NumRoutes  int        `json:"num_routes"`
-		Routes     []struct{} `json:"routes"`
-	}{s.id, s.name, time.Now().UTC(), 0, []struct{}{}})
+	writeJSON(w, s.Routez())
+}
+
+// Gatewayz is the /gatewayz document: bus has no gateways.
+type Gatewayz struct {
+	ServerID string              `json:"server_id"`
+	Now      time.Time           `json:"now"`
+	Outbound map[string]struct{} `json:"outbound_gateways"`
+	Inbound  map[string]struct{} `json:"inbound_gateways"`
+}
+
+// Gatewayz reports the (no) gateways.
+func (s *Server) Gatewayz() Gatewayz {
+	return Gatewayz{s.id, time.Now().UTC(), map[string]struct{}{}, map[string]struct{}{}}
 }
 
 func (s *Server) serveGatewayz(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, struct {
-		ServerID string              `json:"server_id"`
-		Now      time.Time           `json:"now"`
-		Outbound map[string]struct{} `json:"outbound_gateways"`
-		Inbound  map[string]struct{} `json:"inbound_gateways"`
-	}{s.id, time.Now().UTC(), map[string]struct{}{}, map[string]struct{}{}})
+	writeJSON(w, s.Gatewayz())
+}
+
+// Leafz is the /leafz document: bus has no leaf nodes.
+type Leafz struct {
+	ServerID string     `json:"server_id"`
+	Now      time.Time  `json:"now"`
+	NumLeafs int        `json:"leafnodes"`
+	Leafs    []struct{} `json:"leafs"`
+}
+
+// Leafz reports the (no) leaf nodes.
+func (s *Server) Leafz() Leafz {
+	return Leafz{s.id, time.Now().UTC(), 0, []struct{}{}}
 }
 
 func (s *Server) serveLeafz(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, struct {
-		ServerID string     `json:"server_id"`
-		Now      time.Time  `json:"now"`
-		NumLeafs int        `json:"leafnodes"`
-		Leafs    []struct{} `json:"leafs"`
-	}{s.id, time.Now().UTC(), 0, []struct{}{}})
+	writeJSON(w, s.Leafz())
 }

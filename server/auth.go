@@ -17,6 +17,9 @@ import (
 type identity struct {
 	name  string       // user name or public nkey, for logs; "" for a token or no auth
 	perms *permissions // nil allows everything
+	// system marks a user of the system account (sysaccount.go), whose
+	// connections live in its own subject space.
+	system bool
 }
 
 // authenticator checks a CONNECT's credentials against the authorization
@@ -33,6 +36,9 @@ type authenticator struct {
 	nkeys    map[string]*identityEntry // by public key
 	noAuth   *identityEntry            // who a client without credentials is; nil if nobody
 	single   *identity                 // the identity of token and single-user clients
+	// The system account's users when Authorization has no users list
+	// (else they are in users and nkeys); see addSystemUsers.
+	sysUsers, sysNkeys map[string]*identityEntry
 }
 
 // identityEntry is one configured user with its compiled identity.
@@ -42,7 +48,8 @@ type identityEntry struct {
 	id       *identity
 }
 
-// newAuthenticator compiles a; a was validated.
+// newAuthenticator compiles a; a was validated. The system account's
+// users are added by addSystemUsers.
 func newAuthenticator(a Authorization, tlsMap bool) *authenticator {
 	au := &authenticator{
 		required: a.required(),
@@ -105,6 +112,18 @@ func (a *authenticator) authenticate(cr credentials, nonce string, cert *x509.Ce
 	}
 	if a.users != nil {
 		return a.authenticateUser(cr, nonce, cert)
+	}
+	if a.sysUsers != nil {
+		if id, fail, named := a.authenticateSystem(cr, nonce); named {
+			return id, fail
+		}
+		if a.token == "" && a.user == "" {
+			// Only the system account has users.
+			if cr.User == "" {
+				return nil, &authFailure{reason: "no credentials"}
+			}
+			return nil, &authFailure{user: cr.User, reason: "unknown user"}
+		}
 	}
 	if a.token != "" {
 		if !passwordMatches(a.token, cr.Token) {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/bus-dev/bus/subjects"
 )
 
 // Read buffer bounds: idle connections stay small, busy ones read in big
@@ -73,8 +75,12 @@ type conn struct {
 	lastActivity atomic.Int64
 	active       bool // reader-owned: the current read held a PUB, SUB or UNSUB
 
-	mu           sync.Mutex               // guards the fields below; taken before the trie's lock
-	subs         map[string]*subscription // by sid; nil once closed
+	mu   sync.Mutex               // guards the fields below; taken before the trie's lock
+	subs map[string]*subscription // by sid; nil once closed
+	// trie is the subject space the connection publishes and subscribes
+	// in: the server's, or the system account's (sysaccount.go). Only
+	// the reader changes it (under mu), so the reader reads it freely.
+	trie         *subjects.Trie[*subscription]
 	pingsOut     int
 	pingSentAt   time.Time // when the last keepalive PING went out; zero before the first
 	pingTimer    *time.Timer
@@ -117,6 +123,7 @@ func newConn(s *Server, nc net.Conn, id uint64) *conn {
 		out:    newOutbound(s.chunks, s.opts.MaxPending),
 		parser: newParser(s.opts.MaxControlLine, s.opts.MaxPayload),
 		subs:   make(map[string]*subscription),
+		trie:   s.subs,
 	}
 	c.opts.verbose, c.opts.pedantic, c.opts.echo = true, true, true
 	if addr, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
@@ -396,6 +403,7 @@ func (c *conn) close(reason string, flush bool) {
 	c.mu.Lock()
 	c.reason = reason
 	rtt, desc := c.rtt, c.desc
+	account := c.accountName()
 	subs := c.subs
 	c.subs = nil
 	c.replies = nil
@@ -407,7 +415,7 @@ func (c *conn) close(reason string, flush bool) {
 		c.authTimer = nil
 	}
 	for _, sub := range subs {
-		_ = c.srv.subs.Remove(sub.subject, sub.queue, sub)
+		_ = c.trie.Remove(sub.subject, sub.queue, sub)
 		c.srv.watchers.changed(sub.subject)
 	}
 	c.mu.Unlock()
@@ -419,7 +427,9 @@ func (c *conn) close(reason string, flush bool) {
 		c.srv.unauthenticated.Add(-1)
 	}
 	c.srv.removeConn(c)
-	c.srv.mon.closed.add(c.closedInfo(reason, rtt, desc, subs))
+	cc := c.closedInfo(reason, rtt, desc, subs)
+	cc.info.Account = account
+	c.srv.mon.closed.add(cc)
 	c.log.Info("client closed", "reason", reason)
 }
 
@@ -427,9 +437,14 @@ func (c *conn) close(reason string, flush bool) {
 func (c *conn) dropSubs() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.dropSubsLocked()
+}
+
+// dropSubsLocked is dropSubs with c.mu held.
+func (c *conn) dropSubsLocked() {
 	for sid, sub := range c.subs {
 		delete(c.subs, sid)
-		_ = c.srv.subs.Remove(sub.subject, sub.queue, sub)
+		_ = c.trie.Remove(sub.subject, sub.queue, sub)
 		c.srv.watchers.changed(sub.subject)
 	}
 }

@@ -101,6 +101,7 @@ func (c *conn) authenticate(cr credentials) error {
 // becomeUser makes the connection id's: its permissions apply to every
 // op from now on.
 func (c *conn) becomeUser(id *identity) {
+	c.enterAccount(id)
 	c.user = id
 	c.needAuth = false
 	c.parser.connectFirst = false

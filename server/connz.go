@@ -31,17 +31,22 @@ const (
 )
 
 // ConnzOptions are /connz's query parameters.
+//
+// The JSON names are the reference's, for the same options in the body
+// of a $SYS.REQ.SERVER.…CONNZ request (sysreq.go).
 type ConnzOptions struct {
-	Sort       string // a key of connzSorts; "" sorts by cid
-	Auth       bool   // show authorized_user
-	Subs       bool   // show subscriptions_list
-	SubsDetail bool   // show subscriptions_list_detail instead
-	Offset     int
-	Limit      int    // <= 0: DefaultConnListSize
-	CID        uint64 // only this connection (then the limit is 1)
-	State      ConnState
-	User       string // only connections of this authorized user
-	Account    string // only this account's: "$G" or nothing
+	Sort       string    `json:"sort"`                 // a key of connzSorts; "" sorts by cid
+	Auth       bool      `json:"auth"`                 // show authorized_user
+	Subs       bool      `json:"subscriptions"`        // show subscriptions_list
+	SubsDetail bool      `json:"subscriptions_detail"` // show subscriptions_list_detail instead
+	Offset     int       `json:"offset"`
+	Limit      int       `json:"limit"` // <= 0: DefaultConnListSize
+	CID        uint64    `json:"cid"`   // only this connection (then the limit is 1)
+	State      ConnState `json:"state"`
+	User       string    `json:"user"` // only connections of this authorized user
+	// Account selects one account's connections: "$G", the system
+	// account's name, or "" for all.
+	Account string `json:"acc"`
 }
 
 // Connz is the /connz document.
@@ -165,7 +170,7 @@ func (s *Server) Connz(o ConnzOptions) (*Connz, error) {
 	o.Offset = max(o.Offset, 0)
 	now := time.Now()
 	out := &Connz{ServerID: s.id, Now: now.UTC(), Offset: o.Offset, Limit: o.Limit, Conns: []*ConnInfo{}}
-	if o.Account != "" && o.Account != globalAccount {
+	if o.Account != "" && o.Account != globalAccount && !s.hasSystemAccount(o.Account) {
 		return out, nil
 	}
 	// As in the reference, total counts the connections of the state
@@ -173,14 +178,21 @@ func (s *Server) Connz(o ConnzOptions) (*Connz, error) {
 	var list []*ConnInfo
 	if o.State != ConnClosed {
 		s.mu.Lock()
-		out.Total = len(s.conns)
-		open := make([]*conn, 0, len(s.conns))
+		all := make([]*conn, 0, len(s.conns))
 		for _, c := range s.conns {
+			all = append(all, c)
+		}
+		s.mu.Unlock()
+		open := make([]*conn, 0, len(all))
+		for _, c := range all {
+			if o.Account != "" && !accountSelected(o.Account, c.lockedAccountName()) {
+				continue // not of the account: not counted either
+			}
+			out.Total++
 			if o.CID == 0 || c.id == o.CID {
 				open = append(open, c)
 			}
 		}
-		s.mu.Unlock()
 		for _, c := range open {
 			if ci := c.openInfo(now, o); ci != nil {
 				list = append(list, ci)
@@ -189,9 +201,13 @@ func (s *Server) Connz(o ConnzOptions) (*Connz, error) {
 	}
 	if o.State != ConnOpen {
 		closed := s.mon.closed.list()
-		out.Total += len(closed)
 		for _, cc := range closed {
-			if o.CID != 0 && cc.info.Cid != o.CID || o.User != "" && cc.user != o.User {
+			if accountSelected(o.Account, cc.info.Account) {
+				out.Total++
+			}
+		}
+		for _, cc := range closed {
+			if o.CID != 0 && cc.info.Cid != o.CID || o.User != "" && cc.user != o.User || !accountSelected(o.Account, cc.info.Account) {
 				continue
 			}
 			if o.CID != 0 && len(list) > 0 {
@@ -219,15 +235,17 @@ func (c *conn) openInfo(now time.Time, o ConnzOptions) *ConnInfo {
 			subs = append(subs, sub.detail())
 		}
 	}
+	account := c.accountName()
 	c.mu.Unlock()
-	if o.User != "" && d.user != o.User {
+	if o.User != "" && d.user != o.User || !accountSelected(o.Account, account) {
 		return nil
 	}
 	ci := c.connInfo(now, rtt, d, n)
 	ci.setSubs(subs, o)
 	if o.Auth {
+		ci.Account = account // left out for the global account, as by the reference
 		ci.AuthorizedUser = d.user
-		ci.NameTag = globalAccount
+		ci.NameTag = cmp.Or(account, globalAccount)
 	}
 	return &ci
 }
@@ -239,6 +257,8 @@ func (cc *closedConn) view(o ConnzOptions) *ConnInfo {
 	ci.setSubs(cc.subs, o)
 	if o.Auth {
 		ci.AuthorizedUser = cc.user
+	} else {
+		ci.Account = ""
 	}
 	return &ci
 }

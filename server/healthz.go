@@ -22,10 +22,11 @@ type HealthError struct {
 }
 
 // HealthzOptions are /healthz's query parameters.
+// The JSON names are the reference's, for a $SYS.REQ request's body.
 type HealthzOptions struct {
-	JSEnabledOnly bool // only check that JetStream is on, when configured
-	JSServerOnly  bool // check the server only, not JetStream
-	Details       bool // list every problem in errors
+	JSEnabledOnly bool `json:"js-enabled-only,omitempty"` // only check that JetStream is on, when configured
+	JSServerOnly  bool `json:"js-server-only,omitempty"`  // check the server only, not JetStream
+	Details       bool `json:"details,omitempty"`         // list every problem in errors
 }
 
 // Healthz checks the server: ok, or 503 "unavailable" naming the streams

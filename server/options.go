@@ -62,6 +62,9 @@ type Options struct {
 	// Authorization is who may connect and what each user may do; the
 	// zero value lets anyone do anything.
 	Authorization Authorization
+	// SystemAccount holds the users who may make the $SYS.REQ monitoring
+	// requests (sysaccount.go); the zero value has none.
+	SystemAccount SystemAccount
 	// MaxUnauthenticated bounds the connections that have not yet sent a
 	// valid CONNECT when authorization is on; more are refused. 0 means
 	// DefaultMaxUnauthenticated.
@@ -165,5 +168,8 @@ func (o Options) validate() error {
 	if err := o.TLS.validate(); err != nil {
 		return err
 	}
-	return o.Authorization.validate()
+	if err := o.Authorization.validate(); err != nil {
+		return err
+	}
+	return o.SystemAccount.validate(o.Authorization)
 }

@@ -46,7 +46,17 @@ func (c *conn) publish(subject, reply []byte, hdr int, msg []byte) int {
 // which differs from to only for JetStream deliveries: those go to the
 // puller's inbox but show the stored message's subject.
 func (s *Server) route(c *conn, to, subject, reply []byte, hdr int, msg []byte) int {
-	r := s.subs.Match(to)
+	trie := s.subs
+	if c != nil {
+		trie = c.trie // the system account's users have their own
+	}
+	return s.routeIn(trie, c, to, subject, reply, hdr, msg)
+}
+
+// routeIn is route within one subject space: the server's own answers
+// to system account users go through the system account's trie.
+func (s *Server) routeIn(trie *subjects.Trie[*subscription], c *conn, to, subject, reply []byte, hdr int, msg []byte) int {
+	r := trie.Match(to)
 	echo := c == nil || c.opts.echo
 	// A stored message shown on its own subject while delivered to an
 	// inbox: its subject is checked against the receiver's rights too.
@@ -178,7 +188,7 @@ func (sub *subscription) mayReceive(subject []byte, stored bool) bool {
 // sendNoResponders answers a request nobody received with the 503 status,
 // delivered to the requester's own subscription on the reply subject.
 func (c *conn) sendNoResponders(subject, reply []byte) {
-	r := c.srv.subs.Match(reply)
+	r := c.trie.Match(reply)
 	var sub *subscription
 	for _, s := range r.Plain {
 		if s.conn == c {
@@ -208,7 +218,7 @@ func (c *conn) processPub(o *op) error {
 	// As in the reference, a mapping applies first: what follows sees the
 	// mapped subject (empty for a dropped message).
 	subject := o.subject
-	if c.srv.mapper != nil {
+	if c.srv.mapper != nil && !c.inSystemAccount() { // the mappings are the global account's
 		subject = c.srv.mapper.apply(subject)
 	}
 	// In the reference's order: reserved subjects, permissions, reserved
@@ -265,7 +275,7 @@ func (c *conn) processSub(o *op) error {
 	if p != nil {
 		sub.filtered = p.needsDeliveryFilter(sub.subject, sub.queue)
 	}
-	err := c.srv.subs.Insert(sub.subject, sub.queue, sub)
+	err := c.trie.Insert(sub.subject, sub.queue, sub)
 	if err == nil {
 		c.subs[string(sub.sid)] = sub
 		c.srv.watchers.changed(sub.subject)
@@ -290,7 +300,7 @@ func (c *conn) processUnsub(o *op) {
 		// way the subscription goes once it has delivered max messages.
 		if max <= 0 || sub.delivered.Load() >= max {
 			delete(c.subs, string(o.sid))
-			_ = c.srv.subs.Remove(sub.subject, sub.queue, sub)
+			_ = c.trie.Remove(sub.subject, sub.queue, sub)
 			c.srv.watchers.changed(sub.subject)
 		}
 	}
@@ -306,6 +316,6 @@ func (c *conn) removeSub(sub *subscription) {
 		return
 	}
 	delete(c.subs, string(sub.sid))
-	_ = c.srv.subs.Remove(sub.subject, sub.queue, sub)
+	_ = c.trie.Remove(sub.subject, sub.queue, sub)
 	c.srv.watchers.changed(sub.subject)
 }

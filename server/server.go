@@ -34,6 +34,9 @@ type Server struct {
 	log     *slog.Logger
 	started time.Time
 	subs    *subjects.Trie[*subscription]
+	// sysSubs is the system account's subject space (sysaccount.go):
+	// its users' subscriptions and the $SYS.REQ services (sysreq.go).
+	sysSubs *subjects.Trie[*subscription]
 	chunks  *chunkPool         // outbound buffers, shared by all connections
 	js      *jetstream.Service // nil unless Options.JetStream
 	auth    *authenticator     // immutable after New
@@ -62,6 +65,10 @@ type Server struct {
 	// unauthenticated counts connections that must still authenticate.
 	unauthenticated atomic.Int64
 	internalSubs    atomic.Int64 // the server's own subscriptions in subs
+	// sysServices are the $SYS.REQ subscriptions (sysreq.go), in subs
+	// and sysSubs; sysSeq numbers the answers' envelopes.
+	sysServices []*subscription
+	sysSeq      atomic.Uint64
 	// Traffic of connections that have closed; live ones count their own.
 	closedInMsgs, closedInBytes, closedOutMsgs, closedOutBytes atomic.Int64
 
@@ -79,19 +86,21 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		opts:   opts,
-		id:     id,
-		name:   opts.ServerName,
-		log:    opts.Logger,
-		subs:   subjects.NewTrie[*subscription](),
-		chunks: newChunkPool(),
-		conns:  make(map[uint64]*conn),
-		auth:   newAuthenticator(opts.Authorization, opts.TLS.VerifyAndMap),
-		mon:    newMonitor(),
+		opts:    opts,
+		id:      id,
+		name:    opts.ServerName,
+		log:     opts.Logger,
+		subs:    subjects.NewTrie[*subscription](),
+		sysSubs: subjects.NewTrie[*subscription](),
+		chunks:  newChunkPool(),
+		conns:   make(map[uint64]*conn),
+		auth:    newAuthenticator(opts.Authorization, opts.TLS.VerifyAndMap),
+		mon:     newMonitor(),
 	}
 	if s.name == "" {
 		s.name = id
 	}
+	s.auth.addSystemUsers(opts.SystemAccount)
 	if s.mapper, err = newMapper(opts.Mappings); err != nil {
 		return nil, err
 	}
@@ -153,6 +162,9 @@ func (s *Server) Start() error {
 	}
 	s.started = time.Now()
 	s.startExtensions()
+	if err := s.startSysRequests(); err != nil {
+		s.log.Warn("system requests not served", "err", err)
+	}
 	s.wg.Add(1)
 	go s.acceptLoop(ln)
 	s.log.Info("listening for clients", "addr", ln.Addr().String(), "server_id", s.id, "version", Version)
@@ -339,6 +351,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		_ = ln.Close()
 	}
 	s.stopExtensions()
+	s.stopSysRequests()
 	if httpSrv != nil {
 		_ = httpSrv.Shutdown(ctx)
 	}

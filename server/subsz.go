@@ -17,12 +17,13 @@ import (
 const DefaultSubListSize = 1024
 
 // SubszOptions are /subsz's query parameters.
+// The JSON names are the reference's, for a $SYS.REQ request's body.
 type SubszOptions struct {
-	Subs    bool   // list the subscriptions
-	Test    string // only those a message on this literal subject reaches
-	Offset  int
-	Limit   int    // <= 0: DefaultSubListSize
-	Account string // "$G" or nothing
+	Subs    bool   `json:"subscriptions"`  // list the subscriptions
+	Test    string `json:"test,omitempty"` // only those a message on this literal subject reaches
+	Offset  int    `json:"offset"`
+	Limit   int    `json:"limit"`             // <= 0: DefaultSubListSize
+	Account string `json:"account,omitempty"` // "$G" or nothing
 }
 
 // Subsz is the /subsz document: the subscription trie's counters and,

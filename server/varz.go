@@ -67,7 +67,7 @@ type Varz struct {
 	ConfigLoadTime   time.Time         `json:"config_load_time"`
 	ConfigDigest     string            `json:"config_digest"`
 	Tags             []string          `json:"tags,omitempty"`
-	// SystemAccount is empty (left out) until bus has a system account.
+	// SystemAccount is empty (left out) without a system account.
 	SystemAccount        string     `json:"system_account,omitempty"`
 	SlowConsumerStats    *kindStats `json:"slow_consumer_stats"`
 	StaleConnectionStats *kindStats `json:"stale_connection_stats,omitempty"`
@@ -135,6 +135,9 @@ func (s *Server) Varz() Varz {
 		ConfigLoadTime:       s.mon.loaded.UTC(),
 		SlowConsumerStats:    &kindStats{Clients: slow},
 		StaleConnectionStats: &kindStats{Clients: stale},
+	}
+	if len(s.opts.SystemAccount.Users) > 0 {
+		v.SystemAccount = s.opts.SystemAccount.name()
 	}
 	if s.js != nil {
 		v.JetStream = s.js.Varz(s.id)

@@ -33,6 +33,7 @@ func options(cfg conf.Config, log *slog.Logger) server.Options {
 		HTTPSPort:          cfg.HTTPSPort,
 		HTTPAuth:           cfg.HTTPAuth,
 		Authorization:      authorization(cfg.Authorization, cfg.NoAuthUser),
+		SystemAccount:      systemAccount(cfg),
 		MaxUnauthenticated: cfg.MaxUnauthenticated,
 		Mappings:           mappings(cfg.Mappings),
 		Logger:             log,
@@ -74,6 +75,21 @@ func authorization(a *conf.Authorization, noAuthUser string) server.Authorizatio
 		for i, u := range a.Users {
 			out.Users[i] = server.User{Name: u.Name, Password: u.Password, Nkey: u.Nkey, Permissions: permissions(u.Permissions)}
 		}
+	}
+	return out
+}
+
+// systemAccount maps the system account of the accounts block (conf
+// refuses any other account).
+func systemAccount(cfg conf.Config) server.SystemAccount {
+	name := cfg.SystemAccountName()
+	a := cfg.Account(name)
+	if a == nil {
+		return server.SystemAccount{}
+	}
+	out := server.SystemAccount{Name: name, Users: make([]server.User, len(a.Users))}
+	for i, u := range a.Users {
+		out.Users[i] = server.User{Name: u.Name, Password: u.Password, Nkey: u.Nkey, Permissions: permissions(u.Permissions)}
 	}
 	return out
 }
@@ -125,4 +141,9 @@ func plainSecrets(a server.Authorization) bool {
 		}
 	}
 	return false
+}
+
+// plainSystemSecrets is plainSecrets for the system account's users.
+func plainSystemSecrets(a server.SystemAccount) bool {
+	return plainSecrets(server.Authorization{Users: a.Users})
 }

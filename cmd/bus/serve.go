@@ -51,7 +51,7 @@ connections.`,
 				log.Warn("max_payload is over 8MB; consider chunking large messages", "max_payload", cfg.MaxPayload)
 			}
 			opts := options(cfg, log)
-			if plainSecrets(opts.Authorization) {
+			if plainSecrets(opts.Authorization) || plainSystemSecrets(opts.SystemAccount) {
 				// As nats-server warns: a leaked config file leaks these.
 				log.Warn("plaintext passwords or tokens in the authorization block; use bcrypt hashes (bus passwd) or nkeys")
 			}
