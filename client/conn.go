@@ -97,6 +97,9 @@ const (
 	ExtDeadLetterSubject = "dead_letter_subject" // x_bus_dead_letter_subject
 	ExtBackOffJitter     = "backoff_jitter"      // x_bus_backoff_jitter
 	ExtNakBackOff        = "nak_backoff"         // x_bus_nak_backoff
+	ExtGroupBy           = "group_by"            // x_bus_group_by
+	ExtLagAlert          = "lag_alert"           // x_bus_lag_alert
+	ExtRedrive           = "dlq_redrive"         // $BUS.API.DLQ.REDRIVE (Conn.Redrive)
 )
 
 // InfoSubject is where a bus server answers with a ServerInfo. nats-server

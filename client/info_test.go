@@ -16,7 +16,7 @@ func TestServerDetectsBus(t *testing.T) {
 	if !info.IsBus() || !info.JetStream || info.Version == "" {
 		t.Fatalf("bus answered %+v", info)
 	}
-	for _, ext := range []string{client.ExtDeadLetterSubject, client.ExtBackOffJitter, client.ExtNakBackOff} {
+	for _, ext := range []string{client.ExtDeadLetterSubject, client.ExtBackOffJitter, client.ExtNakBackOff, client.ExtGroupBy, client.ExtLagAlert, client.ExtRedrive} {
 		if !info.Has(ext) {
 			t.Errorf("bus does not advertise %q: %+v", ext, info)
 		}

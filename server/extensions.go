@@ -14,6 +14,9 @@ const (
 	extDeadLetterSubject = "dead_letter_subject" // x_bus_dead_letter_subject
 	extBackOffJitter     = "backoff_jitter"      // x_bus_backoff_jitter
 	extNakBackOff        = "nak_backoff"         // x_bus_nak_backoff
+	extGroupBy           = "group_by"            // x_bus_group_by
+	extLagAlert          = "lag_alert"           // x_bus_lag_alert
+	extRedrive           = "dlq_redrive"         // $BUS.API.DLQ.REDRIVE
 )
 
 // busInfo is the reply on infoSubject.
@@ -30,7 +33,7 @@ type busInfo struct {
 func (s *Server) startExtensions() {
 	info := busInfo{Server: "bus", Version: Version, JetStream: s.opts.JetStream, Extensions: []string{}}
 	if s.opts.JetStream {
-		info.Extensions = []string{extDeadLetterSubject, extBackOffJitter, extNakBackOff}
+		info.Extensions = []string{extDeadLetterSubject, extBackOffJitter, extNakBackOff, extGroupBy, extLagAlert, extRedrive}
 	}
 	reply, _ := json.Marshal(info) // plain fields cannot fail
 	_, err := s.subscribeInternal(infoSubject, func(_, replyTo []byte, _ int, _ []byte) bool {

@@ -23,7 +23,7 @@ import (
 var dashboardScreenshot = flag.String("dashboard.screenshot", "", "save a PNG of the dashboard here")
 
 // chromium finds the browser: skipped without one, unless
-// BUS_REQUIRE_BROWSER=1 (CI), where a missing browser fails.
+// REQUIRE_BROWSER_TESTS=1 (CI), where a missing browser fails.
 func chromium(t *testing.T) string {
 	t.Helper()
 	for _, p := range []string{"/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome"} {
@@ -31,8 +31,8 @@ func chromium(t *testing.T) string {
 			return path
 		}
 	}
-	if os.Getenv("BUS_REQUIRE_BROWSER") == "1" {
-		t.Fatal("no Chromium (/usr/bin/chromium) and BUS_REQUIRE_BROWSER=1: apt-get install chromium")
+	if os.Getenv("REQUIRE_BROWSER_TESTS") == "1" {
+		t.Fatal("no Chromium (/usr/bin/chromium) and REQUIRE_BROWSER_TESTS=1: apt-get install chromium")
 	}
 	t.Skip("no Chromium; install Debian's chromium to run the dashboard's browser test")
 	return ""

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/bus-dev/bus/server"
 )
 
@@ -18,9 +20,7 @@ func TestUnsupportedFeaturesAreRefused(t *testing.T) {
 	nc := connect(t, busURL(s))
 	for _, c := range []struct{ subject, body, want string }{
 		{"$JS.API.STREAM.CREATE.A", `{"name":"A","subjects":["a"],"allow_msg_counter":true}`, "allow_msg_counter"},
-		{"$JS.API.STREAM.CREATE.A", `{"name":"A","subjects":["a"],"allow_atomic":true}`, "allow_atomic"},
 		{"$JS.API.STREAM.CREATE.A", `{"name":"A","subjects":["a"],"allow_msg_schedules":true}`, "allow_msg_schedules"},
-		{"$JS.API.STREAM.CREATE.A", `{"name":"A","subjects":["a"],"allow_batched":true}`, "allow_batched"},
 		{"$JS.API.STREAM.CREATE.A", `{"name":"A","subjects":["a"],"persist_mode":"async"}`, "persist_mode"},
 		{"$JS.API.STREAM.CREATE.A", `{"name":"A","mirror":{"name":"B","external":{"api":"$JS.x.API"}}}`, "external"},
 		{"$JS.API.CONSUMER.CREATE.X.P", `{"stream_name":"X","config":{"durable_name":"P","deliver_subject":"p","rate_limit_bps":1000}}`, "rate_limit_bps"},
@@ -43,6 +43,18 @@ func TestUnsupportedFeaturesAreRefused(t *testing.T) {
 		}
 		if err := json.Unmarshal(resp.Data, &r); err != nil || r.Error == nil || !strings.Contains(r.Error.Description, c.want) {
 			t.Errorf("%s %s: answer %s, want an error naming %s", c.subject, c.body, resp.Data, c.want)
+		}
+	}
+	// A stream may allow atomic and fast batches; a batch is refused.
+	if _, err := nc.Request("$JS.API.STREAM.CREATE.B", []byte(`{"name":"B","subjects":["b"],"allow_atomic":true,"allow_batched":true}`), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{"Nats-Batch-Id", "Nats-Incr", "Nats-Schedule"} {
+		m := nats.NewMsg("b")
+		m.Header.Set(h, "1")
+		resp, err := nc.RequestMsg(m, 5*time.Second)
+		if err != nil || !strings.Contains(string(resp.Data), `"error"`) {
+			t.Fatalf("publish with %s: %v %v", h, resp, err)
 		}
 	}
 	// first_seq is supported: the first message gets it.

@@ -13,14 +13,14 @@ import (
 
 // nodeScript runs tests/node/<script> with the official NATS JavaScript
 // client against url. It skips when node or the npm packages are not
-// installed (.ci/run installs them and sets BUS_REQUIRE_NODE=1, which
+// installed (.ci/run installs them and sets REQUIRE_NODE_TESTS=1, which
 // makes a missing one a failure).
 func nodeScript(t *testing.T, script, url string) {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	modules := filepath.Join("node", "node_modules")
 	if _, serr := os.Stat(modules); err != nil || serr != nil {
-		if os.Getenv("BUS_REQUIRE_NODE") == "1" {
+		if os.Getenv("REQUIRE_NODE_TESTS") == "1" {
 			t.Fatalf("node (%v) or %s (%v) missing", err, modules, serr)
 		}
 		t.Skip("node or tests/node/node_modules missing: cd tests/node && npm ci")

@@ -157,7 +157,14 @@ func (st *stream) captureMsg(subject, reply []byte, hdr int, msg []byte) bool {
 	var expect jetlog.Expect
 	if hdr >= 0 {
 		m.Header, m.Data = p.buf[:hdr:hdr], p.buf[hdr:]
-		expects, rollup, ttl := publishHeaders(m.Header)
+		expects, rollup, ttl, other := publishHeaders(m.Header)
+		if other {
+			if e := st.refuseHeaders(m.Header); e != nil {
+				st.ackError(p.reply, e)
+				st.pubs.Put(p)
+				return true
+			}
+		}
 		if expects {
 			var e *apiError
 			if expect, e = st.expectations(m.Header); e != nil {
@@ -259,7 +266,7 @@ func appendPubAck(b []byte, stream string, ack jetlog.PubAck) []byte {
 // whether it carries Nats-Expected-* preconditions or a Nats-Rollup, so
 // that plain messages with headers pay no more than that pass.
 // see BenchmarkJetStream
-func publishHeaders(hdr []byte) (expects, rollup, ttl bool) {
+func publishHeaders(hdr []byte) (expects, rollup, ttl, other bool) {
 	_, rest, _ := bytes.Cut(hdr, []byte("\r\n")) // the status line
 	for key := range headerLines(rest) {
 		switch {
@@ -269,9 +276,28 @@ func publishHeaders(hdr []byte) (expects, rollup, ttl bool) {
 			rollup = true
 		case bytes.EqualFold(key, []byte("Nats-TTL")):
 			ttl = true
+		case bytes.EqualFold(key, []byte("Nats-Batch-Id")), bytes.EqualFold(key, []byte("Nats-Incr")),
+			bytes.EqualFold(key, []byte("Nats-Schedule")):
+			other = true
 		}
 	}
-	return expects, rollup, ttl
+	return expects, rollup, ttl, other
+}
+
+// refuseHeaders answers a publish asking for a feature bus does not have
+// (atomic or fast batches, counters, schedules) with the reference's
+// error for a stream that does not allow it, rather than storing it as
+// a plain message.
+func (st *stream) refuseHeaders(hdr []byte) *apiError {
+	switch {
+	case jetlog.HeaderValue(hdr, "Nats-Batch-Id") != nil:
+		return newAPIError(400, 10174, "atomic publish is disabled")
+	case jetlog.HeaderValue(hdr, "Nats-Incr") != nil:
+		return newAPIError(400, 10168, "message counters is disabled")
+	case jetlog.HeaderValue(hdr, "Nats-Schedule") != nil:
+		return newAPIError(400, 10188, "message schedules is disabled")
+	}
+	return nil
 }
 
 const expectedPrefix = "Nats-Expected-"

@@ -312,7 +312,10 @@ func selfOverlap(list []string) (string, string, bool) {
 // refuseUnsupported refuses the reference's stream features bus does not
 // have yet, rather than echoing a setting it would not act on.
 func (c *streamConfig) refuseUnsupported() *apiError {
-	for _, k := range []string{"allow_msg_counter", "allow_atomic", "allow_msg_schedules", "allow_batched"} {
+	// allow_atomic and allow_batched only permit a kind of publish, which
+	// bus refuses when it comes (stream.refuseHeaders): the nats CLI sets
+	// them on the streams it makes.
+	for _, k := range []string{"allow_msg_counter", "allow_msg_schedules"} {
 		if raw, ok := c.extra[k]; ok && string(raw) == "true" {
 			return errStreamConfig("%s is not supported by bus", k)
 		}
