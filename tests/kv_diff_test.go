@@ -296,3 +296,63 @@ func TestKeyValueMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// kvMirrorScenario: a bucket mirrored and one sourced from it, read
+// through nats.go as a user would.
+func kvMirrorScenario(t *testing.T, url string) []string {
+	t.Helper()
+	js, err := jetstream.New(connect(t, url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	src, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "origin", History: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range [][2]string{{"a", "1"}, {"b", "2"}, {"a", "3"}} {
+		if _, err := src.PutString(ctx, kv[0], kv[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := src.Delete(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	mirror, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "replica", Mirror: &jetstream.StreamSource{Name: "origin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agg, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "agg", Sources: []*jetstream.StreamSource{{Name: "origin"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, b := range []jetstream.KeyValue{mirror, agg} {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			st, err := b.Status(ctx)
+			if err == nil && st.Values() == 2 || time.Now().After(deadline) { // history 1: a and b (its delete marker)
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		e, err := b.Get(ctx, "a")
+		out = append(out, fmt.Sprintf("%s get a: %s", b.Bucket(), kvOutcome(e, err)))
+		_, err = b.Get(ctx, "b")
+		out = append(out, fmt.Sprintf("%s get b: %v", b.Bucket(), kvErrName(err)))
+		keys, err := b.Keys(ctx)
+		slices.Sort(keys)
+		out = append(out, fmt.Sprintf("%s keys: %v %v", b.Bucket(), keys, err))
+	}
+	return out
+}
+
+func TestKeyValueMirrorsMatchReference(t *testing.T) {
+	t.Parallel()
+	ref := kvMirrorScenario(t, "nats://"+refAddr(startReference(t, true)))
+	got := kvMirrorScenario(t, busURL(startBus(t, server.Options{JetStream: true})))
+	if strings.Join(ref, "\n") != strings.Join(got, "\n") {
+		t.Errorf("differs\n bus: %s\n ref: %s", strings.Join(got, "\n      "), strings.Join(ref, "\n      "))
+	}
+}
