@@ -42,10 +42,10 @@ func defaultCache() string {
 
 // install makes sure the pinned nats-server and nats CLI are in cache/bin
 // (go install, skipped when the right version is there already) and builds
-// bus into the same directory: from the working tree of the module at
-// root, or, when rev is not empty, from that git revision exported to a
-// scratch directory (so a half-edited tree does not get in the way).
-func install(ctx context.Context, cache, root, rev string, log io.Writer) (tools, error) {
+// bus into the file busBin: from the working tree of the module at root,
+// or, when rev is not empty, from that git revision exported to a scratch
+// directory (so a half-edited tree does not get in the way).
+func install(ctx context.Context, cache, busBin, root, rev string, log io.Writer) (tools, error) {
 	bin := filepath.Join(cache, "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		return tools{}, fmt.Errorf("install: %w", err)
@@ -53,7 +53,7 @@ func install(ctx context.Context, cache, root, rev string, log io.Writer) (tools
 	t := tools{
 		natsServer: filepath.Join(bin, "nats-server"),
 		nats:       filepath.Join(bin, "nats"),
-		bus:        filepath.Join(bin, "bus"),
+		bus:        busBin,
 	}
 	goEnv := append(os.Environ(), "GOBIN="+bin, "GOFLAGS=", "GOWORK=off")
 	pinned := []struct{ path, pkg, version string }{

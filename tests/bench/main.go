@@ -5,8 +5,10 @@
 //
 // It installs the pinned nats-server and nats CLI into the cache, builds
 // bus, runs every scenario on fresh server processes in alternating order,
-// prints the table and writes it with the machine description to
-// docs/benchmarks.md. Clients are the nats CLI (`nats bench`) where it has
+// prints the tables and writes them with the machine description to
+// docs/benchmarks.md. Beside throughput and latency it reports what each
+// server process spent per message, from its /proc counters: CPU time,
+// peak RSS, bytes dirtied for disk and read/write system calls. Clients are the nats CLI (`nats bench`) where it has
 // the workload, else small nats.go or raw-protocol clients in this process.
 package main
 
@@ -41,17 +43,19 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
-	t, err := install(ctx, cfg.cache, root, cfg.busRev, os.Stderr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		return 1
-	}
 	tmp, err := os.MkdirTemp("", "bus-bench-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
 	defer os.RemoveAll(tmp)
+	// bus is built into this run's own directory: the cache is shared by
+	// everyone on the machine, and another run may be rebuilding it.
+	t, err := install(ctx, cfg.cache, filepath.Join(tmp, "bus"), root, cfg.busRev, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
 
 	var list []scenario
 	for _, sc := range scenarios(sizesFor(cfg.quick)) {
@@ -69,7 +73,7 @@ func run() int {
 	if cpuEnd, err := readCPUUse(); err == nil && cpuErr == nil {
 		d.othersCores = othersCores(cpuStart, cpuEnd)
 	}
-	fmt.Printf("\n%s\n", table(rows(results)))
+	fmt.Printf("\n%s\n%s\n", table(rows(results)), costTable(results))
 	if ctx.Err() != nil {
 		fmt.Fprintln(os.Stderr, "bench: interrupted; report not written")
 		return 130

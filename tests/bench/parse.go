@@ -77,23 +77,3 @@ func parseNumber(s string) (float64, error) {
 	}
 	return v, nil
 }
-
-// parseVmRSS returns the VmRSS line of a /proc/<pid>/status document in bytes.
-func parseVmRSS(status string) (int64, error) {
-	for _, l := range strings.Split(status, "\n") {
-		rest, ok := strings.CutPrefix(l, "VmRSS:")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(rest)
-		if len(f) != 2 || f[1] != "kB" {
-			return 0, fmt.Errorf("parse: VmRSS line %q", l)
-		}
-		kb, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("parse: VmRSS line %q: %w", l, err)
-		}
-		return kb << 10, nil
-	}
-	return 0, fmt.Errorf("parse: no VmRSS line")
-}

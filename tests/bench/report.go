@@ -76,13 +76,19 @@ func table(rs []row) string {
 	for _, r := range rs {
 		cells = append(cells, []string{r.name, r.unit, r.better, r.ref, r.bus, r.ratio, r.refSpread, r.busSpread})
 	}
+	return renderTable(cells, 3)
+}
+
+// renderTable aligns cells (the first line is the header) as a Markdown
+// table; columns from numericFrom on are right-aligned.
+func renderTable(cells [][]string, numericFrom int) string {
 	width := make([]int, len(cells[0]))
 	for _, line := range cells {
 		for i, c := range line {
 			width[i] = max(width[i], len([]rune(c)))
 		}
 	}
-	numeric := func(col int) bool { return col >= 3 }
+	numeric := func(col int) bool { return col >= numericFrom }
 	var b strings.Builder
 	for n, line := range cells {
 		b.WriteString("|")
@@ -168,6 +174,8 @@ func writeDocs(path string, d docs, results []result) error {
 	p("`perf record -g`, one file per scenario, server and run, for `perf report -i FILE`.\n\n")
 	p("## Results\n\n")
 	p("%s\n", table(rows(results)))
+	p("## Server cost per message\n\n%s\n", costHowTo())
+	p("%s\n", costTable(results))
 	var fails []string
 	for _, res := range results {
 		for f, s := range res.by {
@@ -183,7 +191,7 @@ func writeDocs(path string, d docs, results []result) error {
 	p("Tools, installed once into `$CACHE/bin` (default `~/.cache/bus-bench`):\n\n```\n")
 	p("GOBIN=$CACHE/bin go install %s@%s\n", natsServerPkg, natsServerVersion)
 	p("GOBIN=$CACHE/bin go install %s@%s\n", natsCLIPkg, natsCLIVersion)
-	p("go build -o $CACHE/bin/bus ./cmd/bus\n```\n\n")
+	p("go build -o bus ./cmd/bus   # into the run's scratch directory\n```\n\n")
 	p("Servers (`$PORT`, `$HTTP_PORT` free loopback ports, `$DIR` a fresh temporary directory):\n\n```\n")
 	for _, f := range d.flavors {
 		p("%s\n", strings.Join(f.argv(0, 0, "$DIR", true), " "))

@@ -18,6 +18,7 @@ var errNotApplicable = errors.New("not applicable")
 // series is what one flavor produced for one scenario.
 type series struct {
 	runs     [][]float64 // per successful run, one value per metric
+	costs    []cost      // per successful run, what the server spent on its measured part
 	failures []string    // one line per failed run
 	na       string      // why the scenario was not run; "" when it was
 	cmds     []string    // what the first run executed
@@ -55,7 +56,7 @@ func (r *runner) runAll(ctx context.Context, list []scenario) []result {
 					continue
 				}
 				runStart := time.Now()
-				vals, cmds, err := r.once(ctx, sc, fl, pair+1)
+				vals, c, cmds, err := r.once(ctx, sc, fl, pair+1)
 				took := time.Since(runStart).Round(100 * time.Millisecond)
 				if s.cmds == nil {
 					s.cmds = cmds
@@ -72,7 +73,8 @@ func (r *runner) runAll(ctx context.Context, list []scenario) []result {
 					fmt.Fprintf(r.log, "[%d/%d] %s · %s #%d: FAILED: %v\n", i+1, len(list), sc.name, fl.name, pair+1, err)
 				default:
 					s.runs = append(s.runs, vals)
-					fmt.Fprintf(r.log, "[%d/%d] %s · %s #%d: %s (%v)\n", i+1, len(list), sc.name, fl.name, pair+1, describe(sc, vals), took)
+					s.costs = append(s.costs, c)
+					fmt.Fprintf(r.log, "[%d/%d] %s · %s #%d: %s; %s (%v)\n", i+1, len(list), sc.name, fl.name, pair+1, describe(sc, vals), describeCost(sc, c), took)
 				}
 			}
 		}
@@ -87,18 +89,19 @@ func (r *runner) runAll(ctx context.Context, list []scenario) []result {
 }
 
 // once starts a fresh server of flavor f, runs sc against it and stops
-// the server, all within sc.timeout.
-func (r *runner) once(ctx context.Context, sc scenario, f flavor, run int) ([]float64, []string, error) {
+// the server, all within sc.timeout. The cost is the server's from the
+// last env.beginMeasure to the end of sc.run.
+func (r *runner) once(ctx context.Context, sc scenario, f flavor, run int) ([]float64, cost, []string, error) {
 	dir, err := os.MkdirTemp(r.tmp, "run-*")
 	if err != nil {
-		return nil, nil, err
+		return nil, cost{}, nil, err
 	}
 	defer os.RemoveAll(dir)
 	ctx, cancel := context.WithTimeout(ctx, sc.timeout)
 	defer cancel()
 	srv, err := startServer(ctx, f, dir, sc.jetstream)
 	if err != nil {
-		return nil, nil, err
+		return nil, cost{}, nil, err
 	}
 	defer func() {
 		if err := srv.stop(); err != nil {
@@ -106,16 +109,23 @@ func (r *runner) once(ctx context.Context, sc scenario, f flavor, run int) ([]fl
 		}
 	}()
 	if sc.jetstream && !srv.jetstream {
-		return nil, nil, fmt.Errorf("%w: JetStream not implemented", errNotApplicable)
+		return nil, cost{}, nil, fmt.Errorf("%w: JetStream not implemented", errNotApplicable)
 	}
 	var prof *profiler
 	if r.perfDir != "" {
 		if prof, err = startPerf(ctx, r.perfDir, sc.name, f.name, run, srv.cmd.Process.Pid); err != nil {
-			return nil, nil, err
+			return nil, cost{}, nil, err
 		}
 	}
 	e := &env{flavor: f.name, srv: srv, tools: r.tools, dir: dir}
+	if err := e.beginMeasure(); err != nil {
+		return nil, cost{}, nil, err
+	}
 	vals, err := sc.run(ctx, e)
+	var c cost
+	if err == nil {
+		c, err = e.endMeasure()
+	}
 	if prof != nil {
 		if perr := prof.stop(); perr != nil {
 			fmt.Fprintf(r.log, "    perf: %v\n", perr)
@@ -127,9 +137,9 @@ func (r *runner) once(ctx context.Context, sc scenario, f flavor, run int) ([]fl
 		err = fmt.Errorf("scenario returned %d values for %d metrics", len(vals), len(sc.metrics))
 	}
 	if err != nil {
-		return nil, e.cmds, fmt.Errorf("%w\n  server log:\n%s", err, srv.logTail())
+		return nil, cost{}, e.cmds, fmt.Errorf("%w\n  server log:\n%s", err, srv.logTail())
 	}
-	return vals, e.cmds, nil
+	return vals, c, e.cmds, nil
 }
 
 // describe formats one run's values for the progress log.
@@ -149,12 +159,19 @@ type stats struct {
 }
 
 func summarize(s series, m int) stats {
-	if len(s.runs) == 0 {
-		return stats{}
-	}
 	vs := make([]float64, len(s.runs))
 	for i, run := range s.runs {
 		vs[i] = run[m]
+	}
+	return summarizeValues(vs)
+}
+
+// summarizeValues is the median, minimum and maximum of vs (sorted in
+// place); the zero stats for none. The median of an even count is the
+// mean of the middle two.
+func summarizeValues(vs []float64) stats {
+	if len(vs) == 0 {
+		return stats{}
 	}
 	slices.Sort(vs)
 	st := stats{n: len(vs), min: vs[0], max: vs[len(vs)-1]}

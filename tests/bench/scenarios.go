@@ -20,7 +20,13 @@ type scenario struct {
 	jetstream bool          // needs JetStream; the reference gets -js
 	timeout   time.Duration // bounds one run, server start to stop
 	metrics   []metric
-	run       func(ctx context.Context, e *env) ([]float64, error)
+	// msgs is how many messages the measured part of a run moves: what
+	// its publishers send, or for the JetStream consumers what they read
+	// (a request counts once, a fan-out message once however many get
+	// it). It divides the per-message costs; 0 for the memory scenarios,
+	// which move none.
+	msgs int
+	run  func(ctx context.Context, e *env) ([]float64, error)
 }
 
 // sizes scales message counts: the default set aims at about two seconds
@@ -58,35 +64,35 @@ func scenarios(s sizes) []scenario {
 		}
 	}
 	core := func(fullOnly bool, name string, p pubSub) {
-		add(fullOnly, scenario{name: name, metrics: throughput, run: p.run})
+		add(fullOnly, scenario{name: name, metrics: throughput, msgs: p.n, run: p.run})
 	}
 	core(false, "pub→sub 16 B", pubSub{subject: "bench.core", n: s.core, size: 16, subClients: 1, pubClients: 1})
 	core(true, "pub→sub 128 B", pubSub{subject: "bench.core", n: s.core, size: 128, subClients: 1, pubClients: 1})
 	core(false, "pub→sub 1 KiB", pubSub{subject: "bench.core", n: s.core / 2, size: 1024, subClients: 1, pubClients: 1})
 	core(false, "pub→sub 64 KiB", pubSub{subject: "bench.core", n: s.large, size: 64 << 10, subClients: 1, pubClients: 1})
 	core(false, "fan-out 1→10, 16 B", pubSub{subject: "bench.fanout", n: s.fanout, size: 16, subClients: 10, pubClients: 1})
-	add(false, scenario{name: "queue group 1→5, 16 B", metrics: throughput, run: queue{n: s.queue, size: 16, members: 5}.run})
+	add(false, scenario{name: "queue group 1→5, 16 B", metrics: throughput, msgs: s.queue, run: queue{n: s.queue, size: 16, members: 5}.run})
 	core(false, "4 pubs→1 sub, 16 B", pubSub{subject: "bench.many", n: s.core, size: 16, subClients: 1, pubClients: 4})
-	add(false, scenario{name: "request-reply 128 B, 1 client",
+	add(false, scenario{name: "request-reply 128 B, 1 client", msgs: s.reqrep,
 		metrics: []metric{{unit: "msgs/s"}, {label: "p50", unit: "µs", lowerIsBetter: true}, {label: "p99", unit: "µs", lowerIsBetter: true}},
 		run:     requestReply{n: s.reqrep, size: 128, clients: 1}.run})
-	add(false, scenario{name: "interest graph 100k subs, 16 B", timeout: 2 * minute, metrics: throughput,
+	add(false, scenario{name: "interest graph 100k subs, 16 B", timeout: 2 * minute, metrics: throughput, msgs: s.interest,
 		run: interestGraph{subs: 100_000, conns: 4, flow: pubSub{subject: "graph", n: s.interest, size: 16, subClients: 1, pubClients: 1, multisubject: true}}.run})
 	add(false, scenario{name: "RSS",
 		metrics: []metric{{label: "idle", unit: "MiB", lowerIsBetter: true}, {label: count(s.idleConns) + " idle conns", unit: "MiB", lowerIsBetter: true}},
 		run:     idleConns{n: s.idleConns}.run})
 	add(false, scenario{name: "RSS " + count(s.memSubs) + " subs", timeout: 2 * minute,
 		metrics: []metric{{unit: "MiB", lowerIsBetter: true}}, run: manySubs{n: s.memSubs, conns: 4}.run})
-	js := func(fullOnly bool, name string, run func(context.Context, *env) ([]float64, error)) {
-		add(fullOnly, scenario{name: name, jetstream: true, metrics: throughput, run: run})
+	js := func(fullOnly bool, name string, msgs int, run func(context.Context, *env) ([]float64, error)) {
+		add(fullOnly, scenario{name: name, jetstream: true, metrics: throughput, msgs: msgs, run: run})
 	}
-	js(false, "JS pub sync 128 B", jsPublish{mode: "sync", n: s.jsSync, size: 128}.run)
-	js(true, "JS pub sync 128 B, bus durability=interval", jsPublish{mode: "sync", n: s.jsSync, size: 128, busDurability: "interval"}.run)
-	js(false, "JS pub async 128 B", jsPublish{mode: "async", n: s.jsAsync, size: 128}.run)
-	js(false, "JS pub async 128 B, bus durability=interval", jsPublish{mode: "async", n: s.jsAsync, size: 128, busDurability: "interval"}.run)
-	js(false, "JS fetch 128 B", jsConsume{kind: "fetch", n: s.jsAsync, size: 128}.run)
-	js(true, "JS consume 128 B", jsConsume{kind: "consume", n: s.jsAsync, size: 128}.run)
-	js(true, "JS ordered 128 B", jsConsume{kind: "ordered", n: s.jsAsync, size: 128}.run)
+	js(false, "JS pub sync 128 B", s.jsSync, jsPublish{mode: "sync", n: s.jsSync, size: 128}.run)
+	js(true, "JS pub sync 128 B, bus durability=interval", s.jsSync, jsPublish{mode: "sync", n: s.jsSync, size: 128, busDurability: "interval"}.run)
+	js(false, "JS pub async 128 B", s.jsAsync, jsPublish{mode: "async", n: s.jsAsync, size: 128}.run)
+	js(false, "JS pub async 128 B, bus durability=interval", s.jsAsync, jsPublish{mode: "async", n: s.jsAsync, size: 128, busDurability: "interval"}.run)
+	js(false, "JS fetch 128 B", s.jsAsync, jsConsume{kind: "fetch", n: s.jsAsync, size: 128}.run)
+	js(true, "JS consume 128 B", s.jsAsync, jsConsume{kind: "consume", n: s.jsAsync, size: 128}.run)
+	js(true, "JS ordered 128 B", s.jsAsync, jsConsume{kind: "ordered", n: s.jsAsync, size: 128}.run)
 	return list
 }
 

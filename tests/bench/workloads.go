@@ -21,6 +21,30 @@ type env struct {
 	tools  tools
 	dir    string   // scratch directory of this run
 	cmds   []string // what the run executed, for docs/benchmarks.md
+	start  usage    // the server's counters when the measured part began
+}
+
+// beginMeasure (re)starts the measured part of the run: the server's CPU
+// time and I/O from here to the end of the scenario are the run's cost.
+// The runner calls it before the scenario starts; scenarios with a setup
+// phase (filling a stream, subscribing) call it again once setup is done,
+// so that the cost covers the messages the scenario counts and no others.
+func (e *env) beginMeasure() error {
+	u, err := readUsage(e.srv.cmd.Process.Pid)
+	if err != nil {
+		return fmt.Errorf("measure %s: %w", e.flavor, err)
+	}
+	e.start = u
+	return nil
+}
+
+// endMeasure is the server's cost since the last beginMeasure.
+func (e *env) endMeasure() (cost, error) {
+	u, err := readUsage(e.srv.cmd.Process.Pid)
+	if err != nil {
+		return cost{}, fmt.Errorf("measure %s: %w", e.flavor, err)
+	}
+	return costBetween(e.start, u), nil
 }
 
 // startNats starts `nats -s <url> args...` in the background.
@@ -77,6 +101,9 @@ func (p pubSub) run(ctx context.Context, e *env) ([]float64, error) {
 	if p.multisubject {
 		pubArgs = append(pubArgs, "--multisubjectmax", "100000")
 	}
+	if err := e.beginMeasure(); err != nil {
+		return nil, err
+	}
 	if _, err := e.runNats(ctx, pubArgs...); err != nil {
 		return nil, err
 	}
@@ -106,6 +133,9 @@ func (q queue) run(ctx context.Context, e *env) ([]float64, error) {
 		return nil, err
 	}
 	defer g.close()
+	if err := e.beginMeasure(); err != nil {
+		return nil, err
+	}
 	if _, err := e.runNats(ctx, "bench", "pub", "bench.queue", "--msgs", strconv.Itoa(q.n), "--size", strconv.Itoa(q.size), "--no-progress"); err != nil {
 		return nil, err
 	}
@@ -137,6 +167,9 @@ func (r requestReply) run(ctx context.Context, e *env) ([]float64, error) {
 	}
 	defer func() { stop(); _, _ = svc.wait() }()
 	if err := e.srv.waitSubscriptions(ctx, base+1); err != nil {
+		return nil, err
+	}
+	if err := e.beginMeasure(); err != nil {
 		return nil, err
 	}
 	out, err := e.runNats(ctx, "bench", "service", "request", "bench.service", "--msgs", strconv.Itoa(r.n),
@@ -302,6 +335,9 @@ func (c jsConsume) run(ctx context.Context, e *env) ([]float64, error) {
 	if _, err := e.runNats(ctx, "bench", "js", "pub", "async", "bench.js", "--create", "--storage", "file",
 		"--msgs", strconv.Itoa(c.n), "--size", strconv.Itoa(c.size), "--no-progress"); err != nil {
 		return nil, fmt.Errorf("fill stream: %w", err)
+	}
+	if err := e.beginMeasure(); err != nil {
+		return nil, err
 	}
 	out, err := e.runNats(ctx, "bench", "js", c.kind, "--msgs", strconv.Itoa(c.n), "--no-progress")
 	if err != nil {
