@@ -320,9 +320,9 @@ func (c *Consumer) ApplyLazy(fn func(s *ConsumerState) error) error {
 
 // update runs fn on the state and journals the resulting changes; in
 // DurabilityAlways it returns once they are synced. A failed write (for
-// example ENOSPC) returns the error but keeps the changes queued, so the
-// journal catches up with memory on the next successful write; a failed
-// fsync fences the consumer (ErrWriteFenced).
+// example ENOSPC) returns an error wrapping ErrJournalBehind but keeps the
+// changes queued, so the journal catches up with memory on the next
+// successful write; a failed fsync fences the consumer (ErrWriteFenced).
 func (c *Consumer) update(fn func(*ConsumerState) error) error {
 	return c.updateSync(fn, c.durability == DurabilityAlways)
 }
@@ -396,7 +396,7 @@ func (c *Consumer) flush(mine uint64, sync bool) error {
 	}
 	if len(buf) > 0 {
 		if _, err := c.journal.WriteAt(buf, c.size); err != nil {
-			werr := fmt.Errorf("jetlog: consumer journal write: %w", err)
+			werr := fmt.Errorf("%w: %w", ErrJournalBehind, err)
 			if terr := c.journal.Truncate(c.size); terr != nil {
 				return c.fence(fmt.Errorf("%w (truncate: %w)", werr, terr))
 			}

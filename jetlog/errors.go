@@ -41,6 +41,12 @@ var (
 	// stream accepts no writes until it is reopened: the kernel may have
 	// dropped the dirty pages, so a retried fsync proves nothing.
 	ErrWriteFenced = errors.New("jetlog: stream stopped accepting writes after a failed fsync")
+	// ErrJournalBehind wraps a consumer journal write that failed (such
+	// as ENOSPC) after the change was applied: the consumer's state has
+	// the change, queued, and its journal catches up on the next
+	// successful write; until then the change would not survive a
+	// restart.
+	ErrJournalBehind = errors.New("jetlog: consumer change kept, its journal write failed")
 	// ErrMaxAckPending is returned by Consumer.Deliver for a first delivery
 	// while MaxAckPending messages are pending.
 	ErrMaxAckPending = errors.New("jetlog: maximum ack pending reached")

@@ -19,6 +19,7 @@ func (s *Server) startJetStream() error {
 		// The core filters deliveries itself (router.go); JetStream
 		// checks consumer creation and gets.
 		ReferenceStoredReads: s.opts.Authorization.ReferenceStoredReads,
+		FS:                   s.opts.StoreFS,
 	})
 	if err != nil {
 		return err

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/bus-dev/bus/jetlog"
 )
 
 // Defaults match the reference nats-server so operators can carry settings over.
@@ -37,6 +39,10 @@ type Options struct {
 	StoreDir   string // where persistent streams live
 	// JetStream enables persistent streams and the JetStream API.
 	JetStream bool
+	// StoreFS is the file system the streams' files go through; nil
+	// means the operating system's. It is for fault injection in tests
+	// (a full disk or a read-only directory for one stream).
+	StoreFS jetlog.FS
 
 	MaxPayload       int           // largest PUB/HPUB body in bytes
 	MaxControlLine   int           // longest protocol line in bytes

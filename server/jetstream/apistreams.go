@@ -309,7 +309,7 @@ func (svc *Service) streamDelete(r apiRequest, name string) {
 	if st == nil && damaged {
 		// The operator's way out for a stream that cannot be opened:
 		// delete it, files and all.
-		if err := jetlog.RemoveStream(nil, filepath.Join(svc.dir, name)); err != nil {
+		if err := jetlog.RemoveStream(svc.sh.fs, filepath.Join(svc.dir, name)); err != nil {
 			svc.storageFailed(r.reply, typeStreamDelete, name, err)
 			return
 		}

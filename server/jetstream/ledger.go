@@ -1,6 +1,8 @@
 package jetstream
 
 import (
+	"errors"
+	"log/slog"
 	"sync"
 
 	"github.com/bus-dev/bus/jetlog"
@@ -26,14 +28,29 @@ type ledger interface {
 }
 
 // journaled adapts a durable consumer's journal to ledger.
-type journaled struct{ *jetlog.Consumer }
+type journaled struct {
+	*jetlog.Consumer
+	log *slog.Logger
+}
 
+// Update runs fn as one journaled step. A lazy step whose journal write
+// failed (a full disk) is kept in the state and written with a later
+// one, as jetlog promises (ErrJournalBehind): it is logged and counts as
+// done, since a lazy step may be lost in a crash anyway (a delivery or
+// an ack only comes again). Before, the machine took the error as
+// "nothing recorded" and withheld the deliveries the state already had
+// as pending, so a consumer on a full disk delivered nothing.
 func (j journaled) Update(fn func(s *jetlog.ConsumerState), sync bool) error {
 	step := func(s *jetlog.ConsumerState) error { fn(s); return nil }
 	if sync {
 		return j.Apply(step)
 	}
-	return j.ApplyLazy(step)
+	err := j.ApplyLazy(step)
+	if errors.Is(err, jetlog.ErrJournalBehind) {
+		j.log.Warn("consumer journal behind its state", "err", err)
+		return nil
+	}
+	return err
 }
 
 // memLedger is an in-memory ledger.

@@ -39,6 +39,12 @@ type Options struct {
 	// message and direct gets), as the reference does not check them
 	// (docs/security.md).
 	ReferenceStoredReads bool
+	// FS is the file system every stream's files go through; nil means
+	// the operating system's. It is there for fault injection (tests give
+	// one that fails a stream's writes with ENOSPC or EROFS); the store
+	// directory, its listing and its LOCK always use the operating
+	// system's.
+	FS jetlog.FS
 }
 
 // shared is what every stream and consumer of a service uses: the core,
@@ -50,6 +56,7 @@ type shared struct {
 	random       func() float64
 	server       string
 	files        *jetlog.FileCache // shared by every stream's log
+	fs           jetlog.FS         // the streams' file system, see Options.FS
 	deadLettered atomic.Int64      // messages given up on, all consumers
 	// deadLettersLost counts dead letters nothing stored.
 	deadLettersLost atomic.Int64
@@ -129,6 +136,7 @@ func New(core Core, opts Options) (*Service, error) {
 			now:    opts.Now,
 			random: rand.Float64,
 			server: opts.ServerName,
+			fs:     opts.FS,
 		},
 		dir:            opts.Dir,
 		referenceReads: opts.ReferenceStoredReads,
@@ -231,7 +239,7 @@ var errEmptyDir = errors.New("jetstream: empty stream directory")
 
 // loadStream opens the stream stored in dir.
 func (svc *Service) loadStream(dir string) (*stream, error) {
-	lcfg, _, err := jetlog.LoadConfig(nil, dir)
+	lcfg, _, err := jetlog.LoadConfig(svc.sh.fs, dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		if names, rerr := os.ReadDir(dir); rerr == nil && len(names) == 0 {
 			return nil, errEmptyDir

@@ -66,7 +66,7 @@ func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
 			go st.storeMarkers(subjects)
 		}
 	}
-	l, err := jetlog.Open(dir, cfg.logConfig(), jetlog.Options{Logger: sh.log, Now: sh.now, FileCache: sh.files, OnSubjectExpired: expired})
+	l, err := jetlog.Open(dir, cfg.logConfig(), jetlog.Options{FS: sh.fs, Logger: sh.log, Now: sh.now, FileCache: sh.files, OnSubjectExpired: expired})
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
 	}
 	created := sh.now().UTC()
 	if cfg.Storage != jetlog.StorageMemory {
-		if _, t, err := jetlog.LoadConfig(nil, dir); err == nil && !t.IsZero() {
+		if _, t, err := jetlog.LoadConfig(sh.fs, dir); err == nil && !t.IsZero() {
 			created = t.UTC()
 		}
 	}
@@ -463,7 +463,7 @@ func (st *stream) destroy() error {
 	if st.config().Storage == jetlog.StorageMemory {
 		return nil
 	}
-	return jetlog.RemoveStream(nil, st.dir)
+	return jetlog.RemoveStream(st.sh.fs, st.dir)
 }
 
 // setConfig takes an updated config (the log already has it).

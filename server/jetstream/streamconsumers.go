@@ -129,7 +129,7 @@ func (st *stream) openLedger(cfg consumerConfig, scfg streamConfig) (ledger, err
 	if err != nil {
 		return nil, err
 	}
-	return journaled{c}, nil
+	return journaled{Consumer: c, log: st.sh.log.With("stream", st.name, "consumer", cfg.Name)}, nil
 }
 
 // loadConsumers restarts the durable consumers stored with the stream.
