@@ -42,6 +42,7 @@ type consumer struct {
 	kick    chan struct{}  // capacity 1: new messages or interest changed
 	fcDone  chan struct{}  // capacity 1: a flow-control answer arrived
 	pause   chan time.Time // a pause (or, zero, a resume) from the API
+	unpin   chan string    // a group to unpin, from the API; nil without priority groups
 	stop    chan struct{}
 	done    chan struct{}
 	subs    []Subscription
@@ -66,6 +67,8 @@ type consumer struct {
 	dead     int64
 	closed   bool
 	closeMsg string // the status waiting pulls get when run ends
+	pinID    string // the pinned client of a pinned_client consumer, and since when
+	pinnedAt time.Time
 }
 
 // pullMsg is a MSG.NEXT request copied off a reader goroutine.
@@ -111,6 +114,9 @@ func startConsumer(sh *shared, stream string, cs consumerStart) (*consumer, erro
 		pause:     make(chan time.Time),
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
+	}
+	if len(cs.cfg.PriorityGroups) > 0 {
+		c.unpin = make(chan string)
 	}
 	start, initial := startPosition(cs.cfg, cs.src.log, cs.ledger.Info())
 	m := newMachine(machineConfig{
@@ -271,6 +277,8 @@ func (c *consumer) run(m *machine) {
 			a = m.Tick(c.sh.now())
 		case until := <-c.pause:
 			a = m.Pause(until, c.sh.now())
+		case group := <-c.unpin:
+			a = m.Unpin(group, c.sh.now())
 		case <-c.stop:
 			c.mu.Lock()
 			status := c.closeMsg
@@ -297,6 +305,9 @@ func (c *consumer) carryOut(m *machine, a actions, timer *time.Timer) bool {
 	}
 	c.mu.Lock()
 	c.waiting, c.next, c.dead, c.initial = m.numWaiting(), m.next, m.deadLettered, len(m.initial)+m.groups.numHeld()
+	if m.prio != nil {
+		c.pinID, c.pinnedAt = m.pinState()
+	}
 	c.mu.Unlock()
 	if a.expired {
 		c.expire(m)

@@ -53,6 +53,11 @@ type consumerConfig struct {
 	RateLimit uint64 `json:"rate_limit_bps,omitempty"`
 	// PauseUntil holds deliveries back until then (pause.go).
 	PauseUntil *time.Time `json:"pause_until,omitempty"`
+	// Priority groups: which pulls a pull consumer serves, and how it
+	// picks among them (machine_priority.go). PinnedTTL is in ns.
+	PriorityGroups []string       `json:"priority_groups,omitempty"`
+	PriorityPolicy PriorityPolicy `json:"priority_policy,omitempty"`
+	PinnedTTL      int64          `json:"priority_timeout,omitempty"`
 
 	// bus extensions, prefixed so no future NATS field can clash (see
 	// docs/api.md).
@@ -129,9 +134,6 @@ func (c *consumerConfig) normalize(scfg streamConfig) *apiError {
 	if raw, ok := c.extra["sample_freq"]; ok && string(raw) != `""` && string(raw) != "null" {
 		return errConsumerCreate("sample_freq (ack sampling) is not supported by bus")
 	}
-	if raw, ok := c.extra["priority_groups"]; ok && string(raw) != "null" && string(raw) != "[]" {
-		return errConsumerCreate("priority_groups is not supported by bus")
-	}
 	if c.PauseUntil != nil {
 		if c.PauseUntil.IsZero() {
 			c.PauseUntil = nil
@@ -139,9 +141,6 @@ func (c *consumerConfig) normalize(scfg streamConfig) *apiError {
 			utc := c.PauseUntil.UTC()
 			c.PauseUntil = &utc
 		}
-	}
-	if raw, ok := c.extra["priority_policy"]; ok && string(raw) != `"none"` && string(raw) != `""` && string(raw) != "null" {
-		return errConsumerCreate("priority_policy is not supported by bus")
 	}
 	if c.Durable != "" && c.Name != "" && c.Durable != c.Name {
 		return errDurableMismatch()
@@ -240,6 +239,9 @@ func (c *consumerConfig) normalize(scfg streamConfig) *apiError {
 		}
 	}
 	if e := c.checkGroupBy(); e != nil {
+		return e
+	}
+	if e := c.checkPriority(); e != nil {
 		return e
 	}
 	if c.MaxWaiting == 0 && c.DeliverSubject == "" {
@@ -347,6 +349,9 @@ type consumerInfo struct {
 	LagAlerting    bool  `json:"x_bus_lag_alerting,omitempty"`
 	Paused         bool  `json:"paused,omitempty"`
 	PauseRemaining int64 `json:"pause_remaining,omitempty"` // ns
+	// PriorityGroups is the pin of the first priority group, as the
+	// reference reports it (machine_priority.go).
+	PriorityGroups []priorityGroupState `json:"priority_groups,omitempty"`
 }
 
 // filterList is the filters, with ">" standing for none.

@@ -92,6 +92,9 @@ type machine struct {
 	// groups holds back messages of busy groups (x_bus_group_by); nil
 	// without, which is all the hot paths look at.
 	groups *groups
+	// prio is the priority groups state (machine_priority.go); nil
+	// without, which is all the hot paths look at.
+	prio *priority
 
 	deadLettered int64
 	act          actions // being built by the current step
@@ -135,6 +138,7 @@ type machineConfig struct {
 	src    source
 	ledger ledger
 	random func() float64
+	newID  func() string // pin ids (machine_priority.go); nil: nuid
 	now    time.Time
 	// start is where first deliveries begin and initial the
 	// last_per_subject seqs (see startPosition).
@@ -174,6 +178,9 @@ func newMachine(mc machineConfig) *machine {
 	if g := mc.cfg.GroupBy; g != nil {
 		m.groups = newGroups(*g)
 		m.rebuildGroups()
+	}
+	if len(mc.cfg.PriorityGroups) > 0 {
+		m.prio = newPriority(mc.cfg, mc.newID)
 	}
 	return m
 }
@@ -238,6 +245,9 @@ func (m *machine) step(now time.Time) actions {
 	m.pushMore = false
 	m.expirePulls(now)
 	m.heartbeat(now)
+	if m.prio != nil {
+		m.expirePin(now)
+	}
 	if !now.Before(m.pausedUntil) {
 		m.collectDue(now)
 		m.deliver(now)
@@ -300,6 +310,9 @@ func (m *machine) nextDeadline(now time.Time) time.Time {
 	}
 	if m.pushMore && m.hasTarget() {
 		earliest(now)
+	}
+	if m.prio != nil {
+		earliest(m.pinDeadline())
 	}
 	if !next.IsZero() && next.Before(now) {
 		next = now

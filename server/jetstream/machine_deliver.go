@@ -83,14 +83,18 @@ func (m *machine) compactDeadlines() {
 
 // target returns who takes the next delivery: the oldest waiting pull
 // whose requester still listens, or the push subscriber when it listens
-// and flow control allows; nil if nobody.
-func (m *machine) target() *pullRequest {
+// and flow control allows; nil if nobody. Priority groups pick their
+// own (machine_priority.go).
+func (m *machine) target(now time.Time) *pullRequest {
 	if m.push != nil {
 		if !m.listening || m.fcPending {
 			return nil
 		}
 		m.push.batch = pushBatch
 		return m.push
+	}
+	if m.prio != nil {
+		return m.priorityTarget(now)
 	}
 	for len(m.waiting) > 0 {
 		r := m.waiting[0]
@@ -108,7 +112,7 @@ func (m *machine) target() *pullRequest {
 // step, so a batch costs one write.
 func (m *machine) deliver(now time.Time) {
 	for {
-		r := m.target()
+		r := m.target(now)
 		if r == nil {
 			return
 		}
@@ -170,6 +174,9 @@ func (m *machine) gather(r *pullRequest, now time.Time) (msgs []jetlog.Msg, from
 		}
 		if m.cfg.ReplayPolicy == ReplayOriginal {
 			want = 1
+		}
+		if m.prio != nil && !m.gatherAdmits(r, froms) {
+			break
 		}
 		msg, from, ok := m.candidate(now, want)
 		if !ok {
@@ -347,6 +354,10 @@ func (m *machine) send(r *pullRequest, msgs []jetlog.Msg, froms []int, now time.
 	if m.groups != nil {
 		m.sentGroups(msgs, froms)
 	}
+	pin, pinned := "", false
+	if m.prio != nil {
+		pin, pinned = m.pinFor(r, now)
+	}
 	// Each delivery carries what is left for this consumer after it, as
 	// the reference counts it: the first deliveries behind it in this
 	// batch (last_per_subject start messages and new ones), plus what is
@@ -374,6 +385,9 @@ func (m *machine) send(r *pullRequest, msgs []jetlog.Msg, froms []int, now time.
 		if m.cfg.HeadersOnly { // headers and the payload's size, not the payload
 			hdr = withHeader(hdr, "Nats-Msg-Size", strconv.Itoa(len(data)))
 			data = nil
+		}
+		if pinned {
+			hdr = withHeader(hdr, hdrPinID, pin)
 		}
 		m.act.out = append(m.act.out, outMsg{to: r.reply, subject: msg.Subject, reply: reply, hdr: hdr, data: data, deliver: true})
 		r.batch--

@@ -38,6 +38,7 @@ var update = flag.Bool("update", false, "rewrite the golden transcripts in testd
 //	interest <subject> on|off    whether a subject has a listener, then Interest
 //	fc                           the flow-control answer
 //	close <status>               the consumer is deleted
+//	unpin <group>                $JS.API.CONSUMER.UNPIN for a priority group
 //	state                        the ledger: delivered, ack floor, pending
 //	restart                      the same consumer again from its ledger
 func TestMachineTranscripts(t *testing.T) {
@@ -152,11 +153,12 @@ type harness struct {
 	led        *memLedger
 	m          *machine
 	cfg        consumerConfig // the last consumer command's, normalized
+	newID      func() string  // pin ids: pin-1, pin-2, ...
 }
 
 func newHarness() *harness {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	return &harness{start: t0, now: t0, src: &fakeStream{deaf: map[string]bool{}}}
+	return &harness{start: t0, now: t0, src: &fakeStream{deaf: map[string]bool{}}, newID: pinCounter()}
 }
 
 func (h *harness) clock() time.Time { return h.now }
@@ -193,12 +195,14 @@ func (h *harness) run(t *testing.T, line string) string {
 		h.m = newMachine(machineConfig{
 			stream: "S", cfg: cfg, src: h.src, ledger: h.led, now: h.now, start: start,
 			random: func() float64 { return 0.75 }, // jitter: +half the fraction
+			newID:  h.newID,
 		})
 		return h.render(h.m.Stored(h.now))
 	case "restart": // as startPosition resumes a consumer that delivered before
 		h.m = newMachine(machineConfig{
 			stream: "S", cfg: h.cfg, src: h.src, ledger: h.led, now: h.now, start: h.led.Info().Delivered.Stream + 1,
 			random: func() float64 { return 0.75 },
+			newID:  h.newID,
 		})
 		return h.render(h.m.Stored(h.now))
 	case "publish":
@@ -261,6 +265,8 @@ func (h *harness) run(t *testing.T, line string) string {
 		return h.render(h.m.FlowControlReply(h.now))
 	case "close":
 		return h.render(h.m.Close(rest))
+	case "unpin":
+		return h.render(h.m.Unpin(rest, h.now))
 	case "state":
 		return h.state()
 	}
@@ -294,7 +300,7 @@ func (h *harness) render(a actions) string {
 			if len(o.data) > 0 {
 				data := o.data
 				if bytes.HasPrefix(data, []byte(`{"type":"io.nats.jetstream.advisory`)) {
-					data = []byte("<advisory>")
+					data = []byte(advisorySummary(data))
 				}
 				fmt.Fprintf(&b, " %s", data)
 			}

@@ -256,6 +256,7 @@ func (c *consumer) info(typ string) consumerInfo {
 	s := c.ledger.Info()
 	c.mu.Lock()
 	waiting, next, dead, initial := c.waiting, c.next, c.dead, c.initial
+	pinID, pinnedAt := c.pinID, c.pinnedAt
 	c.mu.Unlock()
 	floor := s.AckFloor
 	if s.NumAckPending == 0 {
@@ -263,6 +264,10 @@ func (c *consumer) info(typ string) consumerInfo {
 	}
 	now := c.sh.now()
 	paused, remaining := c.pauseInfo(now)
+	var prio []priorityGroupState
+	if g := c.cfg.PriorityGroups; len(g) > 0 {
+		prio = []priorityGroupState{{Group: g[0], PinnedID: pinID, PinnedTS: pinnedAt.UTC()}}
+	}
 	return consumerInfo{
 		Type:           typ,
 		Stream:         c.stream,
@@ -285,5 +290,6 @@ func (c *consumer) info(typ string) consumerInfo {
 		LagAlerting:     c.lagging.Load(),
 		Paused:          paused,
 		PauseRemaining:  remaining,
+		PriorityGroups:  prio,
 	}
 }

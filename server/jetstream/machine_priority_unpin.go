@@ -1,0 +1,66 @@
+package jetstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+)
+
+// $JS.API.CONSUMER.UNPIN.<stream>.<consumer> with {"group": ...} drops
+// the pin of a pinned_client consumer's group, as the reference does:
+// the next delivery pins the client it goes to, and an unpinned advisory
+// (reason "admin") goes out, also for a consumer of another policy.
+
+const typeConsumerUnpin = "io.nats.jetstream.api.v1.consumer_unpin_response"
+
+func (svc *Service) consumerUnpin(r apiRequest, streamName, name string) {
+	var req struct {
+		Group string `json:"group"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(r.body), &req); err != nil {
+		svc.respondErr(r.reply, typeConsumerUnpin, errInvalidJSON(err))
+		return
+	}
+	if req.Group == "" {
+		svc.respondErr(r.reply, typeConsumerUnpin, errInvalidJSON(errors.New("consumer group not specified")))
+		return
+	}
+	if !validGroupName.MatchString(req.Group) {
+		svc.respondErr(r.reply, typeConsumerUnpin, checkGroupName(req.Group))
+		return
+	}
+	st, e := svc.lookup(streamName)
+	if e != nil {
+		svc.respondErr(r.reply, typeConsumerUnpin, e)
+		return
+	}
+	c := st.consumer(name)
+	if c == nil {
+		svc.respondErr(r.reply, typeConsumerUnpin, errConsumerNotFound())
+		return
+	}
+	if !c.unpinGroup(req.Group) {
+		svc.respondErr(r.reply, typeConsumerUnpin, newAPIError(400, 10160, "Provided priority group does not exist for this consumer"))
+		return
+	}
+	svc.respond(r.reply, struct {
+		Type string `json:"type"`
+	}{typeConsumerUnpin})
+}
+
+// unpinGroup hands an unpin to the consumer's goroutine and reports
+// whether group is one of the consumer's priority groups.
+func (c *consumer) unpinGroup(group string) bool {
+	found := false
+	for _, g := range c.cfg.PriorityGroups {
+		found = found || g == group
+	}
+	if !found || c.unpin == nil {
+		return false
+	}
+	select {
+	case c.unpin <- group:
+	case <-c.done: // closed meanwhile: there is no pin left to drop
+	}
+	return true
+}
