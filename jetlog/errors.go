@@ -37,10 +37,13 @@ var (
 	ErrBadSubject = errors.New("jetlog: invalid subject")
 	// ErrBadConfig is returned by Open and UpdateConfig for an invalid config.
 	ErrBadConfig = errors.New("jetlog: invalid config")
-	// ErrWriteFenced wraps the first fsync failure of a stream. After it, the
-	// stream accepts no writes until it is reopened: the kernel may have
-	// dropped the dirty pages, so a retried fsync proves nothing.
-	ErrWriteFenced = errors.New("jetlog: stream stopped accepting writes after a failed fsync")
+	// ErrWriteFenced wraps the first fsync failure of a stream (of a file
+	// or a directory), or a failed write that could not be cut off again
+	// (the truncate failed too, as on a read-only file system). After it,
+	// the stream accepts no writes until it is reopened: the kernel may
+	// have dropped the dirty pages, so a retried fsync proves nothing, and
+	// the segment's tail is unknown.
+	ErrWriteFenced = errors.New("jetlog: stream stopped accepting writes after a failed fsync or truncate")
 	// ErrJournalBehind wraps a consumer journal write that failed (such
 	// as ENOSPC) after the change was applied: the consumer's state has
 	// the change, queued, and its journal catches up on the next

@@ -61,6 +61,9 @@ func TestFullDiskForOneStream(t *testing.T) {
 			t.Fatalf("publish to the full stream: %v (code %d), want 10047 insufficient storage", err, code)
 		}
 	}
+	if len(logs.lines("level=ERROR", "stream writes failing", "stream=A", "no space left on device")) != 1 {
+		t.Fatalf("the full disk was not logged once: %q", logs.lines("stream writes failing"))
+	}
 	// The other stream neither notices nor slows down.
 	for i := range 20 {
 		if err := publish("B", 100+i); err != nil {
@@ -105,6 +108,9 @@ func TestFullDiskForOneStream(t *testing.T) {
 		if err := publish("A", 200+i); err != nil {
 			t.Fatalf("publish after the disk has room again: %v", err)
 		}
+	}
+	if len(logs.lines("stream writes again", "stream=A")) != 1 {
+		t.Fatal("the recovery was not logged")
 	}
 	for seq := uint64(1); seq <= 30; seq++ {
 		if _, ok := acked["A"][seq]; !ok {

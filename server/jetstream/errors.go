@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
+
+	"github.com/bus-dev/bus/jetlog"
 )
 
 // apiError is a JetStream API error as clients decode it: an HTTP-like
@@ -140,3 +142,11 @@ func publicError(err error) string {
 var absPath = regexp.MustCompile(`/[^\s:"']*/[^\s:"']*`)
 
 func isNoSpace(err error) bool { return errors.Is(err, syscall.ENOSPC) }
+
+// isDiskError reports whether err is the file system failing (a full or
+// read-only disk, an I/O error), not a refusal of the message.
+func isDiskError(err error) bool {
+	var pe *fs.PathError
+	var le *os.LinkError
+	return errors.As(err, &pe) || errors.As(err, &le) || errors.Is(err, jetlog.ErrWriteFenced)
+}

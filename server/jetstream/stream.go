@@ -41,6 +41,10 @@ type stream struct {
 	// sealed is cfg.Sealed for the publish path: a sealed stream takes
 	// no more messages.
 	sealed atomic.Bool
+	// writeFailing is set while publishes fail for the disk's sake (full,
+	// read-only, fenced): the first failure and the first success after
+	// it are logged, not every publish.
+	writeFailing atomic.Bool
 	// tr is the config's subject transform and republish, compiled.
 	tr atomic.Pointer[transforms]
 	// sourcers copy into this stream (its mirror or sources, under mu);
@@ -229,8 +233,14 @@ func (st *stream) rollup(p *pub, m jetlog.Msg, expect jetlog.Expect, kind string
 func (p *pub) stored(ack jetlog.PubAck, err error) {
 	st := p.st
 	if err != nil {
+		if isDiskError(err) && !st.writeFailing.Swap(true) {
+			st.sh.log.Error("stream writes failing; its publishes are refused", "stream", st.name, "err", err)
+		}
 		st.ackError(p.reply, storeError(err))
 	} else {
+		if st.writeFailing.Load() && st.writeFailing.Swap(false) {
+			st.sh.log.Info("stream writes again", "stream", st.name)
+		}
 		if !ack.Duplicate && st.dropUnheard.Load() {
 			st.log.DeleteAsync(ack.Seq, nil) // an interest stream nobody is interested in
 		}

@@ -1,0 +1,233 @@
+package tests
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/bus-dev/bus/server"
+)
+
+// A stream whose directory cannot be written (chmod 0500, a read-only
+// mount) stays that stream's problem, whether it happens while the server
+// runs or before it starts: the other stream serves, writes to this one
+// get an error naming the cause (never an ack), it is reported, and once
+// the directory is writable again it takes publishes with every
+// acknowledged message kept.
+//
+// chmod does not stop root, and the tests may run as root: the fault is
+// then made by the FS seam (faultFS with EROFS), which refuses every
+// change under the directory. With a real chmod 0500 on the directory
+// alone, files already there stay writable, so publishes may still be
+// acknowledged until the stream needs a new file (a segment roll, the
+// seq mark): the test asserts only what holds for both.
+func TestReadOnlyStreamDirectory(t *testing.T) {
+	t.Parallel()
+	t.Run("while running", func(t *testing.T) {
+		t.Parallel()
+		store := t.TempDir()
+		ffs := newFaultFS()
+		logger, logs := newLogBuffer()
+		s := startBus(t, server.Options{JetStream: true, StoreDir: store, StoreFS: ffs, Logger: logger})
+		js := jsClient(t, s)
+		ctx := ctxT(t)
+		acked := newAckedStreams(js)
+		for _, name := range []string{"A", "B"} {
+			if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{"s" + name + ".>"}}); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 10 {
+				if err := acked.publish(t, name, i); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		dirA := filepath.Join(store, "jetstream", "A")
+		seam := makeReadOnly(t, ffs, dirA)
+		refused := 0
+		for i := range 5 {
+			err := acked.publish(t, "A", 100+i)
+			if err == nil {
+				continue
+			}
+			refused++
+			if apiCode(err) == 0 {
+				t.Fatalf("publish to the read-only stream: %v, want an API error", err)
+			}
+			t.Logf("publish to the read-only stream: %v", err)
+		}
+		if seam && refused != 5 {
+			t.Fatalf("%d of 5 publishes to the read-only stream refused", refused)
+		}
+		if seam && len(logs.lines("level=ERROR", "stream=A", "read-only")) == 0 {
+			t.Fatalf("the failing writes were not logged")
+		}
+		for i := range 10 {
+			if err := acked.publish(t, "B", 100+i); err != nil {
+				t.Fatalf("publish to the writable stream: %v", err)
+			}
+		}
+		if _, err := mustStream(t, js, "A").GetMsg(ctx, 3); err != nil {
+			t.Fatalf("read from the read-only stream: %v", err)
+		}
+		// Writable again. A write that could not be cut off (a read-only
+		// file system refuses the truncate as well) fenced the stream:
+		// the segment's tail is unknown, so it takes writes again only
+		// once reopened, and says so until then.
+		restoreWritable(t, ffs, dirA)
+		if err := acked.publish(t, "A", 200); err != nil {
+			if !strings.Contains(err.Error(), "stopped accepting writes") {
+				t.Fatalf("publish once writable, before a restart: %v", err)
+			}
+		}
+		shutdown(t, s)
+		js2 := jsClient(t, startBus(t, server.Options{JetStream: true, StoreDir: store}))
+		acked.js = js2
+		for i := range 5 {
+			if err := acked.publish(t, "A", 300+i); err != nil {
+				t.Fatalf("publish after the restart: %v", err)
+			}
+		}
+		acked.check(t, js2)
+	})
+	t.Run("at start", func(t *testing.T) {
+		t.Parallel()
+		store := t.TempDir()
+		ffs := newFaultFS()
+		s := startBus(t, server.Options{JetStream: true, StoreDir: store, StoreFS: ffs})
+		js := jsClient(t, s)
+		ctx := ctxT(t)
+		acked := newAckedStreams(js)
+		for _, name := range []string{"A", "B"} {
+			if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{"s" + name + ".>"}}); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 10 {
+				if err := acked.publish(t, name, i); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		shutdown(t, s)
+		dirA := filepath.Join(store, "jetstream", "A")
+		makeReadOnly(t, ffs, dirA)
+
+		logger, logs := newLogBuffer()
+		s2 := startBus(t, server.Options{JetStream: true, StoreDir: store, StoreFS: ffs, HTTPPort: -1, Logger: logger})
+		js2 := jsClient(t, s2)
+		acked.js = js2
+		for i := range 5 {
+			if err := acked.publish(t, "B", 100+i); err != nil {
+				t.Fatalf("publish to the writable stream: %v", err)
+			}
+		}
+		_, err := js2.Stream(ctx, "A")
+		if code := apiCode(err); code != 10118 {
+			t.Fatalf("info of the read-only stream: %v, want 10118 stream offline", err)
+		}
+		t.Logf("info of the read-only stream: %v", err)
+		if len(logs.lines("level=ERROR", "stream=A")) == 0 {
+			t.Fatal("the read-only stream was not logged")
+		}
+		resp, err := http.Get("http://" + s2.HTTPAddr().String() + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("/healthz with a read-only stream: %d", resp.StatusCode)
+		}
+		ack, err := js2.Publish(ctx, "sA.x", []byte("lost?"))
+		if err == nil {
+			t.Fatalf("a publish to the offline stream was acknowledged: %+v", ack)
+		}
+		shutdown(t, s2)
+
+		// Writable again: a restart serves it whole.
+		restoreWritable(t, ffs, dirA)
+		js3 := jsClient(t, startBus(t, server.Options{JetStream: true, StoreDir: store, StoreFS: ffs}))
+		acked.js = js3
+		if err := acked.publish(t, "A", 200); err != nil {
+			t.Fatalf("publish after the restart: %v", err)
+		}
+		acked.check(t, js3)
+	})
+}
+
+// makeReadOnly makes dir unwritable: chmod 0500 where that stops this
+// process, the FS seam otherwise (root). It reports whether the seam was
+// used, since chmod on a directory still lets files in it be written.
+func makeReadOnly(t *testing.T, ffs *faultFS, dir string) (seam bool) {
+	t.Helper()
+	if err := os.Chmod(dir, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	probe := filepath.Join(dir, "probe")
+	f, err := os.Create(probe)
+	if err == nil {
+		_ = f.Close()
+		_ = os.Remove(probe)
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("chmod 0500 does not stop this process (root?): using the FS seam")
+		ffs.set(dir, syscall.EROFS)
+		return true
+	}
+	t.Cleanup(func() { _ = os.Chmod(dir, 0o755) }) // so that TempDir can remove it
+	return false
+}
+
+// restoreWritable undoes makeReadOnly.
+func restoreWritable(t *testing.T, ffs *faultFS, dir string) {
+	t.Helper()
+	ffs.set(dir, nil)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ackedStreams records every acknowledged publish per stream, to check
+// after the faults that each is stored with its payload.
+type ackedStreams struct {
+	js    jetstream.JetStream
+	acked map[string]map[uint64]string
+}
+
+func newAckedStreams(js jetstream.JetStream) *ackedStreams {
+	return &ackedStreams{js: js, acked: map[string]map[uint64]string{}}
+}
+
+// publish sends message i to stream's subject s<stream>.x and records it
+// if it is acknowledged.
+func (a *ackedStreams) publish(t *testing.T, stream string, i int) error {
+	t.Helper()
+	payload := fmt.Sprintf("%s-%d", stream, i)
+	ack, err := a.js.Publish(ctxT(t), "s"+stream+".x", []byte(payload))
+	if err != nil {
+		return err
+	}
+	if ack.Stream != stream {
+		return errors.New("acknowledged by stream " + ack.Stream)
+	}
+	if a.acked[stream] == nil {
+		a.acked[stream] = map[uint64]string{}
+	}
+	a.acked[stream][ack.Sequence] = payload
+	return nil
+}
+
+// check fails unless every stream holds exactly its acknowledged messages.
+func (a *ackedStreams) check(t *testing.T, js jetstream.JetStream) {
+	t.Helper()
+	for stream, acked := range a.acked {
+		checkAcked(ctxT(t), t, js, stream, acked)
+	}
+}
