@@ -84,6 +84,9 @@ func (c Config) check() []*KeyError {
 	if c.LameDuckGracePeriod < 0 {
 		bad("lame_duck_grace_period", "%s is negative", formatDuration(c.LameDuckGracePeriod))
 	}
+	if c.LameDuckGracePeriod >= c.LameDuckDuration && c.LameDuckDuration > 0 {
+		bad("lame_duck_grace_period", "%s must be less than lame_duck_duration (%s)", formatDuration(c.LameDuckGracePeriod), formatDuration(c.LameDuckDuration))
+	}
 	c.checkAccounts(bad)
 
 	if !slices.Contains(levelNames(), strings.ToLower(c.LogLevel.String())) {

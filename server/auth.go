@@ -20,6 +20,12 @@ type identity struct {
 	// system marks a user of the system account (sysaccount.go), whose
 	// connections live in its own subject space.
 	system bool
+	// How the user was configured, for Reload to tell whether it still
+	// is (reload.go): its nkey, its password or token as written (plain
+	// or bcrypt), and whether it is the token or single user.
+	nkey   string
+	secret string
+	single bool
 }
 
 // authenticator checks a CONNECT's credentials against the authorization
@@ -56,7 +62,7 @@ func newAuthenticator(a Authorization, tlsMap bool) *authenticator {
 		token:    a.Token,
 		user:     a.User,
 		password: a.Password,
-		single:   &identity{name: a.User},
+		single:   &identity{name: a.User, secret: a.Token + a.Password, single: true}, // one of them is set
 	}
 	if a.Users == nil {
 		return au
@@ -69,7 +75,7 @@ func newAuthenticator(a Authorization, tlsMap bool) *authenticator {
 		if u.Permissions != nil {
 			perms = compilePermissions(u.Permissions)
 		}
-		e := &identityEntry{password: u.Password, nkey: u.Nkey, id: &identity{name: u.label(), perms: perms}}
+		e := &identityEntry{password: u.Password, nkey: u.Nkey, id: &identity{name: u.label(), perms: perms, nkey: u.Nkey, secret: u.Password}}
 		if u.Nkey != "" {
 			au.nkeys[u.Nkey] = e
 		} else {

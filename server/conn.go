@@ -56,10 +56,15 @@ type conn struct {
 	subPerms  *permissions    // set only when the user's subscriptions are limited
 	pubCache  map[string]bool // publish decisions by subject, see pubAllowed
 
-	nonce       string            // sent in INFO for nkey users to sign; immutable
-	peerCert    *x509.Certificate // the client's TLS certificate, reader-owned
-	writing     atomic.Bool       // the writer goroutine was started
-	pendingAuth atomic.Bool       // counted in Server.unauthenticated
+	nonce     string            // sent in INFO for nkey users to sign; immutable
+	peerCert  *x509.Certificate // the client's TLS certificate, reader-owned
+	writing   atomic.Bool       // the writer goroutine was started
+	asyncInfo atomic.Bool       // CONNECT said protocol 1: the client takes INFO updates
+	// authed mirrors user for other goroutines; reauth is an identity a
+	// config reload gave, for the reader to take (reload.go).
+	authed      atomic.Pointer[identity]
+	reauth      atomic.Pointer[identity]
+	pendingAuth atomic.Bool // counted in Server.unauthenticated
 
 	inMsgs  atomic.Int64
 	inBytes atomic.Int64
@@ -114,14 +119,15 @@ type connectOptions struct {
 }
 
 func newConn(s *Server, nc net.Conn, id uint64) *conn {
+	live := s.liveOpts() // a reload's limits apply to the connections after it
 	c := &conn{
 		srv:    s,
 		raw:    nc,
 		nc:     nc,
 		id:     id,
 		start:  time.Now(),
-		out:    newOutbound(s.chunks, s.opts.MaxPending),
-		parser: newParser(s.opts.MaxControlLine, s.opts.MaxPayload),
+		out:    newOutbound(s.chunks, live.MaxPending),
+		parser: newParser(live.MaxControlLine, live.MaxPayload),
 		subs:   make(map[string]*subscription),
 		trie:   s.subs,
 	}
@@ -139,6 +145,9 @@ func (c *conn) readLoop() {
 	buf := make([]byte, minReadBuf)
 	for {
 		n, err := c.nc.Read(buf)
+		if c.reauth.Load() != nil {
+			c.takeReload()
+		}
 		if n > 0 {
 			perr := c.parser.parse(buf[:n], c)
 			if c.heard || c.active {
@@ -193,7 +202,7 @@ func (c *conn) startWriter() {
 // drained or the socket fails.
 func (c *conn) writeLoop() {
 	defer c.nc.Close()
-	deadline := c.srv.opts.WriteDeadline
+	deadline := c.srv.liveOpts().WriteDeadline
 	var taken []*chunk
 	var iov net.Buffers
 	var msgsWritten int64
@@ -379,6 +388,7 @@ func (c *conn) processConnect(js []byte) error {
 	}
 	c.connected = true
 	c.opts = opts
+	c.asyncInfo.Store(opts.Protocol >= 1)
 	if opts.verbose {
 		c.queueControl("+OK\r\n")
 	}
@@ -488,14 +498,15 @@ func (c *conn) pingTimerFired() {
 	// round trip has not been measured for an hour (the reference's
 	// rule; its first PING always goes out).
 	now := time.Now()
-	interval := c.srv.opts.PingInterval
+	live := c.srv.liveOpts()
+	interval := live.PingInterval
 	measured := !c.pingSentAt.IsZero() && now.Sub(c.pingSentAt) < rttMeasureInterval
 	if measured && now.Sub(time.Unix(0, c.lastIn.Load())) < interval {
 		c.pingTimer = time.AfterFunc(interval, c.pingTimerFired)
 		c.mu.Unlock()
 		return
 	}
-	if c.pingsOut+1 > c.srv.opts.MaxPingsOut {
+	if c.pingsOut+1 > live.MaxPingsOut {
 		c.mu.Unlock()
 		c.closeWithErr(errStaleConnection.text, "Stale Connection")
 		return

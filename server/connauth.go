@@ -29,7 +29,7 @@ const replyPruneEvery = 1024
 // authenticate, when clients must; accept calls it before the TLS
 // handshake, so that sockets stuck in one count too.
 func (c *conn) countUnauthenticated() {
-	if c.srv.auth.required && c.pendingAuth.CompareAndSwap(false, true) {
+	if c.srv.auth().required && c.pendingAuth.CompareAndSwap(false, true) {
 		c.srv.unauthenticated.Add(1)
 	}
 }
@@ -38,7 +38,7 @@ func (c *conn) countUnauthenticated() {
 // authenticate (after the TLS handshake, as the reference), and counts it
 // as unauthenticated if accept did not already.
 func (c *conn) startAuth() {
-	a := c.srv.auth
+	a := c.srv.auth()
 	if !a.required {
 		return
 	}
@@ -48,7 +48,7 @@ func (c *conn) startAuth() {
 	c.parser.connectFirst = a.noAuth == nil
 	c.needAuth = true
 	c.mu.Lock()
-	c.authTimer = time.AfterFunc(c.srv.opts.Authorization.Timeout, c.authTimerFired)
+	c.authTimer = time.AfterFunc(c.srv.liveOpts().Authorization.Timeout, c.authTimerFired)
 	c.mu.Unlock()
 }
 
@@ -64,7 +64,7 @@ func (c *conn) authTimerFired() {
 	c.authTimedOut = true
 	c.mu.Unlock()
 	c.srv.authFailures.Add(1)
-	c.log.Warn("authentication timeout", "timeout", c.srv.opts.Authorization.Timeout)
+	c.log.Warn("authentication timeout", "timeout", c.srv.liveOpts().Authorization.Timeout)
 	c.closeWithErr(errAuthTimeout.text, errAuthTimeout.text)
 }
 
@@ -84,7 +84,7 @@ func (c *conn) stopAuthTimer() bool {
 // makes the connection that user. Bad ones are logged with the user and
 // the reason, never the secret, and refused with the reference's error.
 func (c *conn) authenticate(cr credentials) error {
-	a := c.srv.auth
+	a := c.srv.auth()
 	if !a.required {
 		return nil
 	}
@@ -103,18 +103,10 @@ func (c *conn) authenticate(cr credentials) error {
 func (c *conn) becomeUser(id *identity) {
 	c.enterAccount(id)
 	c.user = id
+	c.authed.Store(id)
 	c.needAuth = false
 	c.parser.connectFirst = false
-	c.pubPerms, c.subPerms, c.pubCache = nil, nil, nil
-	if p := id.perms; p != nil {
-		if p.hasPublishRules() {
-			c.pubPerms = p
-			c.pubCache = make(map[string]bool)
-		}
-		if len(p.subAllow) > 0 || len(p.subDeny) > 0 || p.responses != nil {
-			c.subPerms = p
-		}
-	}
+	c.setPermissions(id)
 	c.mu.Lock()
 	c.replies = nil
 	if p := id.perms; p != nil && p.responses != nil && c.subs != nil {
@@ -129,13 +121,28 @@ func (c *conn) becomeUser(id *identity) {
 	c.log.Debug("client authenticated", "user", id.name)
 }
 
+// setPermissions takes id's publish and subscribe rules for the ops the
+// reader handles from now on.
+func (c *conn) setPermissions(id *identity) {
+	c.pubPerms, c.subPerms, c.pubCache = nil, nil, nil
+	if p := id.perms; p != nil && p.hasPublishRules() {
+		c.pubPerms = p
+		c.pubCache = make(map[string]bool)
+	}
+	c.subPerms = subscribePerms(id)
+}
+
 // authNoCredentials makes a connection that started without CONNECT the
 // no_auth_user, as the reference does for telnet-style clients.
 func (c *conn) authNoCredentials() error {
 	if !c.stopAuthTimer() {
 		return errConnClosed
 	}
-	c.becomeUser(c.srv.auth.noAuth.id)
+	noAuth := c.srv.auth().noAuth
+	if noAuth == nil { // a reload took it away
+		return errAuthViolation
+	}
+	c.becomeUser(noAuth.id)
 	return nil
 }
 

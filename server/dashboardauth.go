@@ -42,14 +42,14 @@ func (a *authenticator) basic(user, pass string) (*identity, bool) {
 // configured and r carries no valid credentials. Failures are logged
 // with the user name, never the password.
 func (s *Server) httpUser(r *http.Request) (*identity, bool) {
-	if !s.auth.required {
+	if !s.auth().required {
 		return &identity{}, true
 	}
 	user, pass, ok := r.BasicAuth()
 	if !ok {
 		return nil, false
 	}
-	id, ok := s.auth.basic(user, pass)
+	id, ok := s.auth().basic(user, pass)
 	if !ok {
 		s.log.Warn("monitoring authentication failed", "user", user, "remote", r.RemoteAddr, "path", r.URL.Path)
 	}

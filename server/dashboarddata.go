@@ -155,7 +155,7 @@ func (s *Server) dashboardState(stream string, since int64) dashState {
 		},
 		Streams:        []dashStream{},
 		SampleInterval: lagInterval.Milliseconds(),
-		Auth:           dashAuth{ActionsNeedLogin: s.auth.required, ReadsNeedLogin: s.opts.HTTPAuth},
+		Auth:           dashAuth{ActionsNeedLogin: s.auth().required, ReadsNeedLogin: s.opts.HTTPAuth},
 	}
 	st.RatesIn, st.RatesOut = s.mon.lag.rates(since)
 	if s.js == nil {

@@ -46,26 +46,33 @@ type serverInfo struct {
 	// APILevel is the JetStream API level, which the reference sends
 	// whether or not JetStream is on.
 	APILevel int `json:"api_lvl,omitempty"`
+	// LameDuckMode tells the client the server is going away
+	// (lameduck.go).
+	LameDuckMode bool `json:"ldm,omitempty"`
 }
 
 // infoFor renders the INFO line for a new connection. The reference ends
 // it with "} \r\n"; so do we.
 func (s *Server) infoFor(c *conn) string {
-	info := serverInfo{
+	js, _ := json.Marshal(s.infoFields(c)) // a struct of plain fields cannot fail
+	return "INFO " + string(js) + " \r\n"
+}
+
+// infoFields is the INFO for c, as a value.
+func (s *Server) infoFields(c *conn) serverInfo {
+	return serverInfo{
 		Identity:   s.identity(),
 		Headers:    true,
-		MaxPayload: s.opts.MaxPayload,
+		MaxPayload: s.liveOpts().MaxPayload,
 		JetStream:  s.opts.JetStream,
 		APILevel:   jetstream.APILevel,
 		ClientID:   c.id,
 		ClientIP:   c.ip,
 		// With a no_auth_user a client need not authenticate, and the
 		// reference then leaves auth_required out.
-		AuthRequired: s.auth.required && s.auth.noAuth == nil,
+		AuthRequired: s.auth().required && s.auth().noAuth == nil,
 		Nonce:        c.nonce,
 		TLSRequired:  s.opts.TLS.enabled(),
 		TLSVerify:    s.opts.TLS.verifying(),
 	}
-	js, _ := json.Marshal(info) // a struct of plain fields cannot fail
-	return "INFO " + string(js) + " \r\n"
 }

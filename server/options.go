@@ -79,6 +79,13 @@ type Options struct {
 	// Mappings reroute clients' publishes (mappings.go); none by default.
 	Mappings []Mapping
 
+	// LameDuckDuration is the time LameDuck spreads the closing of the
+	// clients over, LameDuckGracePeriod (less than it) the wait before the
+	// first close; 0 means DefaultLameDuckDuration and
+	// DefaultLameDuckGracePeriod.
+	LameDuckDuration    time.Duration
+	LameDuckGracePeriod time.Duration
+
 	// FirstPingDelay caps the delay before the first PING after CONNECT; the
 	// reference sends its first PING about 2 s in, whatever PingInterval is.
 	FirstPingDelay time.Duration
@@ -130,6 +137,12 @@ func (o Options) WithDefaults() Options {
 	if o.MaxUnauthenticated == 0 {
 		o.MaxUnauthenticated = DefaultMaxUnauthenticated
 	}
+	if o.LameDuckDuration == 0 {
+		o.LameDuckDuration = DefaultLameDuckDuration
+	}
+	if o.LameDuckGracePeriod == 0 {
+		o.LameDuckGracePeriod = DefaultLameDuckGracePeriod
+	}
 	if o.FirstPingDelay == 0 {
 		o.FirstPingDelay = 2 * time.Second
 	}
@@ -158,6 +171,11 @@ func (o Options) validate() error {
 		return fmt.Errorf("server: max pending %d is negative", o.MaxPending)
 	case o.PingInterval < 0 || o.WriteDeadline < 0 || o.FirstPingDelay < 0:
 		return fmt.Errorf("server: durations must not be negative")
+	case o.LameDuckDuration < 0 || o.LameDuckGracePeriod < 0:
+		return fmt.Errorf("server: lame duck duration and grace period must not be negative")
+	case o.LameDuckGracePeriod >= o.LameDuckDuration:
+		// The reference's rule and words.
+		return fmt.Errorf("server: lame duck grace period (%v) should be strictly lower than lame duck duration (%v)", o.LameDuckGracePeriod, o.LameDuckDuration)
 	case o.MaxPingsOut < 0:
 		return fmt.Errorf("server: max pings out %d is negative", o.MaxPingsOut)
 	case o.MaxUnauthenticated < 0:

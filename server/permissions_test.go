@@ -13,7 +13,7 @@ func permFixture(tb testing.TB, perms *Permissions, subscribers int, patterns ..
 	if err != nil {
 		tb.Fatal(err)
 	}
-	id, fail := srv.auth.authenticate(credentials{User: "u"}, "", nil)
+	id, fail := srv.auth().authenticate(credentials{User: "u"}, "", nil)
 	if fail != nil {
 		tb.Fatal(fail.reason)
 	}
@@ -44,7 +44,7 @@ func TestPermissionedPublishAllocatesNothing(t *testing.T) {
 		Subscribe: &SubjectPermission{Deny: []string{"orders.secret"}},
 	}
 	f := permFixture(t, perms, 2, "orders.*", "orders.>")
-	if !f.subs[0].subs["1"].filtered {
+	if !f.subs[0].subs["1"].rights.Load().filtered {
 		t.Fatal("orders.* overlaps the deny entry but is not filtered")
 	}
 	subject, payload := []byte("orders.eu"), []byte("hello")

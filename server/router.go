@@ -16,14 +16,24 @@ type subscription struct {
 	subject string
 	queue   string // "" for a plain subscription
 	sid     []byte // exactly as the client sent it
-	// perms are the subscriber's permissions when they limit what it may
-	// receive, else nil; filtered says a deny entry overlaps the subject,
-	// so each delivery is checked (see permissions.needsDeliveryFilter).
-	perms    *permissions
-	filtered bool
+	// rights are the subscriber's permissions when they limit what it may
+	// receive, else nil; a config reload swaps them (reload.go).
+	rights atomic.Pointer[subRights]
 
 	max       atomic.Int64 // auto-unsubscribe after this many deliveries; 0 = none
 	delivered atomic.Int64 // deliveries since SUB, for UNSUB <sid> <max>
+}
+
+// subRights are a subscription's permissions: perms, and filtered when a
+// deny entry overlaps the subject, so each delivery is checked (see
+// permissions.needsDeliveryFilter). Immutable.
+type subRights struct {
+	perms    *permissions
+	filtered bool
+}
+
+func newSubRights(p *permissions, subject, queue string) *subRights {
+	return &subRights{perms: p, filtered: p.needsDeliveryFilter(subject, queue)}
 }
 
 // msgHandler receives messages on a server-internal subscription (the
@@ -66,7 +76,7 @@ func (s *Server) routeIn(trie *subjects.Trie[*subscription], c *conn, to, subjec
 		if !echo && sub.conn == c {
 			continue
 		}
-		if sub.perms != nil && !sub.mayReceive(subject, stored) {
+		if r := sub.rights.Load(); r != nil && !r.mayReceive(sub.queue, subject, stored) {
 			continue
 		}
 		if c.deliver(sub, subject, reply, hdr, msg) {
@@ -94,7 +104,7 @@ func (s *Server) routeIn(trie *subjects.Trie[*subscription], c *conn, to, subjec
 			if !echo && sub.conn == c {
 				continue
 			}
-			if sub.perms != nil && !sub.mayReceive(subject, stored) {
+			if r := sub.rights.Load(); r != nil && !r.mayReceive(sub.queue, subject, stored) {
 				continue
 			}
 			if c.deliver(sub, subject, reply, hdr, msg) {
@@ -149,8 +159,8 @@ func (c *conn) deliver(sub *subscription, subject, reply []byte, hdr int, msg []
 		return false
 	}
 	to := sub.conn
-	if sub.perms != nil && sub.perms.responses != nil && len(reply) > 0 {
-		to.grantReply(sub.perms, reply)
+	if r := sub.rights.Load(); r != nil && r.perms.responses != nil && len(reply) > 0 {
+		to.grantReply(r.perms, reply)
 	}
 	res := to.out.appendMsg(subject, sub.sid, reply, hdr, msg)
 	if res.overLimit {
@@ -178,11 +188,11 @@ func (c *conn) deliver(sub *subscription, subject, reply []byte, hdr int, msg []
 // with perms: a message on a denied subject that a wildcard or queue
 // subscription overlaps is dropped, as in the reference; and a stored
 // message is dropped unless the user may subscribe to its subject.
-func (sub *subscription) mayReceive(subject []byte, stored bool) bool {
-	if sub.filtered && sub.perms.deniedDelivery(subject, sub.queue) {
+func (r *subRights) mayReceive(queue string, subject []byte, stored bool) bool {
+	if r.filtered && r.perms.deniedDelivery(subject, queue) {
 		return false
 	}
-	return !stored || sub.perms.canReceiveStored(subject)
+	return !stored || r.perms.canReceiveStored(subject)
 }
 
 // sendNoResponders answers a request nobody received with the 503 status,
@@ -255,7 +265,7 @@ func (c *conn) processSub(o *op) error {
 	}
 	// The limit is checked first, as in the reference, so a repeated sid
 	// at the limit is refused too.
-	if limit := c.srv.opts.MaxSubscriptions; limit > 0 && len(c.subs) >= limit {
+	if limit := c.srv.liveOpts().MaxSubscriptions; limit > 0 && len(c.subs) >= limit {
 		c.mu.Unlock()
 		c.sendErr(errMaxSubscriptions)
 		return nil
@@ -270,10 +280,9 @@ func (c *conn) processSub(o *op) error {
 		subject: string(o.subject),
 		queue:   string(o.queue),
 		sid:     append([]byte(nil), o.sid...),
-		perms:   p,
 	}
 	if p != nil {
-		sub.filtered = p.needsDeliveryFilter(sub.subject, sub.queue)
+		sub.rights.Store(newSubRights(p, sub.subject, sub.queue))
 	}
 	err := c.trie.Insert(sub.subject, sub.queue, sub)
 	if err == nil {

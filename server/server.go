@@ -39,8 +39,11 @@ type Server struct {
 	sysSubs *subjects.Trie[*subscription]
 	chunks  *chunkPool         // outbound buffers, shared by all connections
 	js      *jetstream.Service // nil unless Options.JetStream
-	auth    *authenticator     // immutable after New
-	mapper  *mapper            // nil without Options.Mappings; immutable (mappings.go)
+	// authn is who may connect, and live the settings that may change
+	// while running; Reload swaps both (reload.go), readers Load them.
+	authn  atomic.Pointer[authenticator]
+	live   atomic.Pointer[Options]
+	mapper *mapper // nil without Options.Mappings; immutable (mappings.go)
 	// tlsConf is the client port's TLS configuration, nil without TLS;
 	// ReloadTLS swaps it for new connections.
 	tlsConf atomic.Pointer[tls.Config]
@@ -57,6 +60,11 @@ type Server struct {
 	httpSrv  *http.Server
 	conns    map[uint64]*conn
 	shutdown bool
+	lameDuck bool          // LameDuck began: no new clients (lameduck.go)
+	quit     chan struct{} // closed when Shutdown begins
+
+	jsStop   sync.Once  // JetStream is stopped once, by LameDuck or Shutdown
+	reloadMu sync.Mutex // one Reload at a time
 
 	nextID        atomic.Uint64
 	totalConns    atomic.Int64
@@ -94,13 +102,16 @@ func New(opts Options) (*Server, error) {
 		sysSubs: subjects.NewTrie[*subscription](),
 		chunks:  newChunkPool(),
 		conns:   make(map[uint64]*conn),
-		auth:    newAuthenticator(opts.Authorization, opts.TLS.VerifyAndMap),
+		quit:    make(chan struct{}),
 		mon:     newMonitor(),
 	}
 	if s.name == "" {
 		s.name = id
 	}
-	s.auth.addSystemUsers(opts.SystemAccount)
+	au := newAuthenticator(opts.Authorization, opts.TLS.VerifyAndMap)
+	au.addSystemUsers(opts.SystemAccount)
+	s.authn.Store(au)
+	s.live.Store(&opts)
 	if s.mapper, err = newMapper(opts.Mappings); err != nil {
 		return nil, err
 	}
@@ -230,20 +241,21 @@ func (s *Server) acceptLoop(ln net.Listener) {
 func (s *Server) accept(nc net.Conn) {
 	id := s.nextID.Add(1)
 	c := newConn(s, nc, id)
-	if s.auth.nonce {
+	if s.auth().nonce {
 		c.nonce = newNonce()
 	}
 	info := s.infoFor(c)
 	s.mu.Lock()
-	if s.shutdown {
+	if s.shutdown || s.lameDuck {
 		s.mu.Unlock()
 		_ = nc.Close()
 		return
 	}
-	full := len(s.conns) >= s.opts.MaxConnections
+	live := s.liveOpts()
+	full := len(s.conns) >= live.MaxConnections
 	// Connections yet to authenticate have a budget of their own, so
 	// that idle sockets cannot take every slot from real clients.
-	full = full || s.auth.required && s.unauthenticated.Load() >= int64(s.opts.MaxUnauthenticated)
+	full = full || s.auth().required && s.unauthenticated.Load() >= int64(live.MaxUnauthenticated)
 	if !full {
 		s.conns[id] = c
 	}
@@ -309,7 +321,8 @@ func (s *Server) refuse(c *conn) {
 // firstPingDelay is the reference's short first keepalive: at most
 // FirstPingDelay, plus up to 20% jitter so connections don't ping in step.
 func (s *Server) firstPingDelay() time.Duration {
-	d := min(s.opts.PingInterval, s.opts.FirstPingDelay)
+	live := s.liveOpts()
+	d := min(live.PingInterval, live.FirstPingDelay)
 	if j := int64(d / 5); j > 0 {
 		d += time.Duration(mathrand.Int64N(j))
 	}
@@ -340,6 +353,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	s.shutdown = true
+	close(s.quit)
 	ln, httpSrv := s.ln, s.httpSrv
 	conns := make([]*conn, 0, len(s.conns))
 	for _, c := range s.conns {
@@ -355,9 +369,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if httpSrv != nil {
 		_ = httpSrv.Shutdown(ctx)
 	}
-	if s.js != nil {
-		s.js.Shutdown() // stores nothing more; unacked publishes are retried by clients
-	}
+	s.stopJetStream()
 	for _, c := range conns {
 		c.close("Server Shutdown", true)
 	}
@@ -373,5 +385,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		<-done
 		return ctx.Err()
+	}
+}
+
+// stopJetStream closes JetStream once: it stores nothing more, and
+// unacked publishes are retried by clients.
+func (s *Server) stopJetStream() {
+	if s.js != nil {
+		s.jsStop.Do(s.js.Shutdown)
 	}
 }

@@ -84,7 +84,7 @@ func (au *authenticator) addSystemUsers(a SystemAccount) {
 		users, keys = au.sysUsers, au.sysNkeys
 	}
 	for _, u := range a.Users {
-		id := &identity{name: u.label(), perms: compilePermissions(u.Permissions), system: true}
+		id := &identity{name: u.label(), perms: compilePermissions(u.Permissions), system: true, nkey: u.Nkey, secret: u.Password}
 		e := &identityEntry{password: u.Password, nkey: u.Nkey, id: id}
 		if u.Nkey != "" {
 			keys[u.Nkey] = e

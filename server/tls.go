@@ -48,15 +48,16 @@ func loadTLS(t TLSOptions) (*tls.Config, error) {
 // SIGHUP): new connections use them, connections already up keep theirs.
 // On error the previous files stay in use.
 func (s *Server) ReloadTLS() error {
-	if !s.opts.TLS.enabled() {
+	t := s.liveOpts().TLS // Reload may have named other files
+	if !t.enabled() {
 		return nil
 	}
-	cfg, err := loadTLS(s.opts.TLS)
+	cfg, err := loadTLS(t)
 	if err != nil {
 		return err
 	}
 	s.tlsConf.Store(cfg)
-	s.log.Info("tls certificates reloaded", "cert_file", s.opts.TLS.CertFile)
+	s.log.Info("tls certificates reloaded", "cert_file", t.CertFile)
 	return nil
 }
 

@@ -15,28 +15,30 @@ func options(cfg conf.Config, log *slog.Logger) server.Options {
 		port = 0 // nats-server's "random port"; server.Options spells it 0
 	}
 	return server.Options{
-		Host:               cfg.Host,
-		Port:               port,
-		HTTPPort:           cfg.HTTPPort, // both use 0 for disabled, -1 for a free port
-		ServerName:         cfg.ServerName,
-		StoreDir:           cfg.StoreDir,
-		JetStream:          cfg.JetStream,
-		MaxPayload:         int(cfg.MaxPayload), // at most 64MB, checked by conf
-		MaxControlLine:     int(cfg.MaxControlLine),
-		MaxConnections:     cfg.MaxConnections,
-		MaxSubscriptions:   cfg.MaxSubscriptions,
-		MaxPending:         cfg.MaxPending,
-		PingInterval:       cfg.PingInterval,
-		MaxPingsOut:        cfg.MaxPingsOut,
-		WriteDeadline:      cfg.WriteDeadline,
-		TLS:                tlsOptions(cfg.TLS),
-		HTTPSPort:          cfg.HTTPSPort,
-		HTTPAuth:           cfg.HTTPAuth,
-		Authorization:      authorization(cfg.Authorization, cfg.NoAuthUser),
-		SystemAccount:      systemAccount(cfg),
-		MaxUnauthenticated: cfg.MaxUnauthenticated,
-		Mappings:           mappings(cfg.Mappings),
-		Logger:             log,
+		Host:                cfg.Host,
+		Port:                port,
+		HTTPPort:            cfg.HTTPPort, // both use 0 for disabled, -1 for a free port
+		ServerName:          cfg.ServerName,
+		StoreDir:            cfg.StoreDir,
+		JetStream:           cfg.JetStream,
+		MaxPayload:          int(cfg.MaxPayload), // at most 64MB, checked by conf
+		MaxControlLine:      int(cfg.MaxControlLine),
+		MaxConnections:      cfg.MaxConnections,
+		MaxSubscriptions:    cfg.MaxSubscriptions,
+		MaxPending:          cfg.MaxPending,
+		PingInterval:        cfg.PingInterval,
+		MaxPingsOut:         cfg.MaxPingsOut,
+		WriteDeadline:       cfg.WriteDeadline,
+		TLS:                 tlsOptions(cfg.TLS),
+		HTTPSPort:           cfg.HTTPSPort,
+		HTTPAuth:            cfg.HTTPAuth,
+		Authorization:       authorization(cfg.Authorization, cfg.NoAuthUser),
+		SystemAccount:       systemAccount(cfg),
+		MaxUnauthenticated:  cfg.MaxUnauthenticated,
+		Mappings:            mappings(cfg.Mappings),
+		LameDuckDuration:    cfg.LameDuckDuration,
+		LameDuckGracePeriod: cfg.LameDuckGracePeriod,
+		Logger:              log,
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/bus-dev/bus/conf"
 	"github.com/bus-dev/bus/server"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // shutdownTimeout bounds the graceful shutdown after the first signal.
@@ -35,15 +36,20 @@ BUS_* environment variables (BUS_MAX_PAYLOAD for max_payload), and the flags
 below. See conf/bus.example.yaml for every key.
 
 The first signal shuts down gracefully, within 10s; a second one exits at
-once with code 1. SIGHUP reloads the TLS certificate files for new
-connections.`,
+once with code 1. SIGHUP reloads the configuration file (what can change
+live: users, permissions, limits, log level, TLS certificates; see
+docs/operations.md). SIGUSR2 (or 'bus ldm') enters lame-duck mode: no new
+clients, connected ones told to reconnect elsewhere and closed over
+lame_duck_duration, then the server stops.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := conf.Load(configPath, cmd.Flags())
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			log := newLogger(cfg, stderr)
+			level := new(slog.LevelVar) // a reload may change it
+			level.Set(cfg.LogLevel)
+			log := newLoggerAt(cfg, stderr, level)
 			for _, name := range conf.IgnoredEnv() {
 				log.Warn("ignoring a Kubernetes service-link variable; it is not a bus setting", "variable", name)
 			}
@@ -62,9 +68,9 @@ connections.`,
 			// Listen for signals before starting, so that one arriving
 			// during Start shuts down rather than killing the process.
 			sigs := make(chan os.Signal, 2)
-			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+			signal.Notify(sigs, append([]os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}, lameDuckSignals()...)...)
 			defer signal.Stop(sigs)
-			return serve(srv, log, sigs)
+			return serveWith(srv, log, sigs, configReloader(srv, cfg, configPath, cmd.Flags(), log, level))
 		},
 	}
 	cmd.Flags().StringVarP(&configPath, "config", "c", "", "config `file` (.yaml, .yml, .toml or .json)")
@@ -82,11 +88,59 @@ type runner interface {
 	ReloadTLS() error
 }
 
+// configReloader is what SIGHUP does: read the configuration again (the
+// file, the environment and the flags, as at start) and apply it to srv
+// with Reload, which logs what changed and refuses what needs a restart.
+// The log level changes here; the log format needs a restart.
+func configReloader(srv *server.Server, started conf.Config, path string, flags *pflag.FlagSet, log *slog.Logger, level *slog.LevelVar) func() error {
+	return func() error {
+		log.Info("reloading the configuration", "file", path)
+		cfg, err := conf.Load(path, flags)
+		if err == nil && cfg.LogFormat != started.LogFormat {
+			log.Error("config reload refused: the setting needs a restart", "key", "log_format")
+			err = fmt.Errorf("log_format: needs a restart")
+		}
+		if err == nil {
+			err = srv.Reload(options(cfg, log))
+		}
+		if err != nil {
+			log.Error("config reload failed; the running configuration stays", "err", err)
+			return err
+		}
+		if old := level.Level(); old != cfg.LogLevel {
+			level.Set(cfg.LogLevel)
+			log.Info("log level changed", "from", old.String(), "to", cfg.LogLevel.String())
+		}
+		return nil
+	}
+}
+
+// lameDucker is the part of *server.Server that lame-duck mode needs;
+// serve uses it when srv has it (tests' fakes need not).
+type lameDucker interface {
+	LameDuck(ctx context.Context) error
+}
+
 // serve starts srv and blocks until a signal arrives on sigs, then shuts
 // srv down within shutdownTimeout. The error carries the exit code: none
 // after a clean shutdown, exitFailure if srv fails to start or to stop, or
-// if a second signal arrives during shutdown.
+// if a second signal arrives during shutdown. SIGHUP reloads the TLS
+// certificates.
 func serve(srv runner, log *slog.Logger, sigs <-chan os.Signal) error {
+	return serveWith(srv, log, sigs, func() error {
+		if err := srv.ReloadTLS(); err != nil {
+			log.Error("tls reload failed; the previous certificates stay in use", "err", err)
+			return err
+		}
+		log.Info("tls reloaded", "signal", syscall.SIGHUP.String())
+		return nil
+	})
+}
+
+// serveWith is serve with SIGHUP calling reload (which logs what it did).
+// The lame-duck signal (SIGUSR2) drains srv with LameDuck, after which
+// serve returns as after a shutdown.
+func serveWith(srv runner, log *slog.Logger, sigs <-chan os.Signal, reload func() error) error {
 	if err := srv.Start(); err != nil {
 		return &exitError{exitFailure, fmt.Errorf("start: %w", err)}
 	}
@@ -97,14 +151,33 @@ func serve(srv runner, log *slog.Logger, sigs <-chan os.Signal) error {
 	// With port 0 the configured port says nothing; log what we got.
 	log.Info("serving", "client", srv.Addr().String(), "monitoring", monitoring)
 
-	sig := <-sigs
-	for sig == syscall.SIGHUP {
-		if err := srv.ReloadTLS(); err != nil {
-			log.Error("tls reload failed; the previous certificates stay in use", "err", err)
-		} else {
-			log.Info("tls reloaded", "signal", sig.String())
+	var lameDuck chan error // set once lame-duck mode runs
+	var sig os.Signal
+wait:
+	for {
+		select {
+		case sig = <-sigs:
+			switch {
+			case sig == syscall.SIGHUP:
+				_ = reload() // logged by reload; the server runs on
+			case isLameDuckSignal(sig):
+				ld, ok := srv.(lameDucker)
+				if !ok || lameDuck != nil {
+					continue
+				}
+				log.Info("entering lame duck mode", "signal", sig.String())
+				lameDuck = make(chan error, 1)
+				go func() { lameDuck <- ld.LameDuck(context.Background()) }()
+			default:
+				break wait
+			}
+		case err := <-lameDuck:
+			if err != nil {
+				return &exitError{exitFailure, fmt.Errorf("lame duck: %w", err)}
+			}
+			log.Info("stopped after lame duck mode")
+			return nil
 		}
-		sig = <-sigs
 	}
 	log.Info("shutting down", "signal", sig.String(), "timeout", shutdownTimeout)
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
@@ -120,8 +193,8 @@ func serve(srv runner, log *slog.Logger, sigs <-chan os.Signal) error {
 			log.Info("stopped")
 			return nil
 		case sig := <-sigs:
-			if sig == syscall.SIGHUP {
-				continue // a reload; it does not cut the shutdown short
+			if sig == syscall.SIGHUP || isLameDuckSignal(sig) {
+				continue // it does not cut the shutdown short
 			}
 			// The operator wants out now: the process exits with
 			// Shutdown still running, which is the one goroutine nobody

@@ -1,0 +1,258 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// ErrReloadNeedsRestart is returned by Reload when the new options change
+// a setting that only a restart can: nothing is applied then.
+var ErrReloadNeedsRestart = errors.New("server: reload: needs a restart")
+
+// liveOpts are the options in force: the settings Reload may change are
+// read from here, the others stay New's (s.opts). The value is never
+// modified.
+func (s *Server) liveOpts() *Options { return s.live.Load() }
+
+// auth is the authenticator in force; Reload swaps it.
+func (s *Server) auth() *authenticator { return s.authn.Load() }
+
+// Reload applies new options to the running server, as nats-server's
+// config reload: authorization (users, permissions, tokens, the system
+// account's users), limits (max_payload, max_control_line and
+// max_pending for connections made after it; max_connections,
+// max_subscriptions, the ping interval and pings out, write_deadline for
+// new connections), the lame-duck timings and the TLS files, which are
+// read again. Connections are not dropped, except as the reference drops
+// them: one whose user is gone, has another password, token or account, or
+// that has no credentials where they are now required, is closed with
+// 'Authorization Violation'; the others get their user's new
+// permissions, and lose (with a -ERR) the subscriptions those no longer
+// allow. It logs what changed.
+//
+// Settings that need a restart (listen addresses and ports, server_name,
+// store_dir, jetstream, mappings, the shape of the tls block,
+// reference_stored_reads, the system account's name) refuse the whole
+// reload: the error wraps ErrReloadNeedsRestart and names them, and each
+// is logged. A TLS file that cannot be read refuses it too.
+func (s *Server) Reload(opts Options) error {
+	opts = opts.WithDefaults()
+	if err := opts.validate(); err != nil {
+		return fmt.Errorf("server: reload: %w", err)
+	}
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	old := s.liveOpts()
+	if keys := restartKeys(*old, opts); len(keys) > 0 {
+		for _, k := range keys {
+			s.log.Error("config reload refused: the setting needs a restart", "key", k)
+		}
+		return fmt.Errorf("%w: %s", ErrReloadNeedsRestart, strings.Join(keys, ", "))
+	}
+	if opts.TLS.enabled() {
+		cfg, err := loadTLS(opts.TLS)
+		if err != nil {
+			return fmt.Errorf("server: reload: %w", err)
+		}
+		s.tlsConf.Store(cfg)
+	}
+	au := newAuthenticator(opts.Authorization, opts.TLS.VerifyAndMap)
+	au.addSystemUsers(opts.SystemAccount)
+	opts.Logger = old.Logger
+	s.live.Store(&opts)
+	s.authn.Store(au)
+	changed := changedKeys(*old, opts)
+	s.log.Info("config reloaded", "changed", strings.Join(changed, ","))
+	if !reflect.DeepEqual(old.Authorization, opts.Authorization) || !reflect.DeepEqual(old.SystemAccount, opts.SystemAccount) {
+		s.reauthorize(au)
+	}
+	return nil
+}
+
+// restartKeys names the settings that differ between old and new and that
+// only a restart can change, by their config keys.
+func restartKeys(old, new Options) []string {
+	var keys []string
+	check := func(key string, same bool) {
+		if !same {
+			keys = append(keys, key)
+		}
+	}
+	check("host", old.Host == new.Host)
+	check("port", old.Port == new.Port)
+	check("http_port", old.HTTPPort == new.HTTPPort)
+	check("https_port", old.HTTPSPort == new.HTTPSPort)
+	check("server_name", old.ServerName == new.ServerName)
+	check("store_dir", old.StoreDir == new.StoreDir)
+	check("jetstream", old.JetStream == new.JetStream)
+	check("mappings", reflect.DeepEqual(old.Mappings, new.Mappings))
+	check("system_account", old.SystemAccount.name() == new.SystemAccount.name())
+	check("authorization.reference_stored_reads", old.Authorization.ReferenceStoredReads == new.Authorization.ReferenceStoredReads)
+	o, n := old.TLS, new.TLS
+	check("tls", o.enabled() == n.enabled() && o.verifying() == n.verifying() && o.VerifyAndMap == n.VerifyAndMap &&
+		o.HandshakeFirst == n.HandshakeFirst && o.HandshakeFirstFallback == n.HandshakeFirstFallback && o.Timeout == n.Timeout)
+	// Whatever else Options holds is New's for good.
+	rest := func(o Options) Options {
+		live := Options{}
+		o.Host, o.Port, o.HTTPPort, o.HTTPSPort, o.ServerName, o.StoreDir, o.JetStream, o.Mappings = live.Host, 0, 0, 0, "", "", false, nil
+		o.Authorization, o.SystemAccount, o.TLS, o.Logger = live.Authorization, live.SystemAccount, live.TLS, nil
+		o.MaxPayload, o.MaxControlLine, o.MaxConnections, o.MaxSubscriptions, o.MaxPending = 0, 0, 0, 0, 0
+		o.PingInterval, o.MaxPingsOut, o.WriteDeadline, o.MaxUnauthenticated, o.FirstPingDelay = 0, 0, 0, 0, 0
+		o.LameDuckDuration, o.LameDuckGracePeriod = 0, 0
+		return o
+	}
+	if !reflect.DeepEqual(rest(old), rest(new)) {
+		keys = append(keys, "other settings of server.Options")
+	}
+	return keys
+}
+
+// changedKeys names the live settings that differ, for the log.
+func changedKeys(old, new Options) []string {
+	var keys []string
+	add := func(key string, same bool) {
+		if !same {
+			keys = append(keys, key)
+		}
+	}
+	add("authorization", reflect.DeepEqual(old.Authorization, new.Authorization))
+	add("accounts", reflect.DeepEqual(old.SystemAccount, new.SystemAccount))
+	add("max_payload", old.MaxPayload == new.MaxPayload)
+	add("max_control_line", old.MaxControlLine == new.MaxControlLine)
+	add("max_connections", old.MaxConnections == new.MaxConnections)
+	add("max_subscriptions", old.MaxSubscriptions == new.MaxSubscriptions)
+	add("max_pending", old.MaxPending == new.MaxPending)
+	add("ping_interval", old.PingInterval == new.PingInterval)
+	add("max_pings_out", old.MaxPingsOut == new.MaxPingsOut)
+	add("write_deadline", old.WriteDeadline == new.WriteDeadline)
+	add("max_unauthenticated", old.MaxUnauthenticated == new.MaxUnauthenticated)
+	add("lame_duck_duration", old.LameDuckDuration == new.LameDuckDuration)
+	add("lame_duck_grace_period", old.LameDuckGracePeriod == new.LameDuckGracePeriod)
+	add("tls", reflect.DeepEqual(old.TLS, new.TLS))
+	return keys
+}
+
+// reauthorize checks every connection against au after a reload.
+func (s *Server) reauthorize(au *authenticator) {
+	s.mu.Lock()
+	conns := make([]*conn, 0, len(s.conns))
+	for _, c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.reauthorize(au)
+	}
+}
+
+// reauthorize keeps c with its user's new identity, or closes it when the
+// new configuration would not let it in as it came in.
+func (c *conn) reauthorize(au *authenticator) {
+	old := c.authed.Load()
+	if old == nil {
+		// Not authenticated: still to send CONNECT (it will meet au), or
+		// in since before authorization was on.
+		if au.required && !c.pendingAuth.Load() {
+			c.revoke("")
+		}
+		return
+	}
+	id := au.reidentify(old)
+	if id == nil || id.system != old.system {
+		c.revoke(old.name)
+		return
+	}
+	c.authed.Store(id)
+	c.reauth.Store(id) // the reader takes the new publish rights at its next read
+	c.updateSubRights(id)
+}
+
+// revoke closes a connection its user may no longer keep, with the
+// reference's error.
+func (c *conn) revoke(user string) {
+	c.srv.authFailures.Add(1)
+	c.log.Warn("authorization revoked by config reload", "user", user)
+	c.closeWithErr(errAuthViolation.text, errAuthViolation.text)
+}
+
+// reidentify is the identity old has under a (a new configuration), or
+// nil when a would not let it in as it came in: the same user (or nkey,
+// token, single user) with the same password or token as configured.
+func (a *authenticator) reidentify(old *identity) *identity {
+	if !a.required {
+		return &identity{}
+	}
+	if old.single {
+		if a.users == nil && (a.token != "" || a.user != "") && a.single.name == old.name && a.single.secret == old.secret {
+			return a.single
+		}
+		return nil
+	}
+	var e *identityEntry
+	if old.nkey != "" {
+		if e = a.nkeys[old.nkey]; e == nil {
+			e = a.sysNkeys[old.nkey]
+		}
+	} else if e = a.users[old.name]; e == nil {
+		e = a.sysUsers[old.name]
+	}
+	if e == nil || e.password != old.secret {
+		return nil
+	}
+	return e.id
+}
+
+// updateSubRights gives c's subscriptions id's permissions, removing with
+// a -ERR, as the reference, those they no longer allow.
+func (c *conn) updateSubRights(id *identity) {
+	p := subscribePerms(id)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for sid, sub := range c.subs {
+		switch {
+		case p == nil:
+			sub.rights.Store(nil)
+		case p.canSubscribe(sub.subject, sub.queue) && sub.queue != systemQueue:
+			sub.rights.Store(newSubRights(p, sub.subject, sub.queue))
+		default:
+			delete(c.subs, sid)
+			_ = c.trie.Remove(sub.subject, sub.queue, sub)
+			c.srv.watchers.changed(sub.subject)
+			text := "Permissions Violation for Subscription to " + strconv.Quote(sub.subject)
+			if sub.queue != "" {
+				text += " using queue " + strconv.Quote(sub.queue)
+			}
+			c.out.appendControl("-ERR '" + text + " (sid " + strconv.Quote(sid) + ")'\r\n")
+			c.out.signal()
+			c.log.Info("subscription removed by config reload: not authorized", "subject", sub.subject, "queue", sub.queue, "sid", sid)
+		}
+	}
+	if id.perms == nil || id.perms.responses == nil {
+		c.replies = nil
+	} else if c.replies == nil && c.subs != nil {
+		c.replies = make(map[string]replyGrant)
+	}
+}
+
+// subscribePerms are the permissions a user's subscriptions are checked
+// against, nil when nothing limits them (as becomeUser decides).
+func subscribePerms(id *identity) *permissions {
+	if p := id.perms; p != nil && (len(p.subAllow) > 0 || len(p.subDeny) > 0 || p.responses != nil) {
+		return p
+	}
+	return nil
+}
+
+// takeReload applies, on the reader goroutine, the identity a reload
+// gave the connection: its publish and subscribe rules from now on.
+func (c *conn) takeReload() {
+	id := c.reauth.Swap(nil)
+	if id == nil {
+		return
+	}
+	c.user = id
+	c.setPermissions(id)
+}
