@@ -208,16 +208,30 @@ func (svc *Service) loadStreams() error {
 	if err != nil {
 		return fmt.Errorf("jetstream: read %s: %w", svc.dir, err)
 	}
+	total := 0
+	for _, e := range entries {
+		if e.IsDir() {
+			total++
+		}
+	}
+	// A long recovery is reported every few seconds (loadprogress.go).
+	progress := newLoadProgress(svc.sh.log, svc.sh.now, total)
+	stop, ticking := make(chan struct{}), make(chan struct{})
+	go func() { defer close(ticking); progress.run(loadProgressEvery, stop) }()
+	defer func() { close(stop); <-ticking; progress.finish() }()
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
 		}
 		dir := filepath.Join(svc.dir, e.Name())
+		progress.opening(e.Name())
 		st, err := svc.loadStream(dir)
 		if errors.Is(err, errEmptyDir) {
+			progress.streamDone(0)
 			continue
 		}
 		if err != nil {
+			progress.streamDone(0)
 			svc.sh.log.Error("stream damaged; not loaded, its files are left as found", "stream", e.Name(), "dir", dir, "err", err)
 			svc.mu.Lock()
 			svc.damaged[e.Name()] = DamagedStream{Name: e.Name(), Error: publicError(err)}
@@ -229,6 +243,7 @@ func (svc *Service) loadStreams() error {
 		svc.own(st.name, st.cfg.Subjects)
 		svc.mu.Unlock()
 		st.loadConsumers()
+		progress.streamDone(st.log.State().Msgs)
 	}
 	return nil
 }
