@@ -95,6 +95,11 @@ func (c *conn) authenticate(cr credentials) error {
 		return errAuthViolation
 	}
 	c.becomeUser(id)
+	if cur := c.srv.auth(); cur != a {
+		// A reload came between the check and now and may have missed
+		// this connection: check it against the new configuration.
+		c.reauthorize(cur)
+	}
 	return nil
 }
 

@@ -256,6 +256,31 @@ func TestReloadSystemAccount(t *testing.T) {
 	}
 }
 
+// TestReloadTurnsAuthorizationOn: connections made without credentials
+// are closed once a reload requires them, as by the reference; the users
+// then log in.
+func TestReloadTurnsAuthorizationOn(t *testing.T) {
+	t.Parallel()
+	opts := server.Options{Host: "127.0.0.1", StoreDir: t.TempDir()}
+	s := startBus(t, opts)
+	closed := make(chan struct{})
+	anon := connect(t, busURL(s), nats.NoReconnect(), nats.ClosedHandler(func(*nats.Conn) { close(closed) }))
+	reload := opts
+	reload.Authorization = reloadUsers(true)
+	if err := s.Reload(reload); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("an anonymous connection survived authorization being turned on (%v)", anon.Status())
+	}
+	if _, err := nats.Connect(busURL(s), nats.NoReconnect()); err == nil {
+		t.Fatal("a new connection without credentials was let in")
+	}
+	connect(t, busURL(s), nats.UserInfo("carol", "c"))
+}
+
 // syncLog is a log buffer safe for the server and the test at once.
 type syncLog struct {
 	mu  sync.Mutex // guards buf
