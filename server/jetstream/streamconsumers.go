@@ -129,6 +129,12 @@ func (st *stream) openLedger(cfg consumerConfig, scfg streamConfig) (ledger, err
 	if err != nil {
 		return nil, err
 	}
+	// The consumer was rebuilt from what is intact: say so, since it may
+	// deliver acked messages again (never skip one).
+	for _, ce := range c.Corrupt() {
+		st.sh.log.Error("consumer state damaged; rebuilt from what is intact, acked messages may be delivered again",
+			"stream", st.name, "consumer", cfg.Name, "file", ce.Segment, "offset", ce.Offset, "reason", ce.Reason)
+	}
 	return journaled{Consumer: c, log: st.sh.log.With("stream", st.name, "consumer", cfg.Name)}, nil
 }
 
