@@ -29,29 +29,29 @@ type pullBody struct {
 	NoWait    bool  `json:"no_wait"`
 	MaxBytes  int   `json:"max_bytes"`
 	Heartbeat int64 `json:"idle_heartbeat"`
-	pullPriority
+	*PullPriority
 }
 
 // parsePullRequest reads a pull request body: empty (batch 1), a bare
-// number (the batch), or JSON, whose priority part (machine_priority.go)
-// comes back too (nil for the other forms). A non-empty status is the
-// error to send.
-func parsePullRequest(body []byte, now time.Time) (*pullRequest, *pullPriority, string) {
-	req := &pullRequest{batch: 1, lastSent: now}
+// number (the batch), or JSON (isJSON), whose priority part
+// (machine_priority.go) comes back too, nil when it had none. A
+// non-empty status is the error to send.
+func parsePullRequest(body []byte, now time.Time) (req *pullRequest, pg *PullPriority, isJSON bool, status string) {
+	req = &pullRequest{batch: 1, lastSent: now}
 	text := strings.TrimSpace(string(body))
 	if text == "" {
-		return req, nil, ""
+		return req, nil, false, ""
 	}
 	if n, err := strconv.Atoi(text); err == nil {
 		req.batch = max(n, 1)
-		return req, nil, ""
+		return req, nil, false, ""
 	}
 	var r pullBody
 	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, nil, "400 Bad Request"
+		return nil, nil, false, "400 Bad Request"
 	}
 	if r.Heartbeat > 0 && r.Expires > 0 && 2*r.Heartbeat > r.Expires {
-		return nil, nil, "400 Bad Request - heartbeat value too large"
+		return nil, nil, false, "400 Bad Request - heartbeat value too large"
 	}
 	req.batch = max(r.Batch, 1)
 	req.noWait = r.NoWait
@@ -60,21 +60,21 @@ func parsePullRequest(body []byte, now time.Time) (*pullRequest, *pullPriority, 
 	if r.Expires > 0 {
 		req.expires = now.Add(time.Duration(r.Expires))
 	}
-	return req, &r.pullPriority, ""
+	return req, r.PullPriority, true, ""
 }
 
 // queuePull adds a pull request answering to inbox, or answers it with
 // the status that refuses it.
 func (m *machine) queuePull(inbox string, body []byte, now time.Time) {
-	req, pg, status := parsePullRequest(body, now)
+	req, pg, isJSON, status := parsePullRequest(body, now)
 	if m.push != nil {
 		status = "409 Consumer is push based"
 	}
 	if status == "" {
 		status = m.pullLimits(req, now)
 	}
-	if status == "" {
-		status = m.checkPull(pg, now)
+	if status == "" && isJSON {
+		pg, status = m.checkPull(pg, now)
 	}
 	if status != "" {
 		m.status(inbox, statusHeader(status))
