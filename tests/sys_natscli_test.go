@@ -124,6 +124,25 @@ func TestNatsCLIServerCommands(t *testing.T) {
 			}
 		}
 	}
+	// The reports' tables: the same values in the columns that do not
+	// depend on the server's version, id or timing.
+	for _, tc := range []struct {
+		key, row string
+		columns  []string
+	}{
+		{"server report jetstream", "<id>", []string{"Streams", "Consumers", "Messages", "API Req"} // bytes: the stores differ},
+		{"server report connections", "worker", []string{"Name", "Account", "Subs", "Server"}},
+	} {
+		b, r := tableRow(bus[tc.key], tc.row), tableRow(ref[tc.key], tc.row)
+		for _, col := range tc.columns {
+			if b[col] == "" && col != "Account" {
+				t.Errorf("%s: no %s column in the row of %q:\n%s", tc.key, col, tc.row, bus[tc.key])
+			}
+			if b[col] != r[col] {
+				t.Errorf("%s: %s is %q on bus, %q on the reference\nbus:\n%s\nreference:\n%s", tc.key, col, b[col], r[col], bus[tc.key], ref[tc.key])
+			}
+		}
+	}
 	if !strings.Contains(bus["server report connections"], "Top 2 Connections out of 2") || !strings.Contains(ref["server report connections"], "Top 2 Connections out of 2") {
 		t.Errorf("report connections:\nbus:\n%s\nreference:\n%s", bus["server report connections"], ref["server report connections"])
 	}
@@ -172,4 +191,34 @@ func firstJSON(text string) string {
 		return "{}"
 	}
 	return string(raw)
+}
+
+// tableRow reads the row of a CLI table that contains text, keyed by the
+// table's column headers (the first row of cells).
+func tableRow(table, text string) map[string]string {
+	var header []string
+	out := map[string]string{}
+	for _, line := range strings.Split(table, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), "│") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(strings.TrimSpace(line), "│"), "│")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		switch {
+		case len(cells) < 2:
+			// the title row
+		case header == nil:
+			header = cells
+		case strings.Contains(line, text):
+			for i, c := range cells {
+				if i < len(header) {
+					out[header[i]] = c
+				}
+			}
+			return out
+		}
+	}
+	return out
 }
