@@ -98,9 +98,9 @@ type apiStats struct {
 
 // APILevel is the JetStream API level bus serves, which clients read to
 // decide what they may ask for: 1 is nats-server 2.11's, with per-message
-// TTLs, subject delete markers (nats.go's LimitMarkerTTL and KeyTTL) and
-// consumer pause. Priority groups, also of that level, are refused with
-// an error where a client asks for them (consumerconfig.go).
+// TTLs, subject delete markers (nats.go's LimitMarkerTTL and KeyTTL),
+// consumer pause and priority groups (overflow, pinned_client and
+// prioritized, with $JS.API.CONSUMER.UNPIN; machine_priority.go).
 const APILevel = 1
 
 func (svc *Service) accountInfo(r apiRequest) {
