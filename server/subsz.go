@@ -85,7 +85,7 @@ func (s *Server) Subsz(o SubszOptions) (*Subsz, error) {
 	}
 	o.Offset = max(o.Offset, 0)
 	out := &Subsz{ServerID: s.id, Now: time.Now().UTC(), Offset: o.Offset, Limit: o.Limit}
-	if o.Account != "" && o.Account != globalAccount {
+	if o.Account != "" && o.Account != globalAccount && !s.hasSystemAccount(o.Account) {
 		return out, nil
 	}
 	out.SublistStats = s.sublistStats()
@@ -101,9 +101,15 @@ func (s *Server) Subsz(o SubszOptions) (*Subsz, error) {
 	var list []SubDetail
 	for _, c := range conns {
 		c.mu.Lock()
-		for _, sub := range c.subs {
-			if o.Test == "" || subjects.Matches(sub.subject, o.Test) {
-				list = append(list, sub.detail())
+		account := c.accountName()
+		if accountSelected(o.Account, account) {
+			account = cmp.Or(account, globalAccount)
+			for _, sub := range c.subs {
+				if o.Test == "" || subjects.Matches(sub.subject, o.Test) {
+					sd := sub.detail()
+					sd.Account, sd.AccountTag = account, account
+					list = append(list, sd)
+				}
 			}
 		}
 		c.mu.Unlock()
@@ -111,9 +117,6 @@ func (s *Server) Subsz(o SubszOptions) (*Subsz, error) {
 	slices.SortFunc(list, func(a, b SubDetail) int {
 		return cmp.Or(strings.Compare(a.Subject, b.Subject), cmp.Compare(a.Cid, b.Cid), strings.Compare(a.Sid, b.Sid))
 	})
-	for i := range list {
-		list[i].Account, list[i].AccountTag = globalAccount, globalAccount
-	}
 	out.Total = len(list)
 	lo, hi := page(len(list), o.Offset, o.Limit)
 	out.Subs = list[lo:hi]

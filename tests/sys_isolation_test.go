@@ -96,6 +96,20 @@ func TestSysRequestOptions(t *testing.T) {
 		if got := words(field(doc, "data.num_connections"), field(doc, "data.connections.0.name")); got != "1 second" {
 			t.Errorf("connz acc=$G: %s", got)
 		}
+		// /subsz names each subscription's account, and filters by it.
+		if _, err := admin.SubscribeSync("ops.>"); err != nil {
+			t.Fatal(err)
+		}
+		if err := admin.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		doc, err = sysRequest(admin, "$SYS.REQ.SERVER.PING.SUBSZ", []byte(`{"subscriptions":true,"account":"SYS","test":"ops.x"}`), 2*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := words(field(doc, "data.total"), field(doc, "data.subscriptions_list.0.account")); got != "1 SYS" {
+			t.Errorf("subsz account=SYS: %s (%v)", got, doc["data"])
+		}
 		doc, err = sysRequest(admin, "$SYS.REQ.SERVER.PING.CONNZ", []byte(`{bad`), 2*time.Second)
 		if err != nil {
 			t.Fatal(err)
