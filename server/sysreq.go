@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"runtime"
 	"strings"
@@ -101,6 +102,11 @@ type (
 	healthzRequest struct {
 		HealthzOptions
 		JSEnabled bool `json:"js-enabled,omitempty"` // the reference's older name
+		EventFilterOptions
+	}
+	// clientRequest names one connection (KICK, LDM).
+	clientRequest struct {
+		CID uint64 `json:"cid"`
 		EventFilterOptions
 	}
 	accountzRequest struct {
@@ -268,7 +274,15 @@ func (s *Server) startSysRequests() error {
 			opts.Account = s.opts.SystemAccount.name()
 			return s.Connz(opts)
 		}})
+		kick := s.sysHandler(sys, sysEndpoint{func() sysOptions { return &clientRequest{} }, func(o sysOptions) (any, error) {
+			return nil, s.kickClient(o.(*clientRequest).CID)
+		}})
+		ldm := s.sysHandler(sys, sysEndpoint{func() sysOptions { return &clientRequest{} }, func(o sysOptions) (any, error) {
+			return nil, s.lameDuckClient(o.(*clientRequest).CID)
+		}})
 		list = append(list,
+			service{sys, sysServerPrefix + s.id + ".KICK", kick},
+			service{sys, sysServerPrefix + s.id + ".LDM", ldm},
 			service{sys, sysAccPingConnz, sysConnz},
 			service{sys, sysUserInfo, s.sysUserInfo(sys)},
 			service{sys, sysAccPingStatz, s.sysAccountStatz(sys, "")},
@@ -493,4 +507,37 @@ func (s *Server) sysNoJetStream(_ Rights, _, reply []byte, _ int, _ []byte) bool
 		Description string `json:"description"`
 	}{503, jsNotEnabledCode, "JetStream not enabled for account"}})
 	return true
+}
+
+// client is the open connection with id cid, or nil.
+func (s *Server) client(cid uint64) *conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conns[cid]
+}
+
+// kickClient closes a connection, as the reference's KICK request.
+func (s *Server) kickClient(cid uint64) error {
+	c := s.client(cid)
+	if c == nil {
+		return errors.New("no such client or leafnode id")
+	}
+	c.log.Info("client kicked by a system account request")
+	c.close("Kicked", true)
+	return nil
+}
+
+// lameDuckClient tells one connection to reconnect elsewhere, as the
+// reference's LDM request: the lame-duck INFO, to that client alone.
+func (s *Server) lameDuckClient(cid uint64) error {
+	c := s.client(cid)
+	if c == nil {
+		return errors.New("no such client id")
+	}
+	if !c.asyncInfo.Load() {
+		return errors.New("client does not support Lame Duck Mode or is not ready to receive the notification")
+	}
+	c.out.appendControl(s.lameDuckInfo(c))
+	c.out.signal()
+	return nil
 }

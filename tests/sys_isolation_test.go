@@ -145,3 +145,46 @@ func TestSysRequestOptions(t *testing.T) {
 		}
 	})
 }
+
+// TestSysKickAndLDMClient: the admin closes one connection by cid, or
+// tells it to reconnect elsewhere, as with the reference; an unknown cid
+// is an error in the answer.
+func TestSysKickAndLDMClient(t *testing.T) {
+	t.Parallel()
+	p := startSysPair(t)
+	p.each(t, func(t *testing.T, url, id string) {
+		admin := connect(t, url, nats.UserInfo(sysAdmin, sysAdminPass))
+		told := make(chan struct{}, 1)
+		closed := make(chan struct{})
+		victim := connect(t, url, nats.UserInfo(sysAll, sysAllPass), nats.NoReconnect(),
+			nats.LameDuckModeHandler(func(*nats.Conn) { told <- struct{}{} }),
+			nats.ClosedHandler(func(*nats.Conn) { close(closed) }))
+		cid, err := victim.GetClientID()
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := []byte(fmt.Sprintf(`{"cid":%d}`, cid))
+		doc, err := sysRequest(admin, "$SYS.REQ.SERVER."+id+".LDM", body, 2*time.Second)
+		if err != nil || doc["error"] != nil {
+			t.Fatalf("LDM: %v %v", doc, err)
+		}
+		select {
+		case <-told:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the client was not told of lame-duck mode")
+		}
+		doc, err = sysRequest(admin, "$SYS.REQ.SERVER."+id+".KICK", body, 2*time.Second)
+		if err != nil || doc["error"] != nil {
+			t.Fatalf("KICK: %v %v", doc, err)
+		}
+		select {
+		case <-closed:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the kicked client is still connected")
+		}
+		doc, err = sysRequest(admin, "$SYS.REQ.SERVER."+id+".KICK", []byte(`{"cid":99999}`), 2*time.Second)
+		if err != nil || words(field(doc, "error.code"), field(doc, "error.description")) != "500 no such client or leafnode id" {
+			t.Errorf("KICK of an unknown cid: %v %v", doc, err)
+		}
+	})
+}
