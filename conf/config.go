@@ -22,14 +22,18 @@ type Config struct {
 	StoreDir   string // directory for persistent streams
 	JetStream  bool   // persistent streams and the JetStream API
 
-	MaxPayload       int64         // largest message payload, in bytes
-	MaxControlLine   int64         // longest protocol line, in bytes
-	MaxConnections   int           // concurrent client connections
-	MaxSubscriptions int           // per connection; 0 means unlimited
-	MaxPending       int64         // bytes queued to one connection before it is a slow consumer
-	PingInterval     time.Duration // between server PINGs to a client
-	MaxPingsOut      int           // unanswered PINGs before a connection is stale
-	WriteDeadline    time.Duration // a socket write taking longer marks a slow consumer
+	MaxPayload       int64 // largest message payload, in bytes
+	MaxControlLine   int64 // longest protocol line, in bytes
+	MaxConnections   int   // concurrent client connections
+	MaxSubscriptions int   // per connection; 0 means unlimited
+	MaxPending       int64 // bytes queued to one connection before it is a slow consumer
+	// MaxPendingTotal bounds the bytes queued to all connections together
+	// (bus only); 0 means the server's default, 4 × max_pending and at
+	// least 256MB.
+	MaxPendingTotal int64
+	PingInterval    time.Duration // between server PINGs to a client
+	MaxPingsOut     int           // unanswered PINGs before a connection is stale
+	WriteDeadline   time.Duration // a socket write taking longer marks a slow consumer
 
 	// TLS is the tls block; nil leaves the client port plain. Set only
 	// from a file.

@@ -43,6 +43,8 @@ func keys(c *Config) []key {
 			usage: "subscriptions per connection; 0 means unlimited"},
 		{name: "max_pending", value: sizeValue{&c.MaxPending},
 			usage: "bytes queued to one connection before it is closed as a slow consumer"},
+		{name: "max_pending_total", value: sizeValue{&c.MaxPendingTotal},
+			usage: "bytes queued to all connections together before the longest queue is closed as a slow consumer (bus only; 0: 4 × max_pending, at least 256MB)"},
 		{name: "ping_interval", value: durationValue{&c.PingInterval},
 			usage: "time between server PINGs to a client"},
 		{name: "max_pings_out", aliases: []string{"ping_max"}, value: intValue{&c.MaxPingsOut},

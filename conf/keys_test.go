@@ -113,6 +113,7 @@ func TestAddFlagsShowsDefaults(t *testing.T) {
 		{"max-connections", "int", "65536"},
 		{"max-subscriptions", "int", "0"},
 		{"max-pending", "size", "64MB"},
+		{"max-pending-total", "size", "0"},
 		{"ping-interval", "duration", "2m"},
 		{"max-pings-out", "int", "2"},
 		{"write-deadline", "duration", "10s"},

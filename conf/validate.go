@@ -67,6 +67,9 @@ func (c Config) check() []*KeyError {
 		bad("max_subscriptions", "%d is negative (0 means unlimited)", c.MaxSubscriptions)
 	}
 	positive("max_pending", c.MaxPending > 0, formatSize(c.MaxPending))
+	if c.MaxPendingTotal < 0 || c.MaxPendingTotal > 0 && c.MaxPendingTotal < c.MaxPending {
+		bad("max_pending_total", "%s is less than max_pending (%s); 0 means the default", formatSize(c.MaxPendingTotal), formatSize(c.MaxPending))
+	}
 	positive("ping_interval", c.PingInterval > 0, formatDuration(c.PingInterval))
 	positive("max_pings_out", c.MaxPingsOut > 0, fmt.Sprint(c.MaxPingsOut))
 	positive("write_deadline", c.WriteDeadline > 0, formatDuration(c.WriteDeadline))

@@ -202,6 +202,7 @@ func (c *conn) startWriter() {
 // drained or the socket fails.
 func (c *conn) writeLoop() {
 	defer c.nc.Close()
+	defer c.out.release() // what a failed write left queued
 	deadline := c.srv.liveOpts().WriteDeadline
 	var taken []*chunk
 	var iov net.Buffers

@@ -17,10 +17,14 @@ const (
 	DefaultMaxControlLine = 4096
 	DefaultMaxConnections = 64 * 1024
 	DefaultMaxPending     = 64 << 20 // 64 MiB
-	DefaultPingInterval   = 2 * time.Minute
-	DefaultMaxPingsOut    = 2
-	DefaultWriteDeadline  = 10 * time.Second
-	DefaultStoreDir       = "./data"
+	// DefaultMaxPendingTotal bounds what every outbound queue holds
+	// together (bus's own; see shed.go): four slow consumers at the
+	// per-connection limit.
+	DefaultMaxPendingTotal = 4 * DefaultMaxPending
+	DefaultPingInterval    = 2 * time.Minute
+	DefaultMaxPingsOut     = 2
+	DefaultWriteDeadline   = 10 * time.Second
+	DefaultStoreDir        = "./data"
 )
 
 // Options configures a Server. The zero value of a field means "use the
@@ -44,14 +48,19 @@ type Options struct {
 	// (a full disk or a read-only directory for one stream).
 	StoreFS jetlog.FS
 
-	MaxPayload       int           // largest PUB/HPUB body in bytes
-	MaxControlLine   int           // longest protocol line in bytes
-	MaxConnections   int           // concurrent client connections
-	MaxSubscriptions int           // per connection; 0 means unlimited
-	MaxPending       int64         // outbound bytes queued per connection before it is a slow consumer
-	PingInterval     time.Duration // between server PINGs
-	MaxPingsOut      int           // unanswered PINGs before the connection is stale
-	WriteDeadline    time.Duration // a socket write taking longer marks a slow consumer
+	MaxPayload       int   // largest PUB/HPUB body in bytes
+	MaxControlLine   int   // longest protocol line in bytes
+	MaxConnections   int   // concurrent client connections
+	MaxSubscriptions int   // per connection; 0 means unlimited
+	MaxPending       int64 // outbound bytes queued per connection before it is a slow consumer
+	// MaxPendingTotal bounds the outbound bytes queued on all connections
+	// together: past it the connection with the longest queue is closed as
+	// a slow consumer (shed.go). 0 means DefaultMaxPendingTotal, or
+	// 4 × MaxPending if that is larger; -1 means no bound.
+	MaxPendingTotal int64
+	PingInterval    time.Duration // between server PINGs
+	MaxPingsOut     int           // unanswered PINGs before the connection is stale
+	WriteDeadline   time.Duration // a socket write taking longer marks a slow consumer
 
 	// TLS makes the client port speak TLS; the zero value leaves it
 	// plain.
@@ -113,6 +122,9 @@ func (o Options) WithDefaults() Options {
 	if o.MaxPending == 0 {
 		o.MaxPending = DefaultMaxPending
 	}
+	if o.MaxPendingTotal == 0 {
+		o.MaxPendingTotal = max(DefaultMaxPendingTotal, 4*o.MaxPending)
+	}
 	if o.PingInterval == 0 {
 		o.PingInterval = DefaultPingInterval
 	}
@@ -169,6 +181,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("server: max subscriptions %d is negative", o.MaxSubscriptions)
 	case o.MaxPending < 0:
 		return fmt.Errorf("server: max pending %d is negative", o.MaxPending)
+	case o.MaxPendingTotal < -1 || o.MaxPendingTotal > 0 && o.MaxPendingTotal < o.MaxPending:
+		return fmt.Errorf("server: max pending total %d must be -1 (no bound) or at least max pending %d", o.MaxPendingTotal, o.MaxPending)
 	case o.PingInterval < 0 || o.WriteDeadline < 0 || o.FirstPingDelay < 0:
 		return fmt.Errorf("server: durations must not be negative")
 	case o.LameDuckDuration < 0 || o.LameDuckGracePeriod < 0:

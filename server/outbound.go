@@ -3,6 +3,7 @@ package server
 import (
 	"strconv"
 	"sync"
+	"sync/atomic"
 )
 
 // chunkSize is the size of the blocks an outbound queue is built from. A
@@ -14,19 +15,50 @@ const chunkSize = 32 * 1024
 type chunk struct{ b []byte }
 
 // chunkPool recycles chunks between every connection of a server, so
-// idle connections hold none and busy ones allocate nothing.
-type chunkPool struct{ p sync.Pool }
-
-func newChunkPool() *chunkPool {
-	return &chunkPool{p: sync.Pool{New: func() any { return &chunk{b: make([]byte, 0, chunkSize)} }}}
+// idle connections hold none and busy ones allocate nothing. It also
+// counts the chunks out, which is the memory every outbound queue holds
+// together: past limit (0: none), over wakes the shedder (shed.go), which
+// closes the connection with the longest queue. Counting per chunk, not
+// per message, keeps the shared counter off the per-message path.
+type chunkPool struct {
+	p     sync.Pool
+	out   atomic.Int64  // chunks held by queues
+	limit int64         // chunks; 0 for no bound
+	shed  chan struct{} // capacity 1: the total is over the limit
 }
 
-func (p *chunkPool) get() *chunk { return p.p.Get().(*chunk) }
+func newChunkPool() *chunkPool {
+	return &chunkPool{
+		p:    sync.Pool{New: func() any { return &chunk{b: make([]byte, 0, chunkSize)} }},
+		shed: make(chan struct{}, 1),
+	}
+}
+
+// bound sets the total the queues may hold (bytes; 0 for no bound).
+// Called before any connection exists.
+func (p *chunkPool) bound(maxTotal int64) { p.limit = (maxTotal + chunkSize - 1) / chunkSize }
+
+func (p *chunkPool) get() *chunk {
+	if n := p.out.Add(1); p.limit > 0 && n > p.limit {
+		select {
+		case p.shed <- struct{}{}:
+		default:
+		}
+	}
+	return p.p.Get().(*chunk)
+}
 
 func (p *chunkPool) put(c *chunk) {
 	c.b = c.b[:0]
+	p.out.Add(-1)
 	p.p.Put(c)
 }
+
+// over reports whether the queues together hold more than the limit.
+func (p *chunkPool) over() bool { return p.limit > 0 && p.out.Load() > p.limit }
+
+// heldBytes is what the queues hold together, in whole chunks.
+func (p *chunkPool) heldBytes() int64 { return p.out.Load() * chunkSize }
 
 // outbound is a connection's queue of bytes waiting for its writer
 // goroutine. Publishers on other connections append whole frames to it

@@ -176,6 +176,11 @@ func (s *Server) Start() error {
 	if err := s.startSysRequests(); err != nil {
 		s.log.Warn("system requests not served", "err", err)
 	}
+	if s.opts.MaxPendingTotal > 0 {
+		s.chunks.bound(s.opts.MaxPendingTotal)
+		s.wg.Add(1)
+		go s.shedder()
+	}
 	s.wg.Add(1)
 	go s.acceptLoop(ln)
 	s.log.Info("listening for clients", "addr", ln.Addr().String(), "server_id", s.id, "version", Version)

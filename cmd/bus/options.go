@@ -26,6 +26,7 @@ func options(cfg conf.Config, log *slog.Logger) server.Options {
 		MaxConnections:      cfg.MaxConnections,
 		MaxSubscriptions:    cfg.MaxSubscriptions,
 		MaxPending:          cfg.MaxPending,
+		MaxPendingTotal:     cfg.MaxPendingTotal,
 		PingInterval:        cfg.PingInterval,
 		MaxPingsOut:         cfg.MaxPingsOut,
 		WriteDeadline:       cfg.WriteDeadline,
