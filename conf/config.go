@@ -15,12 +15,12 @@ const (
 // not useful: start from Default, or get one from Load, which also validates
 // it.
 type Config struct {
-	Host       string // interface to listen on for clients
-	Port       int    // client port; 0 or -1 picks a free port
-	HTTPPort   int    // monitoring port; 0 disables monitoring, -1 picks a free port
-	ServerName string // empty means the server's generated id
-	StoreDir   string // directory for persistent streams
-	JetStream  bool   // persistent streams and the JetStream API
+	Host       string    // interface to listen on for clients
+	Port       int       // client port; 0 or -1 picks a free port
+	HTTPPort   int       // monitoring port; 0 disables monitoring, -1 picks a free port
+	ServerName string    // empty means the server's generated id
+	StoreDir   string    // directory for persistent streams
+	JetStream  JetStream // persistent streams and the JetStream API (jetstream.go)
 
 	MaxPayload       int64 // largest message payload, in bytes
 	MaxControlLine   int64 // longest protocol line, in bytes
@@ -96,7 +96,7 @@ func Default() Config {
 		Port:           4222,
 		HTTPPort:       8222,
 		StoreDir:       "./data",
-		JetStream:      true,
+		JetStream:      JetStream{Enabled: true},
 		MaxPayload:     1 << 20,
 		MaxControlLine: 4096,
 		MaxConnections: 64 * 1024,

@@ -24,6 +24,8 @@ func sample(t *testing.T, k key) any {
 		return v.choices[len(v.choices)-1]
 	case boolValue:
 		return !*v.p
+	case jetstreamValue:
+		return !v.p.Enabled
 	case authValue:
 		return map[string]any{"token": "sample"}
 	case tlsValue:

@@ -2,6 +2,7 @@ package conf
 
 import (
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 )
@@ -228,5 +229,38 @@ func TestJetStreamKeyTakesBooleansAndNatsServerWords(t *testing.T) {
 	var b bool
 	if err := (boolValue{&b}).set("maybe"); err == nil {
 		t.Error("set(maybe) succeeded")
+	}
+}
+
+func TestJetStreamBlock(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(writeConfig(t, "bus.yaml", `
+jetstream:
+  store_dir: /tmp/js
+  max_mem: 1GB
+  max_file_store: 10GB
+  domain: hub
+  sync_interval: 10s
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := JetStream{Enabled: true, Domain: "hub", MaxMemory: 1 << 30, MaxStore: 10 << 30, SyncInterval: 10 * time.Second}
+	if cfg.JetStream != want || cfg.StoreDir != "/tmp/js" {
+		t.Fatalf("jetstream %+v, store_dir %q; want %+v and /tmp/js", cfg.JetStream, cfg.StoreDir, want)
+	}
+	cfg, err = Load(writeConfig(t, "bus.yaml", "jetstream:\n  enabled: false\n  sync_interval: always\n"), nil)
+	if err != nil || cfg.JetStream.Enabled || cfg.JetStream.SyncInterval != 0 {
+		t.Fatalf("enabled false: %+v %v", cfg.JetStream, err)
+	}
+	for _, bad := range []string{
+		"jetstream:\n  nope: 1\n",
+		"jetstream:\n  domain: a.b\n",
+		"jetstream:\n  max_file_store: lots\n",
+		"jetstream:\n  sync_interval: sometimes\n",
+	} {
+		if _, err := Load(writeConfig(t, "bus.yaml", bad), nil); err == nil || !strings.Contains(err.Error(), "jetstream") {
+			t.Errorf("%q: error %v, want one naming jetstream", bad, err)
+		}
 	}
 }

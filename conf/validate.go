@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Validate reports every field of c outside its allowed range, joined, each a
@@ -67,6 +68,15 @@ func (c Config) check() []*KeyError {
 		bad("max_subscriptions", "%d is negative (0 means unlimited)", c.MaxSubscriptions)
 	}
 	positive("max_pending", c.MaxPending > 0, formatSize(c.MaxPending))
+	if d := c.JetStream.Domain; d != "" && strings.ContainsAny(d, ".*> \t") {
+		bad("jetstream", "domain %q may not contain ., * or >", d)
+	}
+	if c.JetStream.MaxMemory < 0 || c.JetStream.MaxStore < 0 {
+		bad("jetstream", "max_memory_store and max_file_store must not be negative")
+	}
+	if si := c.JetStream.SyncInterval; si != 0 && (si < time.Millisecond || si > 10*time.Minute) {
+		bad("jetstream", "sync_interval %s must be \"always\" or between 1ms and 10m", formatDuration(si))
+	}
 	if c.MaxPendingTotal < 0 || c.MaxPendingTotal > 0 && c.MaxPendingTotal < c.MaxPending {
 		bad("max_pending_total", "%s is less than max_pending (%s); 0 means the default", formatSize(c.MaxPendingTotal), formatSize(c.MaxPending))
 	}

@@ -46,6 +46,8 @@ type serverInfo struct {
 	// APILevel is the JetStream API level, which the reference sends
 	// whether or not JetStream is on.
 	APILevel int `json:"api_lvl,omitempty"`
+	// Domain is the JetStream domain, if any.
+	Domain string `json:"domain,omitempty"`
 	// LameDuckMode tells the client the server is going away
 	// (lameduck.go).
 	LameDuckMode bool `json:"ldm,omitempty"`
@@ -66,6 +68,7 @@ func (s *Server) infoFields(c *conn) serverInfo {
 		MaxPayload: s.liveOpts().MaxPayload,
 		JetStream:  s.opts.JetStream,
 		APILevel:   jetstream.APILevel,
+		Domain:     s.opts.JetStreamDomain,
 		ClientID:   c.id,
 		ClientIP:   c.ip,
 		// With a no_auth_user a client need not authenticate, and the

@@ -20,6 +20,10 @@ func (s *Server) startJetStream() error {
 		// checks consumer creation and gets.
 		ReferenceStoredReads: s.opts.Authorization.ReferenceStoredReads,
 		FS:                   s.opts.StoreFS,
+		Domain:               s.opts.JetStreamDomain,
+		MaxMemory:            s.opts.JetStreamMaxMemory,
+		MaxStorage:           s.opts.JetStreamMaxStore,
+		DefaultSyncInterval:  s.opts.JetStreamSyncInterval,
 	})
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bus-dev/bus/jetlog"
+	"github.com/bus-dev/bus/server/jetstream"
 )
 
 // Defaults match the reference nats-server so operators can carry settings over.
@@ -43,6 +44,19 @@ type Options struct {
 	StoreDir   string // where persistent streams live
 	// JetStream enables persistent streams and the JetStream API.
 	JetStream bool
+	// JetStreamDomain also serves the API on $JS.<domain>.API.> and names
+	// the domain in publish acks, account info and INFO (nats-server's
+	// jetstream { domain }).
+	JetStreamDomain string
+	// JetStreamMaxMemory and JetStreamMaxStore bound the bytes the memory
+	// and the file streams hold together (max_memory_store,
+	// max_file_store); 0 means no bound.
+	JetStreamMaxMemory, JetStreamMaxStore int64
+	// JetStreamSyncInterval, when not 0, is the durability of streams
+	// that do not choose one: synced at most this often
+	// (x_bus_durability "interval") instead of before every ack
+	// (nats-server's sync_interval).
+	JetStreamSyncInterval time.Duration
 	// StoreFS is the file system the streams' files go through; nil
 	// means the operating system's. It is for fault injection in tests
 	// (a full disk or a read-only directory for one stream).
@@ -181,6 +195,10 @@ func (o Options) validate() error {
 		return fmt.Errorf("server: max subscriptions %d is negative", o.MaxSubscriptions)
 	case o.MaxPending < 0:
 		return fmt.Errorf("server: max pending %d is negative", o.MaxPending)
+	case o.JetStreamDomain != "" && !jetstream.ValidDomain(o.JetStreamDomain):
+		return fmt.Errorf("server: invalid JetStream domain %q: may not contain ., * or >", o.JetStreamDomain)
+	case o.JetStreamMaxMemory < 0 || o.JetStreamMaxStore < 0:
+		return fmt.Errorf("server: JetStream storage limits must not be negative")
 	case o.MaxPendingTotal < -1 || o.MaxPendingTotal > 0 && o.MaxPendingTotal < o.MaxPending:
 		return fmt.Errorf("server: max pending total %d must be -1 (no bound) or at least max pending %d", o.MaxPendingTotal, o.MaxPending)
 	case o.PingInterval < 0 || o.WriteDeadline < 0 || o.FirstPingDelay < 0:

@@ -79,6 +79,7 @@ type accountInfo struct {
 	Streams   int           `json:"streams"`
 	Consumers int           `json:"consumers"`
 	Limits    accountLimits `json:"limits"`
+	Domain    string        `json:"domain,omitempty"`
 	API       apiStats      `json:"api"`
 }
 
@@ -104,7 +105,13 @@ type apiStats struct {
 const APILevel = 1
 
 func (svc *Service) accountInfo(r apiRequest) {
-	info := accountInfo{Type: typeAccountInfo, Limits: accountLimits{-1, -1, -1, -1, -1}}
+	info := accountInfo{Type: typeAccountInfo, Limits: accountLimits{-1, -1, -1, -1, -1}, Domain: svc.sh.domain}
+	if svc.maxMemory > 0 {
+		info.Limits.MaxMemory = svc.maxMemory
+	}
+	if svc.maxStorage > 0 {
+		info.Limits.MaxStorage = svc.maxStorage
+	}
 	for _, st := range svc.sortedStreams() {
 		s := st.log.State()
 		if st.config().Storage == jetlog.StorageMemory {
@@ -137,12 +144,19 @@ func (svc *Service) streamCreate(r apiRequest, name string) {
 		svc.respondErr(r.reply, typeStreamCreate, errStreamNameMismatch())
 		return
 	}
+	if cfg.Durability == "" && svc.defaultSync > 0 {
+		cfg.Durability, cfg.SyncInterval = jetlog.DurabilityInterval, int64(svc.defaultSync)
+	}
 	if e := cfg.normalize(); e != nil {
 		svc.respondErr(r.reply, typeStreamCreate, e)
 		return
 	}
 	if cfg.Sealed {
 		svc.respondErr(r.reply, typeStreamCreate, errStreamConfig("stream configuration for create can not be sealed"))
+		return
+	}
+	if e := svc.reserve(cfg, svc.stream(name)); e != nil {
+		svc.respondErr(r.reply, typeStreamCreate, e)
 		return
 	}
 	svc.mu.Lock()
@@ -217,6 +231,10 @@ func (svc *Service) streamUpdate(r apiRequest, name string) {
 	}
 	old := st.config()
 	if e := checkUpdate(old, &cfg); e != nil {
+		svc.respondErr(r.reply, typeStreamUpdate, e)
+		return
+	}
+	if e := svc.reserve(cfg, st); e != nil {
 		svc.respondErr(r.reply, typeStreamUpdate, e)
 		return
 	}

@@ -45,6 +45,15 @@ type Options struct {
 	// directory, its listing and its LOCK always use the operating
 	// system's.
 	FS jetlog.FS
+	// Domain, when set, also serves the API on $JS.<domain>.API.> and
+	// names the domain in publish acks and account info (domain.go).
+	Domain string
+	// MaxMemory and MaxStorage bound the bytes the memory and the file
+	// streams hold together; 0 means no bound (limits.go).
+	MaxMemory, MaxStorage int64
+	// DefaultSyncInterval, when not 0, makes streams created without
+	// x_bus_durability use "interval" durability with this interval.
+	DefaultSyncInterval time.Duration
 }
 
 // shared is what every stream and consumer of a service uses: the core,
@@ -62,6 +71,11 @@ type shared struct {
 	deadLettersLost atomic.Int64
 	// lookup finds a stream by name (a mirror's or source's origin).
 	lookup func(name string) *stream
+	// domain is Options.Domain, for publish acks.
+	domain string
+	// memoryFull and storageFull say the server's storage limits are used
+	// up (limits.go).
+	memoryFull, storageFull atomic.Bool
 }
 
 // Service is the persistence layer: the streams, their consumers and the
@@ -95,7 +109,12 @@ type Service struct {
 	dlqSub Subscription // the dead-letter streams' pub acks
 	// redriveSub takes dead-letter redrive requests (redrive.go).
 	redriveSub Subscription
-	redrives   redrives
+	// domainSub takes the API on $JS.<domain>.API.> (domain.go).
+	domainSub Subscription
+	// maxMemory and maxStorage are Options.MaxMemory and MaxStorage.
+	maxMemory, maxStorage int64
+	defaultSync           time.Duration // Options.DefaultSyncInterval
+	redrives              redrives
 	// API requests wait in two lanes: reads (infos, names, lists, message
 	// gets) are served by a few goroutines at once, so that a slow change
 	// never stalls them; changes are served one at a time, in order.
@@ -150,6 +169,11 @@ func New(core Core, opts Options) (*Service, error) {
 		lagKick:        make(chan struct{}, 1),
 	}
 	svc.sh.lookup = svc.stream
+	svc.sh.domain = opts.Domain
+	svc.maxMemory, svc.maxStorage, svc.defaultSync = opts.MaxMemory, opts.MaxStorage, opts.DefaultSyncInterval
+	if opts.Domain != "" && !ValidDomain(opts.Domain) {
+		return nil, fmt.Errorf("jetstream: invalid domain name %q: may not contain ., * or >", opts.Domain)
+	}
 	return svc, nil
 }
 
@@ -186,6 +210,19 @@ func (svc *Service) Start() error {
 		svc.sh.core.Unsubscribe(sub)
 		svc.closeStreams()
 		return err
+	}
+	if svc.sh.domain != "" {
+		if svc.domainSub, err = svc.sh.core.SubscribeRequests(svc.domainPrefix()+">", svc.captureDomainRequest); err != nil {
+			svc.sh.core.Unsubscribe(svc.redriveSub)
+			svc.sh.core.Unsubscribe(svc.dlqSub)
+			svc.sh.core.Unsubscribe(sub)
+			svc.closeStreams()
+			return err
+		}
+	}
+	if svc.maxMemory > 0 || svc.maxStorage > 0 {
+		svc.workers.Add(1)
+		go svc.limitWatch()
 	}
 	svc.workers.Add(2 + apiReaders)
 	go svc.lagWatch()
@@ -393,6 +430,9 @@ func (svc *Service) respondErr(reply, typ string, e *apiError) {
 // the server is shutting down.
 func (svc *Service) Shutdown() {
 	if svc.apiSub != nil {
+		if svc.domainSub != nil {
+			svc.sh.core.Unsubscribe(svc.domainSub)
+		}
 		svc.sh.core.Unsubscribe(svc.redriveSub)
 		svc.sh.core.Unsubscribe(svc.dlqSub)
 		svc.sh.core.Unsubscribe(svc.apiSub)

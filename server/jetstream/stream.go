@@ -22,6 +22,7 @@ import (
 type stream struct {
 	sh      *shared
 	name    string
+	memory  bool // memory storage (for the server's limits)
 	dir     string
 	log     *jetlog.Log
 	src     *streamSource
@@ -87,6 +88,7 @@ func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
 	st := &stream{
 		sh:        sh,
 		name:      cfg.Name,
+		memory:    cfg.Storage == jetlog.StorageMemory,
 		dir:       dir,
 		log:       l,
 		src:       &streamSource{log: l, core: sh.core},
@@ -147,6 +149,10 @@ type pub struct {
 func (st *stream) captureMsg(subject, reply []byte, hdr int, msg []byte) bool {
 	if st.sealed.Load() {
 		st.ackError(string(reply), errStreamSealed())
+		return true
+	}
+	if st.full() {
+		st.ackError(string(reply), errAccountResources())
 		return true
 	}
 	p, _ := st.pubs.Get().(*pub)
@@ -245,7 +251,7 @@ func (p *pub) stored(ack jetlog.PubAck, err error) {
 			st.log.DeleteAsync(ack.Seq, nil) // an interest stream nobody is interested in
 		}
 		if p.reply != "" {
-			st.ackBuf = appendPubAck(st.ackBuf[:0], st.name, ack)
+			st.ackBuf = appendPubAck(st.ackBuf[:0], st.name, st.sh.domain, ack)
 			st.sh.core.Publish(p.reply, "", nil, st.ackBuf)
 		}
 		st.publishes.stored(p.start, ack.Duplicate)
@@ -261,9 +267,13 @@ func (p *pub) stored(ack jetlog.PubAck, err error) {
 
 // appendPubAck encodes {"stream":..,"seq":..[,"duplicate":true]} without
 // reflection; stream names need no JSON escaping (validName).
-func appendPubAck(b []byte, stream string, ack jetlog.PubAck) []byte {
+func appendPubAck(b []byte, stream, domain string, ack jetlog.PubAck) []byte {
 	b = append(b, `{"stream":"`...)
 	b = append(b, stream...)
+	if domain != "" { // a subject token: no JSON escaping needed
+		b = append(b, `","domain":"`...)
+		b = append(b, domain...)
+	}
 	b = append(b, `","seq":`...)
 	b = strconv.AppendUint(b, ack.Seq, 10)
 	if ack.Duplicate {
@@ -370,7 +380,7 @@ func (st *stream) ackError(reply string, e *apiError) {
 	if reply == "" {
 		return
 	}
-	b, _ := json.Marshal(pubAck{Error: e, Stream: st.name})
+	b, _ := json.Marshal(pubAck{Error: e, Stream: st.name, Domain: st.sh.domain})
 	st.sh.core.Publish(reply, "", nil, b)
 }
 

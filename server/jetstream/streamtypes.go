@@ -74,4 +74,5 @@ type pubAck struct {
 	Stream    string    `json:"stream"`
 	Seq       uint64    `json:"seq"`
 	Duplicate bool      `json:"duplicate,omitempty"`
+	Domain    string    `json:"domain,omitempty"`
 }

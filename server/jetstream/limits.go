@@ -1,0 +1,98 @@
+package jetstream
+
+import (
+	"time"
+
+	"github.com/bus-dev/bus/jetlog"
+)
+
+// Storage limits for the whole server (Options.MaxMemory, MaxStorage), as
+// nats-server's max_memory_store and max_file_store: a stream whose
+// max_bytes would not fit in what is left is refused at create, and while
+// the streams together hold more than the limit a publish to a stream of
+// that storage kind is refused with the reference's error. The totals are
+// summed from the streams' states once a second (limitCheckEvery), so a
+// burst may overshoot by a second's worth of appends; nothing is paid per
+// message but one atomic load.
+
+const limitCheckEvery = time.Second
+
+// limitWatch keeps the full flags up to date while limits are set.
+func (svc *Service) limitWatch() {
+	defer svc.workers.Done()
+	t := time.NewTicker(limitCheckEvery)
+	defer t.Stop()
+	for {
+		svc.checkLimits()
+		select {
+		case <-t.C:
+		case <-svc.stop:
+			return
+		}
+	}
+}
+
+// usage sums the bytes of the memory and the file streams.
+func (svc *Service) usage() (memory, file uint64) {
+	for _, st := range svc.sortedStreams() {
+		b := st.log.State().Bytes
+		if st.config().Storage == jetlog.StorageMemory {
+			memory += b
+		} else {
+			file += b
+		}
+	}
+	return memory, file
+}
+
+func (svc *Service) checkLimits() {
+	memory, file := svc.usage()
+	svc.sh.memoryFull.Store(svc.maxMemory > 0 && memory >= uint64(svc.maxMemory))
+	svc.sh.storageFull.Store(svc.maxStorage > 0 && file >= uint64(svc.maxStorage))
+}
+
+// full reports whether the server's limit for the stream's storage kind
+// is used up (the publish path: one atomic load).
+func (st *stream) full() bool {
+	if st.memory {
+		return st.sh.memoryFull.Load()
+	}
+	return st.sh.storageFull.Load()
+}
+
+func errAccountResources() *apiError {
+	return newAPIError(400, 10002, "resource limits exceeded for account")
+}
+
+// reserve refuses a new stream whose max_bytes would not fit in what the
+// limit of its storage kind leaves, as the reference reserves them.
+func (svc *Service) reserve(cfg streamConfig, replacing *stream) *apiError {
+	limit := svc.maxStorage
+	if cfg.Storage == jetlog.StorageMemory {
+		limit = svc.maxMemory
+	}
+	if limit <= 0 {
+		return nil
+	}
+	if cfg.MaxBytes > limit {
+		if cfg.Storage == jetlog.StorageMemory {
+			return newAPIError(500, 10028, "insufficient memory resources available")
+		}
+		return newAPIError(500, 10047, "insufficient storage resources available")
+	}
+	var reserved int64
+	for _, st := range svc.sortedStreams() {
+		c := st.config()
+		if st == replacing || c.Storage != cfg.Storage || c.MaxBytes <= 0 {
+			continue
+		}
+		reserved += c.MaxBytes
+	}
+	if cfg.MaxBytes > 0 && reserved+cfg.MaxBytes > limit {
+		if cfg.Storage == jetlog.StorageMemory {
+			return newAPIError(500, 10028, "insufficient memory resources available")
+		}
+		return newAPIError(500, 10047, "insufficient storage resources available")
+	}
+	return nil
+}
