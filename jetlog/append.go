@@ -100,17 +100,7 @@ func (l *Log) AppendAsync(m Msg, expect Expect, done func(PubAck, error)) {
 // first message that fails: the acks of the stored prefix are returned
 // with that error.
 func (l *Log) AppendBatch(msgs []Msg) ([]PubAck, error) {
-	r := l.getReq()
-	r.op = opAppend
-	r.msgs = msgs
-	if err := l.send(r); err != nil {
-		l.putReq(r)
-		return nil, err
-	}
-	acks := append([]PubAck(nil), r.acks...)
-	err := r.err
-	l.putReq(r)
-	return acks, err
+	return l.AppendBatchExpect(msgs, Expect{})
 }
 
 // Delete removes one message. The removal is journaled with the next

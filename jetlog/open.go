@@ -310,15 +310,26 @@ func (l *Log) rebuildDedup() error {
 	for first > 0 && c.segs[first-1].lastTS >= cut {
 		first--
 	}
+	return l.liveRecords(c.segs[first:], func(m *msgMeta) bool { return m.ts >= cut }, func(seq uint64, r record) {
+		if id := msgID(r.hdr); id != nil {
+			l.ap.dd.add(id, seq, r.ts)
+		}
+	})
+}
+
+// liveRecords reads, in seq order, the record of every live message of
+// segs that want selects, for Open's rebuilds (dedup window, TTLs). A
+// damaged record is reported and skipped; another read error stops it.
+func (l *Log) liveRecords(segs []*segment, want func(*msgMeta) bool, visit func(seq uint64, r record)) error {
 	var buf []byte
-	for _, seg := range c.segs[first:] {
+	for _, seg := range segs {
 		if seg.live == 0 {
 			continue
 		}
-		c.load(seg)
+		l.cat.load(seg)
 		for j := range seg.metas {
 			m := &seg.metas[j]
-			if m.subj == nil || m.ts < cut {
+			if m.subj == nil || !want(m) {
 				continue
 			}
 			buf = growTo(buf, int(m.size))
@@ -331,9 +342,7 @@ func (l *Log) rebuildDedup() error {
 				}
 				return err
 			}
-			if id := msgID(r.hdr); id != nil {
-				l.ap.dd.add(id, seg.first+uint64(j), r.ts)
-			}
+			visit(seg.first+uint64(j), r)
 		}
 	}
 	return nil

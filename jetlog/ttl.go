@@ -233,32 +233,13 @@ func (l *Log) rebuildTTLs() error {
 	if !l.cfg.MsgTTL {
 		return nil
 	}
-	c := &l.cat
-	var buf []byte
-	for _, seg := range c.segs {
-		if seg.live == 0 {
-			continue
+	err := l.liveRecords(l.cat.segs, func(*msgMeta) bool { return true }, func(seq uint64, r record) {
+		if ttl := msgTTL(r.hdr); ttl != 0 {
+			l.ap.ttl.note(seq, r.ts, ttl)
 		}
-		c.load(seg)
-		for j := range seg.metas {
-			m := &seg.metas[j]
-			if m.subj == nil {
-				continue
-			}
-			buf = growTo(buf, int(m.size))
-			r, err := seg.readRecord(buf, m.off)
-			if err != nil {
-				var ce *CorruptError
-				if errors.As(err, &ce) {
-					l.report.Corrupt = append(l.report.Corrupt, ce)
-					continue
-				}
-				return fmt.Errorf("jetlog: read TTLs: %w", err)
-			}
-			if ttl := msgTTL(r.hdr); ttl != 0 {
-				l.ap.ttl.note(seg.first+uint64(j), r.ts, ttl)
-			}
-		}
+	})
+	if err != nil {
+		return fmt.Errorf("jetlog: read TTLs: %w", err)
 	}
 	return nil
 }

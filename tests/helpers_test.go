@@ -145,3 +145,21 @@ func jsonHasKey(b []byte, key string) bool {
 	_, ok := m[key]
 	return ok
 }
+
+// sameOutcomes fails the test unless bus's outcomes of a scenario are the
+// reference's, line for line, and prints both where they differ.
+func sameOutcomes(t *testing.T, ref, got []string) {
+	t.Helper()
+	for i := range max(len(ref), len(got)) {
+		var r, g string
+		if i < len(ref) {
+			r = ref[i]
+		}
+		if i < len(got) {
+			g = got[i]
+		}
+		if r != g {
+			t.Errorf("step %d differs\n bus: %s\n ref: %s", i, g, r)
+		}
+	}
+}

@@ -283,18 +283,7 @@ func runKVScenario(t *testing.T, url string) []string {
 func TestKeyValueMatchesReference(t *testing.T) {
 	ref := runKVScenario(t, "nats://"+refAddr(startReference(t, true)))
 	got := runKVScenario(t, busURL(startBus(t, server.Options{JetStream: true})))
-	for i := range max(len(ref), len(got)) {
-		var r, g string
-		if i < len(ref) {
-			r = ref[i]
-		}
-		if i < len(got) {
-			g = got[i]
-		}
-		if r != g {
-			t.Errorf("step %d differs\n bus: %s\n ref: %s", i, g, r)
-		}
-	}
+	sameOutcomes(t, ref, got)
 }
 
 // kvMirrorScenario: a bucket mirrored and one sourced from it, read
@@ -352,7 +341,5 @@ func TestKeyValueMirrorsMatchReference(t *testing.T) {
 	t.Parallel()
 	ref := kvMirrorScenario(t, "nats://"+refAddr(startReference(t, true)))
 	got := kvMirrorScenario(t, busURL(startBus(t, server.Options{JetStream: true})))
-	if strings.Join(ref, "\n") != strings.Join(got, "\n") {
-		t.Errorf("differs\n bus: %s\n ref: %s", strings.Join(got, "\n      "), strings.Join(ref, "\n      "))
-	}
+	sameOutcomes(t, ref, got)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -76,9 +75,7 @@ func ttlScenario(t *testing.T, url string) []string {
 func TestMsgTTLMatchesReference(t *testing.T) {
 	ref := ttlScenario(t, "nats://"+refAddr(startReference(t, true)))
 	got := ttlScenario(t, busURL(startBus(t, server.Options{JetStream: true})))
-	if strings.Join(ref, "\n") != strings.Join(got, "\n") {
-		t.Errorf("differs\n bus: %s\n ref: %s", strings.Join(got, "\n      "), strings.Join(ref, "\n      "))
-	}
+	sameOutcomes(t, ref, got)
 }
 
 // kvTTLScenario is a bucket with limit markers: a key created with a
@@ -131,7 +128,5 @@ func kvTTLScenario(t *testing.T, url string) []string {
 func TestKeyValueTTLMatchesReference(t *testing.T) {
 	ref := kvTTLScenario(t, "nats://"+refAddr(startReference(t, true)))
 	got := kvTTLScenario(t, busURL(startBus(t, server.Options{JetStream: true})))
-	if strings.Join(ref, "\n") != strings.Join(got, "\n") {
-		t.Errorf("differs\n bus: %s\n ref: %s", strings.Join(got, "\n      "), strings.Join(ref, "\n      "))
-	}
+	sameOutcomes(t, ref, got)
 }

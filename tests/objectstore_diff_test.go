@@ -234,18 +234,7 @@ func runObjScenario(t *testing.T, url string) []string {
 func TestObjectStoreMatchesReference(t *testing.T) {
 	ref := runObjScenario(t, "nats://"+refAddr(startReference(t, true)))
 	got := runObjScenario(t, busURL(startBus(t, server.Options{JetStream: true})))
-	for i := range max(len(ref), len(got)) {
-		var r, g string
-		if i < len(ref) {
-			r = ref[i]
-		}
-		if i < len(got) {
-			g = got[i]
-		}
-		if r != g {
-			t.Errorf("step %d differs\n bus: %s\n ref: %s", i, g, r)
-		}
-	}
+	sameOutcomes(t, ref, got)
 }
 
 // TestCompressedObjectStoreMatchesReference: the same object store life
@@ -280,7 +269,5 @@ func TestCompressedObjectStoreMatchesReference(t *testing.T) {
 	}
 	ref := run("nats://" + refAddr(startReference(t, true)))
 	got := run(busURL(startBus(t, server.Options{JetStream: true})))
-	if strings.Join(ref, "\n") != strings.Join(got, "\n") {
-		t.Errorf("differs\n bus: %s\n ref: %s", strings.Join(got, "\n      "), strings.Join(ref, "\n      "))
-	}
+	sameOutcomes(t, ref, got)
 }
