@@ -79,6 +79,7 @@ type Config struct {
 
 	LogLevel  slog.Level // one of slog.LevelDebug, LevelInfo, LevelWarn, LevelError
 	LogFormat string     // LogText or LogJSON
+	PidFile   string     // where bus serve writes its process id ("": nowhere)
 }
 
 // Limits that are not defaults. nats-server documents 64MB as the largest

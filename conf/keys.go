@@ -83,6 +83,8 @@ func keys(c *Config) []key {
 			usage: "wait before lame-duck mode closes the first client; less than lame_duck_duration"},
 		{name: "log_level", value: levelValue{&c.LogLevel},
 			usage: "least severe level logged: " + strings.Join(levelNames(), ", ")},
+		{name: "pid_file", value: stringValue{&c.PidFile},
+			usage: "file to write the process id to while the server runs (for bus ldm --pid-file and init systems)"},
 		{name: "log_format", value: choiceValue{&c.LogFormat, []string{LogText, LogJSON}},
 			usage: "log line format: text or json"},
 	}

@@ -130,6 +130,7 @@ func TestAddFlagsShowsDefaults(t *testing.T) {
 		{"reconnect-error-reports", "int", "1"},
 		{"lame-duck-duration", "duration", "2m"},
 		{"lame-duck-grace-period", "duration", "10s"},
+		{"pid-file", "string", ""},
 		{"log-level", "level", "info"},
 		{"log-format", "string", "text"},
 	}

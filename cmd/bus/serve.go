@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -64,6 +65,12 @@ lame_duck_duration, then the server stops.`,
 			srv, err := server.New(opts)
 			if err != nil {
 				return &exitError{exitUsage, fmt.Errorf("configure server: %w", err)}
+			}
+			if cfg.PidFile != "" {
+				if err := os.WriteFile(cfg.PidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+					return &exitError{exitFailure, fmt.Errorf("pid_file: %w", err)}
+				}
+				defer os.Remove(cfg.PidFile) //nolint:errcheck // best effort: the process is ending
 			}
 			// Listen for signals before starting, so that one arriving
 			// during Start shuts down rather than killing the process.
