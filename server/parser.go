@@ -140,7 +140,9 @@ func (p *parser) parse(buf []byte, h opHandler) error {
 			if nl < 0 {
 				p.argBuf = append(p.argBuf, buf[argStart:]...)
 				p.argSplit = true
-				if len(p.argBuf) > p.maxControlLine {
+				// The line's own '\r' may be here already, its '\n' in
+				// the next read: it does not count, as on a whole line.
+				if n := len(p.argBuf); n > p.maxControlLine && (n > p.maxControlLine+1 || p.argBuf[n-1] != '\r') {
 					return errMaxControlLine
 				}
 				return nil
