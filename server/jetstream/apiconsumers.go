@@ -80,6 +80,7 @@ func (svc *Service) consumerCreate(r apiRequest, streamName, name, filter string
 		svc.respondErr(r.reply, typeConsumerCreate, e)
 		return
 	}
+	existed := st.consumer(cfg.Name) != nil
 	c, e := st.createConsumer(cfg, req.Action)
 	if e != nil {
 		svc.respondErr(r.reply, typeConsumerCreate, e)
@@ -89,6 +90,9 @@ func (svc *Service) consumerCreate(r apiRequest, streamName, name, filter string
 		svc.watchLag()
 	}
 	svc.respond(r.reply, c.info(typeConsumerCreate))
+	if !existed {
+		svc.sh.adviseConsumer(st.name, cfg.Name, "create")
+	}
 }
 
 func (svc *Service) consumerInfo(r apiRequest, streamName, name string) {
@@ -116,6 +120,7 @@ func (svc *Service) consumerDelete(r apiRequest, streamName, name string) {
 		return
 	}
 	svc.respond(r.reply, successResponse{Type: typeConsumerDelete, Success: true})
+	svc.sh.adviseConsumer(streamName, name, "delete")
 }
 
 func (svc *Service) consumerList(r apiRequest, streamName string) {
