@@ -46,6 +46,14 @@ func (s *Server) Healthz(o HealthzOptions) (HealthStatus, int) {
 		}
 		h.Errors = append(h.Errors, HealthError{Type: "STREAM", Account: globalAccount, Stream: d.Name, Error: text})
 	}
+	// bus's own: a stream served but no longer accepting writes.
+	for _, d := range s.js.Fenced() {
+		text := fmt.Sprintf("JetStream stream '%s > %s' is not accepting writes: %s", globalAccount, d.Name, d.Error)
+		if !o.Details {
+			return HealthStatus{Status: "unavailable", Error: text}, http.StatusServiceUnavailable
+		}
+		h.Errors = append(h.Errors, HealthError{Type: "STREAM", Account: globalAccount, Stream: d.Name, Error: text})
+	}
 	if len(h.Errors) > 0 {
 		h.Status = "error"
 		return h, http.StatusServiceUnavailable

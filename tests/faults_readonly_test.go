@@ -1,8 +1,10 @@
 package tests
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -35,7 +37,7 @@ func TestReadOnlyStreamDirectory(t *testing.T) {
 		store := t.TempDir()
 		ffs := newFaultFS()
 		logger, logs := newLogBuffer()
-		s := startBus(t, server.Options{JetStream: true, StoreDir: store, StoreFS: ffs, Logger: logger})
+		s := startBus(t, server.Options{JetStream: true, StoreDir: store, StoreFS: ffs, Logger: logger, HTTPPort: -1})
 		js := jsClient(t, s)
 		ctx := ctxT(t)
 		acked := newAckedStreams(js)
@@ -76,6 +78,21 @@ func TestReadOnlyStreamDirectory(t *testing.T) {
 		}
 		if _, err := mustStream(t, js, "A").GetMsg(ctx, 3); err != nil {
 			t.Fatalf("read from the read-only stream: %v", err)
+		}
+		if seam { // the failed write could not be cut off: A is fenced, and /healthz says so
+			resp, err := http.Get("http://" + s.HTTPAddr().String() + "/healthz")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			var h struct {
+				Error string `json:"error"`
+			}
+			_ = json.Unmarshal(body, &h)
+			if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(h.Error, "'$G > A' is not accepting writes") {
+				t.Fatalf("/healthz with a fenced stream: %d %s", resp.StatusCode, body)
+			}
 		}
 		// Writable again. A write that could not be cut off (a read-only
 		// file system refuses the truncate as well) fenced the stream:

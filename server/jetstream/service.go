@@ -329,6 +329,19 @@ func (svc *Service) Damaged() []DamagedStream {
 	return out
 }
 
+// Fenced lists the streams that are served but stopped accepting writes
+// (a failed fsync or truncate: a read-only or failing disk), with why;
+// reads go on, and a restart reopens them.
+func (svc *Service) Fenced() []DamagedStream {
+	var out []DamagedStream
+	for _, st := range svc.sortedStreams() {
+		if err := st.log.Err(); err != nil {
+			out = append(out, DamagedStream{Name: st.name, Error: publicError(err)})
+		}
+	}
+	return out
+}
+
 // How API requests are queued: the lanes' lengths, how many goroutines
 // serve reads, and how many bytes of requests may wait at all (beyond
 // it a request is refused at once rather than held in memory).
