@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -16,12 +15,7 @@ import (
 // consumer created paused resumes by itself.
 func pauseScenario(t *testing.T, url string) []string {
 	t.Helper()
-	js, err := jetstream.New(connect(t, url))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	js, ctx := scenarioJS(t, url, 30*time.Second)
 	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "P", Subjects: []string{"p.>"}})
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bus-dev/bus/server"
 )
@@ -161,5 +164,37 @@ func sameOutcomes(t *testing.T, ref, got []string) {
 		if r != g {
 			t.Errorf("step %d differs\n bus: %s\n ref: %s", i, g, r)
 		}
+	}
+}
+
+// scenarioJS is a JetStream client on url and a context for one scenario,
+// both ended with the test.
+func scenarioJS(t *testing.T, url string, d time.Duration) (jetstream.JetStream, context.Context) {
+	t.Helper()
+	js, err := jetstream.New(connect(t, url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return js, ctx
+}
+
+// createOutcome creates a stream and describes the outcome in a form that
+// does not depend on the server: ok, or the error code and text. The text
+// after "stream transform:" (10156) is worded by each server's transform
+// engine, so only its code is kept.
+func createOutcome(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, string) {
+	s, err := js.CreateStream(ctx, cfg)
+	var apiErr *jetstream.APIError
+	switch {
+	case err == nil:
+		return s, "create " + cfg.Name + ": ok"
+	case errors.As(err, &apiErr) && apiErr.ErrorCode == 10156:
+		return s, fmt.Sprintf("create %s: %d", cfg.Name, apiErr.ErrorCode)
+	case errors.As(err, &apiErr):
+		return s, fmt.Sprintf("create %s: %d %s", cfg.Name, apiErr.ErrorCode, apiErr.Description)
+	default:
+		return s, fmt.Sprintf("create %s: %v", cfg.Name, err)
 	}
 }

@@ -259,12 +259,7 @@ func kvWatch(ctx context.Context, kv jetstream.KeyValue, keys string, opts ...je
 
 func runKVScenario(t *testing.T, url string) []string {
 	t.Helper()
-	js, err := jetstream.New(connect(t, url))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	js, ctx := scenarioJS(t, url, 20*time.Second)
 	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "cfg", History: 5})
 	if err != nil {
 		t.Fatalf("create bucket on %s: %v", url, err)
@@ -290,12 +285,7 @@ func TestKeyValueMatchesReference(t *testing.T) {
 // through nats.go as a user would.
 func kvMirrorScenario(t *testing.T, url string) []string {
 	t.Helper()
-	js, err := jetstream.New(connect(t, url))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	js, ctx := scenarioJS(t, url, 30*time.Second)
 	src, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "origin", History: 3})
 	if err != nil {
 		t.Fatal(err)

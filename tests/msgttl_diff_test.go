@@ -82,12 +82,7 @@ func TestMsgTTLMatchesReference(t *testing.T) {
 // TTL expires and leaves a marker that watchers see as a purge.
 func kvTTLScenario(t *testing.T, url string) []string {
 	t.Helper()
-	js, err := jetstream.New(connect(t, url))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	js, ctx := scenarioJS(t, url, 30*time.Second)
 	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "sess", LimitMarkerTTL: time.Second})
 	if err != nil {
 		t.Fatalf("create bucket on %s: %v", url, err)

@@ -209,12 +209,7 @@ var objScenario = []objStep{
 
 func runObjScenario(t *testing.T, url string) []string {
 	t.Helper()
-	js, err := jetstream.New(connect(t, url))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	js, ctx := scenarioJS(t, url, 60*time.Second)
 	os, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "files", Description: "test files"})
 	if err != nil {
 		t.Fatalf("create object store on %s: %v", url, err)

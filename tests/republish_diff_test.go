@@ -2,7 +2,6 @@ package tests
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -27,21 +26,9 @@ func transformScenario(t *testing.T, url string) []string {
 	defer cancel()
 	var out []string
 	create := func(cfg jetstream.StreamConfig) jetstream.Stream {
-		s, err := js.CreateStream(ctx, cfg)
-		var apiErr *jetstream.APIError
-		switch {
-		case err == nil:
-			out = append(out, "create "+cfg.Name+": ok")
-		case errors.As(err, &apiErr) && apiErr.ErrorCode == 10156:
-			// The reason after "stream transform:" is worded by each
-			// server's transform engine.
-			out = append(out, fmt.Sprintf("create %s: %d", cfg.Name, apiErr.ErrorCode))
-		case errors.As(err, &apiErr):
-			out = append(out, fmt.Sprintf("create %s: %d %s", cfg.Name, apiErr.ErrorCode, apiErr.Description))
-		default:
-			out = append(out, fmt.Sprintf("create %s: %v", cfg.Name, err))
-		}
-		return s
+		st, outcome := createOutcome(ctx, js, cfg)
+		out = append(out, outcome)
+		return st
 	}
 	full, err := nc.SubscribeSync("rp.>")
 	if err != nil {

@@ -59,25 +59,12 @@ func waitMsgs(t *testing.T, ctx context.Context, s jetstream.Stream, n uint64) {
 
 func sourcingScenario(t *testing.T, url string) []string {
 	t.Helper()
-	js, err := jetstream.New(connect(t, url))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
-	defer cancel()
+	js, ctx := scenarioJS(t, url, 40*time.Second)
 	var out []string
 	create := func(cfg jetstream.StreamConfig) jetstream.Stream {
-		s, err := js.CreateStream(ctx, cfg)
-		var apiErr *jetstream.APIError
-		switch {
-		case err == nil:
-			out = append(out, "create "+cfg.Name+": ok")
-		case errors.As(err, &apiErr):
-			out = append(out, fmt.Sprintf("create %s: %d %s", cfg.Name, apiErr.ErrorCode, apiErr.Description))
-		default:
-			out = append(out, fmt.Sprintf("create %s: %v", cfg.Name, err))
-		}
-		return s
+		st, outcome := createOutcome(ctx, js, cfg)
+		out = append(out, outcome)
+		return st
 	}
 	origin := create(jetstream.StreamConfig{Name: "O", Subjects: []string{"o.>"}})
 	other := create(jetstream.StreamConfig{Name: "O2", Subjects: []string{"p.>"}})
@@ -102,7 +89,7 @@ func sourcingScenario(t *testing.T, url string) []string {
 	create(jetstream.StreamConfig{Name: "BAD2", Mirror: &jetstream.StreamSource{Name: "O"}, Sources: []*jetstream.StreamSource{{Name: "O2"}}})
 	create(jetstream.StreamConfig{Name: "BAD3", Sources: []*jetstream.StreamSource{{Name: "O"}, {Name: "O"}}})
 	create(jetstream.StreamConfig{Name: "BAD4", Mirror: &jetstream.StreamSource{Name: "O", FilterSubject: "o.a", SubjectTransforms: []jetstream.SubjectTransformConfig{{Source: "o.b", Destination: "x"}}}})
-	_, err = js.UpdateStream(ctx, jetstream.StreamConfig{Name: "M", Mirror: &jetstream.StreamSource{Name: "O2"}})
+	_, err := js.UpdateStream(ctx, jetstream.StreamConfig{Name: "M", Mirror: &jetstream.StreamSource{Name: "O2"}})
 	out = append(out, fmt.Sprintf("update mirror: %v", err))
 	_ = other
 
