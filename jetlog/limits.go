@@ -87,31 +87,31 @@ func (l *Log) expireLocked(cut int64) (uint64, []string) {
 	var n uint64
 	var emptied []string
 	never := l.ap.ttl.never
-	plain := len(never) == 0 && l.cfg.SubjectDeleteMarkerTTL <= 0
-	for from := l.cat.first(); ; {
-		seq, ts := l.cat.nextLive(from)
-		if seq > l.cat.last || ts >= cut {
-			break
-		}
-		from = seq + 1
-		if _, keep := never[seq]; keep {
-			continue
-		}
-		if plain {
-			if !l.cat.remove(seq) {
+	if len(never) == 0 && l.cfg.SubjectDeleteMarkerTTL <= 0 {
+		// The common case: the oldest messages go, front first.
+		for {
+			seq, ts, ok := l.cat.oldest()
+			if !ok || ts >= cut || !l.cat.remove(seq) {
 				break
 			}
 			n++
-			continue
 		}
-		subj, ok := l.removeExpiredLocked(seq)
-		if !ok {
-			break
-		}
-		n++
-		l.ap.tomb.seqs = append(l.ap.tomb.seqs, seq)
-		if subj != "" {
-			emptied = append(emptied, subj)
+	} else {
+		// Past messages that never expire, or noting the subjects that
+		// need a delete marker: one at a time, journaled by seq.
+		for from := l.cat.first(); ; {
+			seq, ts := l.cat.nextLive(from)
+			if seq > l.cat.last || ts >= cut {
+				break
+			}
+			from = seq + 1
+			if _, keep := never[seq]; keep {
+				continue
+			}
+			if !l.expireSeqLocked(seq, &emptied) {
+				break
+			}
+			n++
 		}
 	}
 	if n > 0 {

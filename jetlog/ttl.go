@@ -1,9 +1,9 @@
 package jetlog
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -33,7 +33,7 @@ var ErrBadTTL = errors.New("invalid per-message TTL")
 // ParseTTL reads a Nats-TTL value: seconds, or -1 for "never". 0 means
 // no TTL. Durations under a second are refused, as by the reference.
 func ParseTTL(v []byte) (int64, error) {
-	if strings.EqualFold(string(v), "never") {
+	if bytes.EqualFold(v, []byte("never")) {
 		return -1, nil
 	}
 	if d, err := time.ParseDuration(string(v)); err == nil {
@@ -179,14 +179,8 @@ func (l *Log) expireTTLs(now int64) uint64 {
 	var emptied []string
 	l.mu.Lock()
 	for _, seq := range seqs {
-		subj, ok := l.removeExpiredLocked(seq)
-		if !ok {
-			continue
-		}
-		n++
-		l.ap.tomb.seqs = append(l.ap.tomb.seqs, seq)
-		if subj != "" {
-			emptied = append(emptied, subj)
+		if l.expireSeqLocked(seq, &emptied) {
+			n++
 		}
 	}
 	dead := l.detachDeadLocked()
@@ -194,6 +188,21 @@ func (l *Log) expireTTLs(now int64) uint64 {
 	l.removeSegments(dead)
 	l.reportEmptied(emptied)
 	return n
+}
+
+// expireSeqLocked removes seq, which has aged out or expired, queues its
+// removal for the next tombstone, adds its subject to emptied when it
+// needs a delete marker, and reports whether seq was live.
+func (l *Log) expireSeqLocked(seq uint64, emptied *[]string) bool {
+	subj, ok := l.removeExpiredLocked(seq)
+	if !ok {
+		return false
+	}
+	l.ap.tomb.seqs = append(l.ap.tomb.seqs, seq)
+	if subj != "" {
+		*emptied = append(*emptied, subj)
+	}
+	return true
 }
 
 // removeExpiredLocked removes seq, which has aged out or expired. With

@@ -91,7 +91,7 @@ func (svc *Service) consumerCreate(r apiRequest, streamName, name, filter string
 	}
 	svc.respond(r.reply, c.info(typeConsumerCreate))
 	if !existed {
-		svc.sh.adviseConsumer(st.name, cfg.Name, "create")
+		svc.sh.adviseConsumer(st.name, cfg.Name, actionCreate)
 	}
 }
 
@@ -120,7 +120,7 @@ func (svc *Service) consumerDelete(r apiRequest, streamName, name string) {
 		return
 	}
 	svc.respond(r.reply, successResponse{Type: typeConsumerDelete, Success: true})
-	svc.sh.adviseConsumer(streamName, name, "delete")
+	svc.sh.adviseConsumer(streamName, name, actionDelete)
 }
 
 func (svc *Service) consumerList(r apiRequest, streamName string) {

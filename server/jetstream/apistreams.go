@@ -204,7 +204,7 @@ func (svc *Service) streamCreate(r apiRequest, name string) {
 	info := st.info(typeStreamCreate)
 	info.DidCreate = true
 	svc.respond(r.reply, info)
-	svc.sh.adviseStream(name, "create")
+	svc.sh.adviseStream(name, actionCreate)
 }
 
 func (svc *Service) streamUpdate(r apiRequest, name string) {
@@ -265,7 +265,7 @@ func (svc *Service) streamUpdate(r apiRequest, name string) {
 		return
 	}
 	svc.respond(r.reply, st.info(typeStreamUpdate))
-	svc.sh.adviseStream(name, "modify")
+	svc.sh.adviseStream(name, actionModify)
 }
 
 // streamInfoResponse adds the paging fields the reference sends on INFO.
@@ -349,7 +349,7 @@ func (svc *Service) streamDelete(r apiRequest, name string) {
 		return
 	}
 	svc.respond(r.reply, successResponse{Type: typeStreamDelete, Success: true})
-	svc.sh.adviseStream(name, "delete")
+	svc.sh.adviseStream(name, actionDelete)
 }
 
 func (svc *Service) streamPurge(r apiRequest, name string) {

@@ -27,6 +27,12 @@ func statusHeader(status string, kv ...string) []byte {
 		b = append(b, status...)
 	}
 	b = append(b, "\r\n"...)
+	return appendHeaderLines(b, kv)
+}
+
+// appendHeaderLines appends "name: value" lines (kv holds names and
+// values in turn) and the blank line that ends a header block.
+func appendHeaderLines(b []byte, kv []string) []byte {
 	for i := 0; i+1 < len(kv); i += 2 {
 		b = append(b, kv[i]...)
 		b = append(b, ": "...)
@@ -38,17 +44,22 @@ func statusHeader(status string, kv ...string) []byte {
 
 // withHeader returns a copy of the header block hdr (or a new one) with
 // "key: value" added.
-func withHeader(hdr []byte, key, value string) []byte {
-	out := make([]byte, 0, len(hdr)+len(key)+len(value)+16)
+func withHeader(hdr []byte, key, value string) []byte { return withHeaders(hdr, key, value) }
+
+// withHeaders is withHeader for several headers at once (kv holds names
+// and values in turn), in one copy.
+func withHeaders(hdr []byte, kv ...string) []byte {
+	n := len(hdr) + 16
+	for _, s := range kv {
+		n += len(s) + 2
+	}
+	out := make([]byte, 0, n)
 	if len(hdr) > 4 {
 		out = append(out, hdr[:len(hdr)-2]...) // without the closing blank line
 	} else {
 		out = append(out, "NATS/1.0\r\n"...)
 	}
-	out = append(out, key...)
-	out = append(out, ": "...)
-	out = append(out, value...)
-	return append(out, "\r\n\r\n"...)
+	return appendHeaderLines(out, kv)
 }
 
 // withoutHeaders returns a copy of the header block hdr without the

@@ -30,24 +30,31 @@ type consumerActionAdvisory struct {
 	Domain   string    `json:"domain,omitempty"`
 }
 
+// The actions and the subject token each is published under.
+var (
+	actionCreate = advisoryAction{"create", "CREATED"}
+	actionModify = advisoryAction{"modify", "UPDATED"}
+	actionDelete = advisoryAction{"delete", "DELETED"}
+)
+
+type advisoryAction struct{ name, event string }
+
 // adviseStream publishes $JS.EVENT.ADVISORY.STREAM.<CREATED|UPDATED|
 // DELETED>.<stream>.
-func (sh *shared) adviseStream(stream, action string) {
-	event := map[string]string{"create": "CREATED", "modify": "UPDATED", "delete": "DELETED"}[action]
+func (sh *shared) adviseStream(stream string, a advisoryAction) {
 	b, _ := json.Marshal(streamActionAdvisory{ // plain fields cannot fail
 		Type: "io.nats.jetstream.advisory.v1.stream_action", ID: nuid.Next(), Time: sh.now().UTC(),
-		Stream: stream, Action: action, Domain: sh.domain,
+		Stream: stream, Action: a.name, Domain: sh.domain,
 	})
-	sh.core.Publish("$JS.EVENT.ADVISORY.STREAM."+event+"."+stream, "", nil, b)
+	sh.core.Publish("$JS.EVENT.ADVISORY.STREAM."+a.event+"."+stream, "", nil, b)
 }
 
 // adviseConsumer publishes $JS.EVENT.ADVISORY.CONSUMER.<CREATED|DELETED>.
 // <stream>.<consumer>.
-func (sh *shared) adviseConsumer(stream, consumer, action string) {
-	event := map[string]string{"create": "CREATED", "delete": "DELETED"}[action]
+func (sh *shared) adviseConsumer(stream, consumer string, a advisoryAction) {
 	b, _ := json.Marshal(consumerActionAdvisory{ // plain fields cannot fail
 		Type: "io.nats.jetstream.advisory.v1.consumer_action", ID: nuid.Next(), Time: sh.now().UTC(),
-		Stream: stream, Consumer: consumer, Action: action, Domain: sh.domain,
+		Stream: stream, Consumer: consumer, Action: a.name, Domain: sh.domain,
 	})
-	sh.core.Publish("$JS.EVENT.ADVISORY.CONSUMER."+event+"."+stream+"."+consumer, "", nil, b)
+	sh.core.Publish("$JS.EVENT.ADVISORY.CONSUMER."+a.event+"."+stream+"."+consumer, "", nil, b)
 }

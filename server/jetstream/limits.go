@@ -71,14 +71,12 @@ func (svc *Service) reserve(cfg streamConfig, replacing *stream) *apiError {
 	if cfg.Storage == jetlog.StorageMemory {
 		limit = svc.maxMemory
 	}
-	if limit <= 0 {
+	if limit <= 0 || cfg.MaxBytes <= 0 {
 		return nil
 	}
-	if cfg.MaxBytes > limit {
-		if cfg.Storage == jetlog.StorageMemory {
-			return newAPIError(500, 10028, "insufficient memory resources available")
-		}
-		return newAPIError(500, 10047, "insufficient storage resources available")
+	refuse := newAPIError(500, 10047, "insufficient storage resources available")
+	if cfg.Storage == jetlog.StorageMemory {
+		refuse = newAPIError(500, 10028, "insufficient memory resources available")
 	}
 	var reserved int64
 	for _, st := range svc.sortedStreams() {
@@ -88,11 +86,8 @@ func (svc *Service) reserve(cfg streamConfig, replacing *stream) *apiError {
 		}
 		reserved += c.MaxBytes
 	}
-	if cfg.MaxBytes > 0 && reserved+cfg.MaxBytes > limit {
-		if cfg.Storage == jetlog.StorageMemory {
-			return newAPIError(500, 10028, "insufficient memory resources available")
-		}
-		return newAPIError(500, 10047, "insufficient storage resources available")
+	if reserved+cfg.MaxBytes > limit {
+		return refuse
 	}
 	return nil
 }

@@ -14,8 +14,7 @@ import (
 // the markers' is raised to it, so that a marker never outlives the
 // message it stands for; the header block returned says so.
 func (st *stream) checkTTL(hdr []byte) ([]byte, *apiError) {
-	v, _ := headerValue(hdr, "Nats-TTL")
-	ttl, err := jetlog.ParseTTL([]byte(v))
+	ttl, err := jetlog.ParseTTL(jetlog.HeaderValue(hdr, "Nats-TTL"))
 	if err != nil {
 		return hdr, newAPIError(400, 10165, "invalid per-message TTL")
 	}

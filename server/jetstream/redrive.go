@@ -332,10 +332,9 @@ func redrivenHeader(hdr []byte, dlq string, seq uint64) []byte {
 			bytes.EqualFold(key, []byte(hdrRedriveCount)) ||
 			bytes.EqualFold(key, []byte(hdrOriginMsgID))
 	})
-	out = withHeader(out, "Nats-Msg-Id", "redrive."+dlq+"."+strconv.FormatUint(seq, 10))
-	out = withHeader(out, hdrRedriveCount, strconv.Itoa(count+1))
+	kv := []string{"Nats-Msg-Id", "redrive." + dlq + "." + strconv.FormatUint(seq, 10), hdrRedriveCount, strconv.Itoa(count + 1)}
 	if hadOrig {
-		out = withHeader(out, hdrOriginMsgID, origID)
+		kv = append(kv, hdrOriginMsgID, origID)
 	}
-	return out
+	return withHeaders(out, kv...)
 }

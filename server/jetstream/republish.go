@@ -102,10 +102,6 @@ func (st *stream) republish(t *transforms, m jetlog.Msg, seq uint64) {
 		return
 	}
 	last := st.log.PrevSeqBySubject(m.Subject, seq)
-	hdr := m.Header
-	if len(hdr) == 0 {
-		hdr = []byte("NATS/1.0\r\n\r\n")
-	}
 	ts := m.Time
 	if ts.IsZero() {
 		ts = st.sh.now()
@@ -122,8 +118,5 @@ func (st *stream) republish(t *transforms, m jetlog.Msg, seq uint64) {
 		kv = append(kv, "Nats-Msg-Size", strconv.Itoa(len(m.Data)))
 		data = nil
 	}
-	for i := 0; i+1 < len(kv); i += 2 {
-		hdr = withHeader(hdr, kv[i], kv[i+1])
-	}
-	st.sh.core.Publish(to, "", hdr, data)
+	st.sh.core.Publish(to, "", withHeaders(m.Header, kv...), data)
 }

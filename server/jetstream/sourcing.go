@@ -129,9 +129,12 @@ func orAll(s string) string {
 	return s
 }
 
-// iname names a source by what it takes: stream, filter and destination,
-// as the reference's Nats-Stream-Source header does.
-func (s *sourceConfig) iname() string {
+// iname names a source by its stream and what it takes from it, as the
+// reference's Nats-Stream-Source header does.
+func (s *sourceConfig) iname() string { return s.Name + " " + s.takes() }
+
+// takes is a source's filter and destination: "<filter> <dest>".
+func (s *sourceConfig) takes() string {
 	filter, dest := orAll(s.FilterSubject), ">"
 	if len(s.SubjectTransforms) > 0 {
 		var fs, ds []string
@@ -140,7 +143,7 @@ func (s *sourceConfig) iname() string {
 		}
 		filter, dest = strings.Join(fs, "\x07"), strings.Join(ds, "\x07")
 	}
-	return s.Name + " " + filter + " " + dest
+	return filter + " " + dest
 }
 
 // sourcer copies one origin into one target (see the top of the file).
@@ -148,7 +151,7 @@ type sourcer struct {
 	target *stream
 	cfg    sourceConfig
 	mirror bool
-	iname  string
+	takes  string // sourceConfig.takes, for the Nats-Stream-Source header
 	// filters select what is taken from the origin (nil: all), and
 	// transforms[i] (nil: none) rewrites what filters[i] matched.
 	filters    []string
@@ -164,7 +167,7 @@ type sourcer struct {
 }
 
 func newSourcer(target *stream, cfg sourceConfig, mirror bool) *sourcer {
-	s := &sourcer{target: target, cfg: cfg, mirror: mirror, iname: cfg.iname(),
+	s := &sourcer{target: target, cfg: cfg, mirror: mirror, takes: cfg.takes(),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	switch {
 	case len(cfg.SubjectTransforms) > 0:
@@ -268,14 +271,17 @@ func (s *sourcer) copy(msgs []jetlog.Msg) *apiError {
 	t := s.target
 	out := make([]jetlog.Msg, 0, len(msgs))
 	expect := jetlog.Expect{NoDedup: s.mirror || t.config().DuplicateWindow == 0}
+	last := t.log.State().LastSeq // the target's, as out is stored
 	flush := func() *apiError {
 		if len(out) == 0 {
 			return nil
 		}
 		acks, err := t.log.AppendBatchExpect(out, expect)
 		stored := len(acks)
+		last += uint64(stored)
 		if stored > 0 {
-			s.next.Store(s.originSeq(out[stored-1]) + 1)
+			// Msg.Seq carries the origin seq: jetlog ignores it on append.
+			s.next.Store(out[stored-1].Seq + 1)
 			t.notifyConsumers()
 			if tr := t.tr.Load(); tr.republish != nil {
 				for i, ack := range acks {
@@ -298,19 +304,20 @@ func (s *sourcer) copy(msgs []jetlog.Msg) *apiError {
 			continue // NextBatch filtered; cannot happen
 		}
 		if s.mirror {
-			if last := t.log.State().LastSeq + uint64(len(out)); m.Seq > last+1 {
+			if m.Seq > last+uint64(len(out))+1 {
 				if e := flush(); e != nil {
 					return e
 				}
 				if err := t.log.SkipTo(m.Seq); err != nil {
 					return storeError(err)
 				}
+				last = m.Seq - 1
 			}
 			out = append(out, jetlog.Msg{Seq: m.Seq, Subject: subj, Header: m.Header, Data: m.Data})
 			continue
 		}
 		hdr := withHeader(m.Header, hdrStreamSource,
-			s.cfg.Name+" "+strconv.FormatUint(m.Seq, 10)+" "+strings.SplitN(s.iname, " ", 2)[1]+" "+m.Subject)
+			s.cfg.Name+" "+strconv.FormatUint(m.Seq, 10)+" "+s.takes+" "+m.Subject)
 		out = append(out, jetlog.Msg{Seq: m.Seq, Subject: subj, Header: hdr, Data: m.Data})
 	}
 	if e := flush(); e != nil {
@@ -321,10 +328,6 @@ func (s *sourcer) copy(msgs []jetlog.Msg) *apiError {
 	}
 	return nil
 }
-
-// originSeq is the origin seq of a copied message (Msg.Seq carries it:
-// jetlog ignores it on append).
-func (s *sourcer) originSeq(m jetlog.Msg) uint64 { return m.Seq }
 
 // subject is what a message of the origin is stored under.
 func (s *sourcer) subject(subj string) (string, bool) {
@@ -369,7 +372,7 @@ func (s *sourcer) startSeq(origin *stream) uint64 {
 // messages and other sources' are skipped).
 func (s *sourcer) resumeSeq(last uint64) (uint64, bool) {
 	prefix := s.cfg.Name + " "
-	rest := " " + strings.SplitN(s.iname, " ", 2)[1] + " "
+	rest := " " + s.takes + " "
 	for seq := last; seq > 0; seq-- {
 		m, err := s.target.log.Get(seq)
 		if err != nil {

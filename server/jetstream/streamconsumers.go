@@ -193,7 +193,7 @@ func (st *stream) dropConsumer(c *consumer, status string) {
 func (st *stream) expired(c *consumer) {
 	st.forget(c)
 	st.deleteState(c)
-	st.sh.adviseConsumer(st.name, c.name, "delete")
+	st.sh.adviseConsumer(st.name, c.name, actionDelete)
 }
 
 // forget takes c out of the consumer map, if it is still the one there.
