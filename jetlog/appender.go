@@ -287,11 +287,25 @@ func (l *Log) commit(run []*request) int {
 			ap.deletes = append(ap.deletes, r.seq)
 			continue
 		}
+		var undo undoPoint
+		if r.atomic {
+			undo = l.undoPoint(next, stagedBytes)
+		}
 		for i := range r.msgs {
 			m := &r.msgs[i]
-			ack, size, id, err := l.admit(m, &r.expect, next, stagedBytes, now)
+			ex := &r.expect
+			if r.expects != nil {
+				ex = &r.expects[i]
+			}
+			ack, size, id, err := l.admit(m, ex, next, stagedBytes, now)
+			if err == nil && ack.Duplicate && r.atomic {
+				err = &BatchDuplicateError{Index: i, Seq: ack.Seq}
+			}
 			if err != nil {
 				r.err = err
+				if r.atomic {
+					next, stagedBytes = l.undo(r, undo)
+				}
 				break
 			}
 			if ack.Duplicate {
@@ -303,7 +317,7 @@ func (l *Log) commit(run []*request) int {
 			if compressed {
 				size = recordSize(m.Subject, m.Header, data)
 			}
-			ap.buf = appendRecordFlag(ap.buf, kindMsg, next, ts, m.Subject, m.Header, data, compressed)
+			ap.buf = appendRecordFlags(ap.buf, kindMsg, next, ts, m.Subject, m.Header, data, recordFlagsFor(compressed, r.atomic && i < len(r.msgs)-1))
 			ap.idx.add(kindMsg, next, ts, off, size, m.Subject, nil)
 			ap.staged = append(ap.staged, stagedMsg{req: r, idx: i, seq: next, ts: ts, off: off, size: uint32(size), id: id})
 			r.acks = append(r.acks, PubAck{Seq: next, TS: ts})

@@ -137,6 +137,13 @@
 //	+-------+-------+----+------------+------------+-------+---------+---------+--------+---------+
 //	        len = bytes after the crc field (23 + subject + header + payload), at most 64 MiB
 //
+// The two top bits of a message record's hdr len are flags: bit 31, the
+// payload is s2-compressed; bit 30, the record belongs to an atomic batch
+// (AppendAtomic) and more of it follows in the same write. Every record
+// of a batch but its last has bit 30, so a segment that ends with bit-30
+// records was cut inside a batch, and recovery drops them with the torn
+// tail: a batch is recovered whole or not at all.
+//
 // Record kinds (never renumbered):
 //
 //	1  message    seq = stream seq, ts = store time, header = NATS header block

@@ -134,7 +134,7 @@ func (l *Log) lastSubjectSeq(filter string) uint64 {
 // removals that the requests staged before it in this commit will make,
 // which are applied only when the commit is published.
 func (l *Log) needsOwnCommit(r *request) bool {
-	if r.op != opAppend || !r.expect.HasLastSubjectSeq {
+	if r.op != opAppend || !r.expect.HasLastSubjectSeq && !anySubjectSeq(r.expects) {
 		return false
 	}
 	ap, cfg := &l.ap, &l.cfg
@@ -188,4 +188,15 @@ func (l *Log) LastMsgID() (string, error) {
 		return "", err
 	}
 	return r.id, r.err
+}
+
+// anySubjectSeq reports whether an atomic batch's expects check a
+// subject's last seq (see needsOwnCommit).
+func anySubjectSeq(expects []Expect) bool {
+	for i := range expects {
+		if expects[i].HasLastSubjectSeq {
+			return true
+		}
+	}
+	return false
 }

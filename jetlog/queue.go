@@ -40,6 +40,11 @@ type request struct {
 	async  bool          // reply by callback (cb or deleted), not on done
 	cb     func(PubAck, error)
 	delCB  func(error)
+
+	// atomic: msgs are stored all or none, with expects[i] (if not nil)
+	// instead of expect for msgs[i] (AppendAtomic).
+	atomic  bool
+	expects []Expect
 }
 
 func (l *Log) getReq() *request {

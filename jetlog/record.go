@@ -36,12 +36,26 @@ type record struct {
 	payload []byte
 	// compressed: payload is s2-encoded (see compress.go).
 	compressed bool
+	// more: the record is part of an atomic batch whose later records
+	// follow in the same write (see batchFlag).
+	more bool
 }
 
 // compressedFlag, the top bit of a message record's header length, says
 // its payload is s2-encoded. A header block is at most maxBody long, so
 // the bit is free in every record ever written. Part of the disk format.
 const compressedFlag = 1 << 31
+
+// batchFlag, the next bit of a message record's header length, marks
+// every record of an atomic batch (AppendAtomic) but its last: more of
+// the batch follows in the same write. A segment that ends inside such a
+// run lost the rest of the batch to a crash, and recovery drops the run
+// whole (scanSegment), so a batch is never half-recovered. Part of the
+// disk format.
+const batchFlag = 1 << 30
+
+// recordFlags are the flag bits of a message record's header length.
+const recordFlags = compressedFlag | batchFlag
 
 // recordSize is the encoded size of a message record.
 func recordSize(subject string, hdr, payload []byte) int {
@@ -53,11 +67,12 @@ func recordSize(subject string, hdr, payload []byte) int {
 // sizes (see recordSize, maxBody, maxSubject).
 // see BenchmarkAppend
 func appendRecord(dst []byte, kind byte, seq uint64, ts int64, subject string, hdr, payload []byte) []byte {
-	return appendRecordFlag(dst, kind, seq, ts, subject, hdr, payload, false)
+	return appendRecordFlags(dst, kind, seq, ts, subject, hdr, payload, 0)
 }
 
-// appendRecordFlag is appendRecord for a payload that may be compressed.
-func appendRecordFlag(dst []byte, kind byte, seq uint64, ts int64, subject string, hdr, payload []byte, compressed bool) []byte {
+// appendRecordFlags is appendRecord for a message record with flags
+// (compressedFlag, batchFlag) set in its header length.
+func appendRecordFlags(dst []byte, kind byte, seq uint64, ts int64, subject string, hdr, payload []byte, flags uint32) []byte {
 	start := len(dst)
 	bodyLen := bodyFixed + len(subject) + len(hdr) + len(payload)
 	dst = append(dst, make([]byte, recordFixed)...)
@@ -67,10 +82,7 @@ func appendRecordFlag(dst []byte, kind byte, seq uint64, ts int64, subject strin
 	binary.LittleEndian.PutUint64(b[9:], seq)
 	binary.LittleEndian.PutUint64(b[17:], uint64(ts))
 	binary.LittleEndian.PutUint16(b[25:], uint16(len(subject)))
-	hl := uint32(len(hdr))
-	if compressed {
-		hl |= compressedFlag
-	}
+	hl := uint32(len(hdr)) | flags
 	binary.LittleEndian.PutUint32(b[27:], hl)
 	dst = append(dst, subject...)
 	dst = append(dst, hdr...)
@@ -115,7 +127,8 @@ func decodeRecord(b []byte) (record, string) {
 	sl := int(binary.LittleEndian.Uint16(b[25:]))
 	rawHL := binary.LittleEndian.Uint32(b[27:])
 	r.compressed = rawHL&compressedFlag != 0 && r.kind == kindMsg
-	hl := int(rawHL &^ compressedFlag)
+	r.more = rawHL&batchFlag != 0 && r.kind == kindMsg
+	hl := int(rawHL &^ recordFlags)
 	rest := b[recordFixed:]
 	if sl+hl > len(rest) || hl < 0 {
 		return record{}, "field lengths beyond record"

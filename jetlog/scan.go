@@ -12,13 +12,31 @@ type scanResult struct {
 // the next valid record. A bad record with nothing valid after it is a
 // torn tail (tornAt). lastSeq is the highest seq seen before this segment.
 // It never panics on damaged input.
+//
+// An atomic batch cut short (its last records, the one without batchFlag
+// among them, lost to a crash in the write that held it all) is part of
+// the torn tail: the records of it that did reach the disk are dropped
+// with it, so the batch is recovered whole or not at all.
 func scanSegment(name string, data []byte, lastSeq uint64) scanResult {
 	res := scanResult{tornAt: -1}
 	pos := 0
 	seen := lastSeq > 0
+	run, runAt := -1, 0 // the open batch run: its first entry and offset
+	finish := func() scanResult {
+		if run >= 0 && len(res.corrupt) == 0 {
+			res.entries, res.tornAt = res.entries[:run], int64(runAt)
+		}
+		return res
+	}
 	for pos < len(data) {
 		r, n, reason := recordAt(data, pos, lastSeq, seen)
 		if reason == "" {
+			switch {
+			case r.more && run < 0:
+				run, runAt = len(res.entries), pos
+			case !r.more:
+				run = -1
+			}
 			res.entries = append(res.entries, entry{
 				kind: r.kind, seq: r.seq, ts: r.ts, off: int64(pos), size: uint32(n),
 				subject: r.subject, tomb: tombOf(r),
@@ -31,12 +49,12 @@ func scanSegment(name string, data []byte, lastSeq uint64) scanResult {
 		next := resync(data, pos+1, lastSeq, seen)
 		if next < 0 {
 			res.tornAt = int64(pos)
-			return res
+			return finish()
 		}
 		res.corrupt = append(res.corrupt, &CorruptError{Segment: name, Offset: int64(pos), Reason: reason})
 		pos = next
 	}
-	return res
+	return finish()
 }
 
 func tombOf(r record) []byte {
