@@ -523,11 +523,13 @@ func (l *Log) encodeTomb(seg *segment, last uint64, ts int64, deletes []uint64) 
 // A failed write is cut off again so the segment stays a sequence of whole
 // records; a failed sync fences the stream.
 func (l *Log) write(seg *segment, buf []byte) error {
+	l.preallocate(seg, int64(len(buf)))
 	if _, err := seg.f.WriteAt(buf, seg.size); err != nil {
 		werr := fmt.Errorf("jetlog: write %s at %d: %w", seg.name, seg.size, err)
 		if terr := seg.f.Truncate(seg.size); terr != nil {
 			l.setFatal(fmt.Errorf("%w: truncate after failed write: %w", ErrWriteFenced, terr))
 		}
+		seg.alloc = 0
 		return werr
 	}
 	seg.size += int64(len(buf))

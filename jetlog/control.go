@@ -76,6 +76,10 @@ func (l *Log) roll() error {
 			return err
 		}
 	}
+	if err := l.trimAllocation(old); err != nil {
+		// Its records are synced; recovery takes the zeros for reserved space.
+		l.opts.Logger.Warn("jetlog: seal segment", "segment", old.name, "err", err)
+	}
 	l.cat.load(old) // before its index file changes
 	old.sealed.Store(true)
 	if err := l.writeIndex(old); err != nil {
@@ -204,6 +208,9 @@ func (l *Log) doClose() error {
 		err = l.flushTomb(true)
 		if err == nil && l.ap.dirty {
 			err = l.syncActive()
+		}
+		if err == nil && !l.memory {
+			err = l.trimAllocation(l.active())
 		}
 		if err == nil && !l.memory {
 			if seg := l.active(); seg.indexed != seg.size {

@@ -221,5 +221,8 @@
 // after it is a torn tail and is truncated; a bad record followed by a
 // valid one is corruption, reported as a *CorruptError in the
 // RecoveryReport, and the scan resynchronises on the next valid record;
-// gaps in message seqs are reported as lost ranges.
+// gaps in message seqs are reported as lost ranges. Zeros after the last
+// whole record are space the active segment reserved ahead of its writes
+// (prealloc.go), not damage; sealed and cleanly closed segments are
+// trimmed to their records.
 package jetlog

@@ -2,6 +2,7 @@ package jetlog
 
 import (
 	"container/list"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -323,6 +324,20 @@ func (cf *cachedFile) Truncate(size int64) error {
 	}
 	defer cf.put(false)
 	return f.Truncate(size)
+}
+
+// Allocate implements vfs.Allocator when the file underneath does.
+func (cf *cachedFile) Allocate(size int64) error {
+	f, err := cf.get(true)
+	if err != nil {
+		return err
+	}
+	defer cf.put(false)
+	a, ok := f.(vfs.Allocator)
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	return a.Allocate(size)
 }
 
 func (cf *cachedFile) Sync() error {

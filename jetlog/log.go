@@ -126,7 +126,8 @@ type Log struct {
 	consumers map[*Consumer]struct{} // open consumers, closed with the log
 
 	// Owned by the appender goroutine (and by Open before it starts).
-	ap appender
+	ap      appender
+	noAlloc bool // the segment files cannot reserve space (prealloc.go)
 
 	appends    atomic.Uint64
 	commits    atomic.Uint64

@@ -129,6 +129,14 @@ func (rp *replayer) loadSegment(id uint64, last, trustIndex bool) error {
 		}
 		sc := scanSegment(name, data, rp.lastSeq)
 		entries = sc.entries
+		if sc.tornAt >= 0 && reservedTail(data[sc.tornAt:]) {
+			seg.size, seg.alloc, sc.tornAt = sc.tornAt, size, -1
+			if !last { // sealed before its trim was durable
+				if err := l.trimAllocation(seg); err != nil {
+					l.report.Problems = append(l.report.Problems, err.Error())
+				}
+			}
+		}
 		l.report.Corrupt = append(l.report.Corrupt, sc.corrupt...)
 		if len(sc.corrupt) > 0 || (sc.tornAt >= 0 && !last) {
 			rp.damaged = name // the cause of the gaps found from here on

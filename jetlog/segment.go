@@ -27,6 +27,9 @@ type segment struct {
 
 	// Owned by the appender (and by Open before it starts).
 	size int64 // bytes of whole records in the file
+	// alloc is the file's length when space was reserved past size
+	// (preallocate); the bytes between read as zeros.
+	alloc int64
 
 	section // the catalog's view of this segment, guarded by Log.mu
 

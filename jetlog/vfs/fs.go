@@ -48,6 +48,17 @@ type File interface {
 	Stat() (fs.FileInfo, error)
 }
 
+// Allocator is implemented by files that can reserve space ahead of the
+// writes that fill it. Allocate makes the file at least size bytes long,
+// the new bytes reading as zeros, with their blocks reserved, so that a
+// later write inside them changes no allocation and its fdatasync has
+// less metadata to commit. It never shrinks the file. ErrUnsupported
+// says the platform cannot; other errors (a full disk) leave the file as
+// it was, or longer by zeros.
+type Allocator interface {
+	Allocate(size int64) error
+}
+
 // Locker is implemented by file systems that can stop a second holder (in
 // this process or another) from locking the same name. Lock returns an
 // error matching ErrLocked if name is already locked; closing the result

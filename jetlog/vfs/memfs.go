@@ -480,6 +480,25 @@ func (f *memFile) Truncate(size int64) error {
 	return nil
 }
 
+// Allocate implements Allocator: the file grows by zeros, which become
+// durable with the next Sync like written bytes.
+func (f *memFile) Allocate(size int64) error {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if f.closed {
+		return fs.ErrClosed
+	}
+	if err := f.fs.check("allocate", f.name); err != nil {
+		return err
+	}
+	n := f.node
+	if int(size) > len(n.data) {
+		n.dirtyFrom = min(n.dirtyFrom, len(n.data))
+		n.data = append(n.data, make([]byte, int(size)-len(n.data))...)
+	}
+	return nil
+}
+
 func (f *memFile) Close() error {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()

@@ -19,6 +19,17 @@ func datasync(f *os.File) error {
 	}
 }
 
+// Allocate implements Allocator with fallocate, which also sets the size:
+// the blocks are reserved as unwritten extents, which read as zeros.
+func (f osFile) Allocate(size int64) error {
+	for {
+		err := unix.Fallocate(int(f.Fd()), 0, 0, size)
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+}
+
 // Lock implements Locker with an exclusive, non-blocking flock. The kernel
 // drops it when the process dies, so a crash never leaves a stale lock.
 func (OSFS) Lock(name string) (io.Closer, error) {
