@@ -52,6 +52,8 @@ type stream struct {
 	// watchers are those copying out of it, woken by its appends.
 	sourcers []*sourcer
 	watchers atomic.Pointer[[]*sourcer]
+	// sched holds the message schedules (allow_msg_schedules; schedule.go).
+	sched atomic.Pointer[scheduler]
 
 	// ackBuf is the pub ack being encoded; only the appender goroutine
 	// (which runs every pub's done) touches it.
@@ -103,7 +105,12 @@ func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
 	st.mu.Lock()
 	st.publishConsumersLocked()
 	st.mu.Unlock()
+	if err := st.startSchedules(cfg); err != nil {
+		_ = l.Close()
+		return nil, err
+	}
 	if err := st.subscribe(); err != nil {
+		st.stopSchedules()
 		_ = l.Close()
 		return nil, err
 	}
@@ -169,7 +176,13 @@ func (st *stream) captureMsg(subject, reply []byte, hdr int, msg []byte) bool {
 		m.Header, m.Data = p.buf[:hdr:hdr], p.buf[hdr:]
 		expects, rollup, ttl, other := publishHeaders(m.Header)
 		if other {
-			if e := st.refuseHeaders(m.Header); e != nil {
+			e := st.refuseHeaders(m.Header)
+			if e == nil {
+				var schedule bool
+				m.Header, schedule, e = st.checkSchedule(p.subject, m.Header)
+				rollup = rollup || schedule
+			}
+			if e != nil {
 				st.ackError(p.reply, e)
 				st.pubs.Put(p)
 				return true
@@ -193,6 +206,7 @@ func (st *stream) captureMsg(subject, reply []byte, hdr int, msg []byte) bool {
 		}
 		if rollup {
 			if kind, ok := headerValue(m.Header, "Nats-Rollup"); ok { // an empty one is no rollup
+				p.msg = m // for republish and schedules
 				st.rollup(p, m, expect, kind)
 				return true
 			}
@@ -255,6 +269,7 @@ func (p *pub) stored(ack jetlog.PubAck, err error) {
 			st.sh.core.Publish(p.reply, "", nil, st.ackBuf)
 		}
 		st.publishes.stored(p.start, ack.Duplicate)
+		st.noteStored(p.msg, ack)
 		st.notifyConsumers()
 		if t := st.tr.Load(); t.republish != nil && !ack.Duplicate {
 			p.msg.Time = time.Unix(0, ack.TS)
@@ -297,7 +312,7 @@ func publishHeaders(hdr []byte) (expects, rollup, ttl, other bool) {
 		case bytes.EqualFold(key, []byte("Nats-TTL")):
 			ttl = true
 		case bytes.EqualFold(key, []byte("Nats-Batch-Id")), bytes.EqualFold(key, []byte("Nats-Incr")),
-			bytes.EqualFold(key, []byte("Nats-Schedule")):
+			len(key) >= len(hdrSchedule) && bytes.EqualFold(key[:len(hdrSchedule)], []byte(hdrSchedule)): // and Nats-Scheduler, Nats-Schedule-*
 			other = true
 		}
 	}
@@ -305,17 +320,15 @@ func publishHeaders(hdr []byte) (expects, rollup, ttl, other bool) {
 }
 
 // refuseHeaders answers a publish asking for a feature bus does not have
-// (atomic or fast batches, counters, schedules) with the reference's
-// error for a stream that does not allow it, rather than storing it as
-// a plain message.
+// (atomic or fast batches, counters) with the reference's error for a
+// stream that does not allow it, rather than storing it as a plain
+// message. Schedule headers are checked after it (checkSchedule).
 func (st *stream) refuseHeaders(hdr []byte) *apiError {
 	switch {
 	case jetlog.HeaderValue(hdr, "Nats-Batch-Id") != nil:
 		return newAPIError(400, 10174, "atomic publish is disabled")
 	case jetlog.HeaderValue(hdr, "Nats-Incr") != nil:
 		return newAPIError(400, 10168, "message counters is disabled")
-	case jetlog.HeaderValue(hdr, "Nats-Schedule") != nil:
-		return newAPIError(400, 10188, "message schedules is disabled")
 	}
 	return nil
 }
@@ -458,6 +471,7 @@ func (st *stream) info(typ string) streamInfo {
 // status) and closes the log; queued publishes that were not yet stored
 // are not acked (clients retry).
 func (st *stream) close(status string) error {
+	st.stopSchedules()
 	st.stopSourcing()
 	st.mu.Lock()
 	for _, sub := range st.capture {
@@ -493,6 +507,7 @@ func (st *stream) setConfig(cfg streamConfig) {
 	st.mu.Unlock()
 	st.sealed.Store(cfg.Sealed)
 	st.setTransforms(cfg)
+	st.enableSchedules(cfg)
 }
 
 func (st *stream) setTransforms(cfg streamConfig) {

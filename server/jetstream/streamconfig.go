@@ -37,6 +37,7 @@ type streamConfig struct {
 	DenyPurge            bool                    `json:"deny_purge"`
 	AllowRollup          bool                    `json:"allow_rollup_hdrs"`
 	AllowMsgTTL          bool                    `json:"allow_msg_ttl"`
+	AllowMsgSchedules    bool                    `json:"allow_msg_schedules,omitempty"`
 	SubjectTransform     *subjectTransformConfig `json:"subject_transform,omitempty"`
 	RePublish            *rePublishConfig        `json:"republish,omitempty"`
 	FirstSeq             uint64                  `json:"first_seq,omitempty"`
@@ -205,6 +206,9 @@ func (c *streamConfig) normalize() *apiError {
 		c.AllowMsgTTL = true
 		c.AllowRollup, c.DenyPurge = true, false
 	}
+	if e := c.checkScheduleConfig(); e != nil {
+		return e
+	}
 	if len(c.ConsumerLimits) == 0 {
 		c.ConsumerLimits = json.RawMessage("{}")
 	}
@@ -220,6 +224,9 @@ func (c *streamConfig) normalize() *apiError {
 		return e
 	}
 	if e := c.checkSourcing(); e != nil {
+		return e
+	}
+	if e := c.checkScheduleSourcing(); e != nil {
 		return e
 	}
 	if c.Mirror != nil && c.FirstSeq > 0 {
@@ -315,7 +322,7 @@ func (c *streamConfig) refuseUnsupported() *apiError {
 	// allow_atomic and allow_batched only permit a kind of publish, which
 	// bus refuses when it comes (stream.refuseHeaders): the nats CLI sets
 	// them on the streams it makes.
-	for _, k := range []string{"allow_msg_counter", "allow_msg_schedules"} {
+	for _, k := range []string{"allow_msg_counter"} {
 		if raw, ok := c.extra[k]; ok && string(raw) == "true" {
 			return errStreamConfig("%s is not supported by bus", k)
 		}
