@@ -54,6 +54,8 @@ type Options struct {
 	// DefaultSyncInterval, when not 0, makes streams created without
 	// x_bus_durability use "interval" durability with this interval.
 	DefaultSyncInterval time.Duration
+	// Batch bounds atomic batch publishing (batch.go).
+	Batch BatchLimits
 }
 
 // shared is what every stream and consumer of a service uses: the core,
@@ -76,6 +78,10 @@ type shared struct {
 	// memoryFull and storageFull say the server's storage limits are used
 	// up (limits.go).
 	memoryFull, storageFull atomic.Bool
+	// batchLimits is Options.Batch with defaults; inflightBatches counts
+	// the open atomic batches of every stream, for its total.
+	batchLimits     BatchLimits
+	inflightBatches atomic.Int64
 }
 
 // Service is the persistence layer: the streams, their consumers and the
@@ -156,6 +162,8 @@ func New(core Core, opts Options) (*Service, error) {
 			random: rand.Float64,
 			server: opts.ServerName,
 			fs:     opts.FS,
+
+			batchLimits: opts.Batch.withDefaults(),
 		},
 		dir:            opts.Dir,
 		referenceReads: opts.ReferenceStoredReads,

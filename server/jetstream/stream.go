@@ -52,6 +52,12 @@ type stream struct {
 	// watchers are those copying out of it, woken by its appends.
 	sourcers []*sourcer
 	watchers atomic.Pointer[[]*sourcer]
+	// batches are the open atomic batches (batch.go); counter is
+	// cfg.AllowMsgCounter, which never changes, for the publish path, and
+	// counterMu serialises its increments (counter.go).
+	batches   batches
+	counter   atomic.Bool
+	counterMu sync.Mutex
 	// sched holds the message schedules (allow_msg_schedules; schedule.go).
 	sched atomic.Pointer[scheduler]
 
@@ -101,6 +107,7 @@ func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
 	}
 	self.Store(st)
 	st.sealed.Store(cfg.Sealed)
+	st.counter.Store(cfg.AllowMsgCounter)
 	st.setTransforms(cfg)
 	st.mu.Lock()
 	st.publishConsumersLocked()
@@ -172,9 +179,16 @@ func (st *stream) captureMsg(subject, reply []byte, hdr int, msg []byte) bool {
 	p.buf = append(p.buf[:0], msg...)
 	m := jetlog.Msg{Subject: p.subject, Data: p.buf}
 	var expect jetlog.Expect
+	if st.counter.Load() {
+		st.publishCounter(p, m, hdr)
+		return true
+	}
 	if hdr >= 0 {
 		m.Header, m.Data = p.buf[:hdr:hdr], p.buf[hdr:]
 		expects, rollup, ttl, other := publishHeaders(m.Header)
+		if other && st.publishSpecial(p, m) {
+			return true
+		}
 		if other {
 			e := st.refuseHeaders(m.Header)
 			if e == nil {
@@ -471,6 +485,7 @@ func (st *stream) info(typ string) streamInfo {
 // status) and closes the log; queued publishes that were not yet stored
 // are not acked (clients retry).
 func (st *stream) close(status string) error {
+	st.dropBatches()
 	st.stopSchedules()
 	st.stopSourcing()
 	st.mu.Lock()
@@ -505,6 +520,9 @@ func (st *stream) setConfig(cfg streamConfig) {
 	st.mu.Lock()
 	st.cfg = cfg
 	st.mu.Unlock()
+	if !cfg.AllowAtomic {
+		st.dropBatches()
+	}
 	st.sealed.Store(cfg.Sealed)
 	st.setTransforms(cfg)
 	st.enableSchedules(cfg)

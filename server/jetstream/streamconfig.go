@@ -37,6 +37,9 @@ type streamConfig struct {
 	DenyPurge            bool                    `json:"deny_purge"`
 	AllowRollup          bool                    `json:"allow_rollup_hdrs"`
 	AllowMsgTTL          bool                    `json:"allow_msg_ttl"`
+	AllowMsgCounter      bool                    `json:"allow_msg_counter,omitempty"`
+	AllowAtomic          bool                    `json:"allow_atomic,omitempty"`
+	AllowBatched         bool                    `json:"allow_batched,omitempty"` // fast batches: accepted, not served
 	AllowMsgSchedules    bool                    `json:"allow_msg_schedules,omitempty"`
 	SubjectTransform     *subjectTransformConfig `json:"subject_transform,omitempty"`
 	RePublish            *rePublishConfig        `json:"republish,omitempty"`
@@ -209,6 +212,9 @@ func (c *streamConfig) normalize() *apiError {
 	if e := c.checkScheduleConfig(); e != nil {
 		return e
 	}
+	if e := c.checkCounterConfig(); e != nil {
+		return e
+	}
 	if len(c.ConsumerLimits) == 0 {
 		c.ConsumerLimits = json.RawMessage("{}")
 	}
@@ -224,6 +230,9 @@ func (c *streamConfig) normalize() *apiError {
 		return e
 	}
 	if e := c.checkSourcing(); e != nil {
+		return e
+	}
+	if e := c.checkMirrorPublish(); e != nil {
 		return e
 	}
 	if e := c.checkScheduleSourcing(); e != nil {
@@ -319,14 +328,8 @@ func selfOverlap(list []string) (string, string, bool) {
 // refuseUnsupported refuses the reference's stream features bus does not
 // have yet, rather than echoing a setting it would not act on.
 func (c *streamConfig) refuseUnsupported() *apiError {
-	// allow_atomic and allow_batched only permit a kind of publish, which
-	// bus refuses when it comes (stream.refuseHeaders): the nats CLI sets
-	// them on the streams it makes.
-	for _, k := range []string{"allow_msg_counter"} {
-		if raw, ok := c.extra[k]; ok && string(raw) == "true" {
-			return errStreamConfig("%s is not supported by bus", k)
-		}
-	}
+	// allow_batched (fast batches) only permits a kind of publish, which
+	// bus does not serve: the nats CLI sets it on the streams it makes.
 	if raw, ok := c.extra["persist_mode"]; ok && string(raw) == `"async"` {
 		return errStreamConfig(`persist_mode "async" is not supported by bus: use "x_bus_durability":"interval"`)
 	}

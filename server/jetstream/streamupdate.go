@@ -24,6 +24,8 @@ func checkUpdate(old streamConfig, cfg *streamConfig) *apiError {
 		return errStreamConfig("stream configuration update can not cancel deny purge")
 	case old.AllowMsgTTL && !cfg.AllowMsgTTL:
 		return errStreamConfig("message TTL status can not be disabled")
+	case old.AllowMsgCounter != cfg.AllowMsgCounter:
+		return errStreamConfig("stream configuration update can not change message counter setting")
 	case old.AllowMsgSchedules && !cfg.AllowMsgSchedules:
 		return errStreamConfig("message schedules can not be disabled")
 	}
