@@ -66,6 +66,8 @@ type scheduler struct {
 	fire func(e scheduleEntry, now time.Time) (time.Time, bool)
 	// purge removes a fired or cancelled schedule's message.
 	purge func(p schedulePurge)
+	// manual leaves the timer unarmed: tests call run themselves.
+	manual bool
 
 	mu      sync.Mutex // guards the fields below
 	entries map[string]*scheduleEntry
@@ -157,7 +159,7 @@ func (s *scheduler) removeLocked(subject string) {
 // a queued purge), unless it is already armed as early or a run, which
 // arms it when it ends, is going.
 func (s *scheduler) armLocked() {
-	if s.closed || s.running {
+	if s.closed || s.running || s.manual {
 		return
 	}
 	now := s.now().UnixNano()
