@@ -231,6 +231,8 @@ func (c *streamConfig) checkCounterConfig() *apiError {
 		return errStreamConfig("counter stream cannot use discard new")
 	case c.AllowMsgTTL:
 		return errStreamConfig("counter stream cannot use message TTLs")
+	case c.AllowMsgSchedules:
+		return errStreamConfig("counter stream cannot use message schedules")
 	case c.Retention != jetlog.RetentionLimits:
 		return errStreamConfig("counter stream can only use limits retention")
 	}
