@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bus-dev/bus/jetlog"
@@ -68,6 +69,9 @@ type scheduler struct {
 	purge func(p schedulePurge)
 	// manual leaves the timer unarmed: tests call run themselves.
 	manual bool
+	// failing is set while produced messages fail to store, so that the
+	// failure is logged once (stream.reportScheduled).
+	failing atomic.Bool
 
 	mu      sync.Mutex // guards the fields below
 	entries map[string]*scheduleEntry

@@ -58,6 +58,9 @@ func (st *stream) stopSchedules() {
 // when the schedule fires next, or false when it is done (an @at) or
 // gone (its message removed or replaced).
 func (st *stream) fireSchedule(e scheduleEntry, now time.Time) (time.Time, bool) {
+	if st.sealed.Load() {
+		return time.Time{}, false // it takes nothing more; reopening rebuilds the schedules
+	}
 	m, err := st.log.Get(e.seq)
 	if err != nil || m.Subject != e.subject {
 		return time.Time{}, false
@@ -96,10 +99,21 @@ func (st *stream) fireSchedule(e scheduleEntry, now time.Time) (time.Time, bool)
 		kv = append(kv, "Nats-Rollup", string(rollup))
 	}
 	hdr = withHeaders(withoutHeaders(hdr, producedDrops), kv...)
-	if e := st.storeScheduled(target, hdr, data); e != nil {
-		st.sh.log.Warn("scheduled message not stored", "stream", st.name, "schedule", e.Error())
-	}
+	st.reportScheduled(e.subject, st.storeScheduled(target, hdr, data))
 	return next, repeats
+}
+
+// reportScheduled logs the first produced message a stream fails to
+// store, and the first stored after failures, not every firing.
+func (st *stream) reportScheduled(schedule string, e *apiError) {
+	s := st.sched.Load()
+	switch {
+	case s == nil:
+	case e != nil && !s.failing.Swap(true):
+		st.sh.log.Warn("scheduled messages not stored", "stream", st.name, "schedule", schedule, "err", e.Error())
+	case e == nil && s.failing.Load() && s.failing.Swap(false):
+		st.sh.log.Info("scheduled messages stored again", "stream", st.name)
+	}
 }
 
 // producedDrops selects the headers a produced message does not inherit:
