@@ -76,12 +76,16 @@ type scheduler struct {
 	mu      sync.Mutex // guards the fields below
 	entries map[string]*scheduleEntry
 	due     scheduleHeap
-	purges  []schedulePurge
-	timer   *time.Timer
-	armedAt int64 // unix ns the timer is armed for; 0 when it is not
-	running bool  // a run is firing (without the lock)
-	closed  bool
-	idle    sync.Cond // broadcast when a run ends
+	// replaying is set while the stream's messages are replayed at open:
+	// a produced @at's purge is then queued only if its schedule is still
+	// held (every earlier one was applied before the restart).
+	replaying bool
+	purges    []schedulePurge
+	timer     *time.Timer
+	armedAt   int64 // unix ns the timer is armed for; 0 when it is not
+	running   bool  // a run is firing (without the lock)
+	closed    bool
+	idle      sync.Cond // broadcast when a run ends
 }
 
 func newScheduler(now func() time.Time, fire func(scheduleEntry, time.Time) (time.Time, bool), purge func(schedulePurge)) *scheduler {
@@ -108,8 +112,10 @@ func (s *scheduler) stored(subject string, hdr []byte, seq uint64, ts int64) {
 	}
 	if next := jetlog.HeaderValue(hdr, hdrScheduleNext); next != nil && scheduler != nil {
 		if string(next) == scheduleNextPurge {
+			if _, held := s.entries[string(scheduler)]; held || !s.replaying {
+				s.purges = append(s.purges, schedulePurge{subject: string(scheduler), below: seq})
+			}
 			s.removeLocked(string(scheduler))
-			s.purges = append(s.purges, schedulePurge{subject: string(scheduler), below: seq})
 		} else if t, err := time.Parse(time.RFC3339Nano, string(next)); err == nil {
 			s.moveLocked(string(scheduler), t.UnixNano())
 		}
@@ -163,7 +169,7 @@ func (s *scheduler) removeLocked(subject string) {
 // a queued purge), unless it is already armed as early or a run, which
 // arms it when it ends, is going.
 func (s *scheduler) armLocked() {
-	if s.closed || s.running || s.manual {
+	if s.closed || s.running || s.manual || s.replaying {
 		return
 	}
 	now := s.now().UnixNano()
@@ -256,6 +262,15 @@ func (s *scheduler) close() {
 	for s.running {
 		s.idle.Wait()
 	}
+}
+
+// setReplaying marks the replay of the stored messages at open; the
+// timer is armed once it ends, when the stream can see what it fires.
+func (s *scheduler) setReplaying(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replaying = on
+	s.armLocked()
 }
 
 // pending returns how many schedules are held (for tests and info).

@@ -147,3 +147,21 @@ func TestSchedulerFiresWithItsTimer(t *testing.T) {
 		t.Fatal("a schedule due in the past did not fire")
 	}
 }
+
+func TestSchedulerReplayQueuesOnlyPendingPurges(t *testing.T) {
+	t.Parallel()
+	f, s := newFakeSchedules(t)
+	ts := f.clock().UnixNano()
+	produced := statusHeader("", hdrScheduler, "at", hdrScheduleNext, scheduleNextPurge)
+	s.setReplaying(true)
+	s.stored("out", produced, 3, ts) // its schedule was purged before the restart
+	s.stored("at", scheduleHeader("@at 2025-03-14T10:00:30Z", "out"), 5, ts)
+	s.stored("out", produced, 6, ts) // fired, but the purge did not happen before the restart
+	s.setReplaying(false)
+	s.run()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !slices.Equal(f.purged, []schedulePurge{{subject: "at", below: 6}}) || len(f.fired) != 0 {
+		t.Fatalf("purged %v, fired %v", f.purged, f.fired)
+	}
+}

@@ -159,8 +159,8 @@ func (st *stream) checkSchedule(subject string, hdr []byte) (out []byte, isSched
 }
 
 // checkScheduleHeaders vets the headers that go with a Nats-Schedule.
-func (cfg *streamConfig) checkScheduleHeaders(subject string, hdr []byte) ([]byte, *apiError) {
-	if !cfg.AllowMsgSchedules {
+func (c *streamConfig) checkScheduleHeaders(subject string, hdr []byte) ([]byte, *apiError) {
+	if !c.AllowMsgSchedules {
 		return hdr, errSchedulesDisabled()
 	}
 	ttl := jetlog.HeaderValue(hdr, hdrScheduleTTL)
@@ -172,7 +172,7 @@ func (cfg *streamConfig) checkScheduleHeaders(subject string, hdr []byte) ([]byt
 	if r := jetlog.HeaderValue(hdr, hdrScheduleRollup); r != nil && string(r) != "sub" {
 		return hdr, errScheduleRollup()
 	}
-	if ttl != nil && !cfg.AllowMsgTTL {
+	if ttl != nil && !c.AllowMsgTTL {
 		return hdr, newAPIError(400, 10166, "per-message TTL is disabled")
 	}
 	target := string(jetlog.HeaderValue(hdr, hdrScheduleTarget))
@@ -183,10 +183,10 @@ func (cfg *streamConfig) checkScheduleHeaders(subject string, hdr []byte) ([]byt
 	if source != "" && (source == target || source == subject || !subjects.ValidLiteral(source)) {
 		return hdr, errScheduleSource()
 	}
-	if !cfg.captures(target) {
+	if !c.captures(target) {
 		return hdr, errScheduleTarget()
 	}
-	if source != "" && !cfg.captures(source) {
+	if source != "" && !c.captures(source) {
 		return hdr, errScheduleSource()
 	}
 	switch r := jetlog.HeaderValue(hdr, "Nats-Rollup"); {
@@ -199,8 +199,8 @@ func (cfg *streamConfig) checkScheduleHeaders(subject string, hdr []byte) ([]byt
 }
 
 // captures reports whether one of the stream's subjects takes subject.
-func (cfg *streamConfig) captures(subject string) bool {
-	for _, s := range cfg.Subjects {
+func (c *streamConfig) captures(subject string) bool {
+	for _, s := range c.Subjects {
 		if subjects.Overlap(s, subject) {
 			return true
 		}

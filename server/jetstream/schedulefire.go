@@ -16,6 +16,7 @@ func (st *stream) startSchedules(cfg streamConfig) error {
 		return nil
 	}
 	s := newScheduler(st.sh.now, st.fireSchedule, st.purgeSchedule)
+	s.setReplaying(true)
 	for m, err := range st.log.Messages(0) {
 		if err != nil {
 			s.close()
@@ -24,6 +25,7 @@ func (st *stream) startSchedules(cfg streamConfig) error {
 		s.stored(m.Subject, m.Header, m.Seq, m.Time.UnixNano())
 	}
 	st.sched.Store(s)
+	s.setReplaying(false)
 	return nil
 }
 
