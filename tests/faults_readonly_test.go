@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -97,13 +98,22 @@ func TestReadOnlyStreamDirectory(t *testing.T) {
 		// Writable again. A write that could not be cut off (a read-only
 		// file system refuses the truncate as well) fenced the stream:
 		// the segment's tail is unknown, so it takes writes again only
-		// once reopened, and says so until then.
+		// once reopened from its files, which the server does by itself
+		// once a probe write in the directory succeeds: no restart.
 		restoreWritable(t, ffs, dirA)
-		if err := acked.publish(t, "A", 200); err != nil {
-			if !strings.Contains(err.Error(), "stopped accepting writes") {
-				t.Fatalf("publish once writable, before a restart: %v", err)
-			}
+		awaitPublish(t, acked, "A", 200)
+		resp, err := http.Get("http://" + s.HTTPAddr().String() + "/healthz")
+		if err != nil {
+			t.Fatal(err)
 		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("/healthz once the stream was reopened: %d", resp.StatusCode)
+		}
+		if seam && len(logs.lines("stream=A", "reopened")) == 0 {
+			t.Fatal("the reopening was not logged")
+		}
+		acked.check(t, js)
 		shutdown(t, s)
 		js2 := jsClient(t, startBus(t, server.Options{JetStream: true, StoreDir: store}))
 		acked.js = js2
@@ -165,10 +175,16 @@ func TestReadOnlyStreamDirectory(t *testing.T) {
 		if err == nil {
 			t.Fatalf("a publish to the offline stream was acknowledged: %+v", ack)
 		}
-		shutdown(t, s2)
 
-		// Writable again: a restart serves it whole.
+		// Writable again: the server opens it by itself (a probe write in
+		// its directory succeeds), and after a restart it is served whole.
 		restoreWritable(t, ffs, dirA)
+		awaitPublish(t, acked, "A", 150)
+		if len(logs.lines("stream=A", "writable again")) == 0 {
+			t.Fatal("the stream's opening was not logged")
+		}
+		acked.check(t, js2)
+		shutdown(t, s2)
 		js3 := jsClient(t, startBus(t, server.Options{JetStream: true, StoreDir: store, StoreFS: ffs}))
 		acked.js = js3
 		if err := acked.publish(t, "A", 200); err != nil {
@@ -176,6 +192,28 @@ func TestReadOnlyStreamDirectory(t *testing.T) {
 		}
 		acked.check(t, js3)
 	})
+}
+
+// awaitPublish publishes to stream until one is acknowledged: the server
+// probes a fenced or offline stream's directory once a second and opens
+// the stream again once it is writable. Meanwhile a publish gets the
+// fenced stream's error, the offline stream's, or no responders.
+func awaitPublish(t *testing.T, acked *ackedStreams, stream string, from int) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for i := from; ; i++ {
+		err := acked.publish(t, stream, i)
+		if err == nil {
+			return
+		}
+		if apiCode(err) == 0 && !errors.Is(err, jetstream.ErrNoStreamResponse) {
+			t.Fatalf("publish once writable: %v", err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stream %s was not opened again: %v", stream, err)
+		}
+		time.Sleep(50 * time.Millisecond) // a poll: the probe runs once a second
+	}
 }
 
 // makeReadOnly makes dir unwritable: chmod 0500 where that stops this

@@ -155,6 +155,7 @@ func (svc *Service) streamCreate(r apiRequest, name string) {
 		svc.respondErr(r.reply, typeStreamCreate, errStreamConfig("stream configuration for create can not be sealed"))
 		return
 	}
+	defer svc.lockLimits(cfg)()
 	if e := svc.reserve(cfg, svc.stream(name)); e != nil {
 		svc.respondErr(r.reply, typeStreamCreate, e)
 		return
@@ -235,6 +236,7 @@ func (svc *Service) streamUpdate(r apiRequest, name string) {
 		svc.respondErr(r.reply, typeStreamUpdate, e)
 		return
 	}
+	defer svc.lockLimits(cfg)()
 	if e := svc.reserve(cfg, st); e != nil {
 		svc.respondErr(r.reply, typeStreamUpdate, e)
 		return

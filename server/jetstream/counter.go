@@ -182,8 +182,7 @@ func (st *stream) publishCounter(p *pub, m jetlog.Msg, hdr int) {
 
 // counterStored is pub.stored for an increment, which completes on the
 // publisher's goroutine rather than the appender's: its ack carries the
-// total and is encoded into its own buffer (stream.ackBuf belongs to the
-// appender goroutine).
+// total.
 func (st *stream) counterStored(p *pub, ack jetlog.PubAck, err error, total *big.Int) {
 	if err != nil {
 		if isDiskError(err) && !st.writeFailing.Swap(true) {
@@ -193,12 +192,13 @@ func (st *stream) counterStored(p *pub, ack jetlog.PubAck, err error, total *big
 		return
 	}
 	if p.reply != "" {
-		b := appendPubAck(make([]byte, 0, 96), st.name, st.sh.domain, ack)
+		b := appendPubAck(p.ackBuf[:0], st.name, st.sh.domain, ack)
 		if !ack.Duplicate {
 			b = append(b[:len(b)-1], `,"val":"`...)
 			b = total.Append(b, 10)
 			b = append(b, `"}`...)
 		}
+		p.ackBuf = b
 		st.sh.core.Publish(p.reply, "", nil, b)
 	}
 	st.afterStore(p, ack)

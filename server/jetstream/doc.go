@@ -29,10 +29,14 @@
 //
 // # Goroutines
 //
-//   - Service.serve: three, the API's lanes: one serves changes (creates,
-//     updates, deletes, purges) one at a time in order of arrival, two
-//     serve reads (infos, names, lists, message gets) beside it, so a
+//   - Service.serve: six, the API's lanes: four serve changes (creates,
+//     updates, deletes, purges, consumers), each those of the streams
+//     whose names hash to it, one at a time in order of arrival, so a
+//     slow change to one stream stalls only the streams of its lane; two
+//     serve reads (infos, names, lists, message gets) beside them, so a
 //     slow change never stalls a read. What waits is bounded by bytes.
+//     Changes that must see each other (subject ownership, storage
+//     reservations) meet under Service.mu and Service.limitsMu.
 //   - consumer.run: one per consumer.
 //   - jetlog's own: one appender per Log.
 //

@@ -67,13 +67,10 @@ func errAccountResources() *apiError {
 // reserve refuses a new stream whose max_bytes would not fit in what the
 // limit of its storage kind leaves, as the reference reserves them.
 func (svc *Service) reserve(cfg streamConfig, replacing *stream) *apiError {
-	limit := svc.maxStorage
-	if cfg.Storage == jetlog.StorageMemory {
-		limit = svc.maxMemory
-	}
-	if limit <= 0 || cfg.MaxBytes <= 0 {
+	if !svc.limited(cfg) {
 		return nil
 	}
+	limit := svc.storageLimit(cfg)
 	refuse := newAPIError(500, 10047, "insufficient storage resources available")
 	if cfg.Storage == jetlog.StorageMemory {
 		refuse = newAPIError(500, 10028, "insufficient memory resources available")
@@ -90,4 +87,30 @@ func (svc *Service) reserve(cfg streamConfig, replacing *stream) *apiError {
 		return refuse
 	}
 	return nil
+}
+
+// limited reports whether a stream with cfg counts against a storage
+// limit, so that creating or updating it must hold limitsMu.
+func (svc *Service) limited(cfg streamConfig) bool {
+	return svc.storageLimit(cfg) > 0 && cfg.MaxBytes > 0
+}
+
+// storageLimit is the limit of cfg's storage kind; 0 for none.
+func (svc *Service) storageLimit(cfg streamConfig) int64 {
+	if cfg.Storage == jetlog.StorageMemory {
+		return svc.maxMemory
+	}
+	return svc.maxStorage
+}
+
+// lockLimits holds limitsMu while a create or update of a stream with cfg
+// checks its reservation and takes effect: without it two changes in
+// different lanes could each fit alone and together not. It returns the
+// unlock, a no-op when no limit applies.
+func (svc *Service) lockLimits(cfg streamConfig) func() {
+	if !svc.limited(cfg) {
+		return func() {}
+	}
+	svc.limitsMu.Lock()
+	return svc.limitsMu.Unlock
 }

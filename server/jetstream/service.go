@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"log/slog"
 	"math/rand/v2"
@@ -85,8 +86,9 @@ type shared struct {
 }
 
 // Service is the persistence layer: the streams, their consumers and the
-// API that manages them. API requests are handled one at a time on its own
-// goroutine, so a slow disk never stalls a client's reader. Create it with
+// API that manages them. API requests are handled on its own goroutines
+// (the lanes: see Service.changes), so a slow disk never stalls a client's
+// reader, and a slow change to one stream never stalls the others. Create it with
 // New, start it with Start, stop it with Shutdown.
 type Service struct {
 	sh  *shared
@@ -121,19 +123,26 @@ type Service struct {
 	maxMemory, maxStorage int64
 	defaultSync           time.Duration // Options.DefaultSyncInterval
 	redrives              redrives
-	// API requests wait in two lanes: reads (infos, names, lists, message
+	// API requests wait in lanes: reads (infos, names, lists, message
 	// gets) are served by a few goroutines at once, so that a slow change
-	// never stalls them; changes are served one at a time, in order.
-	reads, changes chan apiRequest
-	queued         atomic.Int64 // bytes of requests waiting in both lanes
-	stop           chan struct{}
-	lagKick        chan struct{} // capacity 1: a consumer with a lag alert was created
-	workers        sync.WaitGroup
+	// never stalls them; changes wait in the lane of the stream they name
+	// (changeLane), each served one at a time in order, so that a slow
+	// change to one stream (a create with many subjects, a purge of a
+	// large one) stalls only the streams sharing its lane.
+	reads   chan apiRequest
+	changes [apiChangeLanes]chan apiRequest
+	// limitsMu makes a create's or an update's storage reservation and
+	// its taking effect one step, now that they may run side by side.
+	limitsMu sync.Mutex
+	queued   atomic.Int64 // bytes of requests waiting in both lanes
+	stop     chan struct{}
+	lagKick  chan struct{} // capacity 1: a consumer with a lag alert was created
+	workers  sync.WaitGroup
 
 	apiTotal, apiErrors atomic.Int64
 }
 
-// apiRequest is a copied API request waiting for the API goroutine.
+// apiRequest is a copied API request waiting in a lane.
 type apiRequest struct {
 	from    Rights // who sent it; nil means the server itself
 	subject string
@@ -141,6 +150,9 @@ type apiRequest struct {
 	hdr     []byte
 	body    []byte
 	size    int64 // what it counts against maxQueuedBytes
+	// run, when set, is the server's own change to carry out in the lane
+	// (reopen.go) instead of a request.
+	run func()
 }
 
 // New returns a service over core that is not yet started.
@@ -172,9 +184,11 @@ func New(core Core, opts Options) (*Service, error) {
 		creating:       map[string]bool{},
 		damaged:        map[string]DamagedStream{},
 		reads:          make(chan apiRequest, apiLaneLen),
-		changes:        make(chan apiRequest, apiLaneLen),
 		stop:           make(chan struct{}),
 		lagKick:        make(chan struct{}, 1),
+	}
+	for i := range svc.changes {
+		svc.changes[i] = make(chan apiRequest, apiLaneLen)
 	}
 	svc.sh.lookup = svc.stream
 	svc.sh.domain = opts.Domain
@@ -232,9 +246,12 @@ func (svc *Service) Start() error {
 		svc.workers.Add(1)
 		go svc.limitWatch()
 	}
-	svc.workers.Add(2 + apiReaders)
+	svc.workers.Add(2 + apiChangeLanes + apiReaders)
 	go svc.lagWatch()
-	go svc.serve(svc.changes)
+	go svc.fenceWatch()
+	for _, lane := range svc.changes {
+		go svc.serve(lane)
+	}
 	for range apiReaders {
 		go svc.serve(svc.reads)
 	}
@@ -279,7 +296,7 @@ func (svc *Service) loadStreams() error {
 			progress.streamDone(0)
 			svc.sh.log.Error("stream damaged; not loaded, its files are left as found", "stream", e.Name(), "dir", dir, "err", err)
 			svc.mu.Lock()
-			svc.damaged[e.Name()] = DamagedStream{Name: e.Name(), Error: publicError(err)}
+			svc.damaged[e.Name()] = DamagedStream{Name: e.Name(), Error: publicError(err), unwritable: notWritable(err)}
 			svc.mu.Unlock()
 			continue
 		}
@@ -323,6 +340,10 @@ func (svc *Service) loadStream(dir string) (*stream, error) {
 type DamagedStream struct {
 	Name  string `json:"name"`
 	Error string `json:"error"`
+	// unwritable says it failed for want of a writable directory (a
+	// read-only store, a full disk), so it is opened again once its
+	// directory is writable (reopen.go).
+	unwritable bool
 }
 
 // Damaged lists the streams that could not be opened, by name.
@@ -359,6 +380,7 @@ const (
 	maxOpenFiles   = 1024
 	apiLaneLen     = 1024
 	apiReaders     = 2
+	apiChangeLanes = 4
 	maxQueuedBytes = 64 << 20
 )
 
@@ -382,7 +404,7 @@ func (svc *Service) captureRequest(from Rights, subject, reply []byte, hdr int, 
 	} else {
 		r.body = buf
 	}
-	lane := svc.changes
+	lane := svc.changes[changeLane(r.subject)]
 	if isRead(r.subject) {
 		lane = svc.reads
 	}
@@ -409,12 +431,46 @@ func isRead(subject string) bool {
 	return false
 }
 
+// changeLane returns the change lane of an API request: the one of the
+// stream it names, so that changes to one stream (its creation, updates,
+// purges, deletion, and its consumers') keep their order; requests that
+// name no stream share lane 0.
+func changeLane(subject string) int {
+	name := changedStream(strings.TrimPrefix(subject, apiPrefix))
+	if name == "" {
+		return 0
+	}
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return int(h.Sum32() % apiChangeLanes)
+}
+
+// changedStream returns the stream a change request names: STREAM.<op>.S,
+// STREAM.MSG.DELETE.S, CONSUMER.<op>.S…, CONSUMER.DURABLE.CREATE.S… and
+// the LEADER.STEPDOWN and PEER.REMOVE forms.
+func changedStream(op string) string {
+	t := strings.SplitN(op, ".", 5)
+	switch {
+	case len(t) >= 4 && (t[1] == "MSG" || t[1] == "LEADER" || t[1] == "PEER"):
+		return t[3]
+	case len(t) >= 5 && t[0] == "CONSUMER" && t[1] == "DURABLE":
+		return t[3]
+	case len(t) >= 3 && (t[0] == "STREAM" || t[0] == "CONSUMER"):
+		return t[2]
+	}
+	return ""
+}
+
 // serve handles the requests of one lane until Shutdown.
 func (svc *Service) serve(lane chan apiRequest) {
 	defer svc.workers.Done()
 	for {
 		select {
 		case r := <-lane:
+			if r.run != nil {
+				r.run()
+				continue
+			}
 			svc.handle(r)
 			svc.queued.Add(-r.size)
 		case <-svc.stop:

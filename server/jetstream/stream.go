@@ -40,8 +40,9 @@ type stream struct {
 	live        atomic.Pointer[[]*consumer]
 	dropUnheard atomic.Bool
 	// sealed is cfg.Sealed for the publish path: a sealed stream takes
-	// no more messages.
-	sealed atomic.Bool
+	// no more messages; noAck is cfg.NoAck: it answers no publish, neither
+	// with an ack nor with an error, as the reference.
+	sealed, noAck atomic.Bool
 	// writeFailing is set while publishes fail for the disk's sake (full,
 	// read-only, fenced): the first failure and the first success after
 	// it are logged, not every publish.
@@ -60,10 +61,6 @@ type stream struct {
 	counterMu sync.Mutex
 	// sched holds the message schedules (allow_msg_schedules; schedule.go).
 	sched atomic.Pointer[scheduler]
-
-	// ackBuf is the pub ack being encoded; only the appender goroutine
-	// (which runs every pub's done) touches it.
-	ackBuf []byte
 
 	publishes publishStats // counters and ack latency for monitoring (stats.go)
 }
@@ -107,6 +104,7 @@ func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
 	}
 	self.Store(st)
 	st.sealed.Store(cfg.Sealed)
+	st.noAck.Store(cfg.NoAck)
 	st.counter.Store(cfg.AllowMsgCounter)
 	st.setTransforms(cfg)
 	st.mu.Lock()
@@ -155,12 +153,19 @@ type pub struct {
 	done    func(jetlog.PubAck, error)
 	start   time.Time  // when it was captured, for the ack latency
 	msg     jetlog.Msg // as handed to the log (for republish)
+	// ackBuf is its pub ack being encoded: the pub's own, since a rollup
+	// completes on the publisher's reader goroutine, the others on the
+	// appender's.
+	ackBuf []byte
 }
 
 // captureMsg runs on the publisher's reader goroutine: it copies the
 // message and hands it to the appender, which keeps arrival order. A
 // full appender queue blocks it (the publisher waits for the disk).
 func (st *stream) captureMsg(subject, reply []byte, hdr int, msg []byte) bool {
+	if st.noAck.Load() {
+		reply = nil
+	}
 	if st.sealed.Load() {
 		st.ackError(string(reply), errStreamSealed())
 		return true
@@ -279,8 +284,8 @@ func (p *pub) stored(ack jetlog.PubAck, err error) {
 			st.log.DeleteAsync(ack.Seq, nil) // an interest stream nobody is interested in
 		}
 		if p.reply != "" {
-			st.ackBuf = appendPubAck(st.ackBuf[:0], st.name, st.sh.domain, ack)
-			st.sh.core.Publish(p.reply, "", nil, st.ackBuf)
+			p.ackBuf = appendPubAck(p.ackBuf[:0], st.name, st.sh.domain, ack)
+			st.sh.core.Publish(p.reply, "", nil, p.ackBuf)
 		}
 		st.publishes.stored(p.start, ack.Duplicate)
 		st.noteStored(p.msg, ack)
@@ -524,6 +529,7 @@ func (st *stream) setConfig(cfg streamConfig) {
 		st.dropBatches()
 	}
 	st.sealed.Store(cfg.Sealed)
+	st.noAck.Store(cfg.NoAck)
 	st.setTransforms(cfg)
 	st.enableSchedules(cfg)
 }
