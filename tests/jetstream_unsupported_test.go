@@ -19,7 +19,6 @@ func TestUnsupportedFeaturesAreRefused(t *testing.T) {
 	s, _ := startJS(t)
 	nc := connect(t, busURL(s))
 	for _, c := range []struct{ subject, body, want string }{
-		{"$JS.API.STREAM.CREATE.A", `{"name":"A","subjects":["a"],"persist_mode":"async"}`, "persist_mode"},
 		{"$JS.API.STREAM.CREATE.A", `{"name":"A","mirror":{"name":"B","external":{"api":"$JS.x.API"}}}`, "external"},
 		{"$JS.API.CONSUMER.CREATE.X.P", `{"stream_name":"X","config":{"durable_name":"P","deliver_subject":"p","rate_limit_bps":1000}}`, "rate_limit_bps"},
 		{"$JS.API.CONSUMER.CREATE.X.P", `{"stream_name":"X","config":{"durable_name":"P","ack_policy":"explicit","sample_freq":"50%"}}`, "sample_freq"},

@@ -98,11 +98,13 @@ type apiStats struct {
 }
 
 // APILevel is the JetStream API level bus serves, which clients read to
-// decide what they may ask for: 1 is nats-server 2.11's, with per-message
-// TTLs, subject delete markers (nats.go's LimitMarkerTTL and KeyTTL),
-// consumer pause and priority groups (overflow, pinned_client and
-// prioritized, with $JS.API.CONSUMER.UNPIN; machine_priority.go).
-const APILevel = 1
+// decide what they may ask for: 2 is nats-server 2.12's. Level 1 brought
+// per-message TTLs, subject delete markers (nats.go's LimitMarkerTTL and
+// KeyTTL), consumer pause and priority groups (machine_priority.go);
+// level 2 counters (counter.go), atomic batch publish (batch.go), message
+// schedules (schedule.go) and persist_mode "async". Fast batches and flow
+// control acks (level 4) are not served.
+const APILevel = 2
 
 func (svc *Service) accountInfo(r apiRequest) {
 	info := accountInfo{Type: typeAccountInfo, Limits: accountLimits{-1, -1, -1, -1, -1}, Domain: svc.sh.domain}

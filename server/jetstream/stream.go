@@ -170,6 +170,12 @@ func (st *stream) captureMsg(subject, reply []byte, hdr int, msg []byte) bool {
 		st.ackError(string(reply), errStreamSealed())
 		return true
 	}
+	if bytes.HasSuffix(reply, []byte(fastBatchSuffix)) {
+		// A fast batch (API level 4), which bus does not serve: refused
+		// as on a stream without allow_batched, never stored as plain.
+		st.ackError(string(reply), newAPIError(400, 10205, "batch publish is disabled"))
+		return true
+	}
 	if st.full() {
 		st.ackError(string(reply), errAccountResources())
 		return true
@@ -353,6 +359,9 @@ func (st *stream) refuseHeaders(hdr []byte) *apiError {
 }
 
 const expectedPrefix = "Nats-Expected-"
+
+// fastBatchSuffix ends the reply subject of a fast batch's messages.
+const fastBatchSuffix = ".$FI"
 
 // expectations reads a publish's Nats-Expected-* headers: the stream's
 // name is checked here; the rest become preconditions the appender

@@ -3,6 +3,7 @@ package jetstream
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/bus-dev/bus/jetlog"
@@ -41,6 +42,9 @@ type streamConfig struct {
 	AllowAtomic          bool                    `json:"allow_atomic,omitempty"`
 	AllowBatched         bool                    `json:"allow_batched,omitempty"` // fast batches: accepted, not served
 	AllowMsgSchedules    bool                    `json:"allow_msg_schedules,omitempty"`
+	// PersistMode "async" acks a publish before its fsync, as the
+	// reference's; bus serves it with "interval" durability.
+	PersistMode string `json:"persist_mode,omitempty"`
 	SubjectTransform     *subjectTransformConfig `json:"subject_transform,omitempty"`
 	RePublish            *rePublishConfig        `json:"republish,omitempty"`
 	FirstSeq             uint64                  `json:"first_seq,omitempty"`
@@ -166,6 +170,9 @@ func (c *streamConfig) normalize() *apiError {
 	default:
 		return errInvalidJSON(errors.New("unknown compression algorithm"))
 	}
+	if e := c.normalizePersistMode(); e != nil {
+		return e
+	}
 	if c.Durability == "" {
 		c.Durability = jetlog.DurabilityAlways
 	}
@@ -240,9 +247,6 @@ func (c *streamConfig) normalize() *apiError {
 	}
 	if c.Mirror != nil && c.FirstSeq > 0 {
 		return newAPIError(400, 10143, "stream mirrors can not have first sequence configured")
-	}
-	if e := c.refuseUnsupported(); e != nil {
-		return e
 	}
 	if err := c.logConfig().Normalized().Validate(); err != nil {
 		return errStreamConfig("%v", err)
@@ -325,13 +329,30 @@ func selfOverlap(list []string) (string, string, bool) {
 	return "", "", false
 }
 
-// refuseUnsupported refuses the reference's stream features bus does not
-// have yet, rather than echoing a setting it would not act on.
-func (c *streamConfig) refuseUnsupported() *apiError {
-	// allow_batched (fast batches) only permits a kind of publish, which
-	// bus does not serve: the nats CLI sets it on the streams it makes.
-	if raw, ok := c.extra["persist_mode"]; ok && string(raw) == `"async"` {
-		return errStreamConfig(`persist_mode "async" is not supported by bus: use "x_bus_durability":"interval"`)
+// normalizePersistMode checks persist_mode as the reference does and
+// maps "async" onto bus's own durability: "interval", with the stream's
+// or the server's sync interval. "default" is the reference's zero value,
+// which it does not echo.
+func (c *streamConfig) normalizePersistMode() *apiError {
+	switch c.PersistMode {
+	case "", "default":
+		c.PersistMode = ""
+		return nil
+	case "async":
+	default:
+		return errInvalidJSON(fmt.Errorf("can not unmarshal %q", c.PersistMode))
+	}
+	switch {
+	case c.Storage != jetlog.StorageFile:
+		return errStreamConfig("async persist mode is only supported on file storage")
+	case c.Replicas > 1:
+		return errStreamConfig("async persist mode is not supported on replicated streams")
+	case c.AllowAtomic:
+		return errStreamConfig("async persist mode is not supported with atomic batch publish")
+	case c.Durability == jetlog.DurabilityAlways:
+		return errStreamConfig(`async persist mode acks before the fsync: it can not have "x_bus_durability":"always"`)
+	case c.Durability == "":
+		c.Durability = jetlog.DurabilityInterval
 	}
 	return nil
 }

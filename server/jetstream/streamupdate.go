@@ -28,6 +28,8 @@ func checkUpdate(old streamConfig, cfg *streamConfig) *apiError {
 		return errStreamConfig("stream configuration update can not change message counter setting")
 	case old.AllowMsgSchedules && !cfg.AllowMsgSchedules:
 		return errStreamConfig("message schedules can not be disabled")
+	case old.PersistMode != cfg.PersistMode:
+		return errStreamConfig("stream configuration update can not change persist mode")
 	}
 	if cfg.Sealed {
 		cfg.MaxAge = 0
