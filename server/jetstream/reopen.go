@@ -37,29 +37,63 @@ func (svc *Service) fenceWatch() {
 	defer svc.workers.Done()
 	ticker := time.NewTicker(fenceRetryEvery)
 	defer ticker.Stop()
+	backoff := reopenBackoff{}
 	for {
+		var now time.Time
 		select {
-		case <-ticker.C:
+		case now = <-ticker.C:
 		case <-svc.stop:
 			return
 		}
 		for _, st := range svc.sortedStreams() {
-			if st.log.Err() == nil || svc.probe(st.dir) != nil {
+			if st.log.Err() == nil || !backoff.due(st.name, now) || svc.probe(st.dir) != nil {
 				continue
 			}
+			backoff.tried(st.name, now)
 			if !svc.runInLane(st.name, svc.reopen) {
 				return
 			}
 		}
 		for _, name := range svc.unwritableNames() {
-			if svc.probe(filepath.Join(svc.dir, name)) != nil {
+			if !backoff.due(name, now) || svc.probe(filepath.Join(svc.dir, name)) != nil {
 				continue
 			}
+			backoff.tried(name, now)
 			if !svc.runInLane(name, svc.reload) {
 				return
 			}
 		}
 	}
+}
+
+// reopenBackoff spaces the reopenings of one stream: a disk whose fsyncs
+// fail again and again would otherwise have its stream recovered from
+// its files every second. The wait doubles from a second to about a
+// minute while reopenings follow each other within reopenCalm, and
+// starts over after that.
+type reopenBackoff map[string]struct {
+	next time.Time
+	wait time.Duration
+}
+
+const (
+	reopenMaxWait = 64 * time.Second
+	reopenCalm    = 10 * time.Minute
+)
+
+func (b reopenBackoff) due(name string, now time.Time) bool {
+	return !now.Before(b[name].next)
+}
+
+func (b reopenBackoff) tried(name string, now time.Time) {
+	r := b[name]
+	if r.wait == 0 || now.Sub(r.next) > reopenCalm {
+		r.wait = fenceRetryEvery
+	} else {
+		r.wait = min(2*r.wait, reopenMaxWait)
+	}
+	r.next = now.Add(r.wait)
+	b[name] = r
 }
 
 // runInLane queues fn(name) in the change lane of stream name; false if
