@@ -239,6 +239,15 @@ func (c *Consumer) Info() ConsumerInfo {
 	}
 }
 
+// NumAckPending is Info().NumAckPending without Info's count of
+// redeliveries, a walk over the pending set: the consumer asks it at
+// every delivery step (see BenchmarkMachineFetchJournaled).
+func (c *Consumer) NumAckPending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.state.Pending)
+}
+
 // PendingSeqs returns the pending stream seqs, ascending.
 func (c *Consumer) PendingSeqs() []uint64 {
 	c.mu.Lock()

@@ -216,7 +216,7 @@ func (c *consumer) capturePull(_, reply []byte, hdr int, msg []byte) bool {
 
 // captureAck queues an ack (client reader goroutine).
 func (c *consumer) captureAck(subject, reply []byte, hdr int, msg []byte) bool {
-	seq, ok := parseAckSubject(string(subject))
+	seq, ok := parseAckSubject(subject)
 	if !ok {
 		return true
 	}

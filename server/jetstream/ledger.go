@@ -21,6 +21,9 @@ type ledger interface {
 	// as well.
 	Update(fn func(s *jetlog.ConsumerState), sync bool) error
 	Info() jetlog.ConsumerInfo
+	// NumAckPending is Info().NumAckPending, cheaply: Info walks the
+	// pending set to count redeliveries.
+	NumAckPending() int
 	// SetRaw stores the consumer's API config again (a pause changed it),
 	// durably for a journaled ledger.
 	SetRaw(raw []byte) error
@@ -77,6 +80,12 @@ func (m *memLedger) Info() jetlog.ConsumerInfo {
 		NumAckPending:  len(m.s.Pending),
 		NumRedelivered: m.s.NumRedelivered(),
 	}
+}
+
+func (m *memLedger) NumAckPending() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.s.Pending)
 }
 
 func (m *memLedger) SetRaw([]byte) error { return nil }

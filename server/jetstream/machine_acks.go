@@ -3,6 +3,7 @@ package jetstream
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -36,11 +37,15 @@ const (
 	ackUnknown
 )
 
-// parseAck reads an ack body once, where it arrives.
+// parseAck reads an ack body once, where it arrives. A plain ack
+// allocates nothing (see BenchmarkParseAck).
 func parseAck(seq uint64, body []byte, reply string) ackMsg {
-	kind, arg, _ := strings.Cut(string(body), " ")
-	a := ackMsg{seq: seq, arg: strings.TrimSpace(arg), reply: reply}
-	switch kind {
+	kind, arg, _ := bytes.Cut(body, []byte(" "))
+	a := ackMsg{seq: seq, reply: reply}
+	if arg = bytes.TrimSpace(arg); len(arg) > 0 {
+		a.arg = string(arg)
+	}
+	switch string(kind) { // compared without a copy
 	case "", "+ACK", "+OK":
 		a.kind = ackAck
 	case "+NXT":
@@ -58,14 +63,47 @@ func parseAck(seq uint64, body []byte, reply string) ackMsg {
 }
 
 // parseAckSubject reads the stream seq from
-// $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>.
-func parseAckSubject(subject string) (uint64, bool) {
-	t := strings.Split(subject, ".")
-	if len(t) != 9 {
+// $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>
+// (exactly nine tokens) without splitting it: it runs for every ack, on
+// the reader goroutine (see BenchmarkParseAck).
+func parseAckSubject[S string | []byte](subject S) (uint64, bool) {
+	tokens, start := 0, 0
+	var seq S
+	for i := 0; i <= len(subject); i++ {
+		if i < len(subject) && subject[i] != '.' {
+			continue
+		}
+		if tokens == 5 {
+			seq = subject[start:i]
+		}
+		tokens++
+		start = i + 1
+	}
+	if tokens != 9 {
 		return 0, false
 	}
-	seq, err := strconv.ParseUint(t[5], 10, 64)
-	return seq, err == nil
+	return parseDecimal(seq)
+}
+
+// parseDecimal is strconv.ParseUint(s, 10, 64) without the conversion
+// to a string or the error value.
+func parseDecimal[S string | []byte](s S) (uint64, bool) {
+	if len(s) == 0 {
+		return 0, false
+	}
+	var n uint64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if n > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
 }
 
 // applyAcks applies a batch of acks as one journaled step, then the

@@ -35,7 +35,7 @@ func (m *machine) collectDue(now time.Time) {
 	for _, e := range m.scratch.exhausted {
 		m.deadLetter(e.seq, e.deliveries, "max_deliveries", "", now)
 	}
-	if m.redeliver.Len() > 64 && m.redeliver.Len() > 4*m.ledger.Info().NumAckPending {
+	if m.redeliver.Len() > 64 && m.redeliver.Len() > 4*m.ledger.NumAckPending() {
 		m.compactDeadlines()
 	}
 }
@@ -164,7 +164,7 @@ func (m *machine) gather(r *pullRequest, now time.Time) (msgs []jetlog.Msg, from
 	}()
 	room := -1 // first deliveries max ack pending still allows
 	if limit := m.cfg.MaxAckPending; limit > 0 && m.cfg.AckPolicy != AckNone {
-		room = max(limit-m.ledger.Info().NumAckPending+m.groups.numTombs(), 0)
+		room = max(limit-m.ledger.NumAckPending()+m.groups.numTombs(), 0)
 	}
 	budget := r.maxBytes
 	for len(msgs) < r.batch {
