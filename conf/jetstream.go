@@ -17,6 +17,14 @@ import (
 //	  domain: hub             # the JetStream domain
 //	  sync_interval: 10s      # or "always" (bus's default)
 //	  enabled: true
+//	  limits {                # what clients may set (jetstreamlimits.go)
+//	    max_ack_pending: 10000
+//	    max_request_batch: 1000
+//	    duplicate_window: 5m
+//	    default_max_consumers: 1000
+//	    max_ha_assets: 0
+//	    batch { max_inflight_per_stream: 50, max_inflight_total: 1000, max_msgs: 1000, timeout: 10s }
+//	  }
 //	}
 //
 // A block without enabled turns JetStream on, as in nats-server.
@@ -33,6 +41,8 @@ type JetStream struct {
 	// x_bus_durability sync at most this often instead of before every
 	// ack ("always", 0, bus's default).
 	SyncInterval time.Duration
+	// Limits bound what clients may set on streams and consumers.
+	Limits JetStreamLimits
 }
 
 // jetstreamValue binds the jetstream key; a block's store_dir sets the
@@ -50,6 +60,7 @@ var jetstreamKeys = map[string]string{
 	"domain":        "domain",
 	"sync_interval": "sync_interval", "sync": "sync_interval",
 	"enabled": "enabled", "enable": "enabled",
+	"limits": "limits",
 }
 
 func (v jetstreamValue) set(raw any) error {
@@ -84,6 +95,8 @@ func (v jetstreamValue) set(raw any) error {
 			err = syncInterval(&next.SyncInterval, val)
 		case canonical == "enabled":
 			err = boolValue{&next.Enabled}.set(val)
+		case canonical == "limits":
+			err = jetstreamLimits(&next.Limits, val)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %v", k, err))

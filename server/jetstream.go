@@ -9,6 +9,13 @@ import (
 // Jsz is the /jsz document (see jetstream.Jsz).
 type Jsz = jetstream.Jsz
 
+// JetStreamLimits and JetStreamBatchLimits are Options' bounds on what
+// clients set (see jetstream.Limits and jetstream.BatchLimits).
+type (
+	JetStreamLimits      = jetstream.Limits
+	JetStreamBatchLimits = jetstream.BatchLimits
+)
+
 // startJetStream opens the streams under the store directory and starts
 // serving the JetStream API through the core adapter.
 func (s *Server) startJetStream() error {
@@ -24,6 +31,8 @@ func (s *Server) startJetStream() error {
 		MaxMemory:            s.opts.JetStreamMaxMemory,
 		MaxStorage:           s.opts.JetStreamMaxStore,
 		DefaultSyncInterval:  s.opts.JetStreamSyncInterval,
+		Limits:               s.opts.JetStreamLimits,
+		Batch:                s.opts.JetStreamBatchLimits,
 	})
 	if err != nil {
 		return err

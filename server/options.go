@@ -57,6 +57,11 @@ type Options struct {
 	// (x_bus_durability "interval") instead of before every ack
 	// (nats-server's sync_interval).
 	JetStreamSyncInterval time.Duration
+	// JetStreamLimits and JetStreamBatchLimits bound what clients set on
+	// streams, consumers and atomic batches (nats-server's jetstream {
+	// limits {} }); zero values leave a bound unset.
+	JetStreamLimits      JetStreamLimits
+	JetStreamBatchLimits JetStreamBatchLimits
 	// StoreFS is the file system the streams' files go through; nil
 	// means the operating system's. It is for fault injection in tests
 	// (a full disk or a read-only directory for one stream).

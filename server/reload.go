@@ -89,7 +89,8 @@ func restartKeys(old, new Options) []string {
 	check("store_dir", old.StoreDir == new.StoreDir)
 	check("jetstream", old.JetStream == new.JetStream && old.JetStreamDomain == new.JetStreamDomain &&
 		old.JetStreamMaxMemory == new.JetStreamMaxMemory && old.JetStreamMaxStore == new.JetStreamMaxStore &&
-		old.JetStreamSyncInterval == new.JetStreamSyncInterval)
+		old.JetStreamSyncInterval == new.JetStreamSyncInterval &&
+		old.JetStreamLimits == new.JetStreamLimits && old.JetStreamBatchLimits == new.JetStreamBatchLimits)
 	check("max_pending_total", old.MaxPendingTotal == new.MaxPendingTotal)
 	check("mappings", reflect.DeepEqual(old.Mappings, new.Mappings))
 	check("system_account", old.SystemAccount.name() == new.SystemAccount.name())
@@ -106,6 +107,7 @@ func restartKeys(old, new Options) []string {
 		o.MaxPayload, o.MaxControlLine, o.MaxConnections, o.MaxSubscriptions, o.MaxPending = 0, 0, 0, 0, 0
 		o.PingInterval, o.MaxPingsOut, o.WriteDeadline, o.MaxUnauthenticated, o.FirstPingDelay = 0, 0, 0, 0, 0
 		o.LameDuckDuration, o.LameDuckGracePeriod = 0, 0
+		o.JetStreamLimits, o.JetStreamBatchLimits = live.JetStreamLimits, live.JetStreamBatchLimits
 		return o
 	}
 	if !reflect.DeepEqual(rest(old), rest(new)) {

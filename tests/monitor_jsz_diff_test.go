@@ -15,9 +15,8 @@ func TestMonitorJszMatchesReference(t *testing.T) {
 	t.Parallel()
 	p := startMonitorPair(t)
 	notServed := map[string]string{
-		"config.sync_interval":                                                "bus syncs per stream (x_bus_durability)",
-		"config.strict":                                                       "bus always parses the API strictly",
-		"limits.default_max_consumers":                                        "bus has no JetStream limits",
+		"config.sync_interval": "bus syncs per stream (x_bus_durability)",
+		"config.strict":        "bus always parses the API strictly",
 		"account_details[].stream_detail[].config.metadata":                   "the reference's _nats.req.level",
 		"account_details[].stream_detail[].config.allow_msg_ttl":              "bus has no per-message TTL",
 		"account_details[].stream_detail[].consumer_detail[].config.metadata": "the reference's _nats.req.level",

@@ -25,6 +25,8 @@ func options(cfg conf.Config, log *slog.Logger) server.Options {
 		JetStreamMaxMemory:    cfg.JetStream.MaxMemory,
 		JetStreamMaxStore:     cfg.JetStream.MaxStore,
 		JetStreamSyncInterval: cfg.JetStream.SyncInterval,
+		JetStreamLimits:       jetstreamLimits(cfg.JetStream.Limits),
+		JetStreamBatchLimits:  jetstreamBatchLimits(cfg.JetStream.Limits.Batch),
 		MaxPayload:            int(cfg.MaxPayload), // at most 64MB, checked by conf
 		MaxControlLine:        int(cfg.MaxControlLine),
 		MaxConnections:        cfg.MaxConnections,
@@ -153,4 +155,25 @@ func plainSecrets(a server.Authorization) bool {
 // plainSystemSecrets is plainSecrets for the system account's users.
 func plainSystemSecrets(a server.SystemAccount) bool {
 	return plainSecrets(server.Authorization{Users: a.Users})
+}
+
+// jetstreamLimits maps the jetstream block's limits.
+func jetstreamLimits(l conf.JetStreamLimits) server.JetStreamLimits {
+	return server.JetStreamLimits{
+		MaxAckPending:       l.MaxAckPending,
+		MaxRequestBatch:     l.MaxRequestBatch,
+		DuplicateWindow:     l.DuplicateWindow,
+		DefaultMaxConsumers: l.DefaultMaxConsumers,
+		MaxHAAssets:         l.MaxHAAssets,
+	}
+}
+
+// jetstreamBatchLimits maps the limits block's batch block.
+func jetstreamBatchLimits(b conf.JetStreamBatchLimits) server.JetStreamBatchLimits {
+	return server.JetStreamBatchLimits{
+		MaxInflightPerStream: b.MaxInflightPerStream,
+		MaxInflightTotal:     b.MaxInflightTotal,
+		MaxSize:              b.MaxMsgs,
+		Timeout:              b.Timeout,
+	}
 }

@@ -72,7 +72,12 @@ func (svc *Service) consumerCreate(r apiRequest, streamName, name, filter string
 			cfg.Name = nuid.Next()
 		}
 	}
+	svc.sh.limits.consumerDefaults(&cfg)
 	if e := cfg.normalize(st.config()); e != nil {
+		svc.respondErr(r.reply, typeConsumerCreate, e)
+		return
+	}
+	if e := svc.sh.limits.checkConsumer(&cfg); e != nil {
 		svc.respondErr(r.reply, typeConsumerCreate, e)
 		return
 	}

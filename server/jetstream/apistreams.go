@@ -73,14 +73,18 @@ func decodeBody(body []byte, v any) *apiError {
 }
 
 type accountInfo struct {
-	Type      string        `json:"type"`
-	Memory    uint64        `json:"memory"`
-	Storage   uint64        `json:"storage"`
-	Streams   int           `json:"streams"`
-	Consumers int           `json:"consumers"`
-	Limits    accountLimits `json:"limits"`
-	Domain    string        `json:"domain,omitempty"`
-	API       apiStats      `json:"api"`
+	Type    string `json:"type"`
+	Memory  uint64 `json:"memory"`
+	Storage uint64 `json:"storage"`
+	// ReservedMemory and ReservedStorage sum the max_bytes of the
+	// streams that set one.
+	ReservedMemory  uint64        `json:"reserved_memory"`
+	ReservedStorage uint64        `json:"reserved_storage"`
+	Streams         int           `json:"streams"`
+	Consumers       int           `json:"consumers"`
+	Limits          accountLimits `json:"limits"`
+	Domain          string        `json:"domain,omitempty"`
+	API             apiStats      `json:"api"`
 }
 
 type accountLimits struct {
@@ -89,6 +93,12 @@ type accountLimits struct {
 	MaxStreams   int   `json:"max_streams"`
 	MaxConsumers int   `json:"max_consumers"`
 	MaxAckPend   int   `json:"max_ack_pending"`
+	// The account's bounds on one stream's max_bytes, and whether a
+	// stream must set one: none for bus's one account, as the
+	// reference's global account.
+	MemoryMaxStreamBytes int64 `json:"memory_max_stream_bytes"`
+	StoreMaxStreamBytes  int64 `json:"storage_max_stream_bytes"`
+	MaxBytesRequired     bool  `json:"max_bytes_required"`
 }
 
 type apiStats struct {
@@ -107,7 +117,7 @@ type apiStats struct {
 const APILevel = 2
 
 func (svc *Service) accountInfo(r apiRequest) {
-	info := accountInfo{Type: typeAccountInfo, Limits: accountLimits{-1, -1, -1, -1, -1}, Domain: svc.sh.domain}
+	info := accountInfo{Type: typeAccountInfo, Limits: accountLimits{-1, -1, -1, -1, -1, -1, -1, false}, Domain: svc.sh.domain}
 	if svc.maxMemory > 0 {
 		info.Limits.MaxMemory = svc.maxMemory
 	}
@@ -115,11 +125,14 @@ func (svc *Service) accountInfo(r apiRequest) {
 		info.Limits.MaxStorage = svc.maxStorage
 	}
 	for _, st := range svc.sortedStreams() {
-		s := st.log.State()
-		if st.config().Storage == jetlog.StorageMemory {
+		s, cfg := st.log.State(), st.config()
+		reserved := uint64(max(cfg.MaxBytes, 0))
+		if cfg.Storage == jetlog.StorageMemory {
 			info.Memory += s.Bytes
+			info.ReservedMemory += reserved
 		} else {
 			info.Storage += s.Bytes
+			info.ReservedStorage += reserved
 		}
 		info.Streams++
 		info.Consumers += st.numConsumers()
@@ -149,7 +162,12 @@ func (svc *Service) streamCreate(r apiRequest, name string) {
 	if cfg.Durability == "" && svc.defaultSync > 0 {
 		cfg.Durability, cfg.SyncInterval = jetlog.DurabilityInterval, int64(svc.defaultSync)
 	}
+	svc.sh.limits.streamDefaults(&cfg)
 	if e := cfg.normalize(); e != nil {
+		svc.respondErr(r.reply, typeStreamCreate, e)
+		return
+	}
+	if e := svc.sh.limits.checkStream(&cfg); e != nil {
 		svc.respondErr(r.reply, typeStreamCreate, e)
 		return
 	}
@@ -229,7 +247,12 @@ func (svc *Service) streamUpdate(r apiRequest, name string) {
 		svc.respondErr(r.reply, typeStreamUpdate, errStreamNameMismatch())
 		return
 	}
+	svc.sh.limits.streamDefaults(&cfg)
 	if e := cfg.normalize(); e != nil {
+		svc.respondErr(r.reply, typeStreamUpdate, e)
+		return
+	}
+	if e := svc.sh.limits.checkStream(&cfg); e != nil {
 		svc.respondErr(r.reply, typeStreamUpdate, e)
 		return
 	}

@@ -38,7 +38,7 @@ type Jsz struct {
 	Now             time.Time        `json:"now"`
 	Disabled        bool             `json:"disabled,omitempty"`
 	Config          JSConfig         `json:"config"`
-	Limits          *struct{}        `json:"limits,omitempty"` // none are configurable
+	Limits          *JSLimits        `json:"limits,omitempty"` // jslimits.go
 	Streams         int              `json:"streams"`
 	StreamsLeader   int              `json:"streams_leader,omitempty"`
 	Consumers       int              `json:"consumers"`
@@ -120,7 +120,7 @@ func (svc *Service) Jsz(serverID string, o JszOptions) Jsz {
 		ServerID: serverID,
 		Now:      svc.sh.now().UTC(),
 		Config:   JSConfig{StoreDir: svc.dir},
-		Limits:   &struct{}{},
+		Limits:   svc.jszLimits(),
 		Total:    1,
 
 		DeadLettered:    svc.sh.deadLettered.Load(),
@@ -189,7 +189,7 @@ func (svc *Service) Jsz(serverID string, o JszOptions) Jsz {
 type Varz struct {
 	Config *JSConfig `json:"config,omitempty"`
 	Stats  *Usage    `json:"stats,omitempty"`
-	Limits *struct{} `json:"limits,omitempty"`
+	Limits *JSLimits `json:"limits,omitempty"`
 }
 
 // Varz summarises the service for /varz.

@@ -57,6 +57,8 @@ type Options struct {
 	DefaultSyncInterval time.Duration
 	// Batch bounds atomic batch publishing (batch.go).
 	Batch BatchLimits
+	// Limits bound what clients set on streams and consumers (jslimits.go).
+	Limits Limits
 }
 
 // shared is what every stream and consumer of a service uses: the core,
@@ -83,6 +85,8 @@ type shared struct {
 	// the open atomic batches of every stream, for its total.
 	batchLimits     BatchLimits
 	inflightBatches atomic.Int64
+	// limits is Options.Limits.
+	limits Limits
 }
 
 // Service is the persistence layer: the streams, their consumers and the
@@ -119,6 +123,8 @@ type Service struct {
 	redriveSub Subscription
 	// domainSub takes the API on $JS.<domain>.API.> (domain.go).
 	domainSub Subscription
+	// batchConfigured is Options.Batch as given, for /jsz.
+	batchConfigured BatchLimits
 	// maxMemory and maxStorage are Options.MaxMemory and MaxStorage.
 	maxMemory, maxStorage int64
 	defaultSync           time.Duration // Options.DefaultSyncInterval
@@ -176,16 +182,18 @@ func New(core Core, opts Options) (*Service, error) {
 			fs:     opts.FS,
 
 			batchLimits: opts.Batch.withDefaults(),
+			limits:      opts.Limits,
 		},
-		dir:            opts.Dir,
-		referenceReads: opts.ReferenceStoredReads,
-		streams:        map[string]*stream{},
-		owners:         subjects.NewTrie[string](),
-		creating:       map[string]bool{},
-		damaged:        map[string]DamagedStream{},
-		reads:          make(chan apiRequest, apiLaneLen),
-		stop:           make(chan struct{}),
-		lagKick:        make(chan struct{}, 1),
+		batchConfigured: opts.Batch,
+		dir:             opts.Dir,
+		referenceReads:  opts.ReferenceStoredReads,
+		streams:         map[string]*stream{},
+		owners:          subjects.NewTrie[string](),
+		creating:        map[string]bool{},
+		damaged:         map[string]DamagedStream{},
+		reads:           make(chan apiRequest, apiLaneLen),
+		stop:            make(chan struct{}),
+		lagKick:         make(chan struct{}, 1),
 	}
 	for i := range svc.changes {
 		svc.changes[i] = make(chan apiRequest, apiLaneLen)

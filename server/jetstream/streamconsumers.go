@@ -35,7 +35,7 @@ func (st *stream) createConsumer(cfg consumerConfig, action string) (*consumer, 
 		return nil, errConsumerDoesNotExist()
 	}
 	scfg := st.config()
-	if scfg.MaxConsumers > 0 && int64(count) >= scfg.MaxConsumers && existing == nil {
+	if n := st.sh.limits.maxConsumers(scfg); n > 0 && int64(count) >= n && existing == nil {
 		return nil, errMaxConsumers()
 	}
 	if scfg.Retention == jetlog.RetentionWorkQueue && existing == nil {

@@ -1,0 +1,131 @@
+package jetstream
+
+import (
+	"time"
+
+	"github.com/bus-dev/bus/jetlog"
+)
+
+// Limits are the server's bounds on what clients set on streams and
+// consumers, as nats-server's jetstream { limits {} } block (its
+// JSLimitOpts). Zero leaves a bound unset. They apply to every request
+// from then on: streams and consumers created before a limit was set
+// keep their configs, as in the reference.
+type Limits struct {
+	// MaxAckPending refuses a consumer asking for more max_ack_pending
+	// (10121), and caps the default (1000) of one that asks for none.
+	MaxAckPending int
+	// MaxRequestBatch refuses a pull consumer asking for a larger
+	// max_batch (10125), and is the max_batch of one that asks for none,
+	// so its pulls above it get 409 Exceeded MaxRequestBatch.
+	MaxRequestBatch int
+	// DuplicateWindow refuses a stream asking for a longer
+	// duplicate_window (10052), and caps the default (2m).
+	DuplicateWindow time.Duration
+	// DefaultMaxConsumers bounds the consumers of a stream that sets no
+	// max_consumers (10026): 0 means the reference's 1000, -1 none.
+	DefaultMaxConsumers int
+	// MaxHAAssets bounds replicated assets in a cluster; with no
+	// replicas bus only reports it in /jsz.
+	MaxHAAssets int
+}
+
+// defaultMaxConsumers is the reference's default_max_consumers.
+const defaultMaxConsumers = 1000
+
+// maxConsumers is how many consumers a stream with scfg may have; 0 for
+// any number. A stream's own max_consumers wins over the server's
+// default (bus has no account limits to weigh).
+func (l Limits) maxConsumers(scfg streamConfig) int64 {
+	switch {
+	case scfg.MaxConsumers > 0:
+		return scfg.MaxConsumers
+	case l.DefaultMaxConsumers == 0:
+		return defaultMaxConsumers
+	case l.DefaultMaxConsumers > 0:
+		return int64(l.DefaultMaxConsumers)
+	}
+	return 0
+}
+
+// consumerDefaults fills in, before normalize, the defaults the limits
+// change: a max_ack_pending below the usual 1000 and a pull consumer's
+// max_batch. normalize reads negatives as unset, so they get them too.
+func (l Limits) consumerDefaults(c *consumerConfig) {
+	if c.MaxAckPending == 0 && c.AckPolicy != AckNone && l.MaxAckPending > 0 && l.MaxAckPending < defaultMaxAckPending {
+		c.MaxAckPending = l.MaxAckPending
+	}
+	if c.DeliverSubject == "" && c.MaxRequestBatch <= 0 && l.MaxRequestBatch > 0 {
+		c.MaxRequestBatch = l.MaxRequestBatch
+	}
+}
+
+// checkConsumer refuses a normalized consumer config beyond the limits,
+// with the reference's errors (max_ack_pending -1, no bound, passes).
+func (l Limits) checkConsumer(c *consumerConfig) *apiError {
+	if c.DeliverSubject == "" && l.MaxRequestBatch > 0 && c.MaxRequestBatch > l.MaxRequestBatch {
+		return newAPIError(400, 10125, "consumer max request batch exceeds server limit of %d", l.MaxRequestBatch)
+	}
+	if l.MaxAckPending > 0 && c.MaxAckPending > l.MaxAckPending {
+		return newAPIError(400, 10121, "consumer max ack pending exceeds system limit of %d", l.MaxAckPending)
+	}
+	return nil
+}
+
+// streamDefaults caps, before normalize, the default duplicate window of
+// a stream that sets none (mirrors and sourcing streams have none), and
+// the reference's max_age cap on it.
+func (l Limits) streamDefaults(c *streamConfig) {
+	if c.DuplicateWindow != 0 || c.Mirror != nil || len(c.Sources) > 0 || l.DuplicateWindow <= 0 {
+		return
+	}
+	window := min(int64(jetlog.DefaultDuplicateWindow), int64(l.DuplicateWindow))
+	if c.MaxAge > 0 && c.MaxAge < window {
+		window = c.MaxAge
+	}
+	c.DuplicateWindow = window
+}
+
+// checkStream refuses a normalized stream config whose duplicate window
+// is beyond the limit.
+func (l Limits) checkStream(c *streamConfig) *apiError {
+	if l.DuplicateWindow > 0 && c.DuplicateWindow > int64(l.DuplicateWindow) {
+		return errStreamConfig("duplicates window can not be larger then server limit of %v", l.DuplicateWindow)
+	}
+	return nil
+}
+
+// JSLimits is /jsz's and /varz's "limits": the limits as configured,
+// unset ones left out, as the reference writes its JSLimitOpts (where
+// default_max_consumers is always there, 1000 unless set).
+type JSLimits struct {
+	MaxRequestBatch      int   `json:"max_request_batch,omitempty"`
+	MaxAckPending        int   `json:"max_ack_pending,omitempty"`
+	MaxHAAssets          int   `json:"max_ha_assets,omitempty"`
+	Duplicates           int64 `json:"max_duplicate_window,omitempty"` // ns
+	MaxInflightPerStream int   `json:"max_batch_inflight_per_stream,omitempty"`
+	MaxInflightTotal     int   `json:"max_batch_inflight_total,omitempty"`
+	MaxBatchSize         int   `json:"max_batch_size,omitempty"`
+	MaxBatchTimeout      int64 `json:"max_batch_timeout,omitempty"` // ns
+	DefaultMaxConsumers  int   `json:"default_max_consumers,omitempty"`
+}
+
+// jszLimits reports the limits and the batch limits as configured.
+func (svc *Service) jszLimits() *JSLimits {
+	l, b := svc.sh.limits, svc.batchConfigured
+	out := &JSLimits{
+		MaxRequestBatch:      l.MaxRequestBatch,
+		MaxAckPending:        l.MaxAckPending,
+		MaxHAAssets:          l.MaxHAAssets,
+		Duplicates:           int64(l.DuplicateWindow),
+		MaxInflightPerStream: b.MaxInflightPerStream,
+		MaxInflightTotal:     b.MaxInflightTotal,
+		MaxBatchSize:         b.MaxSize,
+		MaxBatchTimeout:      int64(b.Timeout),
+		DefaultMaxConsumers:  l.DefaultMaxConsumers,
+	}
+	if out.DefaultMaxConsumers == 0 {
+		out.DefaultMaxConsumers = defaultMaxConsumers
+	}
+	return out
+}
