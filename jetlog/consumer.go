@@ -1,7 +1,6 @@
 package jetlog
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -60,6 +59,7 @@ type Consumer struct {
 	cfg       ConsumerConfig
 	state     ConsumerState
 	pend      []byte // journal records of changes applied but not yet written
+	payload   []byte // reused space for a record's payload (appendOps)
 	enqueued  uint64 // updates encoded into pend so far
 	err       error  // sticky: set by a failed fsync
 	closed    bool
@@ -355,12 +355,7 @@ func (c *Consumer) updateSync(fn func(*ConsumerState) error, sync bool) error {
 		c.mu.Unlock()
 		return nil
 	}
-	var payload [2 * binary.MaxVarintLen64]byte
-	for _, op := range c.state.ops {
-		p := binary.AppendUvarint(payload[:0], op.consumer)
-		p = binary.AppendUvarint(p, op.deliveries)
-		c.pend = appendRecord(c.pend, op.kind, op.stream, op.deadline, "", nil, p)
-	}
+	c.pend, c.payload = appendOps(c.pend, c.payload, c.state.ops)
 	c.state.ops = c.state.ops[:0]
 	c.enqueued++
 	mine := c.enqueued

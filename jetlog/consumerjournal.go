@@ -2,7 +2,6 @@ package jetlog
 
 import (
 	"cmp"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -89,17 +88,22 @@ func (c *Consumer) load() error {
 func (c *Consumer) replayJournal(data []byte) int64 {
 	pos := 0
 	end := 0
+	var ops []consumerOp
 	for pos < len(data) {
-		op, n, ok := journalRecordAt(data, pos)
+		var n int
+		var ok bool
+		ops, n, ok = journalRecordAt(ops[:0], data, pos)
 		if ok {
-			c.state.replay(op)
+			for _, op := range ops {
+				c.state.replay(op)
+			}
 			pos += n
 			end = pos
 			continue
 		}
 		next := -1
 		for p := pos + 1; p+recordFixed <= len(data); p++ {
-			if _, _, ok := journalRecordAt(data, p); ok {
+			if _, _, ok := journalRecordAt(ops[:0], data, p); ok {
 				next = p
 				break
 			}
@@ -113,27 +117,24 @@ func (c *Consumer) replayJournal(data []byte) int64 {
 	return int64(end)
 }
 
-func journalRecordAt(data []byte, pos int) (consumerOp, int, bool) {
+// journalRecordAt decodes the journal record at pos, appending the
+// changes it stands for to ops (a run record stands for many), and
+// returns its length; false for a torn, damaged or foreign record.
+func journalRecordAt(ops []consumerOp, data []byte, pos int) ([]consumerOp, int, bool) {
 	rest := data[pos:]
 	if len(rest) < recordFixed {
-		return consumerOp{}, 0, false
+		return ops, 0, false
 	}
 	n, ok := frameLen(rest)
 	if !ok || frameSize+n > len(rest) {
-		return consumerOp{}, 0, false
+		return ops, 0, false
 	}
 	r, reason := decodeRecord(rest[:frameSize+n])
-	if reason != "" || r.kind < kindDelivered || r.kind > kindDeadline {
-		return consumerOp{}, 0, false
+	if reason != "" {
+		return ops, 0, false
 	}
-	op := consumerOp{kind: r.kind, stream: r.seq, deadline: r.ts}
-	p := r.payload
-	var k int
-	if op.consumer, k = binary.Uvarint(p); k > 0 {
-		p = p[k:]
-		op.deliveries, _ = binary.Uvarint(p)
-	}
-	return op, frameSize + n, true
+	ops, ok = decodeOps(ops, r)
+	return ops, frameSize + n, ok
 }
 
 // newestJournal returns the highest journal generation present.

@@ -101,7 +101,7 @@
 // header.go, meta.go (stream.meta and atomic file writes), config.go
 // (StreamConfig, Options, UpdateConfig); consumers: consumer.go (the
 // Consumer), consumerstate.go (the ConsumerState value), consumerjournal.go
-// (its snapshot and journal files).
+// (its snapshot and journal files), consumerrecord.go (run records).
 //
 // # Directory layout
 //
@@ -155,6 +155,21 @@
 //	17 acked      seq = stream seq
 //	18 acked all  seq = every pending seq up to it is acked
 //	19 deadline   seq = stream seq, ts = new redelivery deadline
+//	20 delivered run  (consumer journal) deliveries with consecutive
+//	              consumer seqs, ascending stream seqs, one delivery
+//	              count: seq, ts = the first's stream seq and deadline,
+//	              payload = uvarint consumer seq, uvarint deliveries,
+//	              then per further one uvarint stream seq delta (>= 1),
+//	              varint deadline delta
+//	21 acked run  (consumer journal) acks of ascending stream seqs as
+//	              ranges: seq = first range's start, payload = uvarint
+//	              its length, then per further range uvarint gap from
+//	              the previous one's end (>= 1), uvarint length
+//
+// A step's changes (a pull's deliveries, a batch of acks) are written as
+// run records where they form runs (consumerrecord.go); a run replays as
+// the single changes it stands for, so a journal of single records (as
+// written before runs) opens to the same state.
 //
 // A tombstone with floor 1 and no removed seqs is a skip (SkipTo): its
 // seq becomes the last assigned, and the seqs between were never used
