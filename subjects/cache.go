@@ -28,9 +28,19 @@ import (
 // full, storing evicts an arbitrary entry (the first the map iterator
 // yields, which Go randomises); that costs nothing to track and is good
 // enough for a working set that fits.
+//
+// Admission: a subject is stored only on its second miss, while a small
+// table of the hashes missed lately (doorSlots per shard, direct-mapped,
+// overwritten freely) still remembers its first. Most subjects a server
+// matches once and never again (a reply to a request, a pub ack to a
+// client's inbox); storing them would cost a map insert, a key copy and
+// the eviction of a subject that does repeat, for nothing. A subject that
+// repeats is stored on its second sighting and hits from then on.
 const (
 	cacheShards    = 16 // a power of two
+	cacheShardBits = 4  // log2(cacheShards)
 	cacheShardSize = 256
+	doorSlots      = 256
 )
 
 type cache[T comparable] struct {
@@ -43,6 +53,9 @@ type cacheShard[T comparable] struct {
 	// hits and misses count lookups for Trie.Stats; per shard, so
 	// publishers on different subjects do not share a counter.
 	hits, misses atomic.Uint64
+	// seen holds the hashes of subjects missed lately (see Admission);
+	// made on first miss, so a trie that matches nothing pays nothing.
+	seen atomic.Pointer[[doorSlots]atomic.Uint64]
 	// Keep the next shard's lock off this shard's cache line, or shards
 	// would contend through false sharing.
 	_ [64]byte
@@ -77,11 +90,28 @@ func (c *cache[T]) get(h uint64, subject string) (*Result[T], bool) {
 	return r, ok
 }
 
+// admit counts a miss of the subject hashed h and reports whether its
+// result should be stored: whether the subject was missed lately too.
+func (c *cache[T]) admit(h uint64) bool {
+	s := c.shard(h)
+	s.misses.Add(1)
+	seen := s.seen.Load()
+	if seen == nil {
+		s.seen.CompareAndSwap(nil, new([doorSlots]atomic.Uint64))
+		seen = s.seen.Load()
+	}
+	slot := &seen[(h>>cacheShardBits)%doorSlots]
+	if slot.Load() == h {
+		return true
+	}
+	slot.Store(h)
+	return false
+}
+
 // put stores the result for subject; h is hashString(subject). The caller
 // holds the trie's read lock, and r is from that same lock hold.
 func (c *cache[T]) put(h uint64, subject string, r *Result[T]) {
 	s := c.shard(h)
-	s.misses.Add(1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.results == nil {

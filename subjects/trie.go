@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // Trie maps subscription patterns to the values subscribed under them, and
@@ -156,6 +157,11 @@ func (t *Trie[T]) Match(subject []byte) *Result[T] {
 	if !wellFormed(subject) {
 		return &t.empty
 	}
+	if !t.cache.admit(h) {
+		// Walked, not stored: the string only lives through the walk,
+		// which keeps none of it, so it may view the buffer.
+		return t.walk(unsafe.String(unsafe.SliceData(subject), len(subject)))
+	}
 	return t.matchMiss(h, string(subject))
 }
 
@@ -172,10 +178,14 @@ func (t *Trie[T]) MatchString(subject string) *Result[T] {
 	if !wellFormed(subject) {
 		return &t.empty
 	}
+	if !t.cache.admit(h) {
+		return t.walk(subject)
+	}
 	return t.matchMiss(h, subject)
 }
 
-// matchMiss walks the trie and caches the result. The caller holds the read
+// matchMiss walks the trie and caches the result (a subject admitted by
+// the cache: see Admission in cache.go). The caller holds the read
 // lock, which keeps writers (and so invalidation) out until the result is in
 // the cache: a cached result is never older than the trie. subject has no
 // empty token; see BenchmarkMatchUncached.

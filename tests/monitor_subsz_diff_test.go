@@ -30,8 +30,11 @@ func TestMonitorSubszAccountzMatchesReference(t *testing.T) {
 		sameValues(t, "/subsz?test=bar", bus, ref, "total", "subscriptions_list.0.qgroup")
 		bus, ref = p.fetchBoth(t, "/subscriptionsz?subs=1&test=foo.x")
 		sameValues(t, "/subscriptionsz", bus, ref, "total")
-		for _, path := range []string{"num_subscriptions", "num_inserts", "num_matches", "num_cache", "max_fanout", "avg_fanout", "cache_hit_rate"} {
-			if n, _ := field(p.decode(t, p.bus, "/subsz"), path).(float64); n <= 0 && path != "cache_hit_rate" {
+		// num_cache, max_fanout and avg_fanout describe the cache, which
+		// stores a subject on its second match only (subjects/cache.go):
+		// this scenario publishes each subject once, so they may be 0.
+		for _, path := range []string{"num_subscriptions", "num_inserts", "num_matches"} {
+			if n, _ := field(p.decode(t, p.bus, "/subsz"), path).(float64); n <= 0 {
 				t.Errorf("bus /subsz %s = %v, want > 0", path, n)
 			}
 		}
