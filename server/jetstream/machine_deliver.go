@@ -166,7 +166,7 @@ func (m *machine) gather(r *pullRequest, now time.Time) (msgs []jetlog.Msg, from
 	if limit := m.cfg.MaxAckPending; limit > 0 && m.cfg.AckPolicy != AckNone {
 		room = max(limit-m.ledger.NumAckPending()+m.groups.numTombs(), 0)
 	}
-	budget := r.maxBytes
+	budget, sizer := r.maxBytes, m.newPullSizer(r)
 	for len(msgs) < r.batch {
 		want := r.batch - len(msgs)
 		if room >= 0 {
@@ -187,7 +187,7 @@ func (m *machine) gather(r *pullRequest, now time.Time) (msgs []jetlog.Msg, from
 			full = true
 			break
 		}
-		size := len(msg.Subject) + len(msg.Header) + len(msg.Data)
+		size := sizer.next(m, msg, from)
 		if r.hasBudget && size > budget || !m.replayDue(msg, len(msgs), now) {
 			m.putBack(msg.Seq, from)
 			break
@@ -386,14 +386,14 @@ func (m *machine) send(r *pullRequest, msgs []jetlog.Msg, froms []int, now time.
 			hdr = withHeader(hdr, "Nats-Msg-Size", strconv.Itoa(len(data)))
 			data = nil
 		}
+		if r.hasBudget { // as the reference counts it (pullSizer), before the pin
+			r.maxBytes = max(r.maxBytes-len(msg.Subject)-len(reply)-len(hdr)-len(data), 0)
+		}
 		if pinned {
 			hdr = withHeader(hdr, hdrPinID, pin)
 		}
 		m.act.out = append(m.act.out, outMsg{to: r.reply, subject: msg.Subject, reply: reply, hdr: hdr, data: data, deliver: true})
 		r.batch--
-		if r.hasBudget {
-			r.maxBytes -= len(msg.Subject) + len(msg.Header) + len(msg.Data)
-		}
 	}
 	r.lastSent = now
 	return true

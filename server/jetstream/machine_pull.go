@@ -213,3 +213,74 @@ func (m *machine) flowControl(sent []jetlog.Msg) {
 	reply := "$JS.FC." + m.stream + "." + m.name + "." + strconv.FormatUint(m.fcCount, 36)
 	m.act.out = append(m.act.out, outMsg{to: m.push.reply, reply: reply, hdr: statusHeader("100 FlowControl Request")})
 }
+
+// pullSizer sizes messages against a pull's max_bytes as the reference
+// does (consumer.go, the size it hands nextWaiting): the subject, the
+// ack reply subject, the header as delivered (with Nats-Msg-Size for
+// headers_only, before any Nats-Pin-Id) and the payload. The reply is
+// not built yet when gather sizes a message, so its length is worked out
+// from the numbers it will hold: the delivery count, stream and consumer
+// seqs, the timestamp and what is pending after the message. A zero
+// pullSizer (no budget) sizes everything 0.
+type pullSizer struct {
+	on       bool
+	consumer uint64 // the next delivery's consumer seq
+	pending  uint64 // what is left to deliver before the next first delivery
+}
+
+// newPullSizer starts sizing at the machine's current position; call it
+// before gather takes any candidate.
+func (m *machine) newPullSizer(r *pullRequest) pullSizer {
+	if !r.hasBudget {
+		return pullSizer{}
+	}
+	return pullSizer{on: true, consumer: m.ledger.Info().Delivered.Consumer + 1, pending: m.pendingAfterNext()}
+}
+
+// next sizes msg as the next delivery of the gather and moves past it;
+// gather stops at the first message it does not take, so sizing one it
+// puts back does no harm.
+func (z *pullSizer) next(m *machine, msg jetlog.Msg, from int) int {
+	if !z.on {
+		return 0
+	}
+	dc := uint64(1)
+	if from == fromDue {
+		dc += m.deliveries(msg.Seq)
+	} else if z.pending > 0 {
+		z.pending-- // a first delivery is no longer pending once sent
+	}
+	reply := len(m.ackBase) + digits(dc) + digits(msg.Seq) + digits(z.consumer) +
+		digits(uint64(max(msg.Time.UnixNano(), 0))) + digits(z.pending) + 4 // the dots
+	z.consumer++
+	hdr, data := len(msg.Header), len(msg.Data)
+	if m.cfg.HeadersOnly { // withHeader's "Nats-Msg-Size: n\r\n" before the blank line
+		if hdr > 4 {
+			hdr -= 2
+		} else {
+			hdr = len("NATS/1.0\r\n")
+		}
+		hdr += len("Nats-Msg-Size: ") + digits(uint64(data)) + 4
+		data = 0
+	}
+	return len(msg.Subject) + reply + hdr + data
+}
+
+// deliveries is how often seq was delivered; 0 if it is not pending.
+func (m *machine) deliveries(seq uint64) (n uint64) {
+	_ = m.ledger.Update(func(s *jetlog.ConsumerState) {
+		if p := s.Pending[seq]; p != nil {
+			n = p.Deliveries
+		}
+	}, false)
+	return n
+}
+
+// digits is how many decimal digits n is written with.
+func digits(n uint64) int {
+	d := 1
+	for ; n >= 10; n /= 10 {
+		d++
+	}
+	return d
+}
