@@ -16,6 +16,7 @@ type perMsg struct {
 	disk   float64 // write_bytes per message
 	writes float64 // syscw per message
 	reads  float64 // syscr per message
+	fsyncs float64 // segment fsyncs per message; -1 where not counted
 }
 
 func perMessage(c cost, msgs int) perMsg {
@@ -25,6 +26,7 @@ func perMessage(c cost, msgs int) perMsg {
 		disk:   float64(c.io.writeBytes) / n,
 		writes: float64(c.io.syscw) / n,
 		reads:  float64(c.io.syscr) / n,
+		fsyncs: float64(c.fsyncs) / n,
 	}
 }
 
@@ -33,6 +35,8 @@ type costSummary struct {
 	cpu                 stats  // per million messages
 	peakRSS             stats  // MiB
 	disk, writes, reads stats  // per message
+	fsyncs              stats  // per message, where counted (fsyncsCounted)
+	fsyncsCounted       bool   // every run counted its fsyncs (bus, JetStream)
 	hasMsgs             bool   // the scenario moves messages; else only peakRSS means anything
 	missing             string // why there are no values ("n/a", "failed", "not run"); "" when there are
 }
@@ -63,6 +67,13 @@ func summarizeCost(sc scenario, s series) costSummary {
 		cs.disk = pick(func(c cost) float64 { return perMessage(c, sc.msgs).disk })
 		cs.writes = pick(func(c cost) float64 { return perMessage(c, sc.msgs).writes })
 		cs.reads = pick(func(c cost) float64 { return perMessage(c, sc.msgs).reads })
+		cs.fsyncsCounted = true
+		for _, c := range s.costs {
+			cs.fsyncsCounted = cs.fsyncsCounted && c.fsyncs >= 0
+		}
+		if cs.fsyncsCounted {
+			cs.fsyncs = pick(func(c cost) float64 { return perMessage(c, sc.msgs).fsyncs })
+		}
 	}
 	return cs
 }
@@ -74,7 +85,7 @@ var costHeader = []string{"Scenario", "Msgs/run",
 	"Peak RSS MiB nats-server", "Peak RSS MiB bus",
 	"Disk B/msg nats-server", "Disk B/msg bus",
 	"Writes/msg nats-server", "Writes/msg bus",
-	"Reads/msg nats-server", "Reads/msg bus"}
+	"Reads/msg nats-server", "Reads/msg bus", "Fsyncs/msg bus"}
 
 // costTable renders the server-cost table: medians, with the CPU's
 // minimum–maximum over the runs in parentheses.
@@ -96,7 +107,11 @@ func costTable(results []result) string {
 		} {
 			line = append(line, perMsgCell(ref, f(ref)), perMsgCell(bus, f(bus)))
 		}
-		cells = append(cells, line)
+		fsyncs := "–"
+		if bus.fsyncsCounted {
+			fsyncs = perMsgCell(bus, bus.fsyncs)
+		}
+		cells = append(cells, append(line, fsyncs))
 	}
 	return renderTable(cells, 1)
 }
@@ -165,6 +180,9 @@ func describeCost(sc scenario, c cost) string {
 			fmt.Sprintf("%s disk B/msg", formatSig(p.disk)),
 			fmt.Sprintf("%s writes/msg", formatSig(p.writes)),
 			fmt.Sprintf("%s reads/msg", formatSig(p.reads)))
+		if c.fsyncs >= 0 {
+			parts = append(parts, fmt.Sprintf("%s fsyncs/msg", formatSig(p.fsyncs)))
+		}
 	}
 	parts = append(parts, fmt.Sprintf("peak RSS %.1f MiB", mib(c.peakRSS)))
 	return strings.Join(parts, ", ")
@@ -198,6 +216,10 @@ subscribers get it).
   write-family (write, writev, pwrite…) and read-family (read, readv, pread…) system calls, on sockets and files
   together, so they show how well a server batches. A read that finds nothing (EAGAIN) counts; sendmsg, epoll and
   futex calls do not. Median.
+- **Fsyncs/msg bus**: fsyncs of the streams' active segments per message, the difference of the count of
+  ¦bus_store_fsync_seconds¦ in bus's ¦/metrics¦ (consumer journals' fsyncs are not in it). Concurrent publishes
+  share a commit, so with many publishers it falls below 1. nats-server counts none (it fsyncs on a timer, every
+  2 minutes by default, not per message), and for core NATS there is nothing to count: "–". Median.
 
 These columns need a quiet machine: other load steals cycles and cache and raises CPU per message, unevenly between
 runs. The Machine section says how many cores other processes kept busy; above 0.25, treat differences within the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"strings"
 	"testing"
 )
@@ -27,8 +28,9 @@ func TestFormatSig(t *testing.T) {
 func TestCostTable(t *testing.T) {
 	t.Parallel()
 	run := func(cpu float64, rss int64, disk, writes, reads int64) cost {
-		return cost{cpuSeconds: cpu, peakRSS: rss << 20, io: ioCounters{writeBytes: disk, syscw: writes, syscr: reads}}
+		return cost{cpuSeconds: cpu, peakRSS: rss << 20, io: ioCounters{writeBytes: disk, syscw: writes, syscr: reads}, fsyncs: -1}
 	}
+	synced := func(c cost, fsyncs int64) cost { c.fsyncs = fsyncs; return c }
 	res := []result{
 		{sc: scenario{name: "core", msgs: 1_000_000},
 			by: [2]series{
@@ -38,6 +40,8 @@ func TestCostTable(t *testing.T) {
 		{sc: scenario{name: "RSS"}, by: [2]series{{costs: []cost{run(0.1, 300, 0, 0, 0)}}, {costs: []cost{run(0.1, 100, 0, 0, 0)}}}},
 		{sc: scenario{name: "JS", msgs: 10_000, jetstream: true},
 			by: [2]series{{costs: []cost{run(0.85, 21, 1_720_000, 22400, 22400)}}, {na: errNotApplicable.Error() + ": JetStream not implemented"}}},
+		{sc: scenario{name: "JS sync", msgs: 2_000, jetstream: true},
+			by: [2]series{{costs: []cost{run(0.3, 21, 0, 4000, 4000)}}, {costs: []cost{synced(run(0.5, 19, 8_000_000, 4000, 4000), 2000), synced(run(0.5, 19, 8_000_000, 4000, 4000), 1000)}}}},
 	}
 	tbl := costTable(res)
 	lines := strings.Split(strings.TrimSpace(tbl), "\n")
@@ -55,13 +59,29 @@ func TestCostTable(t *testing.T) {
 		t.Errorf("header = %q", got)
 	}
 	wantRows := [][]string{
-		{"core", "1M", "2.00 (1.00–3.00)", "1.00 (0.500–1.50)", "0.50", "21.0", "15.0", "0", "0", "0.0020", "0.0001", "0.0010", "0.0005"},
-		{"RSS", "–", "–", "–", "–", "300.0", "100.0", "–", "–", "–", "–", "–", "–"},
-		{"JS", "10k", "85.0", "n/a", "–", "21.0", "n/a", "172", "n/a", "2.24", "n/a", "2.24", "n/a"},
+		{"core", "1M", "2.00 (1.00–3.00)", "1.00 (0.500–1.50)", "0.50", "21.0", "15.0", "0", "0", "0.0020", "0.0001", "0.0010", "0.0005", "–"},
+		{"RSS", "–", "–", "–", "–", "300.0", "100.0", "–", "–", "–", "–", "–", "–", "–"},
+		{"JS", "10k", "85.0", "n/a", "–", "21.0", "n/a", "172", "n/a", "2.24", "n/a", "2.24", "n/a", "–"},
+		{"JS sync", "2k", "150", "250 (250–250)", "1.67", "21.0", "19.0", "0", "4000", "2.00", "2.00", "2.00", "2.00", "0.750"},
 	}
 	for i, want := range wantRows {
 		if got := cells(lines[2+i]); strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("row %d\n got %q\nwant %q", i, got, want)
 		}
+	}
+}
+
+func TestSumMetricAddsEverySeries(t *testing.T) {
+	doc := `# HELP bus_store_fsync_seconds Latency
+# TYPE bus_store_fsync_seconds histogram
+bus_store_fsync_seconds_bucket{server_id="x",le="0.001"} 3
+bus_store_fsync_seconds_sum{server_id="x"} 0.5
+bus_store_fsync_seconds_count{server_id="x",server_name="a"} 1200
+bus_store_fsync_seconds_count_other 7
+bus_store_fsync_seconds_count 5
+`
+	got, err := sumMetric(bufio.NewScanner(strings.NewReader(doc)), fsyncMetric)
+	if err != nil || got != 1205 {
+		t.Fatalf("sumMetric = %d, %v; want 1205", got, err)
 	}
 }

@@ -16,6 +16,7 @@ type usage struct {
 	cpu      time.Duration // the same from the process CPU-time clock, to the nanosecond; 0 if unreadable
 	peakRSS  int64         // VmHWM, bytes: the highest resident set size so far
 	io       ioCounters
+	fsyncs   int64 // segment fsyncs from bus's /metrics (fsyncs.go); -1 where not counted
 }
 
 // ioCounters are the fields of /proc/<pid>/io that the report uses.
@@ -136,6 +137,7 @@ type cost struct {
 	cpuSeconds float64 // user + system
 	peakRSS    int64   // bytes, VmHWM at the end (over the whole life of the process)
 	io         ioCounters
+	fsyncs     int64 // -1 where not counted
 }
 
 // costBetween is the difference of two snapshots of one process. CPU
@@ -146,9 +148,14 @@ func costBetween(before, after usage) cost {
 	if before.cpu > 0 && after.cpu > 0 {
 		cpu = (after.cpu - before.cpu).Seconds()
 	}
+	fsyncs := int64(-1)
+	if before.fsyncs >= 0 && after.fsyncs >= 0 {
+		fsyncs = after.fsyncs - before.fsyncs
+	}
 	return cost{
 		cpuSeconds: cpu,
 		peakRSS:    after.peakRSS,
+		fsyncs:     fsyncs,
 		io: ioCounters{
 			syscr:      after.io.syscr - before.io.syscr,
 			syscw:      after.io.syscw - before.io.syscw,

@@ -30,9 +30,9 @@ type env struct {
 // phase (filling a stream, subscribing) call it again once setup is done,
 // so that the cost covers the messages the scenario counts and no others.
 func (e *env) beginMeasure() error {
-	u, err := readUsage(e.srv.cmd.Process.Pid)
+	u, err := e.readUsage()
 	if err != nil {
-		return fmt.Errorf("measure %s: %w", e.flavor, err)
+		return err
 	}
 	e.start = u
 	return nil
@@ -40,11 +40,27 @@ func (e *env) beginMeasure() error {
 
 // endMeasure is the server's cost since the last beginMeasure.
 func (e *env) endMeasure() (cost, error) {
-	u, err := readUsage(e.srv.cmd.Process.Pid)
+	u, err := e.readUsage()
 	if err != nil {
-		return cost{}, fmt.Errorf("measure %s: %w", e.flavor, err)
+		return cost{}, err
 	}
 	return costBetween(e.start, u), nil
+}
+
+// readUsage snapshots the server's counters, with bus's fsyncs from its
+// /metrics (only JetStream runs fsync, and only bus counts them).
+func (e *env) readUsage() (usage, error) {
+	u, err := readUsage(e.srv.cmd.Process.Pid)
+	if err != nil {
+		return usage{}, fmt.Errorf("measure %s: %w", e.flavor, err)
+	}
+	u.fsyncs = -1
+	if e.flavor == "bus" && e.srv.jetstream {
+		if u.fsyncs, err = scrapeFsyncs(e.srv.httpURL); err != nil {
+			return usage{}, fmt.Errorf("measure %s: %w", e.flavor, err)
+		}
+	}
+	return u, nil
 }
 
 // startNats starts `nats -s <url> args...` in the background.
