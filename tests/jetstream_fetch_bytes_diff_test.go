@@ -47,7 +47,7 @@ func refPullSize(i int, headersOnly bool) int {
 		if hdr == 0 {
 			hdr = len("NATS/1.0\r\n") + 2
 		}
-		hdr += len("Nats-Msg-Size: "+fmt.Sprint(m.size)+"\r\n")
+		hdr += len("Nats-Msg-Size: " + fmt.Sprint(m.size) + "\r\n")
 		data = 0
 	}
 	return len(m.subject) + reply + hdr + data
