@@ -14,42 +14,42 @@ import (
 // does not act on are echoed back as sent (see extra), because clients
 // re-send them and compare.
 type streamConfig struct {
-	Name                 string                  `json:"name"`
-	Description          string                  `json:"description,omitempty"`
-	Subjects             []string                `json:"subjects,omitempty"`
-	Retention            jetlog.Retention        `json:"retention"`
-	MaxConsumers         int64                   `json:"max_consumers"`
-	MaxMsgs              int64                   `json:"max_msgs"`
-	MaxBytes             int64                   `json:"max_bytes"`
-	MaxAge               int64                   `json:"max_age"`
-	MaxMsgsPerSubject    int64                   `json:"max_msgs_per_subject"`
-	MaxMsgSize           int32                   `json:"max_msg_size"`
-	Discard              jetlog.Discard          `json:"discard"`
-	DiscardNewPerSubject bool                    `json:"discard_new_per_subject,omitempty"`
-	Storage              jetlog.Storage          `json:"storage"`
-	Replicas             int                     `json:"num_replicas"`
-	NoAck                bool                    `json:"no_ack,omitempty"`
-	DuplicateWindow      int64                   `json:"duplicate_window"`
-	Compression          string                  `json:"compression"`
-	AllowDirect          bool                    `json:"allow_direct"`
-	MirrorDirect         bool                    `json:"mirror_direct"`
-	Sealed               bool                    `json:"sealed"`
-	DenyDelete           bool                    `json:"deny_delete"`
-	DenyPurge            bool                    `json:"deny_purge"`
-	AllowRollup          bool                    `json:"allow_rollup_hdrs"`
-	AllowMsgTTL          bool                    `json:"allow_msg_ttl"`
-	AllowMsgCounter      bool                    `json:"allow_msg_counter,omitempty"`
-	AllowAtomic          bool                    `json:"allow_atomic,omitempty"`
-	AllowBatched         bool                    `json:"allow_batched,omitempty"` // fast batches: accepted, not served
-	AllowMsgSchedules    bool                    `json:"allow_msg_schedules,omitempty"`
+	Name                 string           `json:"name"`
+	Description          string           `json:"description,omitempty"`
+	Subjects             []string         `json:"subjects,omitempty"`
+	Retention            jetlog.Retention `json:"retention"`
+	MaxConsumers         int64            `json:"max_consumers"`
+	MaxMsgs              int64            `json:"max_msgs"`
+	MaxBytes             int64            `json:"max_bytes"`
+	MaxAge               int64            `json:"max_age"`
+	MaxMsgsPerSubject    int64            `json:"max_msgs_per_subject"`
+	MaxMsgSize           int32            `json:"max_msg_size"`
+	Discard              jetlog.Discard   `json:"discard"`
+	DiscardNewPerSubject bool             `json:"discard_new_per_subject,omitempty"`
+	Storage              jetlog.Storage   `json:"storage"`
+	Replicas             int              `json:"num_replicas"`
+	NoAck                bool             `json:"no_ack,omitempty"`
+	DuplicateWindow      int64            `json:"duplicate_window"`
+	Compression          string           `json:"compression"`
+	AllowDirect          bool             `json:"allow_direct"`
+	MirrorDirect         bool             `json:"mirror_direct"`
+	Sealed               bool             `json:"sealed"`
+	DenyDelete           bool             `json:"deny_delete"`
+	DenyPurge            bool             `json:"deny_purge"`
+	AllowRollup          bool             `json:"allow_rollup_hdrs"`
+	AllowMsgTTL          bool             `json:"allow_msg_ttl"`
+	AllowMsgCounter      bool             `json:"allow_msg_counter,omitempty"`
+	AllowAtomic          bool             `json:"allow_atomic,omitempty"`
+	AllowBatched         bool             `json:"allow_batched,omitempty"` // fast batches: accepted, not served
+	AllowMsgSchedules    bool             `json:"allow_msg_schedules,omitempty"`
 	// PersistMode "async" acks a publish before its fsync, as the
 	// reference's; bus serves it with "interval" durability.
-	PersistMode string `json:"persist_mode,omitempty"`
-	SubjectTransform     *subjectTransformConfig `json:"subject_transform,omitempty"`
-	RePublish            *rePublishConfig        `json:"republish,omitempty"`
-	FirstSeq             uint64                  `json:"first_seq,omitempty"`
-	Mirror               *sourceConfig           `json:"mirror,omitempty"`
-	Sources              []*sourceConfig         `json:"sources,omitempty"`
+	PersistMode      string                  `json:"persist_mode,omitempty"`
+	SubjectTransform *subjectTransformConfig `json:"subject_transform,omitempty"`
+	RePublish        *rePublishConfig        `json:"republish,omitempty"`
+	FirstSeq         uint64                  `json:"first_seq,omitempty"`
+	Mirror           *sourceConfig           `json:"mirror,omitempty"`
+	Sources          []*sourceConfig         `json:"sources,omitempty"`
 	// SubjectDeleteMarkerTTL (ns) asks for a delete marker where a
 	// subject's last message aged out or expired, itself kept this long.
 	SubjectDeleteMarkerTTL int64             `json:"subject_delete_marker_ttl,omitempty"`
