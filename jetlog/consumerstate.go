@@ -31,14 +31,22 @@ type Pending struct {
 type ConsumerState struct {
 	Delivered SeqPair             // last delivery
 	AckFloor  SeqPair             // everything at or below is acknowledged
-	Pending   map[uint64]*Pending // by stream seq
+	Pending   map[uint64]*Pending // by stream seq; an entry is reused once its seq leaves
 
 	ackWait time.Duration
 	backoff []time.Duration
 	now     func() time.Time
 	record  bool         // keep ops for a journal (set by Consumer)
 	ops     []consumerOp // changes not yet journaled
+	// free holds entries of acked seqs for later deliveries to reuse,
+	// so a delivery allocates nothing once the pending set has been as
+	// large (see BenchmarkMachineFetchJournaled): a *Pending read from
+	// Pending is good until its seq leaves the set.
+	free []*Pending
 }
+
+// maxFreePending bounds the entries kept for reuse.
+const maxFreePending = 1024
 
 // consumerOp is one journaled change. Replaying the ops of a state in
 // order rebuilds it.
@@ -187,15 +195,20 @@ func (s *ConsumerState) apply(op consumerOp) {
 func (s *ConsumerState) replay(op consumerOp) {
 	switch op.kind {
 	case kindDelivered:
-		s.Pending[op.stream] = &Pending{Stream: op.stream, Consumer: op.consumer, Deliveries: op.deliveries, Deadline: op.deadline}
+		p := s.Pending[op.stream]
+		if p == nil {
+			p = s.newPending()
+			s.Pending[op.stream] = p
+		}
+		*p = Pending{Stream: op.stream, Consumer: op.consumer, Deliveries: op.deliveries, Deadline: op.deadline}
 		s.Delivered.Consumer = max(s.Delivered.Consumer, op.consumer)
 		s.Delivered.Stream = max(s.Delivered.Stream, op.stream)
 	case kindAcked:
-		delete(s.Pending, op.stream)
+		s.remove(op.stream)
 	case kindAckedAll:
 		for seq := range s.Pending {
 			if seq <= op.stream {
-				delete(s.Pending, seq)
+				s.remove(seq)
 			}
 		}
 		s.AckFloor.Stream = max(s.AckFloor.Stream, op.stream)
@@ -209,6 +222,28 @@ func (s *ConsumerState) replay(op consumerOp) {
 		return // a later delivery never lowers the lowest pending seq
 	}
 	s.updateFloor()
+}
+
+// newPending takes an entry to reuse, or a new one.
+func (s *ConsumerState) newPending() *Pending {
+	if n := len(s.free); n > 0 {
+		p := s.free[n-1]
+		s.free = s.free[:n-1]
+		return p
+	}
+	return new(Pending)
+}
+
+// remove takes seq out of the pending set, keeping its entry for reuse.
+func (s *ConsumerState) remove(seq uint64) {
+	p, ok := s.Pending[seq]
+	if !ok {
+		return
+	}
+	delete(s.Pending, seq)
+	if len(s.free) < maxFreePending {
+		s.free = append(s.free, p)
+	}
 }
 
 // updateFloor moves the ack floor up to just below the lowest pending seq.

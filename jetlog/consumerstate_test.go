@@ -74,3 +74,27 @@ func TestConsumerStateInMemoryKeepsNoJournal(t *testing.T) {
 		t.Fatalf("in-memory state recorded %d journal ops", len(s.ops))
 	}
 }
+
+// TestConsumerStateDeliveryAllocatesNothing: once the pending set has
+// been as large, a delivery reuses the entry of an acked seq (see
+// ConsumerState.free).
+func TestConsumerStateDeliveryAllocatesNothing(t *testing.T) {
+	s := NewConsumerState(time.Second, nil, newFakeClock().Now)
+	seq := uint64(0)
+	step := func() {
+		for range 100 {
+			seq++
+			s.Deliver(seq)
+		}
+		for i := seq - 99; i <= seq; i++ {
+			s.Ack(i)
+		}
+	}
+	step()
+	if n := testing.AllocsPerRun(20, step); n != 0 {
+		t.Fatalf("%v allocations for 100 deliveries and acks", n)
+	}
+	if len(s.Pending) != 0 || s.AckFloor.Stream != seq {
+		t.Fatalf("pending %d, floor %+v", len(s.Pending), s.AckFloor)
+	}
+}

@@ -358,29 +358,11 @@ func (m *machine) send(r *pullRequest, msgs []jetlog.Msg, froms []int, now time.
 	if m.prio != nil {
 		pin, pinned = m.pinFor(r, now)
 	}
-	// Each delivery carries what is left for this consumer after it, as
-	// the reference counts it: the first deliveries behind it in this
-	// batch (last_per_subject start messages and new ones), plus what is
-	// left to deliver from next on.
-	base, fresh := m.pendingAfterNext(), 0
-	for _, f := range froms {
-		if f != fromDue {
-			fresh++
-		}
-	}
+	replies, ends := m.ackReplies(msgs, froms, pend)
+	start := 0
 	for i, msg := range msgs {
-		p := pend[i]
-		if froms[i] != fromDue {
-			fresh--
-		}
-		b := append(m.scratch.reply[:0], m.ackBase...)
-		b = append(strconv.AppendUint(b, p.Deliveries, 10), '.')
-		b = append(strconv.AppendUint(b, msg.Seq, 10), '.')
-		b = append(strconv.AppendUint(b, p.Consumer, 10), '.')
-		b = append(strconv.AppendInt(b, msg.Time.UnixNano(), 10), '.')
-		b = strconv.AppendUint(b, base+uint64(fresh), 10)
-		m.scratch.reply = b
-		reply := string(b)
+		reply := replies[start:ends[i]]
+		start = ends[i]
 		hdr, data := msg.Header, msg.Data
 		if m.cfg.HeadersOnly { // headers and the payload's size, not the payload
 			hdr = withHeader(hdr, "Nats-Msg-Size", strconv.Itoa(len(data)))
@@ -397,6 +379,38 @@ func (m *machine) send(r *pullRequest, msgs []jetlog.Msg, froms []int, now time.
 	}
 	r.lastSent = now
 	return true
+}
+
+// ackReplies builds the ack reply subjects of a batch, the metadata
+// clients parse, into one string and returns where each ends in it: one
+// allocation a batch rather than one a message (see
+// TestMachineFetchJournaledAllocs). Each delivery carries what is left
+// for this consumer after it, as the reference counts it: the first
+// deliveries behind it in this batch (last_per_subject start messages
+// and new ones), plus what is left to deliver from next on.
+func (m *machine) ackReplies(msgs []jetlog.Msg, froms []int, pend []jetlog.Pending) (string, []int) {
+	base, fresh := m.pendingAfterNext(), 0
+	for _, f := range froms {
+		if f != fromDue {
+			fresh++
+		}
+	}
+	b, ends := m.scratch.reply[:0], m.scratch.replyEnds[:0]
+	for i, msg := range msgs {
+		p := pend[i]
+		if froms[i] != fromDue {
+			fresh--
+		}
+		b = append(b, m.ackBase...)
+		b = append(strconv.AppendUint(b, p.Deliveries, 10), '.')
+		b = append(strconv.AppendUint(b, msg.Seq, 10), '.')
+		b = append(strconv.AppendUint(b, p.Consumer, 10), '.')
+		b = append(strconv.AppendInt(b, msg.Time.UnixNano(), 10), '.')
+		b = strconv.AppendUint(b, base+uint64(fresh), 10)
+		ends = append(ends, len(b))
+	}
+	m.scratch.reply, m.scratch.replyEnds = b, ends
+	return string(b), ends
 }
 
 // pendingAfterNext counts what is left to deliver from next on: the
