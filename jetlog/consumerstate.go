@@ -65,6 +65,10 @@ const (
 	kindAcked     byte = 17 // stream acked (or terminated)
 	kindAckedAll  byte = 18 // every pending seq <= stream acked
 	kindDeadline  byte = 19 // pending[stream].deadline = deadline
+	// kindReset starts the consumer over at stream seq+1 (consumer.go's
+	// Reset): nothing pending, delivered and ack floor {0, stream}. Kinds
+	// 20 and 21 are the run records (consumerrecord.go).
+	kindReset byte = 22
 )
 
 // NewConsumerState returns an empty state. ackWait is the redelivery
@@ -127,6 +131,14 @@ func (s *ConsumerState) AckAll(seq uint64) int {
 		s.apply(consumerOp{kind: kindAckedAll, stream: seq})
 	}
 	return n
+}
+
+// Reset starts the consumer over before stream seq next (seq >= 1):
+// nothing is pending any more, and the next delivery is consumer seq 1
+// of stream seq next or the first after it, as the reference's consumer
+// reset does. Unlike every other change it may move the floors down.
+func (s *ConsumerState) Reset(next uint64) {
+	s.apply(consumerOp{kind: kindReset, stream: max(next, 1) - 1})
 }
 
 // Term stops redelivery of seq; it counts as handled.
@@ -217,6 +229,13 @@ func (s *ConsumerState) replay(op consumerOp) {
 			p.Deadline = op.deadline
 		}
 		return // the pending set is unchanged
+	case kindReset:
+		for seq := range s.Pending {
+			s.remove(seq)
+		}
+		s.Delivered = SeqPair{Stream: op.stream}
+		s.AckFloor = SeqPair{Stream: op.stream}
+		return
 	}
 	if op.kind == kindDelivered && len(s.Pending) > 1 {
 		return // a later delivery never lowers the lowest pending seq

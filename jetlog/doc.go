@@ -165,6 +165,9 @@
 //	              ranges: seq = first range's start, payload = uvarint
 //	              its length, then per further range uvarint gap from
 //	              the previous one's end (>= 1), uvarint length
+//	22 reset      (consumer journal) the consumer starts over: seq = the
+//	              stream seq before the next to deliver; nothing pending,
+//	              delivered and ack floor {0, seq}
 //
 // A step's changes (a pull's deliveries, a batch of acks) are written as
 // run records where they form runs (consumerrecord.go); a run replays as
