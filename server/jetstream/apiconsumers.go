@@ -27,6 +27,8 @@ func (svc *Service) handleConsumer(r apiRequest, t []string) {
 		svc.consumerPause(r, t[1], t[2])
 	case len(t) == 3 && t[0] == "UNPIN":
 		svc.consumerUnpin(r, t[1], t[2])
+	case len(t) == 3 && t[0] == "RESET":
+		svc.consumerReset(r, t[1], t[2])
 	case len(t) == 2 && t[0] == "LIST":
 		svc.consumerList(r, t[1])
 	case len(t) == 2 && t[0] == "NAMES":

@@ -39,10 +39,11 @@ type consumer struct {
 
 	pulls   chan pullMsg
 	acks    chan ackMsg
-	kick    chan struct{}  // capacity 1: new messages or interest changed
-	fcDone  chan struct{}  // capacity 1: a flow-control answer arrived
-	pause   chan time.Time // a pause (or, zero, a resume) from the API
-	unpin   chan string    // a group to unpin, from the API; nil without priority groups
+	kick    chan struct{}     // capacity 1: new messages or interest changed
+	fcDone  chan struct{}     // capacity 1: a flow-control answer arrived
+	pause   chan time.Time    // a pause (or, zero, a resume) from the API
+	resets  chan resetRequest // a reset from the API (reset.go)
+	unpin   chan string       // a group to unpin, from the API; nil without priority groups
 	stop    chan struct{}
 	done    chan struct{}
 	subs    []Subscription
@@ -112,6 +113,7 @@ func startConsumer(sh *shared, stream string, cs consumerStart) (*consumer, erro
 		kick:      make(chan struct{}, 1),
 		fcDone:    make(chan struct{}, 1),
 		pause:     make(chan time.Time),
+		resets:    make(chan resetRequest),
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 	}
@@ -119,6 +121,15 @@ func startConsumer(sh *shared, stream string, cs consumerStart) (*consumer, erro
 		c.unpin = make(chan string)
 	}
 	start, initial := startPosition(cs.cfg, cs.src.log, cs.ledger.Info())
+	if info := cs.ledger.Info(); start > 1 && len(initial) == 0 && info.Delivered.Stream == 0 && info.NumAckPending == 0 {
+		// Nothing delivered yet: record where the deliver policy starts
+		// it, so that a restart resumes there (a deliver-new consumer
+		// would otherwise start after what was stored meanwhile) and
+		// info says delivered and ack floor start-1, as the reference.
+		if err := cs.ledger.Update(func(s *jetlog.ConsumerState) { s.Reset(start) }, true); err != nil {
+			return nil, err
+		}
+	}
 	m := newMachine(machineConfig{
 		stream: stream, cfg: cs.cfg, src: cs.src, ledger: cs.ledger, random: sh.random,
 		now: sh.now(), start: start, initial: initial,
@@ -277,6 +288,13 @@ func (c *consumer) run(m *machine) {
 			a = m.Tick(c.sh.now())
 		case until := <-c.pause:
 			a = m.Pause(until, c.sh.now())
+		case r := <-c.resets:
+			var res resetResult
+			res.seq, a, res.err = m.Reset(r.seq, r.timeSeq, c.sh.now())
+			c.mu.Lock() // before the answer, whose info reads it
+			c.next, c.initial = m.next, len(m.initial)+m.groups.numHeld()
+			c.mu.Unlock()
+			r.done <- res
 		case group := <-c.unpin:
 			a = m.Unpin(group, c.sh.now())
 		case <-c.stop:
