@@ -107,9 +107,10 @@ func (m *machine) target(now time.Time) *pullRequest {
 }
 
 // deliver hands due redeliveries, then last-per-subject start messages,
-// then new messages to the waiting pulls in arrival order (or to the
-// push subscriber). Each request's messages are recorded as one journaled
-// step, so a batch costs one write.
+// then new messages to the waiting pulls in arrival order, one each in
+// turn while several wait (takesTurns), or to the push subscriber. Each
+// request's messages are recorded as one journaled step, so a batch
+// costs one write.
 func (m *machine) deliver(now time.Time) {
 	for {
 		r := m.target(now)
@@ -147,10 +148,22 @@ func (m *machine) deliver(now time.Time) {
 		case r.batch == 0 || r.hasBudget && r.maxBytes == 0:
 			m.dropFirst()
 		}
+		if len(m.waiting) > 1 && m.waiting[0] == r && m.takesTurns(r) {
+			m.waiting = append(m.waiting[1:], r) // to the back of the line
+		}
 		if full {
 			return
 		}
 	}
+}
+
+// takesTurns reports whether pull r shares the messages with other
+// waiting pulls one at a time, as the reference hands them out: each
+// waiting pull gets the next message in turn, so competing workers that
+// pull at once all get work. A lone pull takes its whole batch in one
+// step; priority groups pick their own order.
+func (m *machine) takesTurns(r *pullRequest) bool {
+	return r != m.push && m.prio == nil && len(m.waiting) > 1
 }
 
 // gather picks up to r's batch of messages within its byte budget, as
@@ -167,8 +180,12 @@ func (m *machine) gather(r *pullRequest, now time.Time) (msgs []jetlog.Msg, from
 		room = max(limit-m.ledger.NumAckPending()+m.groups.numTombs(), 0)
 	}
 	budget, sizer := r.maxBytes, m.newPullSizer(r)
-	for len(msgs) < r.batch {
-		want := r.batch - len(msgs)
+	limit := r.batch
+	if m.takesTurns(r) {
+		limit = 1 // several pulls wait: one message each, in turn (see deliver)
+	}
+	for len(msgs) < limit {
+		want := limit - len(msgs)
 		if room >= 0 {
 			want = max(min(want, room), 1)
 		}
