@@ -161,9 +161,20 @@ func (m *machine) deliver(now time.Time) {
 // waiting pulls one at a time, as the reference hands them out: each
 // waiting pull gets the next message in turn, so competing workers that
 // pull at once all get work. A lone pull takes its whole batch in one
-// step; priority groups pick their own order.
+// step, and so do pulls that all answer to one inbox (nats.go's Consume
+// pulls again before its last pull is done): turns would change nothing
+// the client sees but cost a step per message. Priority groups pick
+// their own order.
 func (m *machine) takesTurns(r *pullRequest) bool {
-	return r != m.push && m.prio == nil && len(m.waiting) > 1
+	if r == m.push || m.prio != nil || len(m.waiting) < 2 {
+		return false
+	}
+	for _, w := range m.waiting {
+		if w.reply != r.reply {
+			return true
+		}
+	}
+	return false
 }
 
 // gather picks up to r's batch of messages within its byte budget, as
