@@ -347,7 +347,10 @@ func (c *Consumer) updateSync(fn func(*ConsumerState) error, sync bool) error {
 		c.mu.Unlock()
 		return c.err
 	}
-	if err := fn(&c.state); err != nil {
+	c.state.inStep, c.state.stepNow = true, time.Time{}
+	err := fn(&c.state)
+	c.state.inStep = false
+	if err != nil {
 		c.mu.Unlock()
 		return err
 	}

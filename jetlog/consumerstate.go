@@ -43,6 +43,13 @@ type ConsumerState struct {
 	// large (see BenchmarkMachineFetchJournaled): a *Pending read from
 	// Pending is good until its seq leaves the set.
 	free []*Pending
+	// inStep is set for the length of one journaled step
+	// (Consumer.updateSync), whose changes all happen at one instant,
+	// stepNow, read once: a pull's deliveries get one deadline, which
+	// its delivered run records as zero deltas (a byte each), and one
+	// clock reading.
+	inStep  bool
+	stepNow time.Time
 }
 
 // maxFreePending bounds the entries kept for reuse.
@@ -103,7 +110,7 @@ func (s *ConsumerState) Deliver(seq uint64) Pending {
 		stream:     seq,
 		consumer:   s.Delivered.Consumer + 1,
 		deliveries: deliveries,
-		deadline:   s.now().Add(s.wait(deliveries)).UnixNano(),
+		deadline:   s.clock().Add(s.wait(deliveries)).UnixNano(),
 	}
 	s.apply(op)
 	return *s.Pending[seq]
@@ -149,7 +156,7 @@ func (s *ConsumerState) Nak(seq uint64, delay time.Duration) bool {
 	if _, ok := s.Pending[seq]; !ok {
 		return false
 	}
-	s.apply(consumerOp{kind: kindDeadline, stream: seq, deadline: s.now().Add(delay).UnixNano()})
+	s.apply(consumerOp{kind: kindDeadline, stream: seq, deadline: s.clock().Add(delay).UnixNano()})
 	return true
 }
 
@@ -159,7 +166,7 @@ func (s *ConsumerState) InProgress(seq uint64) bool {
 	if !ok {
 		return false
 	}
-	s.apply(consumerOp{kind: kindDeadline, stream: seq, deadline: s.now().Add(s.wait(p.Deliveries)).UnixNano()})
+	s.apply(consumerOp{kind: kindDeadline, stream: seq, deadline: s.clock().Add(s.wait(p.Deliveries)).UnixNano()})
 	return true
 }
 
@@ -167,7 +174,7 @@ func (s *ConsumerState) InProgress(seq uint64) bool {
 // order: earliest deadline first, then lowest seq. The slice is the
 // caller's.
 func (s *ConsumerState) Due() []uint64 {
-	now := s.now().UnixNano()
+	now := s.clock().UnixNano()
 	var due []*Pending
 	for _, p := range s.Pending {
 		if p.Deadline <= now {
@@ -193,6 +200,17 @@ func (s *ConsumerState) NumRedelivered() int {
 		}
 	}
 	return n
+}
+
+// clock is the time of a change: the step's, inside a journaled step.
+func (s *ConsumerState) clock() time.Time {
+	if !s.inStep {
+		return s.now()
+	}
+	if s.stepNow.IsZero() {
+		s.stepNow = s.now()
+	}
+	return s.stepNow
 }
 
 // apply makes one change and, for a journaled state, records it.
