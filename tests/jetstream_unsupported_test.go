@@ -21,7 +21,6 @@ func TestUnsupportedFeaturesAreRefused(t *testing.T) {
 	for _, c := range []struct{ subject, body, want string }{
 		{"$JS.API.STREAM.CREATE.A", `{"name":"A","mirror":{"name":"B","external":{"api":"$JS.x.API"}}}`, "external"},
 		{"$JS.API.CONSUMER.CREATE.X.P", `{"stream_name":"X","config":{"durable_name":"P","deliver_subject":"p","rate_limit_bps":1000}}`, "rate_limit_bps"},
-		{"$JS.API.CONSUMER.CREATE.X.P", `{"stream_name":"X","config":{"durable_name":"P","ack_policy":"explicit","sample_freq":"50%"}}`, "sample_freq"},
 	} {
 		if strings.Contains(c.subject, "CONSUMER") {
 			if _, err := nc.Request("$JS.API.STREAM.CREATE.X", []byte(`{"name":"X","subjects":["x.>"]}`), 5*time.Second); err != nil {

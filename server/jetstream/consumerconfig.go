@@ -51,6 +51,9 @@ type consumerConfig struct {
 	// RateLimit (bits per second) is refused: bus does not pace push
 	// deliveries.
 	RateLimit uint64 `json:"rate_limit_bps,omitempty"`
+	// SampleFreq is the share of acks reported as latency metrics
+	// ("50%" or "50"; machine_sample.go).
+	SampleFreq string `json:"sample_freq,omitempty"`
 	// PauseUntil holds deliveries back until then (pause.go).
 	PauseUntil *time.Time `json:"pause_until,omitempty"`
 	// Priority groups: which pulls a pull consumer serves, and how it
@@ -131,8 +134,8 @@ func (c *consumerConfig) normalize(scfg streamConfig) *apiError {
 	case c.DeliverSubject == "" && c.MaxRequestExpires > 0 && c.MaxRequestExpires < int64(time.Millisecond):
 		return newAPIError(400, 10115, "consumer max request expires needs to be >= 1ms")
 	}
-	if raw, ok := c.extra["sample_freq"]; ok && string(raw) != `""` && string(raw) != "null" {
-		return errConsumerCreate("sample_freq (ack sampling) is not supported by bus")
+	if _, err := parseSampleFreq(c.SampleFreq); err != nil {
+		return newAPIError(400, 10095, "failed to parse consumer sampling configuration: %v", err)
 	}
 	if c.PauseUntil != nil {
 		if c.PauseUntil.IsZero() {

@@ -95,6 +95,9 @@ type machine struct {
 	// prio is the priority groups state (machine_priority.go); nil
 	// without, which is all the hot paths look at.
 	prio *priority
+	// sampler reports ack latencies (sample_freq; machine_sample.go);
+	// nil without, which is all the hot paths look at.
+	sampler *ackSampler
 
 	deadLettered int64
 	act          actions // being built by the current step
@@ -163,6 +166,7 @@ func newMachine(mc machineConfig) *machine {
 		inDue:      map[uint64]struct{}{},
 	}
 	m.collectStep, m.recordStep, m.probeStep, m.ackStep = m.collectLocked, m.recordLocked, m.probeLocked, m.acksLocked
+	m.sampler = newAckSampler(mc.cfg.SampleFreq)
 	if p := mc.cfg.PauseUntil; p != nil {
 		m.pausedUntil = *p
 	}

@@ -122,6 +122,7 @@ func (m *machine) applyAcks(acks []ackMsg, now time.Time) {
 	err := m.ledger.Update(m.ackStep, sync)
 	terminated := m.scratch.terminated
 	m.scratch.acks = nil
+	m.sampler.report(m, now, err == nil)
 	if err != nil {
 		m.act.acked = nil
 		m.act.err = err
@@ -156,10 +157,12 @@ func (m *machine) acksLocked(s *jetlog.ConsumerState) {
 			case m.cfg.AckPolicy == AckAll:
 				s.AckAll(a.seq)
 			case m.groups != nil:
+				m.sampler.ackedLocked(m, s, a.seq, m.scratch.ackNow)
 				if _, left := m.releaseLocked(s, a.seq, m.scratch.ackNow); !left {
 					continue // retention waits for the tombstone
 				}
 			default:
+				m.sampler.ackedLocked(m, s, a.seq, m.scratch.ackNow)
 				s.Ack(a.seq)
 			}
 			m.act.acked = append(m.act.acked, a.seq)

@@ -382,6 +382,7 @@ func (m *machine) send(r *pullRequest, msgs []jetlog.Msg, froms []int, now time.
 	if m.groups != nil {
 		m.sentGroups(msgs, froms)
 	}
+	m.sampler.delivered(msgs, now)
 	pin, pinned := "", false
 	if m.prio != nil {
 		pin, pinned = m.pinFor(r, now)
