@@ -107,6 +107,7 @@ var apiScenarios = []apiScenario{
 	{"pull beyond max expires", "$JS.API.CONSUMER.MSG.NEXT.X.MB", `{"batch":1,"expires":2000000000}`, true},
 	{"pull beyond max bytes", "$JS.API.CONSUMER.MSG.NEXT.X.MB", `{"batch":1,"expires":500000000,"max_bytes":200}`, true},
 	{"pull with rate limit", "$JS.API.CONSUMER.CREATE.X.RL", `{"stream_name":"X","config":{"durable_name":"RL","ack_policy":"explicit","rate_limit_bps":1000}}`, true},
+	{"push with rate limit", "$JS.API.CONSUMER.CREATE.X.PRL", `{"stream_name":"X","config":{"durable_name":"PRL","deliver_subject":"prl","ack_policy":"explicit","rate_limit_bps":8000}}`, true},
 	{"tiny max expires", "$JS.API.CONSUMER.CREATE.X.ME", `{"stream_name":"X","config":{"durable_name":"ME","ack_policy":"explicit","max_expires":1000}}`, true},
 	{"create sealed", "$JS.API.STREAM.CREATE.SL", `{"name":"SL","subjects":["sl"],"sealed":true}`, true},
 	{"deny delete stream", "$JS.API.STREAM.CREATE.DD", `{"name":"DD","subjects":["dd"],"deny_delete":true,"deny_purge":true}`, true},

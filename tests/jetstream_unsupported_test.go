@@ -20,7 +20,6 @@ func TestUnsupportedFeaturesAreRefused(t *testing.T) {
 	nc := connect(t, busURL(s))
 	for _, c := range []struct{ subject, body, want string }{
 		{"$JS.API.STREAM.CREATE.A", `{"name":"A","mirror":{"name":"B","external":{"api":"$JS.x.API"}}}`, "external"},
-		{"$JS.API.CONSUMER.CREATE.X.P", `{"stream_name":"X","config":{"durable_name":"P","deliver_subject":"p","rate_limit_bps":1000}}`, "rate_limit_bps"},
 	} {
 		if strings.Contains(c.subject, "CONSUMER") {
 			if _, err := nc.Request("$JS.API.STREAM.CREATE.X", []byte(`{"name":"X","subjects":["x.>"]}`), 5*time.Second); err != nil {

@@ -132,7 +132,7 @@ func startConsumer(sh *shared, stream string, cs consumerStart) (*consumer, erro
 	}
 	m := newMachine(machineConfig{
 		stream: stream, cfg: cs.cfg, src: cs.src, ledger: cs.ledger, random: sh.random,
-		now: sh.now(), start: start, initial: initial,
+		now: sh.now(), start: start, initial: initial, maxMsgSize: int(cs.src.log.Config().MaxMsgSize),
 	})
 	c.next, c.initial, c.groups = start, len(initial)+m.groups.numHeld(), m.groups
 	if p := cs.cfg.PauseUntil; p != nil {

@@ -48,8 +48,8 @@ type consumerConfig struct {
 	MaxRequestBatch    int   `json:"max_batch,omitempty"`
 	MaxRequestExpires  int64 `json:"max_expires,omitempty"`
 	MaxRequestMaxBytes int   `json:"max_bytes,omitempty"`
-	// RateLimit (bits per second) is refused: bus does not pace push
-	// deliveries.
+	// RateLimit paces a push consumer's deliveries, in bits per second
+	// (machine_rate.go).
 	RateLimit uint64 `json:"rate_limit_bps,omitempty"`
 	// SampleFreq is the share of acks reported as latency metrics
 	// ("50%" or "50"; machine_sample.go).
@@ -129,8 +129,6 @@ func (c *consumerConfig) normalize(scfg streamConfig) *apiError {
 	switch {
 	case c.DeliverSubject == "" && c.RateLimit > 0:
 		return newAPIError(400, 10086, "consumer in pull mode can not have rate limit set")
-	case c.RateLimit > 0:
-		return errConsumerCreate("rate_limit_bps is not supported by bus")
 	case c.DeliverSubject == "" && c.MaxRequestExpires > 0 && c.MaxRequestExpires < int64(time.Millisecond):
 		return newAPIError(400, 10115, "consumer max request expires needs to be >= 1ms")
 	}

@@ -98,6 +98,9 @@ type machine struct {
 	// sampler reports ack latencies (sample_freq; machine_sample.go);
 	// nil without, which is all the hot paths look at.
 	sampler *ackSampler
+	// rate paces a push consumer (rate_limit_bps; machine_rate.go); nil
+	// without.
+	rate *pushRate
 
 	deadLettered int64
 	act          actions // being built by the current step
@@ -149,6 +152,9 @@ type machineConfig struct {
 	// last_per_subject seqs (see startPosition).
 	start   uint64
 	initial []uint64
+	// maxMsgSize is the stream's max_msg_size (0: none): a push rate
+	// limit's burst.
+	maxMsgSize int
 }
 
 func newMachine(mc machineConfig) *machine {
@@ -167,6 +173,7 @@ func newMachine(mc machineConfig) *machine {
 	}
 	m.collectStep, m.recordStep, m.probeStep, m.ackStep = m.collectLocked, m.recordLocked, m.probeLocked, m.acksLocked
 	m.sampler = newAckSampler(mc.cfg.SampleFreq)
+	m.rate = newPushRate(mc.cfg, mc.maxMsgSize)
 	if p := mc.cfg.PauseUntil; p != nil {
 		m.pausedUntil = *p
 	}
@@ -324,6 +331,9 @@ func (m *machine) nextDeadline(now time.Time) time.Time {
 	}
 	if m.prio != nil {
 		earliest(m.pinDeadline())
+	}
+	if m.rate != nil && m.hasTarget() {
+		earliest(m.rate.at)
 	}
 	if !next.IsZero() && next.Before(now) {
 		next = now

@@ -220,6 +220,10 @@ func (m *machine) gather(r *pullRequest, now time.Time) (msgs []jetlog.Msg, from
 			m.putBack(msg.Seq, from)
 			break
 		}
+		if m.rate != nil && !m.rate.allows(len(msg.Subject)+len(msg.Header)+len(msg.Data), now) {
+			m.putBack(msg.Seq, from) // it goes when the bucket holds it (nextDeadline)
+			break
+		}
 		if from != fromDue && room > 0 {
 			room--
 		}

@@ -3,6 +3,7 @@ package jetstream
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/bus-dev/bus/jetlog"
 )
@@ -37,5 +38,44 @@ func TestPushBacklogGoesOutOneBatchPerStep(t *testing.T) {
 	}
 	if len(a.out) != 0 || !a.deadline.IsZero() {
 		t.Fatalf("after the backlog: %d sent, deadline %v", len(a.out), a.deadline)
+	}
+}
+
+// A push consumer with rate_limit_bps delivers no faster than that: a
+// burst of the stream's max_msg_size at once, then each message when the
+// bucket holds its size again (subject, headers, payload: 50 bytes here,
+// at 100 bytes a second).
+func TestPushRateLimitPacesDeliveries(t *testing.T) {
+	t.Parallel()
+	h := newHarness()
+	for i := range 6 {
+		h.src.msgs = append(h.src.msgs, jetlog.Msg{Seq: uint64(i + 1), Subject: "s.x", Data: make([]byte, 47), Time: h.now})
+	}
+	var cfg consumerConfig
+	if err := json.Unmarshal([]byte(`{"durable_name":"P","deliver_subject":"d","ack_policy":"none","rate_limit_bps":800}`), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if e := cfg.normalize(streamConfig{Name: "S", Subjects: []string{"s.>"}}); e != nil {
+		t.Fatal(e)
+	}
+	h.led = newMemLedger(jetlog.NewConsumerState(0, nil, h.clock))
+	h.m = newMachine(machineConfig{stream: "S", cfg: cfg, src: h.src, ledger: h.led, now: h.now, start: 1, maxMsgSize: 100, random: func() float64 { return 0.5 }})
+	start := h.now
+	a := h.m.Stored(h.now)
+	for step, want := range []struct {
+		sent int
+		at   time.Duration // when the next step is asked for, from start
+	}{{2, 500 * time.Millisecond}, {1, time.Second}, {1, 1500 * time.Millisecond}, {1, 2 * time.Second}, {1, 0}} {
+		if len(a.out) != want.sent {
+			t.Fatalf("step %d sent %d, want %d", step, len(a.out), want.sent)
+		}
+		if want.at == 0 {
+			break
+		}
+		if !a.deadline.Equal(start.Add(want.at)) {
+			t.Fatalf("step %d: next at %v, want %v", step, a.deadline.Sub(start), want.at)
+		}
+		h.now = a.deadline
+		a = h.m.Tick(h.now)
 	}
 }
