@@ -1,7 +1,6 @@
 package jetstream
 
 import (
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -75,12 +74,7 @@ func (svc *Service) consumerReset(r apiRequest, streamName, name string) {
 		svc.respondErr(r.reply, typeConsumerReset, newAPIError(400, 10204, "invalid reset: %v", res.err))
 		return
 	}
-	b, err := json.Marshal(consumerResetResponse{consumerInfo: c.info(typeConsumerReset), ResetSeq: res.seq})
-	if err != nil {
-		svc.sh.log.Error("encode api response", "err", err)
-		return
-	}
-	svc.sh.core.Publish(r.reply, "", nil, b)
+	svc.respond(r.reply, consumerResetResponse{consumerInfo: c.info(typeConsumerReset), ResetSeq: res.seq})
 }
 
 // Reset starts the consumer over at stream seq (0: after the ack floor),

@@ -141,6 +141,9 @@ type Service struct {
 	// its taking effect one step, now that they may run side by side.
 	limitsMu sync.Mutex
 	queued   atomic.Int64 // bytes of requests waiting in both lanes
+	// auditing holds the requests being handled while someone listens
+	// for audit advisories, by reply subject (audit.go).
+	auditing sync.Map
 	stop     chan struct{}
 	lagKick  chan struct{} // capacity 1: a consumer with a lag alert was created
 	workers  sync.WaitGroup
@@ -479,7 +482,9 @@ func (svc *Service) serve(lane chan apiRequest) {
 				r.run()
 				continue
 			}
+			done := svc.auditStart(&r)
 			svc.handle(r)
+			done()
 			svc.queued.Add(-r.size)
 		case <-svc.stop:
 			return
@@ -498,6 +503,7 @@ func (svc *Service) respond(reply string, v any) {
 		return
 	}
 	svc.sh.core.Publish(reply, "", nil, b)
+	svc.audit(reply, b)
 }
 
 // apiResponse is the envelope of every error response.
