@@ -24,9 +24,9 @@ import (
 
 const hdrIncr = "Nats-Incr"
 
-// hdrCounterSources is where the reference keeps what each sourced
-// stream's subjects last contributed; bus carries it over from the last
-// value so that a counter written by the reference keeps it.
+// hdrCounterSources is where what each sourced stream's subjects last
+// contributed is kept (countersources.go); an increment carries it over
+// from the last value.
 const hdrCounterSources = "Nats-Counter-Sources"
 
 func errIncrDisabled() *apiError { return newAPIError(400, 10168, "message counters is disabled") }

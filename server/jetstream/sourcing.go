@@ -318,6 +318,21 @@ func (s *sourcer) copy(msgs []jetlog.Msg) *apiError {
 		}
 		hdr := withHeader(m.Header, hdrStreamSource,
 			s.cfg.Name+" "+strconv.FormatUint(m.Seq, 10)+" "+s.takes+" "+m.Subject)
+		if t.counter.Load() && jetlog.HeaderValue(m.Header, hdrIncr) != nil {
+			// A counter total into a counter stream: summed, one at a
+			// time (countersources.go).
+			if e := flush(); e != nil {
+				return e
+			}
+			if _, err := t.sourceCounter(jetlog.Msg{Subject: subj, Header: hdr, Data: m.Data}, s.cfg.Name, m.Subject); err != nil {
+				t.sh.log.Warn("stream source stalled", "stream", t.name, "origin", s.cfg.Name, "err", err)
+				return storeError(err)
+			}
+			last++
+			s.next.Store(m.Seq + 1)
+			t.notifyConsumers()
+			continue
+		}
 		out = append(out, jetlog.Msg{Seq: m.Seq, Subject: subj, Header: hdr, Data: m.Data})
 	}
 	if e := flush(); e != nil {
