@@ -116,6 +116,28 @@ func (s *ConsumerState) Deliver(seq uint64) Pending {
 	return *s.Pending[seq]
 }
 
+// DeliverAcked is Deliver and Ack of seq at once (ack policy none), with
+// the same changes recorded, but when nothing else is pending the entry
+// never enters the pending set: an ordered consumer's delivery costs no
+// map insert and delete (see BenchmarkJetStreamConsume/kind=ordered in
+// tests). It returns the delivery's entry.
+func (s *ConsumerState) DeliverAcked(seq uint64) Pending {
+	if len(s.Pending) > 0 {
+		p := s.Deliver(seq)
+		s.Ack(seq)
+		return p
+	}
+	op := consumerOp{kind: kindDelivered, stream: seq, consumer: s.Delivered.Consumer + 1, deliveries: 1,
+		deadline: s.clock().Add(s.wait(1)).UnixNano()}
+	if s.record {
+		s.ops = append(s.ops, op, consumerOp{kind: kindAcked, stream: seq})
+	}
+	// What replaying the two changes leaves (see replay, updateFloor).
+	s.Delivered = SeqPair{Consumer: max(s.Delivered.Consumer, op.consumer), Stream: max(s.Delivered.Stream, seq)}
+	s.AckFloor = SeqPair{Consumer: s.Delivered.Consumer, Stream: max(s.Delivered.Stream, s.AckFloor.Stream)}
+	return Pending{Stream: seq, Consumer: op.consumer, Deliveries: 1, Deadline: op.deadline}
+}
+
 // Ack acknowledges seq and reports whether it was pending.
 func (s *ConsumerState) Ack(seq uint64) bool {
 	if _, ok := s.Pending[seq]; !ok {

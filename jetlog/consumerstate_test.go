@@ -98,3 +98,39 @@ func TestConsumerStateDeliveryAllocatesNothing(t *testing.T) {
 		t.Fatalf("pending %d, floor %+v", len(s.Pending), s.AckFloor)
 	}
 }
+
+// TestConsumerStateDeliverAckedIsDeliverAndAck: DeliverAcked leaves the
+// state Deliver and Ack leave, records the same changes, and returns the
+// same entry, with and without other seqs pending.
+func TestConsumerStateDeliverAckedIsDeliverAndAck(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	fast := NewConsumerState(time.Second, nil, clock.Now)
+	slow := NewConsumerState(time.Second, nil, clock.Now)
+	fast.record, slow.record = true, true
+	for seq := uint64(1); seq <= 300; seq++ {
+		switch {
+		case seq%50 == 7: // one left pending for a while
+			fast.Deliver(seq)
+			slow.Deliver(seq)
+		case seq%50 == 20:
+			fast.Ack(seq - 13)
+			slow.Ack(seq - 13)
+		case seq%90 == 0:
+			fast.Reset(seq + 3)
+			slow.Reset(seq + 3)
+			seq += 2
+		default:
+			got := fast.DeliverAcked(seq)
+			want := slow.Deliver(seq)
+			slow.Ack(seq)
+			if got != want {
+				t.Fatalf("seq %d: entry %+v, want %+v", seq, got, want)
+			}
+		}
+		clock.Advance(time.Millisecond)
+		if !sameView(viewOf(&fast), viewOf(&slow)) || !slices.Equal(fast.ops, slow.ops) {
+			t.Fatalf("seq %d: state or changes differ: %+v %+v / %+v %+v", seq, fast.Delivered, fast.AckFloor, slow.Delivered, slow.AckFloor)
+		}
+	}
+}

@@ -464,12 +464,15 @@ func (m *machine) pendingAfterNext() uint64 {
 // scratch.msgs and their redelivery deadlines.
 func (m *machine) recordLocked(s *jetlog.ConsumerState) {
 	for _, msg := range m.scratch.msgs {
-		p := s.Deliver(msg.Seq)
+		var p jetlog.Pending
 		switch {
 		case m.cfg.AckPolicy == AckNone:
-			s.Ack(msg.Seq)
+			p = s.DeliverAcked(msg.Seq)
 		case m.cfg.BackOffJitter > 0:
+			p = s.Deliver(msg.Seq)
 			s.Nak(msg.Seq, m.jitter(m.redeliveryWait(p.Deliveries)))
+		default:
+			p = s.Deliver(msg.Seq)
 		}
 		if q := s.Pending[msg.Seq]; q != nil {
 			m.redeliver.add(msg.Seq, q.Deadline)
