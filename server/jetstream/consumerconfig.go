@@ -254,6 +254,9 @@ func (c *consumerConfig) normalize(scfg streamConfig) *apiError {
 	if scfg.Retention == jetlog.RetentionWorkQueue && c.AckPolicy != AckExplicit {
 		return errWorkQueueAckExplicit()
 	}
+	if scfg.Retention == jetlog.RetentionWorkQueue && c.DeliverPolicy != DeliverAll {
+		return newAPIError(400, 10101, "consumer must be deliver all on workqueue stream")
+	}
 	return c.checkDeadLetterSubject(scfg)
 }
 

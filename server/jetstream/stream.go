@@ -449,7 +449,10 @@ next:
 				continue next
 			}
 		}
-		_ = st.log.Delete(seq) // already gone is fine
+		// Not waited for: the deletes of one ack step share the commit
+		// (and the fsync) after the one running, rather than taking one
+		// each on this consumer's goroutine. Already gone is fine.
+		st.log.DeleteAsync(seq, nil)
 	}
 }
 

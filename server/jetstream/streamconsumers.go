@@ -162,6 +162,44 @@ func (st *stream) loadConsumers() {
 			st.sh.log.Error("consumer not restarted; skipped", "stream", st.name, "consumer", name, "err", e)
 		}
 	}
+	st.sweepRetained()
+}
+
+// sweepRetained applies work-queue and interest retention, after a
+// restart, to what the consumers had acked: the deletes acks cause are
+// not waited for (stream.acked), so a crash can leave a message stored
+// that its consumer acked, and nothing would ack it again. Each
+// consumer's messages at or below its ack floor go through acked as if
+// just acked. Normally there are none: one read per consumer.
+func (st *stream) sweepRetained() {
+	if st.config().Retention == jetlog.RetentionLimits {
+		return
+	}
+	st.mu.Lock()
+	consumers := make([]*consumer, 0, len(st.consumers))
+	for _, c := range st.consumers {
+		consumers = append(consumers, c)
+	}
+	st.mu.Unlock()
+	for _, c := range consumers {
+		floor := c.ledger.Info().AckFloor.Stream
+		for seq := uint64(1); seq <= floor; {
+			msgs, err := st.log.NextBatch(seq, c.cfg.filters(), 1024)
+			if err != nil || len(msgs) == 0 {
+				break
+			}
+			var done []uint64
+			for _, m := range msgs {
+				if m.Seq <= floor {
+					done = append(done, m.Seq)
+				}
+			}
+			if len(done) > 0 {
+				st.acked(done)
+			}
+			seq = msgs[len(msgs)-1].Seq + 1
+		}
+	}
 }
 
 // removeConsumer deletes a consumer and its stored state; false if there
