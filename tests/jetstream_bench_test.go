@@ -1,14 +1,10 @@
 package tests
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/bus-dev/bus/server"
 )
 
 // BenchmarkJetStream measures fsynced async publishing and fetching with
@@ -16,19 +12,7 @@ import (
 //
 //	go test ./tests -run '^$' -bench JetStream -benchtime 20000x
 func BenchmarkJetStream(b *testing.B) {
-	s, err := server.New(server.Options{Host: "127.0.0.1", StoreDir: b.TempDir(), JetStream: true})
-	if err != nil || s.Start() != nil {
-		b.Fatal("start bus")
-	}
-	b.Cleanup(func() { shutdown(b, s) })
-	nc, err := nats.Connect(busURL(s))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+	js, ctx := benchJS(b, 5*time.Minute)
 	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "B", Subjects: []string{"b"}})
 	if err != nil {
 		b.Fatal(err)

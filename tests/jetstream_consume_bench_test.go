@@ -1,17 +1,13 @@
 package tests
 
 import (
-	"context"
 	"flag"
 	"os"
 	"runtime/pprof"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/bus-dev/bus/server"
 )
 
 var consumeProfile = flag.String("consume.cpuprofile", "", "write a CPU profile of BenchmarkJetStreamConsume's reading phase only (not the fill) here")
@@ -27,31 +23,10 @@ var consumeProfile = flag.String("consume.cpuprofile", "", "write a CPU profile 
 func BenchmarkJetStreamConsume(b *testing.B) {
 	for _, kind := range []string{"fetch", "consume", "ordered"} {
 		b.Run("kind="+kind, func(b *testing.B) {
-			s, err := server.New(server.Options{Host: "127.0.0.1", StoreDir: b.TempDir(), JetStream: true})
-			if err != nil || s.Start() != nil {
-				b.Fatal("start bus")
-			}
-			b.Cleanup(func() { shutdown(b, s) })
-			nc, err := nats.Connect(busURL(s))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer nc.Close()
-			js, _ := jetstream.New(nc)
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			defer cancel()
-			st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "B", Subjects: []string{"b"}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			payload := make([]byte, 128)
-			for range b.N {
-				if _, err := js.PublishAsync("b", payload); err != nil {
-					b.Fatal(err)
-				}
-			}
-			<-js.PublishAsyncComplete()
+			js, ctx := benchJS(b, 5*time.Minute)
+			st := fillStream(b, ctx, js, jetstream.StreamConfig{Name: "B", Subjects: []string{"b"}}, "b", b.N, 128)
 			var c jetstream.Consumer
+			var err error
 			if kind == "ordered" {
 				c, err = st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
 			} else {
