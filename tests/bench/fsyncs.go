@@ -4,10 +4,9 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net/http"
+	"io"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // Fsyncs. /proc counts no fsyncs, so for bus the run reads them from its
@@ -21,21 +20,13 @@ const fsyncMetric = "bus_store_fsync_seconds_count"
 
 // scrapeFsyncs returns the sum of fsyncMetric over its series at httpURL.
 func scrapeFsyncs(httpURL string) (int64, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, httpURL+"/metrics", nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("/metrics: %s", resp.Status)
-	}
-	return sumMetric(bufio.NewScanner(resp.Body), fsyncMetric)
+	var n int64
+	err := getMonitor(context.Background(), httpURL, "/metrics", func(body io.Reader) error {
+		var err error
+		n, err = sumMetric(bufio.NewScanner(body), fsyncMetric)
+		return err
+	})
+	return n, err
 }
 
 // sumMetric adds the values of every sample of name in a Prometheus text

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -168,27 +169,34 @@ func (s *server) readInfo(ctx context.Context) (infoDoc, error) {
 // reference counts its own system subscriptions too, so callers compare
 // against a count taken before their clients subscribed.
 func (s *server) subscriptions(ctx context.Context) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.httpURL+"/varz", nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("/varz: %s", resp.Status)
-	}
 	var v struct {
 		Subscriptions int `json:"subscriptions"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
-		return 0, fmt.Errorf("/varz: %w", err)
+	err := getMonitor(ctx, s.httpURL, "/varz", func(body io.Reader) error { return json.NewDecoder(body).Decode(&v) })
+	return v.Subscriptions, err
+}
+
+// getMonitor GETs path of the monitoring endpoint at httpURL, within 5 s
+// of ctx, and hands a 200 answer's body to read.
+func getMonitor(ctx context.Context, httpURL, path string, read func(io.Reader) error) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, httpURL+path, nil)
+	if err != nil {
+		return err
 	}
-	return v.Subscriptions, nil
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", path, resp.Status)
+	}
+	if err := read(resp.Body); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }
 
 // waitSubscriptions polls /varz until the server counts at least n
