@@ -195,7 +195,9 @@ func (svc *Service) reopen(name string) {
 		return // deleted, or already reopened
 	}
 	cause := publicError(st.log.Err())
-	if err := st.close("409 Stream Reopened"); err != nil {
+	// Waiting pulls hear what the reference sends when a consumer moves
+	// to another server: nats.go pulls again at once.
+	if err := st.close("409 Leadership Change"); err != nil {
 		svc.sh.log.Warn("closing a fenced stream", "stream", name, "err", err)
 	}
 	fresh, err := svc.loadStream(st.dir)
@@ -203,7 +205,7 @@ func (svc *Service) reopen(name string) {
 	if svc.streams[name] != st { // cannot happen on its lane; keep what is there
 		svc.mu.Unlock()
 		if fresh != nil {
-			_ = fresh.close("409 Stream Reopened")
+			_ = fresh.close("409 Leadership Change")
 		}
 		return
 	}
