@@ -41,17 +41,7 @@ func TestReadOnlyStreamDirectory(t *testing.T) {
 		s := startBus(t, server.Options{JetStream: true, StoreDir: store, StoreFS: ffs, Logger: logger, HTTPPort: -1})
 		js := jsClient(t, s)
 		ctx := ctxT(t)
-		acked := newAckedStreams(js)
-		for _, name := range []string{"A", "B"} {
-			if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{"s" + name + ".>"}}); err != nil {
-				t.Fatal(err)
-			}
-			for i := range 10 {
-				if err := acked.publish(t, name, i); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
+		acked := seedStreamsAB(t, js)
 		dirA := filepath.Join(store, "jetstream", "A")
 		seam := makeReadOnly(t, ffs, dirA)
 		refused := 0
@@ -131,17 +121,7 @@ func TestReadOnlyStreamDirectory(t *testing.T) {
 		s := startBus(t, server.Options{JetStream: true, StoreDir: store, StoreFS: ffs})
 		js := jsClient(t, s)
 		ctx := ctxT(t)
-		acked := newAckedStreams(js)
-		for _, name := range []string{"A", "B"} {
-			if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{"s" + name + ".>"}}); err != nil {
-				t.Fatal(err)
-			}
-			for i := range 10 {
-				if err := acked.publish(t, name, i); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
+		acked := seedStreamsAB(t, js)
 		shutdown(t, s)
 		dirA := filepath.Join(store, "jetstream", "A")
 		makeReadOnly(t, ffs, dirA)
@@ -247,6 +227,24 @@ func restoreWritable(t *testing.T, ffs *faultFS, dir string) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// seedStreamsAB creates streams A and B (subjects sA.> and sB.>) with 10
+// acknowledged messages each, recorded.
+func seedStreamsAB(t *testing.T, js jetstream.JetStream) *ackedStreams {
+	t.Helper()
+	acked := newAckedStreams(js)
+	for _, name := range []string{"A", "B"} {
+		if _, err := js.CreateStream(ctxT(t), jetstream.StreamConfig{Name: name, Subjects: []string{"s" + name + ".>"}}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 10 {
+			if err := acked.publish(t, name, i); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return acked
 }
 
 // ackedStreams records every acknowledged publish per stream, to check

@@ -198,3 +198,14 @@ func createOutcome(ctx context.Context, js jetstream.JetStream, cfg jetstream.St
 		return s, fmt.Sprintf("create %s: %v", cfg.Name, err)
 	}
 }
+
+// mustRequest sends a request and returns the answer's body, failing the
+// test on a timeout or no responders.
+func mustRequest(t *testing.T, nc *nats.Conn, subject, body string) []byte {
+	t.Helper()
+	m, err := nc.Request(subject, []byte(body), 5*time.Second)
+	if err != nil {
+		t.Fatalf("%s: %v", subject, err)
+	}
+	return m.Data
+}

@@ -17,13 +17,7 @@ import (
 // and a pull whose batch is done leaves the line.
 func pullTurnsScenario(t *testing.T, url string) []string {
 	nc := connect(t, url)
-	req := func(subject, body string) []byte {
-		m, err := nc.Request(subject, []byte(body), 5*time.Second)
-		if err != nil {
-			t.Fatalf("%s: %v", subject, err)
-		}
-		return m.Data
-	}
+	req := func(subject, body string) []byte { return mustRequest(t, nc, subject, body) }
 	req("$JS.API.STREAM.CREATE.T", `{"name":"T","subjects":["t"]}`)
 	req("$JS.API.CONSUMER.CREATE.T.W", `{"stream_name":"T","config":{"durable_name":"W","ack_policy":"explicit"}}`)
 	workers := []struct {

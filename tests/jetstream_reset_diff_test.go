@@ -17,13 +17,7 @@ import (
 func resetScenario(t *testing.T, url string) []string {
 	nc := connect(t, url)
 	var out []string
-	raw := func(subject, body string) []byte {
-		m, err := nc.Request(subject, []byte(body), 5*time.Second)
-		if err != nil {
-			t.Fatalf("%s: %v", subject, err)
-		}
-		return m.Data
-	}
+	raw := func(subject, body string) []byte { return mustRequest(t, nc, subject, body) }
 	reset := func(consumer, body string) {
 		var r struct {
 			Error *struct {
@@ -134,22 +128,15 @@ func TestConsumerStartAndResetSurviveRestart(t *testing.T) {
 	ctx := ctxT(t)
 	first := startJSAt(t, dir)
 	nc := connect(t, busURL(first))
-	req := func(nc *nats.Conn, subject, body string) []byte {
-		m, err := nc.Request(subject, []byte(body), 5*time.Second)
-		if err != nil {
-			t.Fatalf("%s: %v", subject, err)
-		}
-		return m.Data
-	}
-	req(nc, "$JS.API.STREAM.CREATE.R", `{"name":"R","subjects":["r"]}`)
+	mustRequest(t, nc, "$JS.API.STREAM.CREATE.R", `{"name":"R","subjects":["r"]}`)
 	for i := 1; i <= 4; i++ {
-		req(nc, "r", fmt.Sprint("m", i))
+		mustRequest(t, nc, "r", fmt.Sprint("m", i))
 	}
-	req(nc, "$JS.API.CONSUMER.CREATE.R.N", `{"stream_name":"R","config":{"durable_name":"N","ack_policy":"explicit","deliver_policy":"new"}}`)
-	req(nc, "$JS.API.CONSUMER.CREATE.R.A", `{"stream_name":"R","config":{"durable_name":"A","ack_policy":"explicit"}}`)
-	req(nc, "$JS.API.CONSUMER.RESET.R.A", `{"seq":3}`)
+	mustRequest(t, nc, "$JS.API.CONSUMER.CREATE.R.N", `{"stream_name":"R","config":{"durable_name":"N","ack_policy":"explicit","deliver_policy":"new"}}`)
+	mustRequest(t, nc, "$JS.API.CONSUMER.CREATE.R.A", `{"stream_name":"R","config":{"durable_name":"A","ack_policy":"explicit"}}`)
+	mustRequest(t, nc, "$JS.API.CONSUMER.RESET.R.A", `{"seq":3}`)
 	for i := 5; i <= 6; i++ {
-		req(nc, "r", fmt.Sprint("m", i))
+		mustRequest(t, nc, "r", fmt.Sprint("m", i))
 	}
 	nc.Close()
 	shutdown(t, first)

@@ -16,13 +16,7 @@ import (
 func sampleScenario(t *testing.T, url string) []string {
 	nc := connect(t, url)
 	var out []string
-	req := func(subject, body string) []byte {
-		m, err := nc.Request(subject, []byte(body), 5*time.Second)
-		if err != nil {
-			t.Fatalf("%s: %v", subject, err)
-		}
-		return m.Data
-	}
+	req := func(subject, body string) []byte { return mustRequest(t, nc, subject, body) }
 	create := func(name, freq string) {
 		var r struct {
 			Config struct {

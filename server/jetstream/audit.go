@@ -41,13 +41,15 @@ type auditClient struct {
 func noAudit() {}
 
 // auditStart notes r for respond to audit, if anyone listens; the
-// returned func forgets it once r is handled.
-func (svc *Service) auditStart(r *apiRequest) func() {
+// returned func forgets it once r is handled. Only then is r copied to
+// the heap: unaudited requests allocate nothing here.
+func (svc *Service) auditStart(r apiRequest) func() {
 	if r.reply == "" || !svc.sh.core.HasInterest(auditSubject) {
 		return noAudit
 	}
-	svc.auditing.Store(r.reply, r)
-	return func() { svc.auditing.Delete(r.reply) }
+	noted := r
+	svc.auditing.Store(r.reply, &noted)
+	return func() { svc.auditing.Delete(noted.reply) }
 }
 
 // audit publishes the advisory for the response b sent to reply, if

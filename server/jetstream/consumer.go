@@ -120,8 +120,9 @@ func startConsumer(sh *shared, stream string, cs consumerStart) (*consumer, erro
 	if len(cs.cfg.PriorityGroups) > 0 {
 		c.unpin = make(chan string)
 	}
-	start, initial := startPosition(cs.cfg, cs.src.log, cs.ledger.Info())
-	if info := cs.ledger.Info(); start > 1 && len(initial) == 0 && info.Delivered.Stream == 0 && info.NumAckPending == 0 {
+	info := cs.ledger.Info()
+	start, initial := startPosition(cs.cfg, cs.src.log, info)
+	if start > 1 && len(initial) == 0 && info.Delivered.Stream == 0 && info.NumAckPending == 0 {
 		// Nothing delivered yet: record where the deliver policy starts
 		// it, so that a restart resumes there (a deliver-new consumer
 		// would otherwise start after what was stored meanwhile) and
@@ -260,8 +261,15 @@ func (c *consumer) run(m *machine) {
 	defer timer.Stop()
 	acks := make([]ackMsg, 0, maxAckBatch)
 	a := m.Stored(c.sh.now()) // a full stream, or deadlines from before a restart
+	var reset resetResult
+	var resetDone chan resetResult // a reset to answer once its step is carried out
 	for {
-		if c.carryOut(m, a, timer) {
+		expired := c.carryOut(m, a, timer)
+		if resetDone != nil { // after carryOut, so the answer's info sees the reset
+			resetDone <- reset
+			resetDone = nil
+		}
+		if expired {
 			return
 		}
 		select {
@@ -289,12 +297,8 @@ func (c *consumer) run(m *machine) {
 		case until := <-c.pause:
 			a = m.Pause(until, c.sh.now())
 		case r := <-c.resets:
-			var res resetResult
-			res.seq, a, res.err = m.Reset(r.seq, r.timeSeq, c.sh.now())
-			c.mu.Lock() // before the answer, whose info reads it
-			c.next, c.initial = m.next, len(m.initial)+m.groups.numHeld()
-			c.mu.Unlock()
-			r.done <- res
+			reset.seq, a, reset.err = m.Reset(r.seq, r.timeSeq, c.sh.now())
+			resetDone = r.done
 		case group := <-c.unpin:
 			a = m.Unpin(group, c.sh.now())
 		case <-c.stop:

@@ -153,31 +153,51 @@ func (st *stream) publishCounter(p *pub, m jetlog.Msg, hdr int) {
 		st.ackError(p.reply, e)
 		return
 	}
-	st.counterMu.Lock()
-	defer st.counterMu.Unlock()
-	var ack jetlog.PubAck
 	var total *big.Int
-	var err error
-	for range 3 { // a purge or delete between read and append: read again
-		var seq uint64
-		var sources []byte
-		if total, seq, sources, e = st.lastCounter(m.Subject); e != nil {
-			st.ackError(p.reply, e)
-			return
-		}
-		total.Add(total, incr)
+	out, ack, err := st.appendCounter(m.Subject, func(last *big.Int, sources []byte) (jetlog.Msg, error) {
+		total = last.Add(last, incr)
 		out := m
 		out.Data = counterBody(total)
 		if sources != nil {
 			out.Header = withHeader(m.Header, hdrCounterSources, string(sources))
 		}
+		return out, nil
+	})
+	var refused *apiError
+	if errors.As(err, &refused) {
+		st.ackError(p.reply, refused)
+		return
+	}
+	p.msg = out
+	st.counterStored(p, ack, err, total)
+}
+
+// appendCounter stores the next value of subject's counter: next makes
+// the message to store from the current total and the sources header it
+// carries. It runs under counterMu, with the read seq as the append's
+// expected subject seq, so a purge or delete between the read and the
+// append makes it read again rather than store a total computed from a
+// message that is gone. A refusal (a broken counter) is an *apiError.
+func (st *stream) appendCounter(subject string, next func(total *big.Int, sources []byte) (jetlog.Msg, error)) (jetlog.Msg, jetlog.PubAck, error) {
+	st.counterMu.Lock()
+	defer st.counterMu.Unlock()
+	var out jetlog.Msg
+	var ack jetlog.PubAck
+	var err error
+	for range 3 {
+		total, seq, sources, e := st.lastCounter(subject)
+		if e != nil {
+			return out, ack, e
+		}
+		if out, err = next(total, sources); err != nil {
+			return out, ack, err
+		}
 		ack, err = st.log.AppendExpect(out, jetlog.Expect{LastSubjectSeq: seq, HasLastSubjectSeq: true})
 		if !errors.Is(err, jetlog.ErrWrongLastSeq) {
-			p.msg = out
 			break
 		}
 	}
-	st.counterStored(p, ack, err, total)
+	return out, ack, err
 }
 
 // counterStored is pub.stored for an increment, which completes on the

@@ -3,7 +3,6 @@ package jetstream
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"math/big"
 
 	"github.com/bus-dev/bus/jetlog"
@@ -26,31 +25,23 @@ type counterSources map[string]map[string]string
 // (already on its own subject, with Nats-Stream-Source).
 func (st *stream) sourceCounter(m jetlog.Msg, origin, originSubject string) (jetlog.PubAck, error) {
 	var sourced counterValue
-	if json.Unmarshal(m.Data, &sourced) != nil {
-		return jetlog.PubAck{}, errors.New(errCounterBroken().Description)
+	value, ok := new(big.Int), json.Unmarshal(m.Data, &sourced) == nil
+	if ok {
+		_, ok = value.SetString(sourced.Val, 10)
 	}
-	value, ok := new(big.Int).SetString(sourced.Val, 10)
 	if !ok {
-		return jetlog.PubAck{}, errors.New(errCounterBroken().Description)
+		return jetlog.PubAck{}, errCounterBroken()
 	}
-	st.counterMu.Lock()
-	defer st.counterMu.Unlock()
-	var ack jetlog.PubAck
-	var err error
-	for range 3 { // a purge or delete between read and append: read again
-		total, seq, raw, e := st.lastCounter(m.Subject)
-		if e != nil {
-			return jetlog.PubAck{}, errors.New(e.Description)
-		}
+	_, ack, err := st.appendCounter(m.Subject, func(total *big.Int, raw []byte) (jetlog.Msg, error) {
 		sources := counterSources{}
 		if raw != nil && json.Unmarshal(raw, &sources) != nil {
-			return jetlog.PubAck{}, errors.New(errCounterBroken().Description)
+			return jetlog.Msg{}, errCounterBroken()
 		}
 		if sources[origin] == nil {
 			sources[origin] = map[string]string{}
 		}
-		previous, _ := new(big.Int).SetString(sources[origin][originSubject], 10)
-		if previous == nil {
+		previous, ok := new(big.Int).SetString(sources[origin][originSubject], 10)
+		if !ok {
 			previous = new(big.Int)
 		}
 		sources[origin][originSubject] = value.String()
@@ -62,10 +53,7 @@ func (st *stream) sourceCounter(m jetlog.Msg, origin, originSubject string) (jet
 			return bytes.EqualFold(k, []byte(hdrIncr)) || bytes.EqualFold(k, []byte(hdrCounterSources))
 		}), hdrIncr, diff.String(), hdrCounterSources, string(body))
 		out.Data = counterBody(total)
-		ack, err = st.log.AppendExpect(out, jetlog.Expect{LastSubjectSeq: seq, HasLastSubjectSeq: true})
-		if !errors.Is(err, jetlog.ErrWrongLastSeq) {
-			break
-		}
-	}
+		return out, nil
+	})
 	return ack, err
 }

@@ -40,14 +40,7 @@ func BenchmarkMachineFetch(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for done := 0; done < b.N; {
-				a := m.Pull("in", []byte(`{"batch":100,"no_wait":true}`), now)
-				acks = acks[:0]
-				for _, o := range a.out {
-					if o.deliver {
-						seq, _ := parseAckSubject(o.reply)
-						acks = append(acks, ackMsg{seq: seq, kind: ackAck})
-					}
-				}
+				acks = pullAcks(m, 100, now, acks[:0])
 				if len(acks) == 0 {
 					b.Fatalf("stuck after %d of %d", done, b.N)
 				}
@@ -56,4 +49,17 @@ func BenchmarkMachineFetch(b *testing.B) {
 			}
 		})
 	}
+}
+
+// pullAcks pulls batch messages from m at once (no_wait) and appends to
+// acks a plain ack of each delivered one, as a fetching worker would.
+func pullAcks(m *machine, batch int, now time.Time, acks []ackMsg) []ackMsg {
+	a := m.Pull("in", []byte(`{"batch":`+strconv.Itoa(batch)+`,"no_wait":true}`), now)
+	for _, o := range a.out {
+		if o.deliver {
+			seq, _ := parseAckSubject(o.reply)
+			acks = append(acks, ackMsg{seq: seq, kind: ackAck})
+		}
+	}
+	return acks
 }

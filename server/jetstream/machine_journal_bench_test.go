@@ -48,14 +48,7 @@ func BenchmarkMachineFetchJournaled(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for done := 0; done < b.N; {
-		a := m.Pull("in", []byte(`{"batch":500,"no_wait":true}`), now)
-		acks = acks[:0]
-		for _, o := range a.out {
-			if o.deliver {
-				seq, _ := parseAckSubject(o.reply)
-				acks = append(acks, ackMsg{seq: seq, kind: ackAck})
-			}
-		}
+		acks = pullAcks(m, 500, now, acks[:0])
 		if len(acks) == 0 {
 			b.Fatalf("stuck after %d of %d", done, b.N)
 		}

@@ -122,6 +122,12 @@ func (svc *Service) unwritableNames() []string {
 	return names
 }
 
+// damagedStream describes a stream that could not be opened because of
+// err.
+func damagedStream(name string, err error) DamagedStream {
+	return DamagedStream{Name: name, Error: publicError(err), unwritable: notWritable(err)}
+}
+
 // notWritable reports whether err says a directory or file could not be
 // written: read-only, not permitted, or out of space.
 func notWritable(err error) bool {
@@ -141,7 +147,7 @@ func (svc *Service) reload(name string) {
 	if err != nil {
 		svc.mu.Lock()
 		if _, ok := svc.damaged[name]; ok {
-			svc.damaged[name] = DamagedStream{Name: name, Error: publicError(err), unwritable: notWritable(err)}
+			svc.damaged[name] = damagedStream(name, err)
 		}
 		svc.mu.Unlock()
 		svc.sh.log.Error("stream still cannot be opened; offline, its files are left as found", "stream", name, "err", err)
@@ -201,18 +207,11 @@ func (svc *Service) reopen(name string) {
 		svc.sh.log.Warn("closing a fenced stream", "stream", name, "err", err)
 	}
 	fresh, err := svc.loadStream(st.dir)
-	svc.mu.Lock()
-	if svc.streams[name] != st { // cannot happen on its lane; keep what is there
-		svc.mu.Unlock()
-		if fresh != nil {
-			_ = fresh.close("409 Leadership Change")
-		}
-		return
-	}
+	svc.mu.Lock() // its deletion runs on this lane too: st is still the one registered
 	if err != nil {
 		delete(svc.streams, name)
 		svc.disown(name, st.config().Subjects)
-		svc.damaged[name] = DamagedStream{Name: name, Error: publicError(err), unwritable: notWritable(err)}
+		svc.damaged[name] = damagedStream(name, err)
 		svc.mu.Unlock()
 		svc.sh.log.Error("fenced stream could not be reopened; offline, its files are left as found", "stream", name, "dir", st.dir, "err", err)
 		return

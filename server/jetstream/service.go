@@ -304,7 +304,7 @@ func (svc *Service) loadStreams() error {
 			progress.streamDone(0)
 			svc.sh.log.Error("stream damaged; not loaded, its files are left as found", "stream", e.Name(), "dir", dir, "err", err)
 			svc.mu.Lock()
-			svc.damaged[e.Name()] = DamagedStream{Name: e.Name(), Error: publicError(err), unwritable: notWritable(err)}
+			svc.damaged[e.Name()] = damagedStream(e.Name(), err)
 			svc.mu.Unlock()
 			continue
 		}

@@ -396,7 +396,10 @@ func parseExpectedSeq(v string) uint64 {
 func storeError(err error) *apiError {
 	var wrongSeq *jetlog.WrongLastSeqError
 	var wrongID *jetlog.WrongLastMsgIDError
+	var api *apiError
 	switch {
+	case errors.As(err, &api): // already the client's answer
+		return api
 	case errors.Is(err, jetlog.ErrMaxMsgs):
 		return errMaxMsgs()
 	case errors.Is(err, jetlog.ErrMaxBytes):
