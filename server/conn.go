@@ -41,6 +41,9 @@ type conn struct {
 	start time.Time
 	log   *slog.Logger
 	out   *outbound
+	// leaf is set on a leaf link's connection (leaflink.go), which is a
+	// hub's, not a client's.
+	leaf *leafState
 
 	// Owned by the reader goroutine.
 	parser  *parser
@@ -355,6 +358,8 @@ func (c *conn) handleOp(o *op) error {
 		c.mu.Unlock()
 	case opConnect:
 		return c.processConnect(o.json)
+	default:
+		return c.handleLeafOp(o)
 	}
 	return nil
 }
@@ -426,13 +431,22 @@ func (c *conn) close(reason string, flush bool) {
 		c.authTimer = nil
 	}
 	for _, sub := range subs {
-		_ = c.trie.Remove(sub.subject, sub.queue, sub)
+		if c.trie.Remove(sub.subject, sub.queue, sub) == nil {
+			c.srv.interestChanged(c.trie, sub, -1)
+			if sub.remote {
+				c.srv.internalSubs.Add(-1)
+			}
+		}
 		c.srv.watchers.changed(sub.subject)
 	}
 	c.mu.Unlock()
 	c.out.close()
 	if !flush || !c.writing.Load() {
 		_ = c.raw.Close() // no writer to flush and close it
+	}
+	if c.leaf != nil {
+		c.leafDown(reason)
+		return
 	}
 	if c.pendingAuth.CompareAndSwap(true, false) {
 		c.srv.unauthenticated.Add(-1)
@@ -455,7 +469,9 @@ func (c *conn) dropSubs() {
 func (c *conn) dropSubsLocked() {
 	for sid, sub := range c.subs {
 		delete(c.subs, sid)
-		_ = c.trie.Remove(sub.subject, sub.queue, sub)
+		if c.trie.Remove(sub.subject, sub.queue, sub) == nil {
+			c.srv.interestChanged(c.trie, sub, -1)
+		}
 		c.srv.watchers.changed(sub.subject)
 	}
 }

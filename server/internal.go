@@ -76,12 +76,14 @@ func (s *Server) subscribeInternal(subject string, h msgHandler) (*subscription,
 		return nil, err
 	}
 	s.internalSubs.Add(1)
+	s.interestChanged(s.subs, sub, 1)
 	return sub, nil
 }
 
 func (s *Server) unsubscribeInternal(sub *subscription) {
 	if s.subs.Remove(sub.subject, sub.queue, sub) == nil {
 		s.internalSubs.Add(-1)
+		s.interestChanged(s.subs, sub, -1)
 	}
 }
 

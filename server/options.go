@@ -107,6 +107,10 @@ type Options struct {
 	// Mappings reroute clients' publishes (mappings.go); none by default.
 	Mappings []Mapping
 
+	// LeafNodes are the hubs bus joins as a leaf node (leaflink.go);
+	// none by default.
+	LeafNodes LeafNodeOptions
+
 	// LameDuckDuration is the time LameDuck spreads the closing of the
 	// clients over, LameDuckGracePeriod (less than it) the wait before the
 	// first close; 0 means DefaultLameDuckDuration and
@@ -177,6 +181,7 @@ func (o Options) WithDefaults() Options {
 	if o.FirstPingDelay == 0 {
 		o.FirstPingDelay = 2 * time.Second
 	}
+	o.LeafNodes = o.LeafNodes.withDefaults()
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -230,6 +235,9 @@ func (o Options) validate() error {
 		return err
 	}
 	if err := o.Authorization.validate(); err != nil {
+		return err
+	}
+	if err := o.LeafNodes.validate(); err != nil {
 		return err
 	}
 	return o.SystemAccount.validate(o.Authorization)

@@ -12,6 +12,12 @@ const (
 	opPub // PUB and HPUB; op.hdr is -1 for PUB
 	opSub
 	opUnsub
+	// The leaf-node protocol a hub speaks to bus (leafparser.go).
+	opInfo      // INFO; op.json is the object
+	opErr       // -ERR; op.text is the message, quotes included
+	opLeafSub   // LS+ subject [queue weight]
+	opLeafUnsub // LS- subject [queue]
+	opLeafMsg   // LMSG and HMSG; op.queues lists queue groups
 )
 
 // op is one parsed client operation. Its byte slices alias the parser's
@@ -27,7 +33,10 @@ type op struct {
 	hdr     int    // HPUB: header block length; -1 for PUB
 	size    int    // PUB, HPUB: declared length of msg
 	msg     []byte // PUB, HPUB: header block followed by payload
-	json    []byte // CONNECT
+	json    []byte // CONNECT, INFO
+	text    []byte // -ERR
+	queues  []byte // LMSG, HMSG: queue group names separated by blanks
+	weight  int    // LS+: the queue group's member count
 }
 
 // opHandler acts on each parsed op; an error it returns stops the parse and
@@ -77,6 +86,7 @@ const (
 type parser struct {
 	maxControlLine int
 	maxPayload     int
+	ops            []opName // clientOps, or leafOps on a leaf link
 
 	state   parseState
 	name    [8]byte // op name so far, upper-cased
@@ -101,7 +111,7 @@ type parser struct {
 const maxKeptPayloadBuffer = 256 * 1024
 
 func newParser(maxControlLine, maxPayload int) *parser {
-	return &parser{maxControlLine: maxControlLine, maxPayload: maxPayload}
+	return &parser{maxControlLine: maxControlLine, maxPayload: maxPayload, ops: clientOps[:]}
 }
 
 // parse consumes buf completely. It returns the first protocol error or
@@ -115,7 +125,7 @@ func (p *parser) parse(buf []byte, h opHandler) error {
 			if p.connectFirst && p.nameLen == 0 && b|0x20 != 'c' {
 				return errAuthViolation
 			}
-			if p.nameLen == 0 && isPubPrefix(buf[i:]) {
+			if p.nameLen == 0 && &p.ops[0] == &clientOps[0] && isPubPrefix(buf[i:]) {
 				// Fast path for the op that dominates traffic.
 				p.entry, p.state = &clientOps[0], stateArgSpace
 				i += 3
@@ -209,8 +219,8 @@ func (p *parser) nextNameByte(b byte) error {
 	p.name[p.nameLen] = b
 	p.nameLen++
 	name := p.name[:p.nameLen]
-	for k := range clientOps {
-		e := &clientOps[k]
+	for k := range p.ops {
+		e := &p.ops[k]
 		if len(e.name) < len(name) || e.name[:len(name)] != string(name) {
 			continue
 		}
@@ -227,13 +237,23 @@ func (p *parser) nextNameByte(b byte) error {
 func (p *parser) dispatchArgs(arg, rest []byte, h opHandler) (int, error) {
 	e := p.entry
 	switch {
-	case e.name == "-ERR":
+	case e.name == "-ERR" && e.kind == 0:
 		return 0, errMalformed
 	case e.kind == 0: // INFO
 		p.reset()
 		return 0, nil
-	case e.kind == opConnect:
-		p.op = op{kind: opConnect, json: arg}
+	case e.kind == opConnect || e.kind == opInfo:
+		p.op = op{kind: e.kind, json: arg}
+	case e.kind == opErr:
+		p.op = op{kind: opErr, text: arg}
+	case e.kind == opLeafSub:
+		if err := p.op.parseLeafSub(arg); err != nil {
+			return 0, err
+		}
+	case e.kind == opLeafUnsub:
+		if err := p.op.parseLeafUnsub(arg); err != nil {
+			return 0, err
+		}
 	case e.kind == opSub:
 		if err := p.op.parseSub(arg); err != nil {
 			return 0, err
@@ -252,8 +272,9 @@ func (p *parser) dispatchArgs(arg, rest []byte, h opHandler) (int, error) {
 // startPayload parses PUB/HPUB arguments and delivers the message at once
 // when the whole payload is already in rest, which is the common case.
 func (p *parser) startPayload(arg, rest []byte, h opHandler) (int, error) {
-	hasHeaders := p.entry.name == "HPUB"
-	if err := p.op.parsePub(arg, hasHeaders); err != nil {
+	hasHeaders := p.entry.name[0] == 'H' // HPUB, HMSG
+	kind := p.entry.kind
+	if err := p.op.parseMsgArgs(kind, arg, hasHeaders); err != nil {
 		return 0, err
 	}
 	size := p.op.size
@@ -267,7 +288,7 @@ func (p *parser) startPayload(arg, rest []byte, h opHandler) (int, error) {
 	// caller's read buffer, and gather the payload in msgBuf.
 	if !p.argSplit {
 		p.argBuf = append(p.argBuf[:0], arg...)
-		_ = p.op.parsePub(p.argBuf, hasHeaders)
+		_ = p.op.parseMsgArgs(kind, p.argBuf, hasHeaders)
 	}
 	if cap(p.msgBuf) < size+2 {
 		p.msgBuf = make([]byte, 0, size+2)

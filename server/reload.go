@@ -225,7 +225,9 @@ func (c *conn) updateSubRights(id *identity) {
 			sub.rights.Store(newSubRights(p, sub.subject, sub.queue))
 		default:
 			delete(c.subs, sid)
-			_ = c.trie.Remove(sub.subject, sub.queue, sub)
+			if c.trie.Remove(sub.subject, sub.queue, sub) == nil {
+				c.srv.interestChanged(c.trie, sub, -1)
+			}
 			c.srv.watchers.changed(sub.subject)
 			text := "Permissions Violation for Subscription to " + strconv.Quote(sub.subject)
 			if sub.queue != "" {

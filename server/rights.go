@@ -69,5 +69,6 @@ func (s *Server) subscribeRequests(subject string, h RequestHandler) (*subscript
 		return nil, err
 	}
 	s.internalSubs.Add(1)
+	s.interestChanged(s.subs, sub, 1)
 	return sub, nil
 }

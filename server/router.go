@@ -15,7 +15,10 @@ type subscription struct {
 	request RequestHandler // or this, for those that check the publisher's rights
 	subject string
 	queue   string // "" for a plain subscription
-	sid     []byte // exactly as the client sent it
+	// remote marks a leaf link's subscription: interest its hub
+	// announced (LS+), which conn's leaf link carries across.
+	remote bool
+	sid    []byte // exactly as the client sent it
 	// rights are the subscriber's permissions when they limit what it may
 	// receive, else nil; a config reload swaps them (reload.go).
 	rights atomic.Pointer[subRights]
@@ -71,8 +74,18 @@ func (s *Server) routeIn(trie *subjects.Trie[*subscription], c *conn, to, subjec
 	// A stored message shown on its own subject while delivered to an
 	// inbox: its subject is checked against the receiver's rights too.
 	stored := c == nil && !s.opts.Authorization.ReferenceStoredReads && string(to) != string(subject)
+	// What came over a leaf link goes to this server's subscribers only,
+	// and to queue groups only those the hub named (leafroute.go).
+	fromLeaf := c != nil && c.leaf != nil
+	var links leafFanout // the leaf links the message crosses
 	delivered := 0
 	for _, sub := range r.Plain {
+		if sub.remote {
+			if !fromLeaf {
+				links.addPlain(sub.conn, subject)
+			}
+			continue
+		}
 		if !echo && sub.conn == c {
 			continue
 		}
@@ -89,6 +102,9 @@ func (s *Server) routeIn(trie *subjects.Trie[*subscription], c *conn, to, subjec
 		if namedBefore(groups, i) {
 			continue // delivered with the first group of that name
 		}
+		if fromLeaf && !c.leaf.namedQueue(name) {
+			continue
+		}
 		// The reference has one group per queue name, whatever the
 		// patterns ("a.*" and "a.>" in queue q are one group): pick one
 		// member among all the groups of that name.
@@ -99,8 +115,16 @@ func (s *Server) routeIn(trie *subjects.Trie[*subscription], c *conn, to, subjec
 			}
 		}
 		start := rand.IntN(total) // the reference picks at random too
+		var remote *subscription  // a hub's member, taken when no local one is
+		taken := false
 		for k := range total {
 			sub := queueMember(groups, i, (start+k)%total)
+			if sub.remote {
+				if remote == nil && !fromLeaf {
+					remote = sub
+				}
+				continue
+			}
 			if !echo && sub.conn == c {
 				continue
 			}
@@ -109,9 +133,16 @@ func (s *Server) routeIn(trie *subjects.Trie[*subscription], c *conn, to, subjec
 			}
 			if c.deliver(sub, subject, reply, hdr, msg) {
 				delivered++
+				taken = true
 				break
 			}
 		}
+		if !taken && remote != nil {
+			links.addQueue(remote.conn, subject, name)
+		}
+	}
+	if links.n > 0 {
+		delivered += links.send(c, to, subject, reply, hdr, msg)
 	}
 	return delivered
 }
@@ -287,6 +318,7 @@ func (c *conn) processSub(o *op) error {
 	err := c.trie.Insert(sub.subject, sub.queue, sub)
 	if err == nil {
 		c.subs[string(sub.sid)] = sub
+		c.srv.interestChanged(c.trie, sub, 1)
 		c.srv.watchers.changed(sub.subject)
 	}
 	c.mu.Unlock()
@@ -309,7 +341,9 @@ func (c *conn) processUnsub(o *op) {
 		// way the subscription goes once it has delivered max messages.
 		if max <= 0 || sub.delivered.Load() >= max {
 			delete(c.subs, string(o.sid))
-			_ = c.trie.Remove(sub.subject, sub.queue, sub)
+			if c.trie.Remove(sub.subject, sub.queue, sub) == nil {
+				c.srv.interestChanged(c.trie, sub, -1)
+			}
 			c.srv.watchers.changed(sub.subject)
 		}
 	}
@@ -325,6 +359,8 @@ func (c *conn) removeSub(sub *subscription) {
 		return
 	}
 	delete(c.subs, string(sub.sid))
-	_ = c.trie.Remove(sub.subject, sub.queue, sub)
+	if c.trie.Remove(sub.subject, sub.queue, sub) == nil {
+		c.srv.interestChanged(c.trie, sub, -1)
+	}
 	c.srv.watchers.changed(sub.subject)
 }

@@ -50,8 +50,12 @@ type Server struct {
 	// watchers hear of client subscriptions coming and going (push
 	// consumers watch their deliver subjects).
 	watchers interestWatchers
-	port     int      // the client port actually bound, set by Start
-	mon      *monitor // monitoring's own state (monitor.go)
+	// leafInterest is what leaf links tell their hubs; leafLinks keep
+	// the remotes connected (leaflink.go). Both nil without remotes.
+	leafInterest *leafInterest
+	leafLinks    []*leafLink
+	port         int      // the client port actually bound, set by Start
+	mon          *monitor // monitoring's own state (monitor.go)
 
 	mu       sync.Mutex // guards the fields below
 	ln       net.Listener
@@ -107,6 +111,12 @@ func New(opts Options) (*Server, error) {
 	}
 	if s.name == "" {
 		s.name = id
+	}
+	if len(opts.LeafNodes.Remotes) > 0 {
+		s.leafInterest = newLeafInterest(id)
+		for _, r := range opts.LeafNodes.Remotes {
+			s.leafLinks = append(s.leafLinks, newLeafLink(s, r))
+		}
 	}
 	au := newAuthenticator(opts.Authorization, opts.TLS.VerifyAndMap)
 	au.addSystemUsers(opts.SystemAccount)
@@ -183,6 +193,10 @@ func (s *Server) Start() error {
 	}
 	s.wg.Add(1)
 	go s.acceptLoop(ln)
+	for _, l := range s.leafLinks {
+		s.wg.Add(1)
+		go l.run()
+	}
 	s.log.Info("listening for clients", "addr", ln.Addr().String(), "server_id", s.id, "version", Version)
 	return nil
 }

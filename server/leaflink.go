@@ -1,0 +1,429 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	mathrand "math/rand/v2"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// leafLink keeps one remote (a hub bus joins as a leaf node) connected:
+// it dials, joins, and when the connection is lost or refused dials again
+// after a back-off with jitter, trying the hub's URLs in turn. While up,
+// the connection is a conn whose leaf field is set: its reader takes the
+// hub's LS+, LS- and messages, its writer carries this server's interest
+// and the messages the hub wants (leafinterest.go, leafroute.go).
+type leafLink struct {
+	srv    *Server
+	remote LeafRemote
+	name   string // for logs: the remote's first URL without credentials
+
+	mu         sync.Mutex // guards the fields below
+	urls       []*url.URL // configured, then those the hub advertised
+	next       int        // index into urls of the next dial
+	conn       *conn      // the connection while up, else nil
+	lastErr    string     // why the last attempt or connection failed
+	loop       bool       // the hub reported a loop: rest leafLoopDelay
+	connectedT time.Time
+}
+
+// leafState is a leaf link connection's own state, beside what it shares
+// with client connections.
+type leafState struct {
+	link *leafLink
+	url  *url.URL
+	info leafInfo
+	// perms bound what crosses: Publish what may go to the hub,
+	// Subscribe what may come from it (the hub's import and export
+	// rights, the remote's deny lists, and the JetStream API, which
+	// stays in its domain). Immutable.
+	perms *permissions
+	// checkExports and checkImports are false when perms can refuse
+	// nothing but '$' subjects, the fast path for every other message.
+	checkExports, checkImports bool
+	// queues are the hub's queue groups of the message being routed
+	// from it; reader-owned.
+	queues []byte
+	down   chan struct{} // closed once the connection is closed
+}
+
+// leafJetStreamDenies are the subjects that never cross a link: bus keeps
+// its own JetStream domain (reached as $JS.<domain>.API), as the
+// reference denies them between different domains.
+var leafJetStreamDenies = []string{"$JS.API.>", "$KV.>", "$OBJ.>"}
+
+func newLeafLink(s *Server, r LeafRemote) *leafLink {
+	l := &leafLink{srv: s, remote: r}
+	for _, raw := range r.URLs {
+		u, _ := parseLeafURL(raw) // validated
+		l.urls = append(l.urls, u)
+	}
+	if !r.NoRandomize {
+		mathrand.Shuffle(len(l.urls), func(i, j int) { l.urls[i], l.urls[j] = l.urls[j], l.urls[i] })
+	}
+	l.name = l.urls[0].Redacted()
+	return l
+}
+
+// run dials and redials until the server shuts down. Started by Start,
+// counted in Server.wg.
+func (l *leafLink) run() {
+	defer l.srv.wg.Done()
+	s := l.srv
+	base := s.opts.LeafNodes.ReconnectInterval
+	wait := time.Duration(0)
+	for {
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-s.quit:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+		c, err := l.connect()
+		if err != nil {
+			l.failed(err.Error())
+			wait = min(max(2*wait, base), MaxLeafReconnect)
+			wait = jitter(wait)
+			continue
+		}
+		select {
+		case <-s.quit:
+			c.close("Server Shutdown", true)
+			<-c.leaf.down
+			return
+		case <-c.leaf.down:
+		}
+		l.mu.Lock()
+		loop := l.loop
+		l.loop = false
+		l.mu.Unlock()
+		wait = jitter(base)
+		if loop {
+			wait = leafLoopDelay
+		}
+	}
+}
+
+// jitter spreads d by up to a quarter more, so that leaves cut off at
+// once do not all dial again in step.
+func jitter(d time.Duration) time.Duration {
+	if q := int64(d / 4); q > 0 {
+		d += time.Duration(mathrand.Int64N(q))
+	}
+	return d
+}
+
+func (l *leafLink) failed(reason string) {
+	l.mu.Lock()
+	l.lastErr = reason
+	l.mu.Unlock()
+	l.srv.log.Warn("leafnode connect failed", "remote", l.name, "err", reason)
+}
+
+// nextURL is the URL of the next dial, in turn.
+func (l *leafLink) nextURL() *url.URL {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	u := l.urls[l.next%len(l.urls)]
+	l.next++
+	return u
+}
+
+// connect dials the next URL and joins: it reads the hub's INFO,
+// upgrades to TLS when asked, sends CONNECT and this server's interest,
+// and starts the connection's reader and writer.
+func (l *leafLink) connect() (*conn, error) {
+	s, r := l.srv, &l.remote
+	u := l.nextURL()
+	ctx, cancel := context.WithTimeout(context.Background(), r.DialTimeout)
+	defer cancel()
+	var d net.Dialer
+	raw, err := d.DialContext(ctx, "tcp", u.Host)
+	if err != nil {
+		return nil, err
+	}
+	info, rest, err := readLeafInfo(raw, r.FirstInfoTimeout)
+	if err != nil {
+		_ = raw.Close()
+		return nil, fmt.Errorf("%s: %w", u.Redacted(), err)
+	}
+	var nc net.Conn = raw
+	if rest != nil {
+		nc = rest
+	}
+	if info.TLSRequired || u.Scheme == "tls" || r.TLS != nil {
+		if nc, err = l.handshake(raw, u); err != nil {
+			_ = raw.Close()
+			return nil, fmt.Errorf("%s: tls: %w", u.Redacted(), err)
+		}
+	}
+	connect, err := s.leafConnect(r, u, info.Nonce)
+	if err != nil {
+		_ = raw.Close()
+		return nil, err
+	}
+	c := s.newLeafConn(l, raw, nc, u, info)
+	c.out.appendControl(connect)
+	if !l.up(c) {
+		c.out.close()
+		_ = raw.Close()
+		return nil, ErrServerClosed
+	}
+	s.leafInterest.join(c) // queues the LS+ of this server's interest
+	c.resetPingTimer(s.firstPingDelay())
+	c.out.signal()
+	c.startWriter()
+	go func() { defer s.wg.Done(); c.readLoop() }()
+	s.log.Info("leafnode connected", "remote", u.Redacted(), "hub", info.ServerID, "hub_name", info.Name, "cid", c.id)
+	return c, nil
+}
+
+// up records c as the link's connection and counts its goroutines;
+// false once the server is shutting down.
+func (l *leafLink) up(c *conn) bool {
+	s := l.srv
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shutdown {
+		return false
+	}
+	s.wg.Add(2)
+	l.mu.Lock()
+	l.conn, l.lastErr, l.connectedT = c, "", time.Now()
+	l.mu.Unlock()
+	return true
+}
+
+// readLeafInfo reads the hub's first line, which must be INFO, within
+// timeout. rest is non-nil when the hub sent more behind it, which the
+// reader must see first.
+func readLeafInfo(nc net.Conn, timeout time.Duration) (leafInfo, net.Conn, error) {
+	var info leafInfo
+	_ = nc.SetReadDeadline(time.Now().Add(timeout))
+	defer nc.SetReadDeadline(time.Time{})
+	br := bufio.NewReaderSize(nc, 4096)
+	var line []byte
+	for {
+		part, err := br.ReadSlice('\n')
+		line = append(line, part...)
+		if len(line) > leafControlLine {
+			return info, nil, errors.New("INFO longer than the control line limit")
+		}
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return info, nil, fmt.Errorf("waiting for INFO: %w", err)
+		}
+	}
+	js, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("INFO "))
+	if !ok {
+		return info, nil, fmt.Errorf("expected INFO, got %q", truncate(line, 64))
+	}
+	if err := json.Unmarshal(js, &info); err != nil {
+		return info, nil, fmt.Errorf("bad INFO: %w", err)
+	}
+	// The reference's check for the wrong port: a client or route port
+	// sends no leafnode_urls (and no info_on_connect).
+	if info.CID == 0 || info.LeafNodeURLs == nil && !info.InfoOnConnect {
+		return info, nil, errors.New("attempted to connect to a port that is not a leafnode port")
+	}
+	var rest net.Conn
+	if br.Buffered() > 0 {
+		rest = &bufferedConn{Conn: nc, r: br}
+	}
+	return info, rest, nil
+}
+
+func truncate(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}
+
+// bufferedConn is a connection whose first bytes were read ahead.
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (b *bufferedConn) Read(p []byte) (int, error) { return b.r.Read(p) }
+
+// handshake makes the link TLS, verifying the hub as the remote's tls
+// block says.
+func (l *leafLink) handshake(raw net.Conn, u *url.URL) (net.Conn, error) {
+	cfg := &tls.Config{ServerName: u.Hostname(), MinVersion: tls.VersionTLS12}
+	timeout := DefaultTLSTimeout
+	if t := l.remote.TLS; t != nil {
+		timeout = t.Timeout
+		if t.ServerName != "" {
+			cfg.ServerName = t.ServerName
+		}
+		cfg.InsecureSkipVerify = t.InsecureSkipVerify
+		if t.CAFile != "" {
+			pem, err := os.ReadFile(t.CAFile)
+			if err != nil {
+				return nil, fmt.Errorf("ca_file: %w", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("ca_file %q holds no PEM certificate", t.CAFile)
+			}
+			cfg.RootCAs = pool
+		}
+		if t.CertFile != "" {
+			cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+			if err != nil {
+				return nil, err
+			}
+			cfg.Certificates = []tls.Certificate{cert}
+		}
+	}
+	tc := tls.Client(raw, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return nil, err
+	}
+	return tc, nil
+}
+
+// newLeafConn makes the conn of a joined link: the hub's protocol
+// parser, rights from INFO and the remote, and no client bookkeeping.
+func (s *Server) newLeafConn(l *leafLink, raw, nc net.Conn, u *url.URL, info leafInfo) *conn {
+	c := newConn(s, raw, s.nextID.Add(1))
+	c.nc = nc
+	c.parser = newLeafParser(s.liveOpts().MaxPayload)
+	c.opts = connectOptions{Headers: true, echo: true}
+	c.log = s.log.With("leafnode", u.Redacted(), "cid", c.id)
+	ls := &leafState{link: l, url: u, info: info, down: make(chan struct{})}
+	ls.setRights(info, &l.remote)
+	c.leaf = ls
+	l.learnURLs(info.LeafNodeURLs, u)
+	return c
+}
+
+// setRights compiles what may cross the link.
+func (ls *leafState) setRights(info leafInfo, r *LeafRemote) {
+	p := &Permissions{
+		Publish:   &SubjectPermission{Deny: append(append([]string(nil), leafJetStreamDenies...), r.DenyExports...)},
+		Subscribe: &SubjectPermission{Deny: append(append([]string(nil), leafJetStreamDenies...), r.DenyImports...)},
+	}
+	if e := info.Export; e != nil {
+		p.Publish.Allow = e.Allow
+		p.Publish.Deny = append(p.Publish.Deny, e.Deny...)
+	}
+	if i := info.Import; i != nil {
+		p.Subscribe.Allow = i.Allow
+		p.Subscribe.Deny = append(p.Subscribe.Deny, i.Deny...)
+	}
+	ls.perms = compilePermissions(p)
+	ls.checkExports = p.Publish.Allow != nil || len(p.Publish.Deny) > len(leafJetStreamDenies)
+	ls.checkImports = len(p.Subscribe.Allow) > 0 || len(p.Subscribe.Deny) > len(leafJetStreamDenies)
+}
+
+// mayExport reports whether a message on subject may go to the hub.
+// see BenchmarkLeafPublish
+func (ls *leafState) mayExport(subject []byte) bool {
+	if !ls.checkExports && (len(subject) == 0 || subject[0] != '$') {
+		return true
+	}
+	return ls.perms.canPublish(bytesView(subject))
+}
+
+// mayImport reports whether a message on subject may come from the hub.
+func (ls *leafState) mayImport(subject []byte) bool {
+	if !ls.checkImports && (len(subject) == 0 || subject[0] != '$') {
+		return true
+	}
+	return ls.perms.canSubscribe(bytesView(subject), "")
+}
+
+// mayAnnounce reports whether this server's interest in subject (queue
+// "" for plain) is sent to the hub: what may come from it.
+func (ls *leafState) mayAnnounce(subject, queue string) bool {
+	return ls.perms.canSubscribe(subject, queue)
+}
+
+// learnURLs adds the leafnode URLs a hub advertises ("host:port") to
+// those dialed, with the scheme and credentials of the URL in use.
+func (l *leafLink) learnURLs(hostPorts []string, via *url.URL) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, hp := range hostPorts {
+		known := false
+		for _, u := range l.urls {
+			if strings.EqualFold(u.Host, hp) {
+				known = true
+				break
+			}
+		}
+		if !known {
+			nu := *via
+			nu.Host = hp
+			l.urls = append(l.urls, &nu)
+		}
+	}
+}
+
+// leafDown is called once when a link's connection has closed: the
+// supervisor dials again.
+func (c *conn) leafDown(reason string) {
+	l := c.leaf.link
+	c.srv.leafInterest.leave(c)
+	l.mu.Lock()
+	if l.conn == c {
+		l.conn = nil
+	}
+	if reason != "Server Shutdown" {
+		l.lastErr = reason
+	}
+	l.mu.Unlock()
+	close(c.leaf.down)
+	c.log.Info("leafnode disconnected", "reason", reason)
+}
+
+// handleLeafOp acts on an op of the hub's protocol.
+func (c *conn) handleLeafOp(o *op) error {
+	switch o.kind {
+	case opLeafMsg:
+		c.heard = true
+		c.processLeafMsg(o)
+	case opLeafSub:
+		c.heard = true
+		c.processLeafSub(o)
+	case opLeafUnsub:
+		c.processLeafUnsub(o)
+	case opInfo:
+		var info leafInfo
+		if json.Unmarshal(o.json, &info) == nil {
+			c.leaf.link.learnURLs(info.LeafNodeURLs, c.leaf.url)
+		}
+	case opErr:
+		text := strings.Trim(string(o.text), "' ")
+		c.log.Warn("leafnode error from hub", "err", text)
+		l := c.leaf.link
+		l.mu.Lock()
+		l.lastErr = text
+		if strings.HasPrefix(text, "Loop detected") {
+			l.loop = true
+		}
+		l.mu.Unlock()
+	}
+	return nil
+}

@@ -1,0 +1,223 @@
+package server
+
+import (
+	"bytes"
+	"strconv"
+)
+
+// Messages across leaf links. A message crosses a link at most once,
+// however many of the hub's subscriptions it matches: as LMSG (HMSG with
+// headers) naming the hub's queue groups it is for, and going to the
+// hub's plain subscriptions in any case, as the reference does. What
+// comes from a link goes to this server's subscribers only.
+
+// maxFanoutLinks is how many links one message crosses without
+// allocating; more are rare (one remote per hub is the rule).
+const maxFanoutLinks = 4
+
+// leafFanout gathers, while a message is routed, the links it crosses
+// and the hub queue groups it is for on each. Its zero value is empty;
+// it lives on the router's stack.
+type leafFanout struct {
+	n      int
+	links  [maxFanoutLinks]*conn
+	plain  [maxFanoutLinks]bool
+	queues [maxFanoutLinks][]byte // the groups, blank-separated
+	more   []leafTarget           // past maxFanoutLinks
+}
+
+type leafTarget struct {
+	link   *conn
+	plain  bool
+	queues []byte
+}
+
+// slot finds link's entry, adding it; -1 when subject may not cross it.
+func (f *leafFanout) slot(link *conn, subject []byte) (int, *bool, *[]byte) {
+	for i := range f.n {
+		if f.links[i] == link {
+			return i, &f.plain[i], &f.queues[i]
+		}
+	}
+	for i := range f.more {
+		if f.more[i].link == link {
+			return i, &f.more[i].plain, &f.more[i].queues
+		}
+	}
+	if !link.leaf.mayExport(subject) {
+		return -1, nil, nil
+	}
+	if f.n < maxFanoutLinks {
+		f.links[f.n] = link
+		f.n++
+		return f.n - 1, &f.plain[f.n-1], &f.queues[f.n-1]
+	}
+	f.more = append(f.more, leafTarget{link: link})
+	last := &f.more[len(f.more)-1]
+	return len(f.more) - 1, &last.plain, &last.queues
+}
+
+// addPlain notes that a plain subscription of link's hub matches.
+func (f *leafFanout) addPlain(link *conn, subject []byte) {
+	if i, plain, _ := f.slot(link, subject); i >= 0 {
+		*plain = true
+	}
+}
+
+// addQueue notes that the message is for the hub's queue group queue.
+func (f *leafFanout) addQueue(link *conn, subject []byte, queue string) {
+	i, _, queues := f.slot(link, subject)
+	if i < 0 {
+		return
+	}
+	if len(*queues) > 0 {
+		*queues = append(*queues, ' ')
+	}
+	*queues = append(*queues, queue...)
+}
+
+// send queues the message on every gathered link and reports how many
+// took it. c is the publisher (nil for the server), whose reader wakes
+// the links' writers once its read is done.
+func (f *leafFanout) send(c *conn, to, subject, reply []byte, hdr int, msg []byte) int {
+	sent := 0
+	for i := range f.n {
+		if f.links[i].sendLeafMsg(c, to, subject, reply, f.queues[i], hdr, msg) {
+			sent++
+		}
+	}
+	for _, t := range f.more {
+		if t.link.sendLeafMsg(c, to, subject, reply, t.queues, hdr, msg) {
+			sent++
+		}
+	}
+	return sent
+}
+
+// sendLeafMsg queues one message on leaf link l. A link over its pending
+// limit is cut, as a slow route is, and dialed again.
+func (l *conn) sendLeafMsg(c *conn, to, subject, reply, queues []byte, hdr int, msg []byte) bool {
+	res := l.out.appendLeafMsg(to, subject, reply, queues, hdr, msg)
+	if res.overLimit {
+		l.slowConsumer()
+		return false
+	}
+	if !res.queued {
+		return false
+	}
+	if c != nil {
+		c.deferWake(l)
+	} else {
+		l.out.signal()
+	}
+	return true
+}
+
+// appendLeafMsg formats one LMSG or HMSG frame. A JetStream delivery
+// (to is the puller's inbox, subject the stored message's) names its
+// own subject after an '@' at the end of its ack reply, as the reference
+// carries it across links; the far side takes it off again.
+func (o *outbound) appendLeafMsg(to, subject, reply, queues []byte, hdr int, msg []byte) appendResult {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return appendResult{}
+	}
+	frame := len(to) + len(subject) + len(reply) + len(queues) + len(msg) + 40
+	pending := o.queued + o.inFlight + frame
+	if pending > o.maxPending {
+		return appendResult{overLimit: true}
+	}
+	b := o.line[:0]
+	if hdr >= 0 {
+		b = append(b, "HMSG "...)
+	} else {
+		b = append(b, "LMSG "...)
+	}
+	b = append(b, to...)
+	b = append(b, ' ')
+	if len(queues) > 0 {
+		if len(reply) > 0 {
+			b = append(b, "+ "...)
+		} else {
+			b = append(b, "| "...)
+		}
+	}
+	if len(reply) > 0 {
+		b = append(b, reply...)
+		if string(to) != string(subject) && bytes.HasPrefix(reply, []byte(jsAckPrefix)) {
+			b = append(b, '@')
+			b = append(b, subject...)
+		}
+		b = append(b, ' ')
+	}
+	if len(queues) > 0 {
+		b = append(b, queues...)
+		b = append(b, ' ')
+	}
+	if hdr >= 0 {
+		b = strconv.AppendInt(b, int64(hdr), 10)
+		b = append(b, ' ')
+	}
+	b = strconv.AppendInt(b, int64(len(msg)), 10)
+	b = append(b, "\r\n"...)
+	o.line = b
+	o.write(b)
+	o.write(msg)
+	o.write(crlf)
+	o.msgs++
+	o.bytes += int64(len(msg))
+	return appendResult{queued: true}
+}
+
+// processLeafMsg routes a message the hub sent to this server's
+// subscribers: its plain ones, and one member of each queue group the
+// hub named.
+func (c *conn) processLeafMsg(o *op) {
+	c.inMsgs.Add(1)
+	c.inBytes.Add(int64(len(o.msg)))
+	if !c.leaf.mayImport(o.subject) {
+		return
+	}
+	to, subject, reply := o.subject, o.subject, o.reply
+	if at := jsAckDeliverAt(reply); at >= 0 {
+		subject, reply = reply[at+1:], reply[:at]
+	}
+	c.leaf.queues = o.queues
+	c.srv.route(c, to, subject, reply, o.hdr, o.msg)
+	c.leaf.queues = nil
+}
+
+// jsAckDeliverAt is where the '@' before a JetStream delivery's own
+// subject is in its ack reply, or -1: the first '@' after the eight dots
+// of "$JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<tm>.<pending>"
+// (names may hold '@' themselves).
+func jsAckDeliverAt(reply []byte) int {
+	if !bytes.HasPrefix(reply, []byte(jsAckPrefix)) {
+		return -1
+	}
+	dots := 0
+	for i, b := range reply {
+		switch {
+		case b == '.':
+			dots++
+		case b == '@' && dots >= 8:
+			if i == len(reply)-1 {
+				return -1
+			}
+			return i
+		}
+	}
+	return -1
+}
+
+// namedQueue reports whether the message being routed from the hub is
+// for this server's queue group name.
+func (l *leafState) namedQueue(name string) bool {
+	found := false
+	eachQueue(l.queues, func(q []byte) bool {
+		found = string(q) == name
+		return !found
+	})
+	return found
+}

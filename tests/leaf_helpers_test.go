@@ -1,0 +1,151 @@
+package tests
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/bus-dev/bus/server"
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// hubCluster is an embedded nats-server cluster that leaves join: every
+// node listens for leaf nodes and, with JetStream, has the domain "hub".
+type hubCluster struct {
+	nodes     []*natsserver.Server
+	leafPorts []int
+}
+
+// startHubCluster runs n reference servers routed into one cluster and
+// waits until each has routes to all the others.
+func startHubCluster(t *testing.T, n int, jetstream bool, configure func(*natsserver.Options)) *hubCluster {
+	t.Helper()
+	h := &hubCluster{}
+	var seed *url.URL
+	for i := range n {
+		leafPort := freeTCPPort(t)
+		opts := &natsserver.Options{
+			ServerName: fmt.Sprintf("hub-%d", i),
+			Host:       "127.0.0.1",
+			Port:       -1,
+			HTTPPort:   -1,
+			NoLog:      true,
+			NoSigs:     true,
+			JetStream:  jetstream,
+			Cluster:    natsserver.ClusterOpts{Name: "hub", Host: "127.0.0.1", Port: -1},
+			LeafNode:   natsserver.LeafNodeOpts{Host: "127.0.0.1", Port: leafPort},
+		}
+		if jetstream {
+			opts.StoreDir = t.TempDir()
+			opts.JetStreamDomain = "hub"
+		}
+		if seed != nil {
+			opts.Routes = []*url.URL{seed}
+		}
+		if configure != nil {
+			configure(opts)
+		}
+		ns, err := natsserver.NewServer(opts)
+		if err != nil {
+			t.Fatalf("hub node %d: %v", i, err)
+		}
+		go ns.Start()
+		if !ns.ReadyForConnections(10 * time.Second) {
+			t.Fatalf("hub node %d not ready", i)
+		}
+		t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+		if seed == nil {
+			seed = &url.URL{Scheme: "nats", Host: ns.ClusterAddr().String()}
+		}
+		h.nodes = append(h.nodes, ns)
+		h.leafPorts = append(h.leafPorts, leafPort)
+	}
+	eventually(t, 10*time.Second, func() bool {
+		for _, ns := range h.nodes {
+			if ns.NumRoutes() < n-1 {
+				return false
+			}
+		}
+		return true
+	})
+	return h
+}
+
+// leafURLs are every node's leaf-node listener.
+func (h *hubCluster) leafURLs() []string {
+	var out []string
+	for _, p := range h.leafPorts {
+		out = append(out, fmt.Sprintf("nats://127.0.0.1:%d", p))
+	}
+	return out
+}
+
+func (h *hubCluster) clientURL(i int) string { return h.nodes[i].ClientURL() }
+
+// startBusLeaf runs a bus joining the hub at urls as a leaf node and
+// waits until the link is up on some hub node.
+func startBusLeaf(t *testing.T, h *hubCluster, opts server.Options, remote server.LeafRemote) *server.Server {
+	t.Helper()
+	opts.LeafNodes.Remotes = append(opts.LeafNodes.Remotes, remote)
+	s := startBus(t, opts)
+	eventually(t, 10*time.Second, func() bool { return h.numLeafs() > 0 })
+	return s
+}
+
+func (h *hubCluster) numLeafs() int {
+	n := 0
+	for _, ns := range h.nodes {
+		n += ns.NumLeafNodes()
+	}
+	return n
+}
+
+// freeTCPPort is a loopback port free a moment ago, for listeners whose
+// bound port the reference does not report (its leaf-node one).
+func freeTCPPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// awaitRoute publishes probes on subject from pub until sub receives
+// one, so that interest has crossed every hop, and drains them.
+func awaitRoute(t *testing.T, pub *nats.Conn, sub *nats.Subscription, subject string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if err := pub.Publish(subject, []byte(probe)); err != nil {
+			t.Fatal(err)
+		}
+		if m, err := sub.NextMsg(50 * time.Millisecond); err == nil && string(m.Data) == probe {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no route for %s", subject)
+		}
+	}
+	flushAll(t, pub)
+	for {
+		if _, err := sub.NextMsg(100 * time.Millisecond); err != nil {
+			return
+		}
+	}
+}
+
+const probe = "probe"
+
+func flushAll(t *testing.T, ncs ...*nats.Conn) {
+	t.Helper()
+	for _, nc := range ncs {
+		if err := nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
