@@ -24,7 +24,12 @@ type hubCluster struct {
 func startHubCluster(t *testing.T, n int, jetstream bool, configure func(*natsserver.Options)) *hubCluster {
 	t.Helper()
 	h := &hubCluster{}
-	var seed *url.URL
+	var routes []*url.URL
+	clusterPorts := make([]int, n)
+	for i := range n {
+		clusterPorts[i] = freeTCPPort(t)
+		routes = append(routes, &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", clusterPorts[i])})
+	}
 	for i := range n {
 		leafPort := freeTCPPort(t)
 		opts := &natsserver.Options{
@@ -35,15 +40,13 @@ func startHubCluster(t *testing.T, n int, jetstream bool, configure func(*natsse
 			NoLog:      true,
 			NoSigs:     true,
 			JetStream:  jetstream,
-			Cluster:    natsserver.ClusterOpts{Name: "hub", Host: "127.0.0.1", Port: -1},
+			Cluster:    natsserver.ClusterOpts{Name: "hub", Host: "127.0.0.1", Port: clusterPorts[i]},
 			LeafNode:   natsserver.LeafNodeOpts{Host: "127.0.0.1", Port: leafPort},
+			Routes:     routes,
 		}
 		if jetstream {
 			opts.StoreDir = t.TempDir()
 			opts.JetStreamDomain = "hub"
-		}
-		if seed != nil {
-			opts.Routes = []*url.URL{seed}
 		}
 		if configure != nil {
 			configure(opts)
@@ -53,19 +56,18 @@ func startHubCluster(t *testing.T, n int, jetstream bool, configure func(*natsse
 			t.Fatalf("hub node %d: %v", i, err)
 		}
 		go ns.Start()
-		if !ns.ReadyForConnections(10 * time.Second) {
-			t.Fatalf("hub node %d not ready", i)
-		}
 		t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-		if seed == nil {
-			seed = &url.URL{Scheme: "nats", Host: ns.ClusterAddr().String()}
-		}
 		h.nodes = append(h.nodes, ns)
 		h.leafPorts = append(h.leafPorts, leafPort)
 	}
-	eventually(t, 10*time.Second, func() bool {
+	for i, ns := range h.nodes {
+		if !ns.ReadyForConnections(20 * time.Second) {
+			t.Fatalf("hub node %d not ready", i)
+		}
+	}
+	eventually(t, 20*time.Second, func() bool {
 		for _, ns := range h.nodes {
-			if ns.NumRoutes() < n-1 {
+			if ns.NumRoutes() < n-1 || jetstream && !ns.JetStreamIsCurrent() {
 				return false
 			}
 		}
