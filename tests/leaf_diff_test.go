@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/bus-dev/bus/server"
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 )
 
 // The same scenarios with bus as the leaf and with nats-server as the
@@ -26,7 +28,7 @@ func busLeaf(t *testing.T, hub *hubCluster, remote server.LeafRemote) string {
 
 func referenceLeaf(t *testing.T, hub *hubCluster, remote server.LeafRemote) string {
 	t.Helper()
-	ro := &natsserver.RemoteLeafOpts{DenyImports: remote.DenyImports, DenyExports: remote.DenyExports}
+	ro := &natsserver.RemoteLeafOpts{DenyImports: remote.DenyImports, DenyExports: remote.DenyExports, Nkey: remote.Nkey}
 	for _, raw := range remote.URLs {
 		u, err := url.Parse(raw)
 		if err != nil {
@@ -55,11 +57,17 @@ func referenceLeaf(t *testing.T, hub *hubCluster, remote server.LeafRemote) stri
 type leafScenario func(t *testing.T, hub *hubCluster, join leafJoiner) []string
 
 func TestLeafMatchesReferenceLeaf(t *testing.T) {
-	scenarios := map[string]leafScenario{
-		"pub sub both ways":               scenarioLeafPubSub,
-		"queue groups prefer local":       scenarioLeafQueues,
-		"request reply and no responders": scenarioLeafRequests,
-		"deny imports and exports":        scenarioLeafDenies,
+	type hubScenario struct {
+		hub func(*natsserver.Options) // how the hub is set up; nil: open
+		run leafScenario
+	}
+	scenarios := map[string]hubScenario{
+		"pub sub both ways":                {nil, scenarioLeafPubSub},
+		"queue groups prefer local":        {nil, scenarioLeafQueues},
+		"request reply and no responders":  {nil, scenarioLeafRequests},
+		"deny imports and exports":         {nil, scenarioLeafDenies},
+		"hub user's rights bound the link": {hubLeafUser, scenarioLeafUserRights},
+		"nkey signs the hub's nonce":       {hubLeafNkey, scenarioLeafNkey},
 	}
 	names := make([]string, 0, len(scenarios))
 	for name := range scenarios {
@@ -68,8 +76,9 @@ func TestLeafMatchesReferenceLeaf(t *testing.T) {
 	sort.Strings(names)
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			ref := scenarios[name](t, startHubCluster(t, 3, false, nil), referenceLeaf)
-			got := scenarios[name](t, startHubCluster(t, 3, false, nil), busLeaf)
+			sc := scenarios[name]
+			ref := sc.run(t, startHubCluster(t, 3, false, sc.hub), referenceLeaf)
+			got := sc.run(t, startHubCluster(t, 3, false, sc.hub), busLeaf)
 			sameOutcomes(t, ref, got)
 		})
 	}
@@ -241,4 +250,50 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// The hub's leaf user may not send on nope.> nor receive hidden.>.
+func hubLeafUser(o *natsserver.Options) {
+	o.LeafNode.Users = []*natsserver.User{{
+		Username: "leaf", Password: "s3cret",
+		Permissions: &natsserver.Permissions{
+			Publish:   &natsserver.SubjectPermission{Deny: []string{"nope.>"}},
+			Subscribe: &natsserver.SubjectPermission{Deny: []string{"hidden.>"}},
+		},
+	}}
+}
+
+func scenarioLeafUserRights(t *testing.T, hub *hubCluster, join leafJoiner) []string {
+	u := strings.Replace(hub.leafURLs()[0], "nats://", "nats://leaf:s3cret@", 1)
+	leafURL := join(t, hub, server.LeafRemote{URLs: []string{u}})
+	onHub, onLeaf := connect(t, hub.clientURL(1)), connect(t, leafURL)
+	hubSub := subSync(t, onHub, "*.x", "")
+	leafSub := subSync(t, onLeaf, "*.y", "")
+	awaitRoute(t, onLeaf, hubSub, "ok.x")
+	awaitRoute(t, onHub, leafSub, "shown.y")
+	for _, s := range []string{"nope.x", "ok.x"} {
+		must(t, onLeaf.Publish(s, []byte(s)))
+	}
+	for _, s := range []string{"hidden.y", "shown.y"} {
+		must(t, onHub.Publish(s, []byte(s)))
+	}
+	flushAll(t, onLeaf, onHub)
+	return append(drainLeaf(t, "hub", hubSub, 1), drainLeaf(t, "leaf", leafSub, 1)...)
+}
+
+var leafUserKey, _ = nkeys.CreateUser()
+
+func hubLeafNkey(o *natsserver.Options) {
+	pub, _ := leafUserKey.PublicKey()
+	o.LeafNode.Nkey = pub
+}
+
+func scenarioLeafNkey(t *testing.T, hub *hubCluster, join leafJoiner) []string {
+	seed, _ := leafUserKey.Seed()
+	leafURL := join(t, hub, server.LeafRemote{URLs: hub.leafURLs()[:1], Nkey: string(seed)})
+	onHub, onLeaf := connect(t, hub.clientURL(1)), connect(t, leafURL)
+	hubSub := subSync(t, onHub, "signed", "")
+	awaitRoute(t, onLeaf, hubSub, "signed")
+	must(t, onLeaf.Publish("signed", []byte("by nkey")))
+	return drainLeaf(t, "hub", hubSub, 1)
 }
