@@ -6,9 +6,10 @@ import (
 	"time"
 )
 
-// bus has one account, "$G", and no routes, gateways or leaf nodes yet:
+// bus has one account, "$G", and no routes or gateways:
 // this file serves /accountz and /accstatz for that account and
-// /routez, /gatewayz and /leafz empty, in the reference's shapes.
+// /routez and /gatewayz empty, in the reference's shapes (/leafz is
+// leafz.go).
 
 // Accountz is the /accountz document: the account names, or one
 // account's detail with acc.
@@ -180,21 +181,4 @@ func (s *Server) Gatewayz() Gatewayz {
 
 func (s *Server) serveGatewayz(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, s.Gatewayz())
-}
-
-// Leafz is the /leafz document: bus has no leaf nodes.
-type Leafz struct {
-	ServerID string     `json:"server_id"`
-	Now      time.Time  `json:"now"`
-	NumLeafs int        `json:"leafnodes"`
-	Leafs    []struct{} `json:"leafs"`
-}
-
-// Leafz reports the (no) leaf nodes.
-func (s *Server) Leafz() Leafz {
-	return Leafz{s.id, time.Now().UTC(), 0, []struct{}{}}
-}
-
-func (s *Server) serveLeafz(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, s.Leafz())
 }

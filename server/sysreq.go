@@ -244,7 +244,7 @@ func (s *Server) sysEndpoints() map[string]sysEndpoint {
 		}},
 		"ROUTEZ":   {none, func(sysOptions) (any, error) { return s.Routez(), nil }},
 		"GATEWAYZ": {none, func(sysOptions) (any, error) { return s.Gatewayz(), nil }},
-		"LEAFZ":    {none, func(sysOptions) (any, error) { return s.Leafz(), nil }},
+		"LEAFZ":    {none, func(sysOptions) (any, error) { return s.Leafz(false), nil }},
 	}
 }
 

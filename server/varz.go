@@ -132,6 +132,7 @@ func (s *Server) Varz() Varz {
 		SlowConsumers:        int64(slow),
 		StaleConnections:     int64(stale),
 		Subscriptions:        s.clientSubs(),
+		Leafs:                s.leafCount(),
 		HTTPReqStats:         s.mon.requests(),
 		ConfigLoadTime:       s.mon.loaded.UTC(),
 		SlowConsumerStats:    &kindStats{Clients: slow},

@@ -28,6 +28,12 @@ func busLeaf(t *testing.T, hub *hubCluster, remote server.LeafRemote) string {
 
 func referenceLeaf(t *testing.T, hub *hubCluster, remote server.LeafRemote) string {
 	t.Helper()
+	return startReferenceLeaf(t, hub, remote).ClientURL()
+}
+
+// startReferenceLeaf runs nats-server joined to hub as remote says.
+func startReferenceLeaf(t *testing.T, hub *hubCluster, remote server.LeafRemote) *natsserver.Server {
+	t.Helper()
 	ro := &natsserver.RemoteLeafOpts{DenyImports: remote.DenyImports, DenyExports: remote.DenyExports, Nkey: remote.Nkey}
 	for _, raw := range remote.URLs {
 		u, err := url.Parse(raw)
@@ -37,7 +43,7 @@ func referenceLeaf(t *testing.T, hub *hubCluster, remote server.LeafRemote) stri
 		ro.URLs = append(ro.URLs, u)
 	}
 	opts := &natsserver.Options{
-		Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
+		Host: "127.0.0.1", Port: -1, HTTPPort: -1, NoLog: true, NoSigs: true,
 		LeafNode: natsserver.LeafNodeOpts{Remotes: []*natsserver.RemoteLeafOpts{ro}, ReconnectInterval: 100 * time.Millisecond},
 	}
 	ns, err := natsserver.NewServer(opts)
@@ -50,7 +56,7 @@ func referenceLeaf(t *testing.T, hub *hubCluster, remote server.LeafRemote) stri
 	}
 	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
 	eventually(t, 10*time.Second, func() bool { return hub.numLeafs() > 0 && ns.NumLeafNodes() > 0 })
-	return ns.ClientURL()
+	return ns
 }
 
 // leafScenario runs against a hub and a leaf and reports what happened.
