@@ -45,6 +45,7 @@ type leafConnectInfo struct {
 	ID          string   `json:"server_id,omitempty"`
 	Domain      string   `json:"domain,omitempty"`
 	Name        string   `json:"name,omitempty"`
+	Cluster     string   `json:"cluster,omitempty"`
 	Headers     bool     `json:"headers,omitempty"`
 	JetStream   bool     `json:"jetstream,omitempty"`
 	DenyPub     []string `json:"deny_pub,omitempty"`
@@ -59,10 +60,14 @@ type leafConnectInfo struct {
 // from the URL.
 func (s *Server) leafConnect(r *LeafRemote, u *url.URL, nonce string) (string, error) {
 	ci := leafConnectInfo{
-		Version:     Version,
-		ID:          s.id,
-		Domain:      s.opts.JetStreamDomain,
-		Name:        s.name,
+		Version: Version,
+		ID:      s.id,
+		Domain:  s.opts.JetStreamDomain,
+		Name:    s.name,
+		// A cluster of its own, named by the unique server id: the hub
+		// sends a leaf nothing that came from its own cluster, and
+		// passes the loop-detection subject only between different ones.
+		Cluster:     s.id,
 		Headers:     true,
 		JetStream:   s.opts.JetStream,
 		DenyPub:     r.DenyImports,

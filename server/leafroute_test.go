@@ -183,3 +183,30 @@ func BenchmarkLeafPublish(b *testing.B) {
 		}
 	}
 }
+
+func TestLeafLoopDetectionCutsTheLink(t *testing.T) {
+	f := newLeafFixture(t, LeafRemote{})
+	f.srv.leafLinks = []*leafLink{f.link.leaf.link}
+	f.link.leaf.link.conn = f.link
+	if err := f.link.parser.parse([]byte("LS+ $LDS.other\r\n"), f.link); err != nil {
+		t.Fatal(err)
+	}
+	if f.link.closing.Load() {
+		t.Fatal("another server's loop-detection subject cut the link")
+	}
+	if err := f.link.parser.parse([]byte("LS+ "+f.srv.leafInterest.lds+"\r\n"), f.link); err != nil {
+		t.Fatal(err)
+	}
+	if !f.link.closing.Load() || !f.link.leaf.link.loop {
+		t.Fatal("this server's own loop-detection subject came back and the link stayed")
+	}
+	want := "-ERR 'Loop detected for leafnode account=\"$G\". Delaying attempt to reconnect for 30s'\r\n"
+	if got := f.sent(f.link); got != want {
+		t.Fatalf("link sent %q, want %q", got, want)
+	}
+	select {
+	case <-f.link.leaf.down:
+	default:
+		t.Fatal("the link's supervisor was not told it is down")
+	}
+}
