@@ -167,6 +167,7 @@ func (s *sourcer) follow() (outcome, bool) {
 		return out, false
 	}
 	l.name = resp.Name
+	s.ident = resp.identity
 	defer s.deleteConsumer(l.name)
 	s.setErr(nil)
 	next := s.next.Load()
@@ -361,12 +362,18 @@ func (s *sourcer) consumerRequest() consumerRequest {
 	if p := s.ext.Deliver; p != "" {
 		deliver = strings.ReplaceAll(p+prefix+"."+randomToken(), "..", ".")
 	}
-	id := s.target.name
+	// Named as the reference names it: by the target, its account (bus
+	// has the one global account, $G) and domain, and, for a stream
+	// sourced more than once, by what it takes.
+	id := s.target.name + " $G"
 	if d := s.target.sh.domain; d != "" {
 		id += " " + d
 	}
 	if !s.mirror {
-		id += " " + s.cfg.iname()
+		id = tokenHash(id)
+		if s.sourcedTwice() {
+			id += " " + s.cfg.iname()
+		}
 	}
 	cfg := sourcingConfig{
 		Name:              "JS_" + kind + "_" + tokenHash(id),
@@ -381,7 +388,7 @@ func (s *sourcer) consumerRequest() consumerRequest {
 		InactiveThreshold: int64(externalInactive),
 		Direct:            true,
 		Sourcing:          true,
-		Metadata:          map[string]string{"_nats." + meta + ".stream": s.target.name},
+		Metadata:          map[string]string{"_nats." + meta + ".stream": s.target.name, "_nats." + meta + ".acc": "$G"},
 	}
 	if d := s.target.sh.domain; d != "" {
 		cfg.Metadata["_nats."+meta+".domain"] = d
@@ -408,6 +415,18 @@ func (s *sourcer) consumerRequest() consumerRequest {
 		cfg.FilterSubject = ""
 	}
 	return consumerRequest{Stream: s.cfg.Name, Config: cfg, Action: ""}
+}
+
+// sourcedTwice reports whether the target sources this origin name more
+// than once (then each consumer name also says what it takes).
+func (s *sourcer) sourcedTwice() bool {
+	n := 0
+	for _, c := range s.target.config().Sources {
+		if c.Name == s.cfg.Name {
+			n++
+		}
+	}
+	return n > 1
 }
 
 // externalStart is the first origin seq to ask for: after the last one

@@ -70,6 +70,9 @@ type sourcingConfig struct {
 
 // consumerResponse is what of a create response the sourcer reads.
 type consumerResponse struct {
+	// identity is the origin stream's, when its API names it in the
+	// Nats-Stream-Identity header (the reference does).
+	identity  string
 	Error     *apiError `json:"error"`
 	Name      string    `json:"name"`
 	Delivered struct {
@@ -199,13 +202,16 @@ func (in *inbox) take() []delivery {
 type responseBox chan consumerResponse
 
 func (rb responseBox) put(_, _ []byte, hdr int, msg []byte) bool {
+	var ident string
 	if hdr > 0 {
+		ident, _ = headerValue(msg[:hdr], "Nats-Stream-Identity")
 		msg = msg[hdr:]
 	}
 	var r consumerResponse
 	if err := json.Unmarshal(msg, &r); err != nil {
 		r = consumerResponse{Error: errInvalidJSON(err)}
 	}
+	r.identity = ident
 	select {
 	case rb <- r:
 	default:

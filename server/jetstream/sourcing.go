@@ -172,6 +172,9 @@ type sourcer struct {
 	takes  string          // sourceConfig.takes, for the Nats-Stream-Source header
 	origin string          // sourceConfig.originName, for the same
 	ext    *externalStream // nil: the origin is read directly
+	// ident is the external origin's stream identity, which the
+	// reference adds to Nats-Stream-Source; only the goroutine uses it.
+	ident string
 	// filters select what is taken from the origin (nil: all), and
 	// transforms[i] (nil: none) rewrites what filters[i] matched.
 	filters    []string
@@ -341,8 +344,11 @@ func (s *sourcer) copy(msgs []jetlog.Msg) *apiError {
 			out = append(out, jetlog.Msg{Seq: m.Seq, Subject: subj, Header: m.Header, Data: m.Data})
 			continue
 		}
-		hdr := withHeader(m.Header, hdrStreamSource,
-			s.origin+" "+strconv.FormatUint(m.Seq, 10)+" "+s.takes+" "+m.Subject)
+		src := s.origin + " " + strconv.FormatUint(m.Seq, 10) + " " + s.takes + " " + m.Subject
+		if s.ident != "" {
+			src += " " + s.ident
+		}
+		hdr := withHeader(m.Header, hdrStreamSource, src)
 		if t.counter.Load() && jetlog.HeaderValue(m.Header, hdrIncr) != nil {
 			// A counter total into a counter stream: summed, one at a
 			// time (countersources.go).
