@@ -58,7 +58,17 @@ func publishN(t *testing.T, ctx context.Context, js jetstream.JetStream, from, t
 // and for a mirror at the seq that is its payload + 1.
 func exactlyOnce(t *testing.T, ctx context.Context, st jetstream.Stream, n int, mirror bool) {
 	t.Helper()
-	waitMsgs(t, ctx, st, uint64(n))
+	deadline := time.Now().Add(30 * time.Second) // a few back-offs
+	for {
+		info, err := st.Info(ctx)
+		if err == nil && info.State.Msgs == uint64(n) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s holds %d messages, want %d", info.Config.Name, info.State.Msgs, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	info, err := st.Info(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -163,6 +163,15 @@ func (s *sourcer) follow() (outcome, bool) {
 	}
 	defer core.Unsubscribe(l.deliver)
 	resp, out := s.create(req)
+	if out == refused && resp.Error != nil && resp.Error.ErrCode != 10059 {
+		// An origin that does not give sourcing consumers names of their
+		// own may still hold ours from before (a restart, a lost
+		// delete): ask again under a name of this consumer alone, as the
+		// reference asks a server that knows no sourcing consumers.
+		req.Config.Name += "_" + randomToken()
+		req.Config.Sourcing = false
+		resp, out = s.create(req)
+	}
 	if out != 0 {
 		return out, false
 	}
