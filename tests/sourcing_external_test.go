@@ -244,3 +244,4 @@ func TestExternalSourceUnansweredPrefix(t *testing.T) {
 	exactlyOnce(t, ctx, src, 30, false)
 	exactlyOnce(t, ctx, mir, 30, true)
 }
+
