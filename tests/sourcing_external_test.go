@@ -244,4 +244,3 @@ func TestExternalSourceUnansweredPrefix(t *testing.T) {
 	exactlyOnce(t, ctx, src, 30, false)
 	exactlyOnce(t, ctx, mir, 30, true)
 }
-
