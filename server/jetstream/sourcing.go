@@ -1,7 +1,6 @@
 package jetstream
 
 import (
-	"encoding/json"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,8 +20,9 @@ import (
 // reading the origin's log directly, woken by the origin's appends; what
 // it copies is committed in batches (one fsync each), and it never
 // advances past a message its target has not stored, so neither a crash
-// nor a full target loses or repeats one. (Across servers comes with the
-// scale-out work: External is refused.)
+// nor a full target loses or repeats one. A sourcer whose config names
+// external.api reaches its origin through the JetStream API instead, on
+// whichever server answers that prefix (sourceexternal.go).
 
 // sourceConfig is a stream's mirror or one of its sources.
 type sourceConfig struct {
@@ -31,12 +31,13 @@ type sourceConfig struct {
 	OptStartTime      *time.Time               `json:"opt_start_time,omitempty"`
 	FilterSubject     string                   `json:"filter_subject,omitempty"`
 	SubjectTransforms []subjectTransformConfig `json:"subject_transforms,omitempty"`
-	External          json.RawMessage          `json:"external,omitempty"`
+	External          *externalStream          `json:"external,omitempty"`
 }
 
 // sourceInfo is a mirror's or source's state in stream info.
 type sourceInfo struct {
 	Name              string                   `json:"name"`
+	External          *externalStream          `json:"external,omitempty"`
 	FilterSubject     string                   `json:"filter_subject,omitempty"`
 	SubjectTransforms []subjectTransformConfig `json:"subject_transforms,omitempty"`
 	Lag               uint64                   `json:"lag"`
@@ -64,14 +65,12 @@ func (c *streamConfig) checkSourcing() *apiError {
 			return newAPIError(400, 10150, "mirror with multiple subject transforms cannot also have a single subject filter")
 		case c.SubjectDeleteMarkerTTL > 0:
 			return errStreamConfig("subject delete markers forbidden on mirrors")
-		case !validName(m.Name):
+		case m.External == nil && !validName(m.Name):
+			// An external origin's name is the other side's business.
 			return newAPIError(400, 10142, "mirrored stream name is invalid")
 		}
 		if e := checkSourceFilters(m, 10151, 10154, 10152, "mirror"); e != nil {
 			return e
-		}
-		if len(m.External) > 0 && string(m.External) != "null" {
-			return errStreamConfig("external mirrors are not supported by bus")
 		}
 	}
 	seen := map[string]bool{}
@@ -89,11 +88,20 @@ func (c *streamConfig) checkSourcing() *apiError {
 		if e := checkSourceFilters(s, 10145, 10146, 10147, "source"); e != nil {
 			return e
 		}
-		if len(s.External) > 0 && string(s.External) != "null" {
-			return errStreamConfig("external sources are not supported by bus")
-		}
-		if s.Name == c.Name {
+		if s.External == nil && s.Name == c.Name {
 			return errStreamConfig("stream can not source itself")
+		}
+	}
+	var externals []*externalStream
+	if c.Mirror != nil {
+		externals = append(externals, c.Mirror.External)
+	}
+	for _, s := range c.Sources {
+		externals = append(externals, s.External)
+	}
+	for _, e := range externals {
+		if err := checkExternal(e); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -131,7 +139,17 @@ func orAll(s string) string {
 
 // iname names a source by its stream and what it takes from it, as the
 // reference's Nats-Stream-Source header does.
-func (s *sourceConfig) iname() string { return s.Name + " " + s.takes() }
+func (s *sourceConfig) iname() string { return s.originName() + " " + s.takes() }
+
+// originName is the first field of the Nats-Stream-Source header: the
+// origin's name, and for an external one the hash of its API prefix
+// (the same name may be a stream in several domains), as the reference.
+func (s *sourceConfig) originName() string {
+	if e := s.External; e != nil {
+		return s.Name + ":" + tokenHash(e.API)
+	}
+	return s.Name
+}
 
 // takes is a source's filter and destination: "<filter> <dest>".
 func (s *sourceConfig) takes() string {
@@ -151,7 +169,12 @@ type sourcer struct {
 	target *stream
 	cfg    sourceConfig
 	mirror bool
-	takes  string // sourceConfig.takes, for the Nats-Stream-Source header
+	takes  string          // sourceConfig.takes, for the Nats-Stream-Source header
+	origin string          // sourceConfig.originName, for the same
+	ext    *externalStream // nil: the origin is read directly
+	// ident is the external origin's stream identity, which the
+	// reference adds to Nats-Stream-Source; only the goroutine uses it.
+	ident string
 	// filters select what is taken from the origin (nil: all), and
 	// transforms[i] (nil: none) rewrites what filters[i] matched.
 	filters    []string
@@ -159,15 +182,16 @@ type sourcer struct {
 	kick       chan struct{} // capacity 1
 	stop, done chan struct{}
 
-	next   atomic.Uint64 // origin seq to copy next (0 until known)
-	heard  atomic.Int64  // unix ns it last read the origin
-	origin atomic.Pointer[stream]
-	mu     sync.Mutex // guards err
-	err    *apiError  // why it is stuck, if it is
+	next  atomic.Uint64          // origin seq to copy next (0 until known)
+	heard atomic.Int64           // unix ns it last read the origin
+	local atomic.Pointer[stream] // the origin, when read directly
+	lag   atomic.Uint64          // an external origin's, from its deliveries
+	mu    sync.Mutex             // guards err
+	err   *apiError              // why it is stuck, if it is
 }
 
 func newSourcer(target *stream, cfg sourceConfig, mirror bool) *sourcer {
-	s := &sourcer{target: target, cfg: cfg, mirror: mirror, takes: cfg.takes(),
+	s := &sourcer{target: target, cfg: cfg, mirror: mirror, takes: cfg.takes(), origin: cfg.originName(), ext: cfg.external(),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	switch {
 	case len(cfg.SubjectTransforms) > 0:
@@ -182,7 +206,11 @@ func newSourcer(target *stream, cfg sourceConfig, mirror bool) *sourcer {
 	case cfg.FilterSubject != "":
 		s.filters, s.transforms = []string{cfg.FilterSubject}, []*subjects.Transform{nil}
 	}
-	go s.run()
+	if s.ext != nil {
+		go s.runExternal()
+	} else {
+		go s.run()
+	}
 	return s
 }
 
@@ -235,7 +263,7 @@ func (s *sourcer) run() {
 				origin.watch(s)
 			}
 			watching = origin
-			s.origin.Store(origin)
+			s.local.Store(origin)
 		}
 		if origin == nil {
 			s.setErr(errStreamNotFound())
@@ -316,8 +344,11 @@ func (s *sourcer) copy(msgs []jetlog.Msg) *apiError {
 			out = append(out, jetlog.Msg{Seq: m.Seq, Subject: subj, Header: m.Header, Data: m.Data})
 			continue
 		}
-		hdr := withHeader(m.Header, hdrStreamSource,
-			s.cfg.Name+" "+strconv.FormatUint(m.Seq, 10)+" "+s.takes+" "+m.Subject)
+		src := s.origin + " " + strconv.FormatUint(m.Seq, 10) + " " + s.takes + " " + m.Subject
+		if s.ident != "" {
+			src += " " + s.ident
+		}
+		hdr := withHeader(m.Header, hdrStreamSource, src)
 		if t.counter.Load() && jetlog.HeaderValue(m.Header, hdrIncr) != nil {
 			// A counter total into a counter stream: summed, one at a
 			// time (countersources.go).
@@ -386,7 +417,7 @@ func (s *sourcer) startSeq(origin *stream) uint64 {
 // the target (one read per message back to it; the target's own
 // messages and other sources' are skipped).
 func (s *sourcer) resumeSeq(last uint64) (uint64, bool) {
-	prefix := s.cfg.Name + " "
+	prefix := s.origin + " "
 	rest := " " + s.takes + " "
 	for seq := last; seq > 0; seq-- {
 		m, err := s.target.log.Get(seq)
@@ -413,11 +444,14 @@ func (s *sourcer) resumeSeq(last uint64) (uint64, bool) {
 
 // info is the sourcer's state for stream info.
 func (s *sourcer) info() *sourceInfo {
-	i := &sourceInfo{Name: s.cfg.Name, FilterSubject: s.cfg.FilterSubject, SubjectTransforms: s.cfg.SubjectTransforms, Active: -1}
+	i := &sourceInfo{Name: s.cfg.Name, External: s.cfg.External, FilterSubject: s.cfg.FilterSubject,
+		SubjectTransforms: s.cfg.SubjectTransforms, Active: -1}
 	if h := s.heard.Load(); h != 0 {
 		i.Active = max(time.Now().UnixNano()-h, 0)
 	}
-	if o := s.origin.Load(); o != nil {
+	if s.ext != nil {
+		i.Lag = s.lag.Load()
+	} else if o := s.local.Load(); o != nil {
 		if last, next := o.log.State().LastSeq, s.next.Load(); next > 0 && last >= next {
 			i.Lag = last - next + 1
 		}
