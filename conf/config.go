@@ -67,6 +67,10 @@ type Config struct {
 	// Set only from a file.
 	Mappings *Mappings
 
+	// LeafNodes is the leafnodes block: the hubs bus joins as a leaf
+	// node (leafnodes.go); nil when absent. Set only from a file.
+	LeafNodes *LeafNodes
+
 	// Keys nats-server accepts that shape INFO or shutdown in a cluster;
 	// bus accepts them so that configs carry over, and has no cluster for
 	// them to act on (see bus.example.yaml).

@@ -69,6 +69,8 @@ func keys(c *Config) []key {
 			usage: "the account of the accounts block whose users may make the $SYS requests (default: $SYS)"},
 		{name: "mappings", aliases: []string{"maps"}, value: mappingsValue{&c.Mappings}, fileOnly: true,
 			usage: "subject mappings applied to clients' publishes (file only; see docs/mappings.md)"},
+		{name: "leafnodes", value: leafNodesValue{&c.LeafNodes}, fileOnly: true,
+			usage: "hubs to join as a leaf node: remotes with url, credentials or nkey, tls (file only; see bus.example.yaml)"},
 		{name: "client_advertise", value: stringValue{&c.ClientAdvertise},
 			usage: "address advertised to clients (nats-server compatibility; no effect without a cluster)"},
 		{name: "no_advertise", value: boolValue{&c.NoAdvertise},

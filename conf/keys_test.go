@@ -32,6 +32,8 @@ func sample(t *testing.T, k key) any {
 		return map[string]any{"cert_file": "sample"}
 	case mappingsValue:
 		return map[string]any{"sample": "elsewhere"}
+	case leafNodesValue:
+		return map[string]any{"remotes": []any{map[string]any{"url": "nats://sample"}}}
 	case accountsValue:
 		return map[string]any{"SYS": map[string]any{"users": []any{map[string]any{"user": "admin", "password": "x"}}}}
 	}

@@ -43,6 +43,7 @@ func options(cfg conf.Config, log *slog.Logger) server.Options {
 		SystemAccount:         systemAccount(cfg),
 		MaxUnauthenticated:    cfg.MaxUnauthenticated,
 		Mappings:              mappings(cfg.Mappings),
+		LeafNodes:             leafNodes(cfg.LeafNodes),
 		LameDuckDuration:      cfg.LameDuckDuration,
 		LameDuckGracePeriod:   cfg.LameDuckGracePeriod,
 		Logger:                log,
@@ -60,6 +61,30 @@ func mappings(m *conf.Mappings) []server.Mapping {
 		for j, d := range e.Destinations {
 			out[i].Destinations[j] = server.MapDestination{Subject: d.Subject, Weight: d.Weight, Cluster: d.Cluster}
 		}
+	}
+	return out
+}
+
+// leafNodes maps the leafnodes block (nil: none); disabled remotes are
+// left out, so they are never dialed.
+func leafNodes(l *conf.LeafNodes) server.LeafNodeOptions {
+	if l == nil {
+		return server.LeafNodeOptions{}
+	}
+	out := server.LeafNodeOptions{ReconnectInterval: l.Reconnect}
+	for _, r := range l.Remotes {
+		if r.Disabled {
+			continue
+		}
+		remote := server.LeafRemote{
+			URLs: r.URLs, NoRandomize: r.NoRandomize, Credentials: r.Credentials, Nkey: r.Nkey,
+			DenyImports: r.DenyImports, DenyExports: r.DenyExports, Account: r.Account,
+			DialTimeout: r.DialTimeout, FirstInfoTimeout: r.FirstInfoTimeout,
+		}
+		if t := r.TLS; t != nil {
+			remote.TLS = &server.LeafTLS{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, InsecureSkipVerify: t.Insecure, Timeout: t.Timeout}
+		}
+		out.Remotes = append(out.Remotes, remote)
 	}
 	return out
 }

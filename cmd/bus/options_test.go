@@ -3,6 +3,7 @@ package main
 import (
 	"log/slog"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/bus-dev/bus/conf"
@@ -111,5 +112,50 @@ func TestPlainSecretsAreNoticed(t *testing.T) {
 		if got := plainSecrets(tc.auth); got != tc.want {
 			t.Errorf("plainSecrets(%+v) = %v, want %v", tc.auth, got, tc.want)
 		}
+	}
+}
+
+func TestOptionsMapsLeafNodes(t *testing.T) {
+	t.Parallel()
+	cfg := conf.Default()
+	if got := options(cfg, nil).LeafNodes; !reflect.DeepEqual(got, server.LeafNodeOptions{}) {
+		t.Errorf("no leafnodes block: got %+v", got)
+	}
+	cfg.LeafNodes = &conf.LeafNodes{Reconnect: 2, Remotes: []conf.LeafRemote{
+		{URLs: []string{"nats://a:1"}, NoRandomize: true, Credentials: "x.creds", Account: "$G",
+			DenyImports: []string{"i"}, DenyExports: []string{"e"}, DialTimeout: 3, FirstInfoTimeout: 4,
+			TLS: &conf.LeafTLS{CAFile: "ca", CertFile: "c", KeyFile: "k", Insecure: true, Timeout: 5}},
+		{URLs: []string{"nats://off:1"}, Disabled: true},
+		{URLs: []string{"tls://b:2", "tls://c:3"}, Nkey: "SU…"},
+	}}
+	got := options(cfg, nil).LeafNodes
+	want := server.LeafNodeOptions{ReconnectInterval: 2, Remotes: []server.LeafRemote{
+		{URLs: []string{"nats://a:1"}, NoRandomize: true, Credentials: "x.creds", Account: "$G",
+			DenyImports: []string{"i"}, DenyExports: []string{"e"}, DialTimeout: 3, FirstInfoTimeout: 4,
+			TLS: &server.LeafTLS{CAFile: "ca", CertFile: "c", KeyFile: "k", InsecureSkipVerify: true, Timeout: 5}},
+		{URLs: []string{"tls://b:2", "tls://c:3"}, Nkey: "SU…"},
+	}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("leafnodes:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// A leafnodes block bus cannot act on exits 2 before anything listens,
+// naming the key inside the block.
+func TestLeafNodesErrorsExitTwo(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, content, want string }{
+		{"bad url", "leafnodes:\n  remotes: [{url: \"http://hub:7422\"}]\n", `conf: leafnodes.remotes[0].url: "http://hub:7422" needs the scheme`},
+		{"hub side", "leafnodes:\n  port: 7422\n", "conf: leafnodes.port: bus is a leaf, not a hub"},
+		{"unknown key", "leafnodes:\n  remotes: [{url: \"nats://hub\", acount: $G}]\n", `conf: unknown key "leafnodes.remotes[0].acount"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := runBus(t, nil, "serve", "--port", "-1", "--http-port", "0", "--config", writeFile(t, "bus.yaml", tc.content))
+			stderr := p.stderr.String()
+			if p.code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and %q", p.code, stderr, tc.want)
+			}
+		})
 	}
 }
