@@ -20,7 +20,7 @@ import (
 
 // startBus runs an in-process bus on a free loopback port and stops it
 // when the test ends.
-func startBus(t *testing.T, opts server.Options) *server.Server {
+func startBus(t testing.TB, opts server.Options) *server.Server {
 	t.Helper()
 	opts.Host = "127.0.0.1"
 	if opts.StoreDir == "" {
@@ -60,7 +60,7 @@ func shutdown(t testing.TB, s *server.Server) {
 func busURL(s *server.Server) string { return "nats://" + s.Addr().String() }
 
 // connect opens a nats.go connection that is closed when the test ends.
-func connect(t *testing.T, url string, opts ...nats.Option) *nats.Conn {
+func connect(t testing.TB, url string, opts ...nats.Option) *nats.Conn {
 	t.Helper()
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {

@@ -32,7 +32,21 @@ func referenceLeaf(t *testing.T, hub *hubCluster, remote server.LeafRemote) stri
 }
 
 // startReferenceLeaf runs nats-server joined to hub as remote says.
-func startReferenceLeaf(t *testing.T, hub *hubCluster, remote server.LeafRemote) *natsserver.Server {
+func startReferenceLeaf(t testing.TB, hub *hubCluster, remote server.LeafRemote) *natsserver.Server {
+	t.Helper()
+	return startReferenceLeafWith(t, hub, remote, nil)
+}
+
+// startReferenceLeafJS is a reference leaf with JetStream in domain.
+func startReferenceLeafJS(t testing.TB, hub *hubCluster, domain string) *natsserver.Server {
+	t.Helper()
+	return startReferenceLeafWith(t, hub, server.LeafRemote{URLs: hub.leafURLs()}, func(o *natsserver.Options) {
+		o.JetStream, o.JetStreamDomain, o.StoreDir = true, domain, t.TempDir()
+	})
+}
+
+// startReferenceLeafWith is startReferenceLeaf with more options set.
+func startReferenceLeafWith(t testing.TB, hub *hubCluster, remote server.LeafRemote, configure func(*natsserver.Options)) *natsserver.Server {
 	t.Helper()
 	ro := &natsserver.RemoteLeafOpts{DenyImports: remote.DenyImports, DenyExports: remote.DenyExports, Nkey: remote.Nkey}
 	for _, raw := range remote.URLs {
@@ -45,6 +59,9 @@ func startReferenceLeaf(t *testing.T, hub *hubCluster, remote server.LeafRemote)
 	opts := &natsserver.Options{
 		Host: "127.0.0.1", Port: -1, HTTPPort: -1, NoLog: true, NoSigs: true,
 		LeafNode: natsserver.LeafNodeOpts{Remotes: []*natsserver.RemoteLeafOpts{ro}, ReconnectInterval: 100 * time.Millisecond},
+	}
+	if configure != nil {
+		configure(opts)
 	}
 	ns, err := natsserver.NewServer(opts)
 	if err != nil {
@@ -197,7 +214,7 @@ func requestUntil(t *testing.T, nc *nats.Conn, subject, body string) string {
 	return subject + ": " + answer
 }
 
-func subSync(t *testing.T, nc *nats.Conn, subject, queue string) *nats.Subscription {
+func subSync(t testing.TB, nc *nats.Conn, subject, queue string) *nats.Subscription {
 	t.Helper()
 	var sub *nats.Subscription
 	var err error
@@ -251,7 +268,7 @@ func countMsgsWait(sub *nats.Subscription, want int) int {
 	return n + countMsgs(sub)
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

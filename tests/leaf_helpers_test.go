@@ -2,7 +2,6 @@ package tests
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"testing"
 	"time"
@@ -21,9 +20,11 @@ type hubCluster struct {
 
 // startHubCluster runs n reference servers routed into one cluster and
 // waits until each has routes to all the others.
-func startHubCluster(t *testing.T, n int, jetstream bool, configure func(*natsserver.Options)) *hubCluster {
+func startHubCluster(t testing.TB, n int, jetstream bool, configure func(*natsserver.Options)) *hubCluster {
 	t.Helper()
 	h := &hubCluster{}
+	// Every node routes to every other, at ports chosen up front: a
+	// JetStream node listens (and is ready) only once the cluster formed.
 	var routes []*url.URL
 	clusterPorts := make([]int, n)
 	for i := range n {
@@ -31,7 +32,6 @@ func startHubCluster(t *testing.T, n int, jetstream bool, configure func(*natsse
 		routes = append(routes, &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", clusterPorts[i])})
 	}
 	for i := range n {
-		leafPort := freeTCPPort(t)
 		opts := &natsserver.Options{
 			ServerName: fmt.Sprintf("hub-%d", i),
 			Host:       "127.0.0.1",
@@ -41,7 +41,7 @@ func startHubCluster(t *testing.T, n int, jetstream bool, configure func(*natsse
 			NoSigs:     true,
 			JetStream:  jetstream,
 			Cluster:    natsserver.ClusterOpts{Name: "hub", Host: "127.0.0.1", Port: clusterPorts[i]},
-			LeafNode:   natsserver.LeafNodeOpts{Host: "127.0.0.1", Port: leafPort},
+			LeafNode:   natsserver.LeafNodeOpts{Host: "127.0.0.1", Port: -1},
 			Routes:     routes,
 		}
 		if jetstream {
@@ -58,12 +58,13 @@ func startHubCluster(t *testing.T, n int, jetstream bool, configure func(*natsse
 		go ns.Start()
 		t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
 		h.nodes = append(h.nodes, ns)
-		h.leafPorts = append(h.leafPorts, leafPort)
 	}
 	for i, ns := range h.nodes {
 		if !ns.ReadyForConnections(20 * time.Second) {
 			t.Fatalf("hub node %d not ready", i)
 		}
+		eventually(t, 10*time.Second, func() bool { return leafPort(ns) > 0 })
+		h.leafPorts = append(h.leafPorts, leafPort(ns))
 	}
 	eventually(t, 20*time.Second, func() bool {
 		for _, ns := range h.nodes {
@@ -74,6 +75,16 @@ func startHubCluster(t *testing.T, n int, jetstream bool, configure func(*natsse
 		return true
 	})
 	return h
+}
+
+// leafPort is where a reference node listens for leaf nodes, 0 before
+// it does.
+func leafPort(ns *natsserver.Server) int {
+	v, err := ns.Varz(nil)
+	if err != nil {
+		return 0
+	}
+	return v.LeafNode.Port
 }
 
 // leafURLs are every node's leaf-node listener.
@@ -89,7 +100,7 @@ func (h *hubCluster) clientURL(i int) string { return h.nodes[i].ClientURL() }
 
 // startBusLeaf runs a bus joining the hub at urls as a leaf node and
 // waits until the link is up on some hub node.
-func startBusLeaf(t *testing.T, h *hubCluster, opts server.Options, remote server.LeafRemote) *server.Server {
+func startBusLeaf(t testing.TB, h *hubCluster, opts server.Options, remote server.LeafRemote) *server.Server {
 	t.Helper()
 	opts.LeafNodes.Remotes = append(opts.LeafNodes.Remotes, remote)
 	s := startBus(t, opts)
@@ -105,21 +116,9 @@ func (h *hubCluster) numLeafs() int {
 	return n
 }
 
-// freeTCPPort is a loopback port free a moment ago, for listeners whose
-// bound port the reference does not report (its leaf-node one).
-func freeTCPPort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // awaitRoute publishes probes on subject from pub until sub receives
 // one, so that interest has crossed every hop, and drains them.
-func awaitRoute(t *testing.T, pub *nats.Conn, sub *nats.Subscription, subject string) {
+func awaitRoute(t testing.TB, pub *nats.Conn, sub *nats.Subscription, subject string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -143,7 +142,7 @@ func awaitRoute(t *testing.T, pub *nats.Conn, sub *nats.Subscription, subject st
 
 const probe = "probe"
 
-func flushAll(t *testing.T, ncs ...*nats.Conn) {
+func flushAll(t testing.TB, ncs ...*nats.Conn) {
 	t.Helper()
 	for _, nc := range ncs {
 		if err := nc.Flush(); err != nil {

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	mathrand "math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -218,4 +220,22 @@ func startBusWithConfig(t *testing.T, yaml string) string {
 		t.Fatalf("bus did not start with the README's leaf config:\n%s\nstderr:\n%s", yaml, log.String())
 	}
 	return ""
+}
+
+// freeTCPPort is a loopback port free a moment ago, for configs that
+// name their ports. It is drawn below Linux's ephemeral range (32768 and
+// up), so the servers other tests start on port 0 cannot take it between
+// this check and its use.
+func freeTCPPort(t testing.TB) int {
+	t.Helper()
+	for range 100 {
+		port := 20000 + mathrand.IntN(12000)
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			_ = ln.Close()
+			return port
+		}
+	}
+	t.Fatal("no free port below the ephemeral range")
+	return 0
 }

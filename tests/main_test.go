@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 }
 
 // eventually polls cond until it holds or the timeout passes.
-func eventually(t *testing.T, timeout time.Duration, cond func() bool) {
+func eventually(t testing.TB, timeout time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {

@@ -229,9 +229,19 @@ func (s *sourcer) create(req consumerRequest) (consumerResponse, outcome) {
 	defer core.Unsubscribe(sub)
 	subject := req.createSubject(s.ext.API)
 	body, _ := json.Marshal(req) // plain fields: cannot fail
-	if core.Publish(subject, reply, apiLevelHeader, body) == 0 {
-		s.setErr(s.setupError("no responders for %s", subject))
-		return consumerResponse{}, unheard
+	// Sent from a goroutine of its own: an API lane that is full blocks
+	// the sender, and that lane's worker may be waiting for this
+	// sourcer to stop (a stream update or delete).
+	sent := make(chan int, 1)
+	go func() { sent <- core.Publish(subject, reply, apiLevelHeader, body) }()
+	select {
+	case <-s.stop:
+		return consumerResponse{}, stopped
+	case n := <-sent:
+		if n == 0 {
+			s.setErr(s.setupError("no responders for %s", subject))
+			return consumerResponse{}, unheard
+		}
 	}
 	t := time.NewTimer(externalCreate)
 	defer t.Stop()
@@ -272,7 +282,7 @@ func (s *sourcer) setupError(format string, args ...any) *apiError {
 // threshold removes it.
 func (s *sourcer) deleteConsumer(name string) {
 	subj := strings.ReplaceAll(s.ext.API+".CONSUMER.DELETE."+s.cfg.Name+"."+name, "..", ".")
-	s.target.sh.core.Publish(subj, "", nil, nil)
+	go s.target.sh.core.Publish(subj, "", nil, nil) // never blocks a closing sourcer; see create
 }
 
 // createSubject is where this sourcer's create requests go.
