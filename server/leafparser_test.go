@@ -1,46 +1,8 @@
 package server
 
-import (
-	"errors"
-	"fmt"
-	"math/rand/v2"
-	"reflect"
-	"testing"
-)
+import "testing"
 
-// leafRecorder writes each op of the hub's protocol as a line.
-type leafRecorder struct{ ops []string }
-
-func (r *leafRecorder) handleOp(o *op) error {
-	var s string
-	switch o.kind {
-	case opPing:
-		s = "PING"
-	case opPong:
-		s = "PONG"
-	case opInfo:
-		s = fmt.Sprintf("INFO %s", o.json)
-	case opErr:
-		s = fmt.Sprintf("ERR %s", o.text)
-	case opLeafSub:
-		s = fmt.Sprintf("LS+ %s queue=%q weight=%d", o.subject, o.queue, o.weight)
-	case opLeafUnsub:
-		s = fmt.Sprintf("LS- %s queue=%q", o.subject, o.queue)
-	case opLeafMsg:
-		s = fmt.Sprintf("MSG %s reply=%q queues=%q hdr=%d msg=%q", o.subject, o.reply, o.queues, o.hdr, o.msg)
-	default:
-		s = fmt.Sprintf("kind %d", o.kind)
-	}
-	r.ops = append(r.ops, s)
-	return nil
-}
-
-var leafParserCases = []struct {
-	name string
-	in   string
-	ops  []string
-	err  *protoError
-}{
+var leafParserCases = []parserCase{
 	{"info", "INFO {\"server_id\":\"x\"} \r\n", []string{`INFO {"server_id":"x"} `}, nil},
 	{"ping pong ok", "PING\r\nPONG\r\n+OK\r\n", []string{"PING", "PONG"}, nil},
 	{"err", "-ERR 'Authorization Violation'\r\n", []string{"ERR 'Authorization Violation'"}, nil},
@@ -66,43 +28,11 @@ var leafParserCases = []struct {
 }
 
 // feedLeaf parses chunks in order, as a leaf link's reader does.
-func feedLeaf(chunks []string) ([]string, error) {
-	p := newLeafParser(100)
-	rec := &leafRecorder{}
-	for _, c := range chunks {
-		buf := []byte(c)
-		err := p.parse(buf, rec)
-		for i := range buf {
-			buf[i] = '#' // an op that kept a reference would show it
-		}
-		if err != nil {
-			return rec.ops, err
-		}
-	}
-	return rec.ops, nil
-}
+func feedLeaf(chunks []string) ([]string, error) { return feedParser(newLeafParser(100), chunks) }
 
 func TestLeafParser(t *testing.T) {
 	t.Parallel()
-	for _, tc := range leafParserCases {
-		for name, split := range splitters {
-			t.Run(tc.name+"/"+name, func(t *testing.T) {
-				ops, err := feedLeaf(split(tc.in, rand.New(rand.NewPCG(1, uint64(len(tc.in))))))
-				if tc.err != nil {
-					if !errors.Is(err, tc.err) {
-						t.Fatalf("err = %v, want %v", err, tc.err)
-					}
-					return
-				}
-				if err != nil {
-					t.Fatalf("unexpected error %v", err)
-				}
-				if !reflect.DeepEqual(ops, tc.ops) {
-					t.Fatalf("ops\n got %q\nwant %q", ops, tc.ops)
-				}
-			})
-		}
-	}
+	checkParserCases(t, leafParserCases, feedLeaf)
 }
 
 func TestJSAckDeliverAt(t *testing.T) {
@@ -121,23 +51,4 @@ func TestJSAckDeliverAt(t *testing.T) {
 
 // FuzzLeafParser checks that any bytes from a hub parse the same whole
 // or in random chunks, and never panic.
-func FuzzLeafParser(f *testing.F) {
-	for _, tc := range leafParserCases {
-		f.Add([]byte(tc.in), uint64(7))
-	}
-	f.Fuzz(func(t *testing.T, in []byte, seed uint64) {
-		whole, werr := feedLeaf([]string{string(in)})
-		chunked, cerr := feedLeaf(randomChunks(string(in), rand.New(rand.NewPCG(seed, 0))))
-		if !reflect.DeepEqual(whole, chunked) {
-			t.Fatalf("whole %q\nchunked %q", whole, chunked)
-		}
-		var wp, cp *protoError
-		errors.As(werr, &wp)
-		errors.As(cerr, &cp)
-		if (werr == nil) != (cerr == nil) || wp != cp {
-			if !(errors.Is(cerr, errMaxControlLine) && werr != nil) {
-				t.Fatalf("whole err %v, chunked err %v", werr, cerr)
-			}
-		}
-	})
-}
+func FuzzLeafParser(f *testing.F) { fuzzParser(f, leafParserCases, feedLeaf) }

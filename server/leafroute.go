@@ -1,9 +1,6 @@
 package server
 
-import (
-	"bytes"
-	"strconv"
-)
+import "bytes"
 
 // Messages across leaf links. A message crosses a link at most once,
 // however many of the hub's subscriptions it matches: as LMSG (HMSG with
@@ -155,18 +152,7 @@ func (o *outbound) appendLeafMsg(to, subject, reply, queues []byte, hdr int, msg
 		b = append(b, queues...)
 		b = append(b, ' ')
 	}
-	if hdr >= 0 {
-		b = strconv.AppendInt(b, int64(hdr), 10)
-		b = append(b, ' ')
-	}
-	b = strconv.AppendInt(b, int64(len(msg)), 10)
-	b = append(b, "\r\n"...)
-	o.line = b
-	o.write(b)
-	o.write(msg)
-	o.write(crlf)
-	o.msgs++
-	o.bytes += int64(len(msg))
+	o.finishFrame(b, hdr, msg)
 	return appendResult{queued: true}
 }
 

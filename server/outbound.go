@@ -185,6 +185,19 @@ func (o *outbound) appendMsg(subject, sid, reply []byte, hdr int, msg []byte) ap
 		b = append(b, reply...)
 		b = append(b, ' ')
 	}
+	o.finishFrame(b, hdr, msg)
+	if pending > o.stallThreshold() {
+		if o.stall == nil {
+			o.stall = make(chan struct{})
+		}
+		return appendResult{queued: true, stall: o.stall}
+	}
+	return appendResult{queued: true}
+}
+
+// finishFrame ends the control line b of a message frame with its sizes
+// and queues it, then msg. Called with mu held.
+func (o *outbound) finishFrame(b []byte, hdr int, msg []byte) {
 	if hdr >= 0 {
 		b = strconv.AppendInt(b, int64(hdr), 10)
 		b = append(b, ' ')
@@ -197,13 +210,6 @@ func (o *outbound) appendMsg(subject, sid, reply []byte, hdr int, msg []byte) ap
 	o.write(crlf)
 	o.msgs++
 	o.bytes += int64(len(msg))
-	if pending > o.stallThreshold() {
-		if o.stall == nil {
-			o.stall = make(chan struct{})
-		}
-		return appendResult{queued: true, stall: o.stall}
-	}
-	return appendResult{queued: true}
 }
 
 var crlf = []byte("\r\n")

@@ -9,8 +9,11 @@ import (
 
 // FuzzParser checks that any input parses the same whole or in random
 // chunks, and never panics.
-func FuzzParser(f *testing.F) {
-	for _, tc := range parserCases {
+func FuzzParser(f *testing.F) { fuzzParser(f, parserCases, feed) }
+
+// fuzzParser seeds f with cases and compares whole and chunked parses.
+func fuzzParser(f *testing.F, cases []parserCase, feed func([]string) ([]string, error)) {
+	for _, tc := range cases {
 		f.Add([]byte(tc.in), uint64(7))
 	}
 	f.Fuzz(func(t *testing.T, in []byte, seed uint64) {

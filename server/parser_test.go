@@ -28,17 +28,31 @@ func (r *recorder) handleOp(o *op) error {
 		s = fmt.Sprintf("SUB %s queue=%q sid=%s", o.subject, o.queue, o.sid)
 	case opUnsub:
 		s = fmt.Sprintf("UNSUB %s max=%d", o.sid, o.max)
+	case opInfo:
+		s = fmt.Sprintf("INFO %s", o.json)
+	case opErr:
+		s = fmt.Sprintf("ERR %s", o.text)
+	case opLeafSub:
+		s = fmt.Sprintf("LS+ %s queue=%q weight=%d", o.subject, o.queue, o.weight)
+	case opLeafUnsub:
+		s = fmt.Sprintf("LS- %s queue=%q", o.subject, o.queue)
+	case opLeafMsg:
+		s = fmt.Sprintf("MSG %s reply=%q queues=%q hdr=%d msg=%q", o.subject, o.reply, o.queues, o.hdr, o.msg)
 	}
 	r.ops = append(r.ops, s)
 	return nil
 }
 
-var parserCases = []struct {
+// parserCase is an input, the ops it parses to, and the error it ends
+// with (nil: none).
+type parserCase struct {
 	name string
 	in   string
 	ops  []string
 	err  *protoError
-}{
+}
+
+var parserCases = []parserCase{
 	{"ping pong", "PING\r\nPONG\r\n", []string{"PING", "PONG"}, nil},
 	{"lower case", "ping\r\npong\n", []string{"PING", "PONG"}, nil},
 	{"ping junk", "PING x\r\n", []string{"PING"}, nil},
@@ -99,9 +113,12 @@ func randomChunks(s string, r *rand.Rand) []string {
 	return out
 }
 
-// feed parses chunks in order and returns the ops and the first error.
-func feed(chunks []string) ([]string, error) {
-	p := newParser(100, 100)
+// feed parses chunks in order with a client parser and returns the ops
+// and the first error.
+func feed(chunks []string) ([]string, error) { return feedParser(newParser(100, 100), chunks) }
+
+// feedParser is feed with parser p.
+func feedParser(p *parser, chunks []string) ([]string, error) {
 	rec := &recorder{}
 	for _, c := range chunks {
 		// Copy each chunk into a reused buffer, as the reader does, so
@@ -120,7 +137,12 @@ func feed(chunks []string) ([]string, error) {
 
 func TestParser(t *testing.T) {
 	t.Parallel()
-	for _, tc := range parserCases {
+	checkParserCases(t, parserCases, feed)
+}
+
+// checkParserCases runs every case through feed in every chunking.
+func checkParserCases(t *testing.T, cases []parserCase, feed func([]string) ([]string, error)) {
+	for _, tc := range cases {
 		for name, split := range splitters {
 			t.Run(tc.name+"/"+name, func(t *testing.T) {
 				ops, err := feed(split(tc.in, rand.New(rand.NewPCG(1, uint64(len(tc.in))))))
