@@ -1,6 +1,9 @@
 package server
 
-import "bytes"
+import (
+	"bytes"
+	"sync"
+)
 
 // Messages across leaf links. A message crosses a link at most once,
 // however many of the hub's subscriptions it matches: as LMSG (HMSG with
@@ -13,14 +16,42 @@ import "bytes"
 const maxFanoutLinks = 4
 
 // leafFanout gathers, while a message is routed, the links it crosses
-// and the hub queue groups it is for on each. Its zero value is empty;
-// it lives on the router's stack.
+// and the hub queue groups it is for on each. Its zero value is empty.
+// The router takes one only for a message that matches a hub's interest
+// (takeFanout), so other messages pay nothing for it.
 type leafFanout struct {
 	n      int
 	links  [maxFanoutLinks]*conn
 	plain  [maxFanoutLinks]bool
 	queues [maxFanoutLinks][]byte // the groups, blank-separated
 	more   []leafTarget           // past maxFanoutLinks
+}
+
+// fanoutPool holds the fanouts of messages the server itself routes;
+// a client's reader reuses the one in its conn.
+var fanoutPool = sync.Pool{New: func() any { return new(leafFanout) }}
+
+// takeFanout returns f, or when it is nil an empty fanout for a message
+// published by c (nil: the server).
+func takeFanout(c *conn, f *leafFanout) *leafFanout {
+	switch {
+	case f != nil:
+		return f
+	case c != nil:
+		return &c.fanout
+	}
+	return fanoutPool.Get().(*leafFanout)
+}
+
+// release empties f for the next message, keeping its buffers.
+func (f *leafFanout) release(c *conn) {
+	for i := range f.n {
+		f.links[i], f.plain[i], f.queues[i] = nil, false, f.queues[i][:0]
+	}
+	f.n, f.more = 0, f.more[:0]
+	if c == nil || f != &c.fanout {
+		fanoutPool.Put(f)
+	}
 }
 
 type leafTarget struct {

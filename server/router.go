@@ -77,11 +77,12 @@ func (s *Server) routeIn(trie *subjects.Trie[*subscription], c *conn, to, subjec
 	// What came over a leaf link goes to this server's subscribers only,
 	// and to queue groups only those the hub named (leafroute.go).
 	fromLeaf := c != nil && c.leaf != nil
-	var links leafFanout // the leaf links the message crosses
+	var links *leafFanout // the leaf links the message crosses; nil: none yet
 	delivered := 0
 	for _, sub := range r.Plain {
 		if sub.remote {
 			if !fromLeaf {
+				links = takeFanout(c, links)
 				links.addPlain(sub.conn, subject)
 			}
 			continue
@@ -138,11 +139,13 @@ func (s *Server) routeIn(trie *subjects.Trie[*subscription], c *conn, to, subjec
 			}
 		}
 		if !taken && remote != nil {
+			links = takeFanout(c, links)
 			links.addQueue(remote.conn, subject, name)
 		}
 	}
-	if links.n > 0 {
+	if links != nil {
 		delivered += links.send(c, to, subject, reply, hdr, msg)
+		links.release(c)
 	}
 	return delivered
 }
