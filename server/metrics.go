@@ -69,7 +69,7 @@ type collector struct {
 
 	info, uptime, connections, totalConnections, subscriptions *prometheus.Desc
 	inMsgs, outMsgs, inBytes, outBytes, slowConsumers          *prometheus.Desc
-	authFailures                                               *prometheus.Desc
+	authFailures, leafUp                                       *prometheus.Desc
 	// The exporter's /varz gauges, for dashboards built on them.
 	varz [8]*prometheus.Desc
 
@@ -94,6 +94,7 @@ func newCollector(s *Server) *collector {
 	c.outBytes = d("bus_out_bytes_total", "Payload bytes sent to clients.", serverLabels)
 	c.slowConsumers = d("bus_slow_consumers_total", "Connections closed as slow consumers.", serverLabels)
 	c.authFailures = d("bus_auth_failures_total", "Connections refused for bad credentials or an authentication timeout.", serverLabels)
+	c.leafUp = d("bus_leafnode_up", "1 while the leaf link to a remote (a hub) is up, 0 while bus dials it again.", []string{"server_id", "remote"})
 	for i, name := range varzNames {
 		c.varz[i] = d("gnatsd_varz_"+name, "/varz "+name+", as prometheus-nats-exporter names it.", serverLabels)
 	}
@@ -132,7 +133,7 @@ type scrapeCollector struct {
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.info, c.uptime, c.connections, c.totalConnections, c.subscriptions,
-		c.inMsgs, c.outMsgs, c.inBytes, c.outBytes, c.slowConsumers, c.authFailures,
+		c.inMsgs, c.outMsgs, c.inBytes, c.outBytes, c.slowConsumers, c.authFailures, c.leafUp,
 		c.jsDisabled, c.jsStreams, c.jsConsumers, c.jsMessages, c.jsBytes,
 		c.jsAPI, c.jsAPIErrors, c.jsDeadLettered, c.jsDeadLost,
 		c.jsDamaged, c.fsync, c.commit, c.storeFree, c.storeSize,
@@ -172,6 +173,12 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.outBytes, float64(v[6]), id)
 	counter(c.slowConsumers, float64(v[7]), id)
 	counter(c.authFailures, float64(s.authFailures.Load()), id)
+	for _, l := range s.leafLinks {
+		l.mu.Lock()
+		up := l.conn != nil
+		l.mu.Unlock()
+		gauge(c.leafUp, boolGauge(up), id, l.name)
+	}
 	for i, n := range v {
 		gauge(c.varz[i], float64(n), id)
 	}
@@ -239,4 +246,11 @@ func constHistogram(d *prometheus.Desc, h jetlog.HistogramSnapshot, scale float6
 	// buckets must not exceed it (a snapshot is not atomic across them).
 	count := max(h.Count, cum)
 	return prometheus.MustNewConstHistogram(d, count, float64(h.Sum)*scale, buckets, labels...)
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +30,11 @@ func TestLeafzMatchesReferenceLeaf(t *testing.T) {
 		"leafs[].rtt": "measured only after the first PING round trip",
 	})
 	sameValues(t, "/leafz", busDoc, refDoc, "leafnodes", "leafs.0.name", "leafs.0.is_spoke", "leafs.0.account", "leafs.0.port")
+	// The link's gauge, for the BusLeafNodeDown alert.
+	_, metrics := fetch(t, fmt.Sprintf("http://%s/metrics", busLeaf.HTTPAddr()))
+	if want := fmt.Sprintf(`bus_leafnode_up{remote=%q,server_id=%q} 1`, hub.leafURLs()[0], busLeaf.ID()); !strings.Contains(string(metrics), want) {
+		t.Errorf("/metrics lacks %s", want)
+	}
 	for who, doc := range map[string]map[string]any{"bus": busDoc, "reference": refDoc} {
 		list, _ := field(doc, "leafs.0.subscriptions_list").([]any)
 		if !slices.ContainsFunc(list, func(v any) bool { return v == "x.>" }) {

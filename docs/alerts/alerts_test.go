@@ -195,6 +195,13 @@ func TestAlertsFireOnRecordedSeries(t *testing.T) {
 			`bus_stream_dead_letter_queue{server_id="N1",account="$G",stream_name="DLQ"} 1x15`,
 			`jetstream_stream_total_messages{server_id="N1",account="$G",stream_name="JOBS"} 100x15`,
 		}, 15, ""},
+		{"BusLeafNodeDown", []string{
+			`bus_leafnode_up{server_id="N1",remote="nats://hub1:7422"} 1x5 0x5`,
+			`bus_leafnode_up{server_id="N1",remote="nats://hub2:7422"} 1x10`,
+		}, 9, `remote="nats://hub1:7422"`},
+		{"BusLeafNodeDown", []string{
+			`bus_leafnode_up{server_id="N1",remote="nats://hub1:7422"} 1x5 0x1 1x4`,
+		}, 9, ""},
 		{"BusStreamDamaged", []string{
 			`bus_jetstream_damaged_streams{server_id="N1",server_name="a"} 1x3`,
 		}, 3, `server_id="N1"`},
