@@ -93,6 +93,7 @@ func restartKeys(old, new Options) []string {
 		old.JetStreamLimits == new.JetStreamLimits && old.JetStreamBatchLimits == new.JetStreamBatchLimits)
 	check("max_pending_total", old.MaxPendingTotal == new.MaxPendingTotal)
 	check("mappings", reflect.DeepEqual(old.Mappings, new.Mappings))
+	check("leafnodes", reflect.DeepEqual(old.LeafNodes, new.LeafNodes))
 	check("system_account", old.SystemAccount.name() == new.SystemAccount.name())
 	check("authorization.reference_stored_reads", old.Authorization.ReferenceStoredReads == new.Authorization.ReferenceStoredReads)
 	o, n := old.TLS, new.TLS
@@ -108,6 +109,7 @@ func restartKeys(old, new Options) []string {
 		o.PingInterval, o.MaxPingsOut, o.WriteDeadline, o.MaxUnauthenticated, o.FirstPingDelay = 0, 0, 0, 0, 0
 		o.LameDuckDuration, o.LameDuckGracePeriod = 0, 0
 		o.JetStreamLimits, o.JetStreamBatchLimits = live.JetStreamLimits, live.JetStreamBatchLimits
+		o.LeafNodes = live.LeafNodes
 		return o
 	}
 	if !reflect.DeepEqual(rest(old), rest(new)) {

@@ -214,6 +214,9 @@ func TestReloadLimitsAndRefusals(t *testing.T) {
 		{"jetstream", func(o *server.Options) { o.JetStream = true }},
 		{"port", func(o *server.Options) { o.Port = 4999 }},
 		{"http_port", func(o *server.Options) { o.HTTPPort = 0 }},
+		{"leafnodes", func(o *server.Options) {
+			o.LeafNodes.Remotes = []server.LeafRemote{{URLs: []string{"nats://127.0.0.1:7422"}}}
+		}},
 	} {
 		o := reload
 		o.MaxPayload = 2000
