@@ -325,6 +325,14 @@ func (c *conn) protocolFailure(err error) {
 // once it is flushed. Nothing queued after it, such as a keepalive PING
 // from the timer goroutine, reaches the client.
 func (c *conn) closeWithErr(text, reason string) {
+	// The reason is set first: a client that hangs up on reading the
+	// -ERR makes the reader close too, and that must not name a read
+	// error as the cause.
+	c.mu.Lock()
+	if c.reason == "" {
+		c.reason = reason
+	}
+	c.mu.Unlock()
 	c.out.appendLast("-ERR '" + text + "'\r\n")
 	c.close(reason, true)
 }
@@ -418,7 +426,10 @@ func (c *conn) close(reason string, flush bool) {
 		return
 	}
 	c.mu.Lock()
-	c.reason = reason
+	if c.reason == "" {
+		c.reason = reason
+	}
+	reason = c.reason // closeWithErr's, when it came first
 	rtt, desc := c.rtt, c.desc
 	account := c.accountName()
 	subs := c.subs
