@@ -17,6 +17,18 @@ import (
 // storedSeqs lists a stream's messages as seq:subject[:source header's
 // origin seq].
 func storedSeqs(t *testing.T, ctx context.Context, s jetstream.Stream) string {
+	return describeStored(t, ctx, s, func(m *jetstream.RawStreamMsg) string {
+		if h := m.Header.Get("Nats-Stream-Source"); h != "" {
+			f := strings.Fields(h)
+			return ":from " + f[0] + "/" + f[1]
+		}
+		return ""
+	})
+}
+
+// describeStored lists a stream's messages, each as seq:subject:data
+// and what more adds, separated by spaces.
+func describeStored(t *testing.T, ctx context.Context, s jetstream.Stream, more func(*jetstream.RawStreamMsg) string) string {
 	t.Helper()
 	info, err := s.Info(ctx)
 	if err != nil {
@@ -31,12 +43,7 @@ func storedSeqs(t *testing.T, ctx context.Context, s jetstream.Stream) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := fmt.Sprintf("%d:%s:%s", m.Sequence, m.Subject, m.Data)
-		if h := m.Header.Get("Nats-Stream-Source"); h != "" {
-			f := strings.Fields(h)
-			e += ":from " + f[0] + "/" + f[1]
-		}
-		out = append(out, e)
+		out = append(out, fmt.Sprintf("%d:%s:%s", m.Sequence, m.Subject, m.Data)+more(m))
 	}
 	return strings.Join(out, " ")
 }

@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -118,25 +117,13 @@ func external(deliver string) *jetstream.ExternalStream {
 // headers by name.
 func copiedMsgs(t *testing.T, ctx context.Context, s jetstream.Stream) string {
 	t.Helper()
-	info, err := s.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
-		m, err := s.GetMsg(ctx, seq)
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := fmt.Sprintf("%d:%s:%s", m.Sequence, m.Subject, m.Data)
+	return describeStored(t, ctx, s, func(m *jetstream.RawStreamMsg) string {
 		var names []string
 		for k := range m.Header {
 			names = append(names, k)
 		}
 		slices.Sort(names)
+		e := ""
 		for _, k := range names {
 			if k == "Nats-Stream-Source" {
 				// The reference's origin names its stream's identity in
@@ -148,9 +135,8 @@ func copiedMsgs(t *testing.T, ctx context.Context, s jetstream.Stream) string {
 				e += "[" + k + "=" + m.Header.Get(k) + "]"
 			}
 		}
-		out = append(out, e)
-	}
-	return strings.Join(out, " ")
+		return e
+	})
 }
 
 // sourceState describes a mirror's or source's info without what
