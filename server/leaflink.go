@@ -27,15 +27,13 @@ import (
 type leafLink struct {
 	srv    *Server
 	remote LeafRemote
-	name   string // for logs: the remote's first URL without credentials
+	name   string // the remote in logs and metrics: its first URL, no credentials
 
-	mu         sync.Mutex // guards the fields below
-	urls       []*url.URL // configured, then those the hub advertised
-	next       int        // index into urls of the next dial
-	conn       *conn      // the connection while up, else nil
-	lastErr    string     // why the last attempt or connection failed
-	loop       bool       // the hub reported a loop: rest leafLoopDelay
-	connectedT time.Time
+	mu   sync.Mutex // guards the fields below
+	urls []*url.URL // configured, then those the hub advertised
+	next int        // index into urls of the next dial
+	conn *conn      // the connection while up, else nil
+	loop bool       // the hub reported a loop: rest leafLoopDelay
 }
 
 // leafState is a leaf link connection's own state, beside what it shares
@@ -128,9 +126,6 @@ func jitter(d time.Duration) time.Duration {
 }
 
 func (l *leafLink) failed(reason string) {
-	l.mu.Lock()
-	l.lastErr = reason
-	l.mu.Unlock()
 	l.srv.log.Warn("leafnode connect failed", "remote", l.name, "err", reason)
 }
 
@@ -203,7 +198,7 @@ func (l *leafLink) up(c *conn) bool {
 	}
 	s.wg.Add(2)
 	l.mu.Lock()
-	l.conn, l.lastErr, l.connectedT = c, "", time.Now()
+	l.conn = c
 	l.mu.Unlock()
 	return true
 }
@@ -390,9 +385,6 @@ func (c *conn) leafDown(reason string) {
 	if l.conn == c {
 		l.conn = nil
 	}
-	if reason != "Server Shutdown" {
-		l.lastErr = reason
-	}
 	l.mu.Unlock()
 	close(c.leaf.down)
 	c.log.Info("leafnode disconnected", "reason", reason)
@@ -417,13 +409,12 @@ func (c *conn) handleLeafOp(o *op) error {
 	case opErr:
 		text := strings.Trim(string(o.text), "' ")
 		c.log.Warn("leafnode error from hub", "err", text)
-		l := c.leaf.link
-		l.mu.Lock()
-		l.lastErr = text
 		if strings.HasPrefix(text, "Loop detected") {
+			l := c.leaf.link
+			l.mu.Lock()
 			l.loop = true
+			l.mu.Unlock()
 		}
-		l.mu.Unlock()
 	}
 	return nil
 }
