@@ -67,10 +67,10 @@ func newLeafLink(s *Server, r LeafRemote) *leafLink {
 		u, _ := parseLeafURL(raw) // validated
 		l.urls = append(l.urls, u)
 	}
+	l.name = l.urls[0].Redacted() // as configured: a stable label
 	if !r.NoRandomize {
 		mathrand.Shuffle(len(l.urls), func(i, j int) { l.urls[i], l.urls[j] = l.urls[j], l.urls[i] })
 	}
-	l.name = l.urls[0].Redacted()
 	return l
 }
 
