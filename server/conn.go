@@ -197,6 +197,12 @@ func (c *conn) readLoop() {
 // startWriter starts the writer goroutine, counted in Server.wg by
 // accept.
 func (c *conn) startWriter() {
+	if tc, ok := c.nc.(*net.TCPConn); ok {
+		d := newDirectWriter(tc)
+		c.out.mu.Lock()
+		c.out.direct = d
+		c.out.mu.Unlock()
+	}
 	c.writing.Store(true)
 	go func() { defer c.srv.wg.Done(); c.writeLoop() }()
 }
@@ -210,7 +216,7 @@ func (c *conn) writeLoop() {
 	deadline := c.srv.liveOpts().WriteDeadline
 	var taken []*chunk
 	var iov net.Buffers
-	var msgsWritten int64
+	bufs := new(net.Buffers) // WriteTo consumes its receiver, which escapes: one for all writes
 	for range c.out.wake {
 		for taken = c.out.take(taken); len(taken) > 0; taken = c.out.take(taken) {
 			iov = iov[:0]
@@ -219,13 +225,15 @@ func (c *conn) writeLoop() {
 			}
 			now := time.Now()
 			_ = c.nc.SetWriteDeadline(now.Add(deadline))
-			bufs := iov // WriteTo consumes its receiver
+			*bufs = iov
 			_, err := bufs.WriteTo(c.nc)
-			c.out.written(taken)
-			if m := c.out.takenMsgs; m != msgsWritten {
-				msgsWritten = m
+			if err != nil {
+				c.out.close() // before the turn ends, so no reader takes the queue again
+			}
+			if c.out.tookMsgs {
 				c.lastActivity.Store(now.UnixNano())
 			}
+			c.out.written(taken)
 			if err != nil {
 				if errors.Is(err, os.ErrDeadlineExceeded) {
 					c.srv.slowConsumers.Add(1)
@@ -236,7 +244,7 @@ func (c *conn) writeLoop() {
 				return
 			}
 		}
-		if c.out.isClosed() {
+		if c.out.drained() {
 			return
 		}
 	}
@@ -268,9 +276,11 @@ func (c *conn) deferWake(t *conn) {
 	c.wakes = append(c.wakes, t)
 }
 
+// wakeWriters hands what this read queued to each target: written here
+// when short, else to its writer (inline.go).
 func (c *conn) wakeWriters() {
 	for i, t := range c.wakes {
-		t.out.signal()
+		t.flushOrWake()
 		c.wakes[i] = nil
 	}
 	c.wakes = c.wakes[:0]

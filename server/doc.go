@@ -11,10 +11,13 @@
 //   - acceptLoop: one, started by Start, accepts connections.
 //   - Per connection exactly two: the reader (readLoop) reads into a
 //     buffer, feeds the parser and acts on each op; publishing appends to
-//     each matching subscriber's outbound queue and wakes its writer. The
-//     reader never writes to a socket and never blocks on another client.
-//     The writer (writeLoop) sleeps until woken, takes everything queued
-//     and writes it in one call.
+//     each matching subscriber's outbound queue and, once the read is
+//     processed, hands it over. The writer (writeLoop) sleeps until woken,
+//     takes everything queued and writes it in one call. A short queue
+//     whose writer is idle the reader writes itself, with one
+//     non-blocking write on a plain TCP socket, and leaves what the socket
+//     does not take to the writer (inline.go): the reader never waits on
+//     a socket and never blocks on another client.
 //   - The monitoring HTTP server's goroutines, when enabled.
 //   - JetStream's own (see server/jetstream): its handlers run on the
 //     publishing connection's reader goroutine, copy what they keep and

@@ -73,9 +73,20 @@ type outbound struct {
 	msgs     int64      // MSG/HMSG frames queued in total
 	bytes    int64      // payload bytes of those frames
 	line     []byte     // scratch for formatting a MSG line
-	// takenMsgs is msgs as of the writer's last take; only the writer
-	// reads it, after take returns (conn.writeLoop, for last activity).
+	// flushing is set while one goroutine has taken bytes and is writing
+	// them: the writer, or a reader writing them itself (inline.go).
+	// Until it clears it, no other goroutine takes or writes, so frames go
+	// out in order and once.
+	flushing bool
+	// takenMsgs is msgs as of the last take; tookMsgs says that take held
+	// MSG frames. Only the taker reads tookMsgs, while flushing (for last
+	// activity).
 	takenMsgs int64
+	tookMsgs  bool
+	// direct writes the socket without blocking, for readers that write
+	// a short queue themselves; nil (TLS, or not TCP) leaves all writes
+	// to the writer. Set before the writer starts.
+	direct *directWriter
 	// stall is closed when the writer drains below the stall threshold;
 	// fast publishers wait on it briefly (see conn.stallIfBehind).
 	stall chan struct{}
@@ -215,33 +226,58 @@ func (o *outbound) finishFrame(b []byte, hdr int, msg []byte) {
 var crlf = []byte("\r\n")
 
 // take hands the writer everything queued, appended to into (which it
-// may reuse). It returns an empty list when there is nothing to write.
+// may reuse), and makes it the queue's only writer until written. It
+// returns an empty list when there is nothing to write, or when a reader
+// is writing the queue (it wakes the writer again when done).
 func (o *outbound) take(into []*chunk) []*chunk {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.queued == 0 {
+	if o.queued == 0 || o.flushing {
 		return into[:0]
 	}
 	taken := o.chunks
 	o.chunks = into[:0]
-	o.inFlight, o.queued = o.queued, 0
-	o.takenMsgs = o.msgs
+	o.takeLocked()
 	return taken
 }
 
-// written returns the chunks the writer took, now written, to the pool.
+// takeLocked marks all queued bytes taken. Called with mu held, once the
+// chunks are moved out of o.chunks.
+func (o *outbound) takeLocked() {
+	o.flushing = true
+	o.inFlight, o.queued = o.queued, 0
+	o.tookMsgs = o.msgs != o.takenMsgs
+	o.takenMsgs = o.msgs
+}
+
+// written returns the chunks the writer took, now written, to the pool,
+// and ends its turn as the queue's writer.
 func (o *outbound) written(taken []*chunk) {
 	for i, c := range taken {
 		o.pool.put(c)
 		taken[i] = nil
 	}
 	o.mu.Lock()
+	o.doneLocked()
+	o.mu.Unlock()
+}
+
+// doneLocked ends a turn as the queue's writer. Called with mu held.
+func (o *outbound) doneLocked() {
+	o.flushing = false
 	o.inFlight = 0
 	if o.stall != nil && o.queued <= o.stallThreshold() {
 		close(o.stall) // the writer is keeping up again: release publishers
 		o.stall = nil
 	}
-	o.mu.Unlock()
+}
+
+// drained reports whether the writer may stop: the queue is closed and
+// no reader is writing what it took (which may still need the writer).
+func (o *outbound) drained() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.closed && !o.flushing
 }
 
 // close stops the queue from accepting frames.
@@ -254,12 +290,6 @@ func (o *outbound) close() {
 	}
 	o.mu.Unlock()
 	o.signal()
-}
-
-func (o *outbound) isClosed() bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.closed
 }
 
 // counts reports the frames and payload bytes queued so far.
