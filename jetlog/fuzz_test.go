@@ -46,7 +46,7 @@ func FuzzScanSegment(f *testing.F) {
 }
 
 // catalogFixture is a small clean stream on a MemFS and its catalog.snap.
-func catalogFixture(f *testing.F) (*vfs.MemFS, Options, catalogSnapshot) {
+func catalogFixture(f testing.TB) (*vfs.MemFS, Options, catalogSnapshot) {
 	fsys := vfs.NewMemFS()
 	opts := Options{FS: fsys, SegmentSize: 512, ExpireEvery: -1}
 	l, err := Open("/s", StreamConfig{Name: "S"}, opts)
