@@ -51,7 +51,13 @@ func describeStored(t *testing.T, ctx context.Context, s jetstream.Stream, more 
 // waitMsgs polls until a stream holds n messages.
 func waitMsgs(t *testing.T, ctx context.Context, s jetstream.Stream, n uint64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	waitMsgsFor(t, ctx, s, n, 10*time.Second)
+}
+
+// waitMsgsFor is waitMsgs with a deadline d away.
+func waitMsgsFor(t *testing.T, ctx context.Context, s jetstream.Stream, n uint64, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for {
 		info, err := s.Info(ctx)
 		if err == nil && info.State.Msgs == n {

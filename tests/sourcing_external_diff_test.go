@@ -180,7 +180,7 @@ func waitSourceError(t *testing.T, ctx context.Context, s jetstream.Stream, d ti
 
 func externalScenario(t *testing.T, url string) []string {
 	t.Helper()
-	js, ctx := scenarioJS(t, url, 60*time.Second)
+	js, ctx := scenarioJS(t, url, 2*time.Minute)
 	requests := bridgeAPI(t, url, farAPI)
 	var out []string
 	create := func(cfg jetstream.StreamConfig) jetstream.Stream {
@@ -220,19 +220,19 @@ func externalScenario(t *testing.T, url string) []string {
 		SubjectTransforms: []jetstream.SubjectTransformConfig{{Source: "o.*", Destination: "m.{{wildcard(1)}}"}}}})
 	missing := create(jetstream.StreamConfig{Name: "MISSING", Mirror: &jetstream.StreamSource{Name: "NOPE", External: external("")}})
 
-	waitMsgs(t, ctx, src, 4)
-	waitMsgs(t, ctx, srcT, 1)
-	waitMsgs(t, ctx, mir, 4)
-	waitMsgs(t, ctx, mirF, 2)
-	waitMsgs(t, ctx, mirT, 4)
+	waitMsgsFor(t, ctx, src, 4, externalCatchUp)
+	waitMsgsFor(t, ctx, srcT, 1, externalCatchUp)
+	waitMsgsFor(t, ctx, mir, 4, externalCatchUp)
+	waitMsgsFor(t, ctx, mirF, 2, externalCatchUp)
+	waitMsgsFor(t, ctx, mirT, 4, externalCatchUp)
 	pub("s.own", "own", nil)
 	pub("o.b", "6", nil)
 	pub("o.a", "7", nats.Header{"X-Id": {"seven"}})
-	waitMsgs(t, ctx, src, 7)
-	waitMsgs(t, ctx, srcT, 2)
-	waitMsgs(t, ctx, mir, 6)
-	waitMsgs(t, ctx, mirF, 3)
-	waitMsgs(t, ctx, mirT, 6)
+	waitMsgsFor(t, ctx, src, 7, externalCatchUp)
+	waitMsgsFor(t, ctx, srcT, 2, externalCatchUp)
+	waitMsgsFor(t, ctx, mir, 6, externalCatchUp)
+	waitMsgsFor(t, ctx, mirF, 3, externalCatchUp)
+	waitMsgsFor(t, ctx, mirT, 6, externalCatchUp)
 	e := waitSourceError(t, ctx, missing, 20*time.Second)
 	out = append(out, fmt.Sprintf("missing origin: %d %d %s", e.Code, e.ErrorCode, e.Description))
 	out = append(out, "create requests:\n"+createRequests(t, requests()))
@@ -271,6 +271,11 @@ func externalScenario(t *testing.T, url string) []string {
 	out = append(out, fmt.Sprintf("publish to mirror: %v", err != nil))
 	return out
 }
+
+// externalCatchUp bounds the wait for external copies: a first create
+// request the origin misses is retried after the reference's back-off
+// (2 s plus 10 s per failure), and a loaded CI machine misses some.
+const externalCatchUp = 45 * time.Second
 
 func TestExternalSourcesMatchReference(t *testing.T) {
 	t.Parallel()
