@@ -148,20 +148,10 @@ func (l *conn) sendLeafMsg(c *conn, to, subject, reply, queues []byte, hdr int, 
 func (o *outbound) appendLeafMsg(to, subject, reply, queues []byte, hdr int, msg []byte) appendResult {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.closed {
-		return appendResult{}
+	if _, refused, ok := o.reserve(len(to) + len(subject) + len(reply) + len(queues) + len(msg) + 40); !ok {
+		return refused
 	}
-	frame := len(to) + len(subject) + len(reply) + len(queues) + len(msg) + 40
-	pending := o.queued + o.inFlight + frame
-	if pending > o.maxPending {
-		return appendResult{overLimit: true}
-	}
-	b := o.line[:0]
-	if hdr >= 0 {
-		b = append(b, "HMSG "...)
-	} else {
-		b = append(b, "LMSG "...)
-	}
+	b := frameVerb(o.line[:0], hdr, "LMSG ")
 	b = append(b, to...)
 	b = append(b, ' ')
 	if len(queues) > 0 {

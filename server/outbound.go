@@ -174,20 +174,11 @@ func (o *outbound) stallThreshold() int { return o.maxPending / 4 * 3 }
 func (o *outbound) appendMsg(subject, sid, reply []byte, hdr int, msg []byte) appendResult {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.closed {
-		return appendResult{}
+	pending, refused, ok := o.reserve(len(subject) + len(sid) + len(reply) + len(msg) + 32)
+	if !ok {
+		return refused
 	}
-	frame := len(subject) + len(sid) + len(reply) + len(msg) + 32
-	pending := o.queued + o.inFlight + frame
-	if pending > o.maxPending {
-		return appendResult{overLimit: true}
-	}
-	b := o.line[:0]
-	if hdr >= 0 {
-		b = append(b, "HMSG "...)
-	} else {
-		b = append(b, "MSG "...)
-	}
+	b := frameVerb(o.line[:0], hdr, "MSG ")
 	b = append(b, subject...)
 	b = append(b, ' ')
 	b = append(b, sid...)
@@ -204,6 +195,29 @@ func (o *outbound) appendMsg(subject, sid, reply []byte, hdr int, msg []byte) ap
 		return appendResult{queued: true, stall: o.stall}
 	}
 	return appendResult{queued: true}
+}
+
+// reserve checks that a frame of about n bytes may be queued, and
+// returns the bytes pending with it; not when the queue is closed, nor
+// past the pending limit (refused then says which). Called with mu held.
+func (o *outbound) reserve(n int) (pending int, refused appendResult, ok bool) {
+	if o.closed {
+		return 0, appendResult{}, false
+	}
+	pending = o.queued + o.inFlight + n
+	if pending > o.maxPending {
+		return 0, appendResult{overLimit: true}, false
+	}
+	return pending, appendResult{}, true
+}
+
+// frameVerb starts a message frame's control line: HMSG for a message
+// with headers (hdr >= 0), else plain ("MSG " or "LMSG ").
+func frameVerb(b []byte, hdr int, plain string) []byte {
+	if hdr >= 0 {
+		return append(b, "HMSG "...)
+	}
+	return append(b, plain...)
 }
 
 // finishFrame ends the control line b of a message frame with its sizes
