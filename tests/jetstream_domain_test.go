@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -59,16 +58,7 @@ func domainScenario(t *testing.T, url string) []string {
 
 func TestJetStreamDomainMatchesReference(t *testing.T) {
 	t.Parallel()
-	ropts := &natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, JetStream: true, JetStreamDomain: "hub", StoreDir: t.TempDir()}
-	ref, err := natsserver.NewServer(ropts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ref.Start()
-	if !ref.ReadyForConnections(10 * time.Second) {
-		t.Fatal("reference not ready")
-	}
-	t.Cleanup(func() { ref.Shutdown(); ref.WaitForShutdown() })
+	ref := startReferenceDomain(t, "hub")
 	want := domainScenario(t, "nats://"+ref.Addr().String())
 	s := startBus(t, server.Options{JetStream: true, JetStreamDomain: "hub"})
 	got := domainScenario(t, busURL(s))

@@ -56,22 +56,12 @@ func startReferenceLeafWith(t testing.TB, hub *hubCluster, remote server.LeafRem
 		}
 		ro.URLs = append(ro.URLs, u)
 	}
-	opts := &natsserver.Options{
-		Host: "127.0.0.1", Port: -1, HTTPPort: -1, NoLog: true, NoSigs: true,
-		LeafNode: natsserver.LeafNodeOpts{Remotes: []*natsserver.RemoteLeafOpts{ro}, ReconnectInterval: 100 * time.Millisecond},
-	}
-	if configure != nil {
-		configure(opts)
-	}
-	ns, err := natsserver.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("reference leaf not ready")
-	}
-	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	ns := startReferenceWith(t, func(o *natsserver.Options) {
+		o.LeafNode = natsserver.LeafNodeOpts{Remotes: []*natsserver.RemoteLeafOpts{ro}, ReconnectInterval: 100 * time.Millisecond}
+		if configure != nil {
+			configure(o)
+		}
+	})
 	eventually(t, 10*time.Second, func() bool { return hub.numLeafs() > 0 && ns.NumLeafNodes() > 0 })
 	return ns
 }

@@ -19,17 +19,19 @@ func startReferenceB(b *testing.B) *natsserver.Server { return startReferenceTB(
 
 func startReferenceTB(t testing.TB, jetstream bool) *natsserver.Server {
 	t.Helper()
-	opts := &natsserver.Options{
-		Host:      "127.0.0.1",
-		Port:      -1,
-		HTTPPort:  -1,
-		NoLog:     true,
-		NoSigs:    true,
-		JetStream: jetstream,
-	}
-	if jetstream {
-		opts.StoreDir = t.TempDir()
-	}
+	return startReferenceWith(t, func(o *natsserver.Options) {
+		if jetstream {
+			o.JetStream, o.StoreDir = true, t.TempDir()
+		}
+	})
+}
+
+// startReferenceWith runs the reference on free loopback ports with the
+// options configure sets beside those, and stops it when the test ends.
+func startReferenceWith(t testing.TB, configure func(*natsserver.Options)) *natsserver.Server {
+	t.Helper()
+	opts := &natsserver.Options{Host: "127.0.0.1", Port: -1, HTTPPort: -1, NoLog: true, NoSigs: true}
+	configure(opts)
 	ns, err := natsserver.NewServer(opts)
 	if err != nil {
 		t.Fatalf("reference server: %v", err)

@@ -94,18 +94,9 @@ func createRequests(t *testing.T, seen []string) string {
 // startReferenceDomain runs the reference with JetStream in a domain.
 func startReferenceDomain(t *testing.T, domain string) *natsserver.Server {
 	t.Helper()
-	opts := &natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
-		JetStream: true, JetStreamDomain: domain, StoreDir: t.TempDir()}
-	ns, err := natsserver.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("reference not ready")
-	}
-	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-	return ns
+	return startReferenceWith(t, func(o *natsserver.Options) {
+		o.JetStream, o.JetStreamDomain, o.StoreDir = true, domain, t.TempDir()
+	})
 }
 
 func external(deliver string) *jetstream.ExternalStream {
