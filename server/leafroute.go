@@ -11,20 +11,18 @@ import (
 // hub's plain subscriptions in any case, as the reference does. What
 // comes from a link goes to this server's subscribers only.
 
-// maxFanoutLinks is how many links one message crosses without
-// allocating; more are rare (one remote per hub is the rule).
-const maxFanoutLinks = 4
-
 // leafFanout gathers, while a message is routed, the links it crosses
 // and the hub queue groups it is for on each. Its zero value is empty.
 // The router takes one only for a message that matches a hub's interest
-// (takeFanout), so other messages pay nothing for it.
+// (takeFanout), so other messages pay nothing for it; a fanout is reused,
+// so its targets and their queue buffers are allocated once.
 type leafFanout struct {
-	n      int
-	links  [maxFanoutLinks]*conn
-	plain  [maxFanoutLinks]bool
-	queues [maxFanoutLinks][]byte // the groups, blank-separated
-	more   []leafTarget           // past maxFanoutLinks
+	targets []leafTarget
+}
+
+type leafTarget struct {
+	link   *conn
+	queues []byte // the hub's groups the message is for, blank-separated
 }
 
 // fanoutPool holds the fanouts of messages the server itself routes;
@@ -45,63 +43,50 @@ func takeFanout(c *conn, f *leafFanout) *leafFanout {
 
 // release empties f for the next message, keeping its buffers.
 func (f *leafFanout) release(c *conn) {
-	for i := range f.n {
-		f.links[i], f.plain[i], f.queues[i] = nil, false, f.queues[i][:0]
+	for i := range f.targets {
+		f.targets[i].link = nil
 	}
-	f.n, f.more = 0, f.more[:0]
+	f.targets = f.targets[:0]
 	if c == nil || f != &c.fanout {
 		fanoutPool.Put(f)
 	}
 }
 
-type leafTarget struct {
-	link   *conn
-	plain  bool
-	queues []byte
-}
-
-// slot finds link's entry, adding it; -1 when subject may not cross it.
-func (f *leafFanout) slot(link *conn, subject []byte) (int, *bool, *[]byte) {
-	for i := range f.n {
-		if f.links[i] == link {
-			return i, &f.plain[i], &f.queues[i]
-		}
-	}
-	for i := range f.more {
-		if f.more[i].link == link {
-			return i, &f.more[i].plain, &f.more[i].queues
+// target finds link's entry, adding it; nil when subject may not cross
+// the link.
+func (f *leafFanout) target(link *conn, subject []byte) *leafTarget {
+	for i := range f.targets {
+		if f.targets[i].link == link {
+			return &f.targets[i]
 		}
 	}
 	if !link.leaf.mayExport(subject) {
-		return -1, nil, nil
+		return nil
 	}
-	if f.n < maxFanoutLinks {
-		f.links[f.n] = link
-		f.n++
-		return f.n - 1, &f.plain[f.n-1], &f.queues[f.n-1]
+	if n := len(f.targets); n < cap(f.targets) {
+		f.targets = f.targets[:n+1] // keeps the entry's queue buffer
+	} else {
+		f.targets = append(f.targets, leafTarget{})
 	}
-	f.more = append(f.more, leafTarget{link: link})
-	last := &f.more[len(f.more)-1]
-	return len(f.more) - 1, &last.plain, &last.queues
+	t := &f.targets[len(f.targets)-1]
+	t.link, t.queues = link, t.queues[:0]
+	return t
 }
 
-// addPlain notes that a plain subscription of link's hub matches.
-func (f *leafFanout) addPlain(link *conn, subject []byte) {
-	if i, plain, _ := f.slot(link, subject); i >= 0 {
-		*plain = true
-	}
-}
+// addPlain notes that a plain subscription of link's hub matches: the
+// message crosses, and reaches the hub's plain subscriptions.
+func (f *leafFanout) addPlain(link *conn, subject []byte) { f.target(link, subject) }
 
 // addQueue notes that the message is for the hub's queue group queue.
 func (f *leafFanout) addQueue(link *conn, subject []byte, queue string) {
-	i, _, queues := f.slot(link, subject)
-	if i < 0 {
+	t := f.target(link, subject)
+	if t == nil {
 		return
 	}
-	if len(*queues) > 0 {
-		*queues = append(*queues, ' ')
+	if len(t.queues) > 0 {
+		t.queues = append(t.queues, ' ')
 	}
-	*queues = append(*queues, queue...)
+	t.queues = append(t.queues, queue...)
 }
 
 // send queues the message on every gathered link and reports how many
@@ -109,12 +94,7 @@ func (f *leafFanout) addQueue(link *conn, subject []byte, queue string) {
 // the links' writers once its read is done.
 func (f *leafFanout) send(c *conn, to, subject, reply []byte, hdr int, msg []byte) int {
 	sent := 0
-	for i := range f.n {
-		if f.links[i].sendLeafMsg(c, to, subject, reply, f.queues[i], hdr, msg) {
-			sent++
-		}
-	}
-	for _, t := range f.more {
+	for _, t := range f.targets {
 		if t.link.sendLeafMsg(c, to, subject, reply, t.queues, hdr, msg) {
 			sent++
 		}
