@@ -159,10 +159,7 @@ func (c *conn) processLeafSub(o *op) {
 	if !c.leaf.perms.canPublish(subject) && subjects.ValidLiteral(subject) {
 		return // nothing on it may go to the hub
 	}
-	key := subject
-	if len(o.queue) > 0 {
-		key += " " + string(o.queue)
-	}
+	key := leafSubKey(o)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.subs == nil {
@@ -182,10 +179,7 @@ func (c *conn) processLeafSub(o *op) {
 
 // processLeafUnsub takes the hub's LS-.
 func (c *conn) processLeafUnsub(o *op) {
-	key := string(o.subject)
-	if len(o.queue) > 0 {
-		key += " " + string(o.queue)
-	}
+	key := leafSubKey(o)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	sub := c.subs[key]
@@ -197,4 +191,13 @@ func (c *conn) processLeafUnsub(o *op) {
 		c.srv.internalSubs.Add(-1)
 	}
 	c.srv.watchers.changed(sub.subject)
+}
+
+// leafSubKey is how a link's conn keys the hub's interest of an LS+ or
+// LS-: the subject, and the queue group after a blank.
+func leafSubKey(o *op) string {
+	if len(o.queue) > 0 {
+		return string(o.subject) + " " + string(o.queue)
+	}
+	return string(o.subject)
 }

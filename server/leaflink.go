@@ -116,6 +116,13 @@ func (l *leafLink) run() {
 	}
 }
 
+// current is the link's connection while it is up, else nil.
+func (l *leafLink) current() *conn {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.conn
+}
+
 // jitter spreads d by up to a quarter more, so that leaves cut off at
 // once do not all dial again in step.
 func jitter(d time.Duration) time.Duration {

@@ -40,9 +40,7 @@ type LeafInfo struct {
 func (s *Server) Leafz(subs bool) Leafz {
 	out := Leafz{ServerID: s.id, Now: time.Now().UTC(), Leafs: []*LeafInfo{}}
 	for _, l := range s.leafLinks {
-		l.mu.Lock()
-		c := l.conn
-		l.mu.Unlock()
+		c := l.current()
 		if c == nil {
 			continue
 		}
@@ -82,11 +80,9 @@ func (c *conn) leafInfo(withSubs bool) *LeafInfo {
 func (s *Server) leafCount() int {
 	n := 0
 	for _, l := range s.leafLinks {
-		l.mu.Lock()
-		if l.conn != nil {
+		if l.current() != nil {
 			n++
 		}
-		l.mu.Unlock()
 	}
 	return n
 }

@@ -174,10 +174,7 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.slowConsumers, float64(v[7]), id)
 	counter(c.authFailures, float64(s.authFailures.Load()), id)
 	for _, l := range s.leafLinks {
-		l.mu.Lock()
-		up := l.conn != nil
-		l.mu.Unlock()
-		gauge(c.leafUp, boolGauge(up), id, l.name)
+		gauge(c.leafUp, boolGauge(l.current() != nil), id, l.name)
 	}
 	for i, n := range v {
 		gauge(c.varz[i], float64(n), id)
