@@ -59,6 +59,9 @@ func TestTransformApply(t *testing.T) {
 			if err != nil || got != tc.want {
 				t.Fatalf("Apply(%q) = %q, %v; want %q", tc.subject, got, err, tc.want)
 			}
+			if reach := tr.Reach(); !Matches(reach, got) {
+				t.Fatalf("Reach() = %q does not match the output %q", reach, got)
+			}
 		})
 	}
 }
@@ -247,5 +250,25 @@ func BenchmarkTransformApply(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+func TestTransformReach(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ src, dest, want string }{
+		{"secret.>", "pub.>", "pub.>"},
+		{">", ">", ">"},
+		{"a.*.*", "b.$2.{{wildcard(1)}}", "b.*.*"},
+		{"a.*", "p.{{partition(3,1)}}.x", "p.*.x"},
+		{"a.*", "s.{{split(1,-)}}.x", "s.>"},
+		{"a", "b", "b"},
+	} {
+		tr, err := NewTransform(tc.src, tc.dest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tr.Reach(); got != tc.want {
+			t.Errorf("%s: Reach() = %q, want %q", tr, got, tc.want)
+		}
 	}
 }
