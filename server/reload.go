@@ -68,6 +68,11 @@ func (s *Server) Reload(opts Options) error {
 	s.log.Info("config reloaded", "changed", strings.Join(changed, ","))
 	if !reflect.DeepEqual(old.Authorization, opts.Authorization) || !reflect.DeepEqual(old.SystemAccount, opts.SystemAccount) {
 		s.reauthorize(au)
+		if s.js != nil {
+			// What users set up earlier is checked against their new
+			// rights too (docs/security.md).
+			s.js.RightsChanged()
+		}
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"slices"
+
 	"github.com/bus-dev/bus/server/jetstream"
 	"github.com/bus-dev/bus/subjects"
 )
@@ -46,9 +48,55 @@ func (id *identity) MayRead(filter string) bool {
 	return true
 }
 
-// MayPublish implements Rights.
+// MayPublish implements Rights. A literal subject is checked as a PUB
+// would be; a pattern (what a transform or deliver subject may produce)
+// only when an allow entry contains it and no deny entry overlaps it.
 func (id *identity) MayPublish(subject string) bool {
-	return id.perms == nil || !id.perms.hasPublishRules() || id.perms.canPublish(subject)
+	p := id.perms
+	if p == nil || !p.hasPublishRules() {
+		return true
+	}
+	if !hasWildcard(subject) {
+		return p.canPublish(subject)
+	}
+	if !subjects.ValidSubject(subject) {
+		return false
+	}
+	if p.pubLimited && !slices.ContainsFunc(p.pubAllow, func(allow string) bool { return subjects.Within(subject, allow) }) {
+		return false
+	}
+	return !slices.ContainsFunc(p.pubDeny, func(deny string) bool { return subjects.Overlap(deny, subject) })
+}
+
+// UserRights implements jetstream.Core: the rights the user named user
+// has now, for what the server does on an owner's behalf. "" is the
+// operator (no user: authorization off, a token, or an asset made before
+// owners were recorded), who may do anything; false means no such user
+// is configured any more.
+func (j jetstreamCore) UserRights(user string) (Rights, bool) {
+	id, ok := j.s.auth().identityOf(user)
+	if !ok {
+		return nil, false
+	}
+	return id, true
+}
+
+// identityOf is the identity configured for user (a name, or an nkey's
+// public key), as an owner recorded it; see jetstreamCore.UserRights.
+func (a *authenticator) identityOf(user string) (*identity, bool) {
+	switch {
+	case user == "" || !a.required:
+		return fullRights.(*identity), true
+	case a.users == nil:
+		return a.single, a.single.name == user
+	}
+	if e := a.users[user]; e != nil {
+		return e.id, true
+	}
+	if e := a.nkeys[user]; e != nil {
+		return e.id, true
+	}
+	return nil, false
 }
 
 // rights are the Rights of the client publishing on c, or the server's

@@ -87,6 +87,7 @@ func (svc *Service) consumerCreate(r apiRequest, streamName, name, filter string
 		svc.respondErr(r.reply, typeConsumerCreate, e)
 		return
 	}
+	cfg.owner = ownerOf(r.from)
 	existed := st.consumer(cfg.Name) != nil
 	c, e := st.createConsumer(cfg, req.Action)
 	if e != nil {

@@ -175,6 +175,10 @@ func (svc *Service) streamCreate(r apiRequest, name string) {
 		svc.respondErr(r.reply, typeStreamCreate, errStreamConfig("stream configuration for create can not be sealed"))
 		return
 	}
+	if e := svc.mayOwn(r.from, &cfg); e != nil {
+		svc.respondErr(r.reply, typeStreamCreate, e)
+		return
+	}
 	defer svc.lockLimits(cfg)()
 	if e := svc.reserve(cfg, svc.stream(name)); e != nil {
 		svc.respondErr(r.reply, typeStreamCreate, e)
@@ -261,6 +265,10 @@ func (svc *Service) streamUpdate(r apiRequest, name string) {
 		svc.respondErr(r.reply, typeStreamUpdate, e)
 		return
 	}
+	if e := svc.mayOwn(r.from, &cfg); e != nil {
+		svc.respondErr(r.reply, typeStreamUpdate, e)
+		return
+	}
 	defer svc.lockLimits(cfg)()
 	if e := svc.reserve(cfg, st); e != nil {
 		svc.respondErr(r.reply, typeStreamUpdate, e)
@@ -291,6 +299,7 @@ func (svc *Service) streamUpdate(r apiRequest, name string) {
 		svc.storageFailed(r.reply, typeStreamUpdate, name, err)
 		return
 	}
+	st.checkOwner() // the new owner's rights, and the consumers' over the new subjects
 	svc.respond(r.reply, st.info(typeStreamUpdate))
 	svc.sh.adviseStream(name, actionModify)
 }

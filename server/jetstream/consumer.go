@@ -60,6 +60,9 @@ type consumer struct {
 	pausedUntil atomic.Int64
 	// lagging is whether the lag alert is firing (lagalert.go).
 	lagging atomic.Bool
+	// suspended says why the owner's rights no longer cover the
+	// consumer, which then delivers nothing (rightscheck.go).
+	suspended atomic.Pointer[apiError]
 
 	mu       sync.Mutex // guards the fields below: what info reads
 	waiting  int

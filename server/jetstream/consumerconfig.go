@@ -83,6 +83,9 @@ type consumerConfig struct {
 	GroupBy *groupBy `json:"x_bus_group_by,omitempty"`
 
 	extra map[string]json.RawMessage
+	// owner is the user who created or last updated the consumer
+	// (owner.go): stored, never echoed.
+	owner string
 }
 
 var knownConsumerFields = jsonFieldNames(consumerConfig{})
@@ -356,6 +359,9 @@ type consumerInfo struct {
 	// PriorityGroups is the pin of the first priority group, as the
 	// reference reports it (machine_priority.go).
 	PriorityGroups []priorityGroupState `json:"priority_groups,omitempty"`
+	// Suspended says why the owner's rights no longer cover the consumer
+	// (bus extension; rightscheck.go).
+	Suspended *apiError `json:"x_bus_suspended,omitempty"`
 }
 
 // filterList is the filters, with ">" standing for none.

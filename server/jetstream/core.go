@@ -30,6 +30,11 @@ type Core interface {
 	// deliver subject gained or lost a listener without polling. notify
 	// must not block. cancel stops the notifications.
 	WatchInterest(subject string, notify func()) (cancel func())
+	// UserRights returns what the named user may do now, for what the
+	// server does on behalf of an owner (owner.go): "" is the operator,
+	// who may do anything; false means no such user is configured (a
+	// reload removed it).
+	UserRights(user string) (Rights, bool)
 }
 
 // Handler receives a message on a server-owned subscription. hdr is the
@@ -51,7 +56,8 @@ type Rights interface {
 	// MayRead reports whether the user may receive every subject that
 	// filter (a subject or a pattern) matches.
 	MayRead(filter string) bool
-	// MayPublish reports whether the user may publish to subject.
+	// MayPublish reports whether the user may publish to subject, or,
+	// for a pattern, to every subject it matches.
 	MayPublish(subject string) bool
 }
 

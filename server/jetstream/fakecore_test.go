@@ -82,3 +82,7 @@ func (f *fakeCore) HasInterest(string) bool { return true }
 func (f *fakeCore) WatchInterest(subject string, notify func()) func() {
 	return func() {}
 }
+
+// UserRights: every owner is the operator, as requests come from the
+// server itself (SubscribeRequests).
+func (f *fakeCore) UserRights(string) (Rights, bool) { return nil, true }

@@ -73,7 +73,7 @@ func (c *consumer) setPause(until time.Time) error {
 	if !until.IsZero() {
 		cfg.PauseUntil = &until
 	}
-	raw, err := json.Marshal(cfg)
+	raw, err := storedWithOwner(cfg, cfg.owner)
 	if err != nil {
 		return err
 	}
@@ -85,10 +85,7 @@ func (c *consumer) setPause(until time.Time) error {
 	} else {
 		c.pausedUntil.Store(until.UnixNano())
 	}
-	select {
-	case c.pause <- until:
-	case <-c.done: // closed meanwhile: the stored config is what counts
-	}
+	c.hold() // closed meanwhile: the stored config is what counts
 	now := c.sh.now()
 	adv := consumerPauseAdvisory{
 		Type: "io.nats.jetstream.advisory.v1.consumer_pause", ID: nuid.Next(), Time: now.UTC(),

@@ -10,27 +10,33 @@ package jetstream
 
 // mayRead reports whether the sender of a request may read subject.
 func (svc *Service) mayRead(from Rights, subject string) bool {
-	return from == nil || svc.referenceReads || from.MayRead(subject)
+	return from == nil || svc.sh.referenceReads || from.MayRead(subject)
 }
 
-// mayConsume checks a consumer config against its creator's rights: its
-// filters (every subject of the stream when it has none) must be
-// readable, and its dead-letter subject publishable.
+// mayConsume checks a consumer config against its creator's rights
+// (owner.go): its filters (every subject the stream may hold when it has
+// none) must be readable, its push and dead-letter subjects publishable.
 func (svc *Service) mayConsume(from Rights, cfg consumerConfig, scfg streamConfig) *apiError {
-	if from == nil {
-		return nil
+	return svc.sh.authorize(from, svc.sh.consumerFlow(cfg, scfg))
+}
+
+// mayOwn makes the sender of a stream create or update cfg's owner, if
+// its rights cover what the stream makes the server do (owner.go): its
+// transform and republish, and what its sources and mirror read of
+// origins that exist (a missing origin is checked by its sourcer when
+// it appears).
+func (svc *Service) mayOwn(from Rights, cfg *streamConfig) *apiError {
+	cfg.owner = ownerOf(from)
+	if e := svc.sh.authorize(from, streamFlow(*cfg)); e != nil {
+		return e
 	}
-	filters := cfg.filters()
-	if len(filters) == 0 {
-		filters = scfg.Subjects
-	}
-	for _, f := range filters {
-		if !svc.mayRead(from, f) {
-			return errMayNotRead(from, f)
+	for _, s := range cfg.copied() {
+		if origin := svc.sh.localOrigin(*s); origin != nil {
+			ocfg := origin.config()
+			if e := svc.sh.authorize(from, svc.sh.sourceFlow(*s, &ocfg)); e != nil {
+				return e
+			}
 		}
-	}
-	if d := cfg.DeadLetterSubject; d != "" && !from.MayPublish(d) {
-		return newAPIError(403, errCodePermissions, "user %q may not publish to dead-letter subject %q", from.User(), d)
 	}
 	return nil
 }

@@ -84,6 +84,12 @@ type shared struct {
 	inflightBatches atomic.Int64
 	// limits is Options.Limits.
 	limits Limits
+	// referenceReads is Options.ReferenceStoredReads: authorize checks
+	// no reads.
+	referenceReads bool
+	// rightsGen counts the changes of users' rights (RightsChanged), so
+	// that a sourcer checks its owner's rights again.
+	rightsGen atomic.Uint64
 }
 
 // Service is the persistence layer: the streams, their consumers and the
@@ -94,8 +100,6 @@ type shared struct {
 type Service struct {
 	sh  *shared
 	dir string
-	// referenceReads: see Options.ReferenceStoredReads.
-	referenceReads bool
 	// files is shared by every stream's log: segment and journal files
 	// open on demand, at most maxOpenFiles at once, so descriptors follow
 	// the working set, not the number of streams; its lock on the store's
@@ -181,12 +185,12 @@ func New(core Core, opts Options) (*Service, error) {
 			server: opts.ServerName,
 			fs:     opts.FS,
 
-			batchLimits: opts.Batch.withDefaults(),
-			limits:      opts.Limits,
+			batchLimits:    opts.Batch.withDefaults(),
+			limits:         opts.Limits,
+			referenceReads: opts.ReferenceStoredReads,
 		},
 		batchConfigured: opts.Batch,
 		dir:             opts.Dir,
-		referenceReads:  opts.ReferenceStoredReads,
 		streams:         map[string]*stream{},
 		owners:          subjects.NewTrie[string](),
 		creating:        map[string]bool{},
@@ -224,6 +228,7 @@ func (svc *Service) Start() error {
 		svc.closeStreams()
 		return err
 	}
+	svc.RightsChanged() // the owners' rights may differ from when they stored their assets
 	sub, err := svc.sh.core.SubscribeRequests(apiPrefix+">", svc.captureRequest)
 	if err != nil {
 		svc.closeStreams()
@@ -338,6 +343,7 @@ func (svc *Service) loadStream(dir string) (*stream, error) {
 	if err := json.Unmarshal(lcfg.Raw, &cfg); err != nil {
 		return nil, fmt.Errorf("stream config: %w", err)
 	}
+	cfg.owner = takeOwner(cfg.extra)
 	if cfg.Name != filepath.Base(dir) {
 		return nil, fmt.Errorf("stream config names %q", cfg.Name)
 	}

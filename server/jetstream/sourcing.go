@@ -188,6 +188,39 @@ type sourcer struct {
 	lag   atomic.Uint64          // an external origin's, from its deliveries
 	mu    sync.Mutex             // guards err
 	err   *apiError              // why it is stuck, if it is
+	// checked is what the owner's rights were last checked against, and
+	// denied the answer (only the goroutine uses them).
+	checked authCheck
+	denied  *apiError
+}
+
+// authCheck is what a sourcer's check of its owner's rights depends on:
+// the origin and its config, the target's config (its owner), and the
+// users' rights.
+type authCheck struct {
+	origin                       *stream
+	originGen, targetGen, rights uint64
+}
+
+// ownerMayRead checks that the target's owner may read what the source
+// takes of origin (owner.go), again only when the origin, either config
+// or the users' rights changed: once per change, not per message.
+func (s *sourcer) ownerMayRead(origin *stream) *apiError {
+	sh := s.target.sh
+	key := authCheck{origin, origin.cfgGen.Load(), s.target.cfgGen.Load(), sh.rightsGen.Load()}
+	if key == s.checked {
+		return s.denied
+	}
+	cfg, ocfg := s.target.config(), origin.config()
+	owner, e := sh.ownerRights(cfg.owner)
+	if e == nil {
+		e = sh.authorize(owner, sh.sourceFlow(s.cfg, &ocfg))
+	}
+	if e != nil && s.denied == nil {
+		sh.log.Warn("source suspended: its owner may not read what it copies", "stream", s.target.name, "origin", s.cfg.Name, "owner", cfg.owner, "err", e.Description)
+	}
+	s.checked, s.denied = key, e
+	return e
 }
 
 func newSourcer(target *stream, cfg sourceConfig, mirror bool) *sourcer {
@@ -267,6 +300,13 @@ func (s *sourcer) run() {
 		}
 		if origin == nil {
 			s.setErr(errStreamNotFound())
+			if !s.wait(sourceRetry) {
+				return
+			}
+			continue
+		}
+		if e := s.ownerMayRead(origin); e != nil {
+			s.setErr(e)
 			if !s.wait(sourceRetry) {
 				return
 			}

@@ -61,6 +61,12 @@ type stream struct {
 	counterMu sync.Mutex
 	// sched holds the message schedules (allow_msg_schedules; schedule.go).
 	sched atomic.Pointer[scheduler]
+	// suspended says why the owner's rights no longer cover the stream's
+	// republish and sources (rightscheck.go); nil while they do.
+	suspended atomic.Pointer[apiError]
+	// cfgGen counts config updates, so a sourcer of this stream checks
+	// again what it may read of it.
+	cfgGen atomic.Uint64
 
 	publishes publishStats // counters and ack latency for monitoring (stats.go)
 }
@@ -481,12 +487,13 @@ func (st *stream) info(typ string) streamInfo {
 		state.LastTime = s.LastTime.UTC()
 	}
 	info := streamInfo{
-		Type:    typ,
-		Config:  cfg,
-		Created: st.created,
-		State:   state,
-		Cluster: &clusterInfo{Leader: st.sh.server},
-		TS:      st.sh.now().UTC(),
+		Type:      typ,
+		Config:    cfg,
+		Created:   st.created,
+		State:     state,
+		Cluster:   &clusterInfo{Leader: st.sh.server},
+		TS:        st.sh.now().UTC(),
+		Suspended: st.suspended.Load(),
 	}
 	st.mu.Lock()
 	sourcers := st.sourcers
@@ -540,6 +547,7 @@ func (st *stream) setConfig(cfg streamConfig) {
 	st.mu.Lock()
 	st.cfg = cfg
 	st.mu.Unlock()
+	st.cfgGen.Add(1)
 	if !cfg.AllowAtomic {
 		st.dropBatches()
 	}
@@ -551,6 +559,9 @@ func (st *stream) setConfig(cfg streamConfig) {
 
 func (st *stream) setTransforms(cfg streamConfig) {
 	t := compileTransforms(cfg)
+	if st.suspended.Load() != nil {
+		t.republish = nil
+	}
 	st.tr.Store(&t)
 }
 

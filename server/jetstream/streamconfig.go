@@ -64,6 +64,9 @@ type streamConfig struct {
 	SyncInterval int64 `json:"x_bus_sync_interval,omitempty"`
 
 	extra map[string]json.RawMessage // fields bus does not know, echoed
+	// owner is the user who created or last updated the stream
+	// (owner.go): stored, never echoed.
+	owner string
 }
 
 // knownStreamFields lists the JSON keys streamConfig decodes itself.
@@ -92,7 +95,7 @@ func (c streamConfig) MarshalJSON() ([]byte, error) {
 
 // logConfig maps the API config to jetlog's.
 func (c streamConfig) logConfig() jetlog.StreamConfig {
-	raw, _ := json.Marshal(c)
+	raw, _ := storedWithOwner(c, c.owner)
 	return jetlog.StreamConfig{
 		Name:                   c.Name,
 		Subjects:               c.Subjects,

@@ -116,7 +116,7 @@ func (st *stream) openLedger(cfg consumerConfig, scfg streamConfig) (ledger, err
 	if !cfg.storedDurably(scfg) {
 		return newMemLedger(jetlog.NewConsumerState(time.Duration(cfg.AckWait), backoff, st.sh.now)), nil
 	}
-	raw, err := json.Marshal(cfg)
+	raw, err := storedWithOwner(cfg, cfg.owner)
 	if err != nil {
 		return nil, err
 	}
@@ -158,6 +158,7 @@ func (st *stream) loadConsumers() {
 			st.sh.log.Error("consumer config undecodable; skipped", "stream", st.name, "consumer", name, "err", err)
 			continue
 		}
+		cfg.owner = takeOwner(cfg.extra)
 		if _, e := st.createConsumer(cfg, ""); e != nil {
 			st.sh.log.Error("consumer not restarted; skipped", "stream", st.name, "consumer", name, "err", e)
 		}
@@ -329,6 +330,7 @@ func (c *consumer) info(typ string) consumerInfo {
 		NumPending:   uint64(initial) + c.src.NumPending(next, c.cfg.filters()),
 		Cluster:      &clusterInfo{Leader: c.sh.server},
 		TS:           now.UTC(),
+		Suspended:    c.suspended.Load(),
 		DeadLettered: dead,
 
 		DeadLettersLost: c.lostDead.Load(),

@@ -7,6 +7,9 @@ import "slices"
 
 // startSourcing starts a sourcer for the mirror and each source of cfg.
 func (st *stream) startSourcing(cfg streamConfig) {
+	if st.suspended.Load() != nil {
+		return // resumed by setSuspended
+	}
 	var list []*sourcer
 	if cfg.Mirror != nil {
 		list = append(list, newSourcer(st, *cfg.Mirror, true))

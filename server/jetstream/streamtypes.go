@@ -51,6 +51,9 @@ type streamInfo struct {
 	DidCreate bool          `json:"did_create,omitempty"`
 	Mirror    *sourceInfo   `json:"mirror,omitempty"`
 	Sources   []*sourceInfo `json:"sources,omitempty"`
+	// Suspended says why the owner's rights no longer cover the stream's
+	// republish or sources (bus extension; rightscheck.go).
+	Suspended *apiError `json:"x_bus_suspended,omitempty"`
 }
 
 type clusterInfo struct {
