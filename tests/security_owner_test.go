@@ -298,3 +298,76 @@ func sawSubject(sub *nats.Subscription, subject string) bool {
 	}
 	return false
 }
+
+// The owner is stored with the stream and its consumers: after a restart
+// with the owner's rights shrunk, what she set up starts suspended, and a
+// client cannot name another owner (x_bus_owner is an unknown field).
+func TestOwnerSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	dave := func(feed bool) server.User {
+		allow := []string{"_INBOX.>"}
+		if feed {
+			allow = append(allow, "feed.>")
+		}
+		return server.User{Name: "dave", Password: "d", Permissions: &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: []string{"$JS.API.>", "_INBOX.>"}},
+			Subscribe: &server.SubjectPermission{Allow: allow},
+		}}
+	}
+	opts := func(feed bool) server.Options {
+		return server.Options{StoreDir: dir, JetStream: true, Authorization: server.Authorization{Users: []server.User{{Name: "admin", Password: "a"}, dave(feed)}}}
+	}
+	o := opts(true)
+	o.Host = "127.0.0.1"
+	first, err := server.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	admin, daveJS := jsAs(t, first, "admin", "a"), jsAs(t, first, "dave", "d")
+	ctx := ctxT(t)
+	if _, err := admin.CreateStream(ctx, jetstream.StreamConfig{Name: "FEED", Subjects: []string{"feed.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := daveJS.CreateStream(ctx, jetstream.StreamConfig{Name: "COPY", Sources: []*jetstream.StreamSource{{Name: "FEED"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := daveJS.CreateOrUpdateConsumer(ctx, "FEED", jetstream.ConsumerConfig{Durable: "D", AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
+		t.Fatal(err)
+	}
+	resp := mustRequest(t, admin.Conn(), "$JS.API.STREAM.CREATE.FORGED", `{"name":"FORGED","subjects":["forged"],"x_bus_owner":"dave"}`)
+	if !strings.Contains(string(resp), "unknown field") {
+		t.Errorf("a request naming an owner: %s", resp)
+	}
+	shutdown(t, first)
+
+	s := startBus(t, opts(false))
+	nc := connect(t, busURL(s), nats.UserInfo("admin", "a"))
+	if why := suspendedOf(t, nc, "$JS.API.STREAM.INFO.COPY"); !strings.Contains(why, `"dave"`) {
+		t.Errorf("COPY after a restart without dave's rights: x_bus_suspended %q", why)
+	}
+	if why := suspendedOf(t, nc, "$JS.API.CONSUMER.INFO.FEED.D"); !strings.Contains(why, `"dave"`) {
+		t.Errorf("consumer D after a restart without dave's rights: x_bus_suspended %q", why)
+	}
+}
+
+// With reference_stored_reads the reading checks are off, as in the
+// reference, but the server still publishes only where the owner may.
+func TestOwnerReferenceStoredReadsKeepsPublishChecks(t *testing.T) {
+	t.Parallel()
+	s := startBus(t, server.Options{JetStream: true, Authorization: server.Authorization{
+		Users: []server.User{{Name: "admin", Password: "a"}, eveUser()}, ReferenceStoredReads: true,
+	}})
+	eve := jsAs(t, s, "eve", "e")
+	ctx := ctxT(t)
+	if _, err := eve.CreateStream(ctx, jetstream.StreamConfig{Name: "T1", Subjects: []string{"secret.t1.>"},
+		SubjectTransform: &jetstream.SubjectTransformConfig{Source: "secret.t1.>", Destination: "pub.t1.>"}}); err != nil {
+		t.Errorf("a transform under reference_stored_reads: %v", err)
+	}
+	_, err := eve.CreateStream(ctx, jetstream.StreamConfig{Name: "R2", Subjects: []string{"pub.c.>"},
+		RePublish: &jetstream.RePublish{Source: ">", Destination: "cmd.>"}})
+	wantRefused(t, "republishing to cmd.> under reference_stored_reads", err)
+}
