@@ -299,7 +299,9 @@ func (svc *Service) streamUpdate(r apiRequest, name string) {
 		svc.storageFailed(r.reply, typeStreamUpdate, name, err)
 		return
 	}
-	st.checkOwner() // the new owner's rights, and the consumers' over the new subjects
+	// The new owner's rights, and every owner's over what streams may
+	// now hold (a mirror's consumers read what its origin captures).
+	svc.checkOwners()
 	svc.respond(r.reply, st.info(typeStreamUpdate))
 	svc.sh.adviseStream(name, actionModify)
 }

@@ -24,6 +24,13 @@ import (
 // authorization; Start runs it once over what was loaded.
 func (svc *Service) RightsChanged() {
 	svc.sh.rightsGen.Add(1)
+	svc.checkOwners()
+}
+
+// checkOwners checks every stream and consumer against its owner's
+// rights: after they changed, or after a stream update changed what
+// streams may hold. Updates are rare and the check is in memory.
+func (svc *Service) checkOwners() {
 	for _, st := range svc.sortedStreams() {
 		st.checkOwner()
 	}
