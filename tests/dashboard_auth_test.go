@@ -206,3 +206,27 @@ func basicHeader(user, pass string) string {
 	r.SetBasicAuth(user, pass)
 	return r.Header.Get("Authorization")
 }
+
+// A reload that changes a password changes the dashboard's login too.
+func TestDashboardLoginFollowsAReload(t *testing.T) {
+	t.Parallel()
+	opts := server.Options{Host: "127.0.0.1", StoreDir: t.TempDir(), JetStream: true, HTTPPort: -1,
+		Authorization: server.Authorization{Users: []server.User{{Name: "admin", Password: "old"}}}}
+	s := startBus(t, opts)
+	d := dash{t, "http://" + s.HTTPAddr().String()}
+	mixedStream(t, s, nats.UserInfo("admin", "old"))
+	path := "/dashboard/api/streams/MIX/messages"
+	if code, b, _ := d.call("GET", path, "", "admin", "old"); code != 200 {
+		t.Fatalf("before the reload: %d %s", code, b)
+	}
+	opts.Authorization.Users = []server.User{{Name: "admin", Password: mustBcrypt(t, "new")}}
+	if err := s.Reload(opts); err != nil {
+		t.Fatal(err)
+	}
+	if code, b, _ := d.call("GET", path, "", "admin", "old"); code != 401 {
+		t.Errorf("the old password after the reload: %d %s", code, b)
+	}
+	if code, b, _ := d.call("GET", path, "", "admin", "new"); code != 200 {
+		t.Errorf("the new password after the reload: %d %s", code, b)
+	}
+}
