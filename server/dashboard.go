@@ -10,13 +10,14 @@ import (
 
 // The web dashboard (docs/dashboard.md) at "/" on the monitoring port: a
 // page, a script and a style sheet embedded in the binary (server/web),
-// which poll the JSON below every two seconds. Reading needs nothing
-// beyond the monitoring endpoints' own data and the JetStream API;
-// actions go through the API as the logged-in user (dashboardapi.go,
-// dashboardactions.go). The files:
+// which poll the JSON below every two seconds. The counters need
+// nothing beyond the monitoring endpoints' own data; stored messages
+// and actions go through the JetStream API as the logged-in user
+// (dashboardapi.go, dashboardactions.go). The files:
 //
 //	dashboard.go         routes, the embedded assets, JSON answers
 //	dashboardauth.go     who may read and act; the CSRF guard
+//	dashboardlogin.go    the HTTP Basic login and its decoy comparison
 //	dashboarddata.go     the state document and the message lists
 //	dashboardactions.go  purge, delete a message, redrive
 //	dashboardapi.go      requests to the server's own API

@@ -1,47 +1,38 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"strings"
 )
 
 // Who may use the monitoring port (docs/dashboard.md, "Security").
-// Reads are open unless Options.HTTPAuth; then every path but /healthz
-// needs the HTTP Basic credentials of a configured user. Actions (the
-// dashboard's POSTs) need, when authorization is configured, the
-// credentials of a user whose permissions allow publishing to the API
-// subject of the action, checked as that user's PUB would be; and they
-// must come from the dashboard's own page (csrfCheck).
+// Without authorization everything is open, as the API itself is. With
+// it, the counters (the state document, /varz, /jsz …) stay open unless
+// Options.HTTPAuth, which puts every path but /healthz behind the HTTP
+// Basic login (dashboardlogin.go); stored messages and actions always
+// need that login. Messages are read, and actions made, through the API
+// as the logged-in user, so the API applies that user's rights; an
+// action must also be allowed to publish to its API subject, checked as
+// that user's PUB would be, and come from the dashboard's own page
+// (csrfCheck).
 
 // dashboardHeader must be on every action: a page of another origin
 // cannot send it without a CORS preflight, which the monitoring port
 // never grants.
 const dashboardHeader = "X-Bus-Dashboard"
 
-// basic checks HTTP Basic credentials with the server's own rules: the
-// users list (password users; an nkey user has no password to send), the
-// single user, or the token as the password (any user name). Without
-// authorization everyone is the server's full-rights identity.
-func (a *authenticator) basic(user, pass string) (*identity, bool) {
-	switch {
-	case !a.required:
-		return &identity{}, true
-	case a.users != nil:
-		e := a.users[user]
-		if e == nil || e.nkey != "" || !passwordMatches(e.password, pass) {
-			return nil, false
-		}
-		return e.id, true
-	case a.token != "":
-		return a.single, passwordMatches(a.token, pass)
-	}
-	return a.single, user == a.user && passwordMatches(a.password, pass)
-}
+// loginKey holds, in a request's context, the identity httpAuthGuard
+// authenticated, so that a handler does not compare the password again.
+type loginKey struct{}
 
 // httpUser authenticates r: the identity, or false when authorization is
 // configured and r carries no valid credentials. Failures are logged
 // with the user name, never the password.
 func (s *Server) httpUser(r *http.Request) (*identity, bool) {
+	if id, ok := r.Context().Value(loginKey{}).(*identity); ok {
+		return id, true
+	}
 	if !s.auth().required {
 		return &identity{}, true
 	}
@@ -49,7 +40,7 @@ func (s *Server) httpUser(r *http.Request) (*identity, bool) {
 	if !ok {
 		return nil, false
 	}
-	id, ok := s.auth().basic(user, pass)
+	id, ok := s.httpLogin().check(user, pass)
 	if !ok {
 		s.log.Warn("monitoring authentication failed", "user", user, "remote", r.RemoteAddr, "path", r.URL.Path)
 	}
@@ -68,7 +59,8 @@ func (s *Server) httpAuthGuard(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if _, ok := s.httpUser(r); !ok {
+		id, ok := s.httpUser(r)
+		if !ok {
 			if !strings.HasPrefix(r.URL.Path, dashboardAPIPath) {
 				// Pages and documents: let the browser ask. The
 				// dashboard's own calls get JSON and show their own form.
@@ -77,21 +69,25 @@ func (s *Server) httpAuthGuard(next http.Handler) http.Handler {
 			dashboardError(w, http.StatusUnauthorized, "this monitoring port needs the user name and password of a configured user (http_auth)")
 			return
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), loginKey{}, id)))
 	})
 }
 
-// readRights are the rights the dashboard reads messages with: the
-// user's with HTTPAuth (their subscribe permissions apply to what they
-// see), else the server's.
-func (s *Server) readRights(r *http.Request) Rights {
-	if !s.opts.HTTPAuth {
-		return fullRights
+// messageReader is who reads stored messages for r: anyone, with the
+// server's rights, without authorization (the API is as open); else the
+// logged-in user, whose subscribe permissions the API applies to each
+// message's subject. Without a valid login it answers 401 and false.
+func (s *Server) messageReader(w http.ResponseWriter, r *http.Request) (Rights, bool) {
+	if !s.auth().required {
+		return fullRights, true
 	}
-	if id, ok := s.httpUser(r); ok {
-		return id
+	id, ok := s.httpUser(r)
+	if !ok {
+		dashboardError(w, http.StatusUnauthorized, "log in to read stored messages: with authorization configured they are shown only to a user of it "+
+			"(user name and password, or the token as the password), with that user's subscribe permissions; http_auth: true also protects the rest of the monitoring port")
+		return nil, false
 	}
-	return fullRights // unreachable: httpAuthGuard refused it
+	return id, true
 }
 
 // csrfCheck refuses an action that a page of another origin could have

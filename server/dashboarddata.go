@@ -114,9 +114,12 @@ type dashSelected struct {
 	Untracked int `json:"untracked"`
 }
 
+// dashAuth tells the page what needs a login: messages and actions
+// whenever authorization is configured, the rest with http_auth.
 type dashAuth struct {
-	ActionsNeedLogin bool `json:"actions_need_login"`
-	ReadsNeedLogin   bool `json:"reads_need_login"`
+	ActionsNeedLogin  bool `json:"actions_need_login"`
+	MessagesNeedLogin bool `json:"messages_need_login"`
+	ReadsNeedLogin    bool `json:"reads_need_login"`
 }
 
 func unixMilli(t time.Time) int64 {
@@ -155,7 +158,7 @@ func (s *Server) dashboardState(stream string, since int64) dashState {
 		},
 		Streams:        []dashStream{},
 		SampleInterval: lagInterval.Milliseconds(),
-		Auth:           dashAuth{ActionsNeedLogin: s.auth().required, ReadsNeedLogin: s.opts.HTTPAuth},
+		Auth:           dashAuth{ActionsNeedLogin: s.auth().required, MessagesNeedLogin: s.auth().required, ReadsNeedLogin: s.opts.HTTPAuth},
 	}
 	st.RatesIn, st.RatesOut = s.mon.lag.rates(since)
 	if s.js == nil {
@@ -308,6 +311,10 @@ func newDashMsg(m storedMsg, limit int) dashMsg {
 // seq from on (its first by default), payloads cut to dashPreviewBytes;
 // next_seq is where the next page starts, 0 at the end.
 func (s *Server) serveDashboardMessages(w http.ResponseWriter, r *http.Request) {
+	rights, ok := s.messageReader(w, r)
+	if !ok {
+		return
+	}
 	stream, ok := streamParam(w, r)
 	if !ok {
 		return
@@ -330,7 +337,6 @@ func (s *Server) serveDashboardMessages(w http.ResponseWriter, r *http.Request) 
 		Messages []dashMsg `json:"messages"`
 		NextSeq  uint64    `json:"next_seq"`
 	}{Stream: stream, Messages: []dashMsg{}}
-	rights := s.readRights(r)
 	for seq := from; ; {
 		m, err := s.readMsg(ctx, rights, stream, seq, true)
 		if isNoMessage(err) {
@@ -353,6 +359,10 @@ func (s *Server) serveDashboardMessages(w http.ResponseWriter, r *http.Request) 
 // serveDashboardMessage answers one message with its payload whole (up
 // to dashFullBytes).
 func (s *Server) serveDashboardMessage(w http.ResponseWriter, r *http.Request) {
+	rights, ok := s.messageReader(w, r)
+	if !ok {
+		return
+	}
 	stream, ok := streamParam(w, r)
 	if !ok {
 		return
@@ -362,7 +372,7 @@ func (s *Server) serveDashboardMessage(w http.ResponseWriter, r *http.Request) {
 		dashboardError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	m, err := s.readMsg(r.Context(), s.readRights(r), stream, seq, false)
+	m, err := s.readMsg(r.Context(), rights, stream, seq, false)
 	if err != nil {
 		dashboardFail(w, err)
 		return

@@ -89,8 +89,9 @@ type Options struct {
 	HTTPSPort int
 	// HTTPAuth makes every monitoring path but /healthz (the dashboard,
 	// /varz, /jsz …) need the HTTP Basic credentials of a user of
-	// Authorization. Without it reads are open; the dashboard's actions
-	// need credentials whenever Authorization is on (docs/dashboard.md).
+	// Authorization. Without it the counters are open; the dashboard's
+	// stored messages and actions need those credentials whenever
+	// Authorization is on, with or without HTTPAuth (docs/dashboard.md).
 	HTTPAuth bool
 
 	// Authorization is who may connect and what each user may do; the

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bus-dev/bus/server"
@@ -222,4 +223,48 @@ func shot(t *testing.T, ctx context.Context, path string) {
 	if err := os.WriteFile(path, png, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestDashboardInBrowserLogsInToReadMessages: with authorization the
+// DLQ view lists the dead-letter stream (counters are open) but shows,
+// in place of its messages, why they need a login and how; logging in
+// there shows them.
+func TestDashboardInBrowserLogsInToReadMessages(t *testing.T) {
+	t.Parallel()
+	ctx := browser(t)
+	users := []server.User{{Name: "admin", Password: "pw"}}
+	s := startBus(t, server.Options{JetStream: true, HTTPPort: -1, Authorization: server.Authorization{Users: users}})
+	base := "http://" + s.HTTPAddr().String()
+	nc := connect(t, busURL(s), nats.UserInfo("admin", "pw"))
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadLetterJobs(t, js, nc, 1)
+
+	do(t, ctx, "dlq view without a login", chromedp.Navigate(base+"/#dlq/DLQ"),
+		chromedp.WaitVisible(chromedp.CSS(`#dlq-list tr[data-stream="DLQ"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#dlq-messages .login-needed button[data-action="login"]`)))
+	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	text, err := chromedp.Run(tctx, chromedp.Text(chromedp.CSS(`#dlq-messages`)))
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"need a login", "authorization", "http_auth: true"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the DLQ view does not say %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "Bus-Dlq-Reason") || strings.Contains(text, "bad input") {
+		t.Fatalf("the DLQ view shows a dead letter without a login:\n%s", text)
+	}
+
+	row := `#dlq-messages tr.msg[data-seq="1"]`
+	do(t, ctx, "log in", chromedp.Click(chromedp.CSS(`#dlq-messages button[data-action="login"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#login-user`)),
+		chromedp.SendKeys(chromedp.CSS(`#login-user`), "admin"),
+		chromedp.SendKeys(chromedp.CSS(`#login-pass`), "pw"),
+		chromedp.Click(chromedp.CSS(`#modal-ok`)),
+		chromedp.WaitVisible(chromedp.CSS(row+` button.redrive`)))
 }

@@ -51,12 +51,29 @@ function clock(ms) { return new Date(ms).toLocaleTimeString("en-GB", { hour12: f
 function when(ms) { return ms ? new Date(ms).toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z") : "–"; }
 
 // ---- HTTP ----
+// getJSON GETs path; a refusal throws an Error carrying its status.
 async function getJSON(path) {
   const headers = st.auth ? { Authorization: st.auth } : {};
   const r = await fetch(API + path, { headers, cache: "no-store" });
   const body = await r.json().catch(() => ({}));
-  if (!r.ok) throw new Error(body.error ? body.error.description : r.status + " " + r.statusText);
+  if (!r.ok) {
+    const e = new Error(body.error ? body.error.description : r.status + " " + r.statusText);
+    e.status = r.status;
+    throw e;
+  }
   return body;
+}
+
+// getMessages GETs stored messages, which need a login whenever the
+// server has authorization: on 401 it asks for a user and tries again.
+async function getMessages(path) {
+  for (;;) {
+    try {
+      return await getJSON(path);
+    } catch (e) {
+      if (e.status !== 401 || !await login(e.message)) throw e;
+    }
+  }
 }
 
 // act POSTs an action; on 401 it asks for a user and tries again.
@@ -274,6 +291,18 @@ function payloadHTML(m, full) {
 function renderMessages(el, stream, isDLQ) {
   const m = st.msgs;
   if (!m || m.stream !== stream) { setHTML(el, `<h2>${esc(stream)}</h2><p class="muted">Loading…</p>`); return; }
+  if (m.needLogin) {
+    // With authorization the server shows stored messages only to one
+    // of its users: say so, and how to log in.
+    setHTML(el, `<h2>${esc(stream)}</h2><div class="login-needed">
+      <p>Stored messages need a login here. This server has authorization configured, so the dashboard shows messages only to one of its users
+      (a user name and password, or any name with the token as the password), with that user's subscribe permissions.
+      ${st.authUser ? `The login as <b>${esc(st.authUser)}</b> was refused.` : ""}</p>
+      <p><button data-action="login" class="primary">Log in</button></p>
+      <p class="muted">To protect the counters and the rest of the monitoring port as well, set <code>http_auth: true</code>.</p></div>`);
+    return;
+  }
+  if (m.error) { setHTML(el, `<h2>${esc(stream)}</h2><p class="error-text">${esc(m.error)}</p>`); return; }
   const head = `<h2>${isDLQ ? "Dead letters in" : "Messages of"} <span class="stream-title">${esc(stream)}</span></h2>
     <div class="pager">${st.msgsFrom > 1 ? `<button data-action="first-page">First</button>` : ""}${m.next_seq ? `<button data-action="next-page" data-seq="${m.next_seq}">Next page</button>` : ""}
     <span class="muted">from seq ${num(st.msgsFrom)}</span></div>`;
@@ -369,9 +398,17 @@ function absorb(s) {
   st.state = s;
 }
 
+// loadMessages fetches the page of messages shown; a refusal is shown in
+// its place (the rest of the dashboard stays live).
 async function loadMessages() {
   const stream = st.stream;
-  const m = await getJSON(`streams/${encodeURIComponent(stream)}/messages?from=${st.msgsFrom}&limit=25`);
+  let m;
+  try {
+    m = await getJSON(`streams/${encodeURIComponent(stream)}/messages?from=${st.msgsFrom}&limit=25`);
+  } catch (e) {
+    if (!e.status) throw e;
+    m = { stream, messages: [], needLogin: e.status === 401, error: e.message };
+  }
   if (stream === st.stream) st.msgs = m;
 }
 
@@ -401,11 +438,15 @@ document.addEventListener("click", async (e) => {
         render();
         return;
       case "show-all": {
-        const m = await getJSON(`streams/${encodeURIComponent(stream)}/messages/${seq}`);
+        const m = await getMessages(`streams/${encodeURIComponent(stream)}/messages/${seq}`);
         st.full[seq] = m.payload;
         render();
         return;
       }
+      case "login":
+        if (!await login("Log in to read the stored messages, as a user of this server's authorization block.")) return;
+        await poll();
+        return;
       case "next-page": st.msgsFrom = seq; st.expanded.clear(); await poll(); return;
       case "first-page": st.msgsFrom = 1; st.expanded.clear(); await poll(); return;
       case "purge":
