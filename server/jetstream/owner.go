@@ -125,6 +125,29 @@ func streamFlow(c streamConfig) flow {
 	return f
 }
 
+// streamAllowed checks what a stream config makes the server do for
+// owner: its own flow, and what each source and mirror reads of its
+// origin as that stands now (a local origin not there yet is checked by
+// its sourcer when it appears; one in another domain may hold anything).
+func (sh *shared) streamAllowed(owner Rights, c streamConfig) *apiError {
+	if e := sh.authorize(owner, streamFlow(c)); e != nil {
+		return e
+	}
+	for _, s := range c.copied() {
+		var ocfg *streamConfig
+		if origin := sh.localOrigin(*s); origin != nil {
+			oc := origin.config()
+			ocfg = &oc
+		} else if s.external() == nil {
+			continue
+		}
+		if e := sh.authorize(owner, sh.sourceFlow(*s, ocfg)); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
 // sourceFlow is what a source (or mirror) reads of its origin, whose
 // config is origin (nil: not found, or in another domain): its filters,
 // or all the origin may hold.

@@ -21,24 +21,10 @@ func (svc *Service) mayConsume(from Rights, cfg consumerConfig, scfg streamConfi
 }
 
 // mayOwn makes the sender of a stream create or update cfg's owner, if
-// its rights cover what the stream makes the server do (owner.go): its
-// transform and republish, and what its sources and mirror read of
-// origins that exist (a missing origin is checked by its sourcer when
-// it appears).
+// its rights cover what the stream makes the server do (owner.go).
 func (svc *Service) mayOwn(from Rights, cfg *streamConfig) *apiError {
 	cfg.owner = ownerOf(from)
-	if e := svc.sh.authorize(from, streamFlow(*cfg)); e != nil {
-		return e
-	}
-	for _, s := range cfg.copied() {
-		if origin := svc.sh.localOrigin(*s); origin != nil {
-			ocfg := origin.config()
-			if e := svc.sh.authorize(from, svc.sh.sourceFlow(*s, &ocfg)); e != nil {
-				return e
-			}
-		}
-	}
-	return nil
+	return svc.sh.streamAllowed(from, *cfg)
 }
 
 // errCodePermissions is bus's err_code for a JetStream request its

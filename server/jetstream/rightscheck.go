@@ -58,28 +58,13 @@ func (st *stream) checkOwner() {
 }
 
 // ownerAllows checks the stream's transform, republish and sources
-// against its owner's rights.
+// against its owner's current rights.
 func (st *stream) ownerAllows(cfg streamConfig) *apiError {
 	owner, e := st.sh.ownerRights(cfg.owner)
 	if e != nil {
 		return e
 	}
-	if e := st.sh.authorize(owner, streamFlow(cfg)); e != nil {
-		return e
-	}
-	for _, s := range cfg.copied() {
-		var ocfg *streamConfig
-		if origin := st.sh.localOrigin(*s); origin != nil {
-			c := origin.config()
-			ocfg = &c
-		} else if s.external() == nil {
-			continue // not there yet: its sourcer checks it when it appears
-		}
-		if e := st.sh.authorize(owner, st.sh.sourceFlow(*s, ocfg)); e != nil {
-			return e
-		}
-	}
-	return nil
+	return st.sh.streamAllowed(owner, cfg)
 }
 
 // setSuspended suspends the stream's flows with e, or resumes them when e
