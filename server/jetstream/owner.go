@@ -107,15 +107,21 @@ func streamFlow(c streamConfig) flow {
 		input, _ = subjects.NewTransform(orAll(t.Source), t.Destination) // checked by checkTransforms
 		for _, s := range c.Subjects {
 			if subjects.Overlap(orAll(t.Source), s) {
-				f.reads = append(f.reads, s)
+				f.reads = append(f.reads, narrower(orAll(t.Source), s))
 			}
 		}
 	}
 	if r := c.RePublish; r != nil {
 		for _, s := range c.Subjects {
-			stored := subjects.Overlap(r.Source, s) || input != nil && subjects.Overlap(input.Source(), s) && subjects.Overlap(r.Source, input.Reach())
-			if stored && !slices.Contains(f.reads, s) {
-				f.reads = append(f.reads, s)
+			read := ""
+			switch {
+			case input != nil && subjects.Overlap(input.Source(), s) && subjects.Overlap(r.Source, input.Reach()):
+				read = s // republished as the transform made it
+			case subjects.Overlap(r.Source, s):
+				read = narrower(r.Source, s)
+			}
+			if read != "" && !slices.Contains(f.reads, read) {
+				f.reads = append(f.reads, read)
 			}
 		}
 		if t, err := subjects.NewTransform(r.Source, r.Destination); err == nil {
@@ -146,6 +152,16 @@ func (sh *shared) streamAllowed(owner Rights, c streamConfig) *apiError {
 		}
 	}
 	return nil
+}
+
+// narrower is the one of two overlapping patterns that lies inside the
+// other, or b (what is captured) when neither does: what a transform or
+// republish with source a reads of captured subjects b, or more.
+func narrower(a, b string) string {
+	if subjects.Within(a, b) {
+		return a
+	}
+	return b
 }
 
 // sourceFlow is what a source (or mirror) reads of its origin, whose
