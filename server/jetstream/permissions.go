@@ -43,3 +43,19 @@ const errCodePermissions = 10403
 func errMayNotRead(from Rights, subject string) *apiError {
 	return newAPIError(403, errCodePermissions, "user %q may not read %q", from.User(), subject)
 }
+
+// readableCounts keeps, of a stream's per-subject counts, the subjects
+// the sender of a request may read: STREAM.INFO's subjects_filter would
+// otherwise list the names of subjects it may not read. A filter it may
+// read whole needs no check per subject.
+func (svc *Service) readableCounts(from Rights, filter string, counts map[string]uint64) map[string]uint64 {
+	if svc.mayRead(from, filter) {
+		return counts
+	}
+	for subj := range counts {
+		if !from.MayRead(subj) {
+			delete(counts, subj)
+		}
+	}
+	return counts
+}
