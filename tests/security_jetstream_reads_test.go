@@ -1,10 +1,13 @@
 package tests
 
 import (
+	"errors"
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bus-dev/bus/server"
@@ -45,6 +48,97 @@ func startReadsFixture(t *testing.T, reference bool) readsFixture {
 	return f
 }
 
+// A pull its puller could never be delivered (it may not subscribe to
+// the consumer's subjects: its filter, or the stream's subjects when it
+// has none) is refused at once with a 409 naming the subject, and
+// nothing counts as delivered, so nothing is redelivered or dead-lettered
+// because of a permission setting. Under reference_stored_reads the pull
+// is served, as by the reference.
+func TestJetStreamPullRefusedWithoutSubscribeRights(t *testing.T) {
+	t.Parallel()
+	for _, reference := range []bool{false, true} {
+		t.Run(map[bool]string{false: "bus", true: "reference rule"}[reference], func(t *testing.T) {
+			t.Parallel()
+			f := startReadsFixture(t, reference)
+			ctx := ctxT(t)
+			for _, name := range []string{"SECRET", "ALL"} {
+				c, err := f.eve.Consumer(ctx, "S", name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				start := time.Now()
+				batch, err := c.Fetch(1, jetstream.FetchMaxWait(3*time.Second))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for m := range batch.Messages() {
+					got = append(got, m.Subject())
+				}
+				info, err := f.admin.Consumer(ctx, "S", name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ci := info.CachedInfo()
+				if reference {
+					if batch.Error() != nil || len(got) != 1 || got[0] != "secret.a" {
+						t.Errorf("%s under the reference rule: got %v, %v; want secret.a", name, got, batch.Error())
+					}
+					continue
+				}
+				if err := batch.Error(); err == nil || !strings.Contains(err.Error(), `"secret.>"`) || len(got) != 0 {
+					t.Errorf("%s: got %v, error %v; want a refusal naming \"secret.>\"", name, got, err)
+				}
+				if d := time.Since(start); d > 2*time.Second {
+					t.Errorf("%s: refused after %v, want at once", name, d)
+				}
+				if ci.NumAckPending != 0 || ci.NumRedelivered != 0 || ci.Delivered.Consumer != 0 {
+					t.Errorf("%s: ack pending %d, redelivered %d, delivered %d; want nothing delivered",
+						name, ci.NumAckPending, ci.NumRedelivered, ci.Delivered.Consumer)
+				}
+			}
+			// A consumer inside eve's rights serves her.
+			c, err := f.eve.Consumer(ctx, "S", "PUB")
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := c.Next(jetstream.FetchMaxWait(3 * time.Second))
+			if err != nil || m.Subject() != "pub.b" {
+				t.Fatalf("pull inside the rights: %v", err)
+			}
+		})
+	}
+}
+
+// An ack with +NXT is a pull too: it is refused the same way.
+func TestJetStreamAckNextRefusedWithoutSubscribeRights(t *testing.T) {
+	t.Parallel()
+	f := startReadsFixture(t, false)
+	nc := f.eve.Conn()
+	inbox := nats.NewInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.PublishRequest("$JS.ACK.S.SECRET.1.1.1.0.0", inbox, []byte("+NXT")); err != nil {
+		t.Fatal(err)
+	}
+	m, err := sub.NextMsg(3 * time.Second)
+	if err != nil {
+		t.Fatalf("no answer to +NXT: %v", err)
+	}
+	if m.Header.Get("Status") != "409" || !strings.Contains(m.Header.Get("Description"), `"secret.>"`) {
+		t.Fatalf("answer %q %q, want a 409 naming \"secret.>\"", m.Header.Get("Status"), m.Header.Get("Description"))
+	}
+	c, err := f.admin.Consumer(ctxT(t), "S", "SECRET")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ci := c.CachedInfo(); ci.NumAckPending != 0 || ci.Delivered.Consumer != 0 {
+		t.Fatalf("ack pending %d, delivered %d; want nothing delivered", ci.NumAckPending, ci.Delivered.Consumer)
+	}
+}
+
 // STREAM.INFO's per-subject counts list only the subjects the requester
 // may read; under reference_stored_reads, all of them.
 func TestJetStreamStreamInfoSubjectsNeedSubscribeRights(t *testing.T) {
@@ -82,5 +176,31 @@ func TestJetStreamStreamInfoSubjectsNeedSubscribeRights(t *testing.T) {
 				t.Fatalf("admin subjects %v, want both", ainfo.State.Subjects)
 			}
 		})
+	}
+}
+
+// An unfiltered consumer on a mirror (a stream with no subjects of its
+// own, holding whatever its origin holds) reads every subject: eve may
+// neither create nor pull one.
+func TestJetStreamMirrorConsumerNeedsRightsToEverySubject(t *testing.T) {
+	t.Parallel()
+	f := startReadsFixture(t, false)
+	ctx := ctxT(t)
+	if _, err := f.admin.CreateStream(ctx, jetstream.StreamConfig{Name: "M", Mirror: &jetstream.StreamSource{Name: "S"}}); err != nil {
+		t.Fatal(err)
+	}
+	var apiErr *jetstream.APIError
+	if _, err := f.eve.CreateOrUpdateConsumer(ctx, "M", jetstream.ConsumerConfig{Durable: "EVE", AckPolicy: jetstream.AckExplicitPolicy}); !errors.As(err, &apiErr) || apiErr.ErrorCode != 10403 {
+		t.Fatalf("eve's unfiltered consumer on a mirror: %v, want err_code 10403", err)
+	}
+	if _, err := f.admin.CreateOrUpdateConsumer(ctx, "M", jetstream.ConsumerConfig{Durable: "ALL", AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := f.eve.Consumer(ctx, "M", "ALL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Next(jetstream.FetchMaxWait(3 * time.Second)); err == nil || !strings.Contains(err.Error(), `may not read ">"`) {
+		t.Fatalf("eve's pull of an unfiltered consumer on a mirror: %v, want a refusal naming \">\"", err)
 	}
 }

@@ -1,5 +1,7 @@
 package jetstream
 
+import "strconv"
+
 // Stored messages are checked against the reader's subscribe rights, not
 // only the subscription they are delivered to (docs/security.md): the
 // core filters every delivery by the message's own subject, and here a
@@ -10,7 +12,7 @@ package jetstream
 
 // mayRead reports whether the sender of a request may read subject.
 func (svc *Service) mayRead(from Rights, subject string) bool {
-	return from == nil || svc.referenceReads || from.MayRead(subject)
+	return from == nil || svc.sh.referenceReads || from.MayRead(subject)
 }
 
 // mayConsume checks a consumer config against its creator's rights: its
@@ -20,11 +22,7 @@ func (svc *Service) mayConsume(from Rights, cfg consumerConfig, scfg streamConfi
 	if from == nil {
 		return nil
 	}
-	filters := cfg.filters()
-	if len(filters) == 0 {
-		filters = scfg.Subjects
-	}
-	for _, f := range filters {
+	for _, f := range readSubjects(&cfg, &scfg) {
 		if !svc.mayRead(from, f) {
 			return errMayNotRead(from, f)
 		}
@@ -58,4 +56,53 @@ func (svc *Service) readableCounts(from Rights, filter string, counts map[string
 		}
 	}
 	return counts
+}
+
+// readSubjects are the subjects a consumer delivers from: its filters,
+// or, when it has none, every subject its stream may hold. Those are the
+// stream's subjects only when they are the one way in and stored as
+// they are: a mirror, sources or a subject transform store other
+// subjects, so then it is every subject.
+func readSubjects(cfg *consumerConfig, scfg *streamConfig) []string {
+	if f := cfg.filters(); len(f) > 0 {
+		return f
+	}
+	if scfg.Mirror != nil || len(scfg.Sources) > 0 || scfg.SubjectTransform != nil || len(scfg.Subjects) == 0 {
+		return everySubject
+	}
+	return scfg.Subjects
+}
+
+var everySubject = []string{">"}
+
+// refusePull is the status that refuses a pull (MSG.NEXT, or an ack's
+// +NXT) from a user who may not read all of the consumer's subjects, or
+// "" to serve it. The core would drop each delivery such a pull gets
+// (docs/security.md), so serving it would time the puller out with no
+// word, while the consumer counted the message as delivered and, after
+// max_deliver, dead-lettered it for a permission setting. Checked once
+// per pull, on the puller's reader goroutine: deliveries cost nothing
+// more. A 409, as the reference's statuses for a pull the consumer will
+// not serve (Exceeded MaxRequestBatch, Consumer is push based): clients
+// end the fetch with its description and keep the consumer.
+func (c *consumer) refusePull(from Rights) string {
+	if from == nil || c.sh.referenceReads || from.MayRead(">") {
+		return ""
+	}
+	subjects := c.cfg.filters()
+	if len(subjects) == 0 {
+		subjects = everySubject
+		if st := c.sh.lookup(c.stream); st != nil {
+			scfg := st.config()
+			subjects = readSubjects(&c.cfg, &scfg)
+		}
+	}
+	for _, f := range subjects {
+		if !from.MayRead(f) {
+			c.sh.log.Warn("pull refused: the puller may not read the consumer's subjects",
+				"stream", c.stream, "consumer", c.name, "user", from.User(), "subject", f)
+			return "409 Permissions Violation: user " + strconv.Quote(from.User()) + " may not read " + strconv.Quote(f)
+		}
+	}
+	return ""
 }

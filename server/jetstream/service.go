@@ -84,6 +84,8 @@ type shared struct {
 	inflightBatches atomic.Int64
 	// limits is Options.Limits.
 	limits Limits
+	// referenceReads: see Options.ReferenceStoredReads (permissions.go).
+	referenceReads bool
 }
 
 // Service is the persistence layer: the streams, their consumers and the
@@ -94,8 +96,6 @@ type shared struct {
 type Service struct {
 	sh  *shared
 	dir string
-	// referenceReads: see Options.ReferenceStoredReads.
-	referenceReads bool
 	// files is shared by every stream's log: segment and journal files
 	// open on demand, at most maxOpenFiles at once, so descriptors follow
 	// the working set, not the number of streams; its lock on the store's
@@ -183,10 +183,11 @@ func New(core Core, opts Options) (*Service, error) {
 
 			batchLimits: opts.Batch.withDefaults(),
 			limits:      opts.Limits,
+
+			referenceReads: opts.ReferenceStoredReads,
 		},
 		batchConfigured: opts.Batch,
 		dir:             opts.Dir,
-		referenceReads:  opts.ReferenceStoredReads,
 		streams:         map[string]*stream{},
 		owners:          subjects.NewTrie[string](),
 		creating:        map[string]bool{},
