@@ -21,12 +21,19 @@ type readsFixture struct {
 
 func startReadsFixture(t *testing.T, reference bool) readsFixture {
 	t.Helper()
+	f, _ := startReadsFixtureWith(t, server.Options{Authorization: server.Authorization{ReferenceStoredReads: reference}})
+	return f
+}
+
+// startReadsFixtureWith starts the fixture on opts (JetStream and the
+// users added) and returns the server too.
+func startReadsFixtureWith(t *testing.T, opts server.Options) (readsFixture, *server.Server) {
+	t.Helper()
 	eve := server.User{Name: "eve", Password: "e", Permissions: &server.Permissions{
 		Subscribe: &server.SubjectPermission{Deny: []string{"secret.>"}},
 	}}
-	s := startBus(t, server.Options{JetStream: true, Authorization: server.Authorization{
-		Users: []server.User{{Name: "admin", Password: "a"}, eve}, ReferenceStoredReads: reference,
-	}})
+	opts.JetStream, opts.Authorization.Users = true, []server.User{{Name: "admin", Password: "a"}, eve}
+	s := startBus(t, opts)
 	f := readsFixture{admin: jsAs(t, s, "admin", "a"), eve: jsAs(t, s, "eve", "e")}
 	ctx := ctxT(t)
 	if _, err := f.admin.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"secret.>", "pub.>"}}); err != nil {
@@ -45,7 +52,7 @@ func startReadsFixture(t *testing.T, reference bool) readsFixture {
 			t.Fatal(err)
 		}
 	}
-	return f
+	return f, s
 }
 
 // A pull its puller could never be delivered (it may not subscribe to
@@ -202,5 +209,22 @@ func TestJetStreamMirrorConsumerNeedsRightsToEverySubject(t *testing.T) {
 	}
 	if _, err := c.Next(jetstream.FetchMaxWait(3 * time.Second)); err == nil || !strings.Contains(err.Error(), `may not read ">"`) {
 		t.Fatalf("eve's pull of an unfiltered consumer on a mirror: %v, want a refusal naming \">\"", err)
+	}
+}
+
+// A pull through the JetStream domain's API prefix is checked as well.
+func TestJetStreamDomainPullRefusedWithoutSubscribeRights(t *testing.T) {
+	t.Parallel()
+	_, s := startReadsFixtureWith(t, server.Options{JetStreamDomain: "hub"})
+	eve, err := jetstream.NewWithDomain(connect(t, busURL(s), nats.UserInfo("eve", "e")), "hub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := eve.Consumer(ctxT(t), "S", "SECRET")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Next(jetstream.FetchMaxWait(3 * time.Second)); err == nil || !strings.Contains(err.Error(), `may not read "secret.>"`) {
+		t.Fatalf("eve's pull through the domain: %v, want a refusal naming \"secret.>\"", err)
 	}
 }
