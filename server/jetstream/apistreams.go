@@ -340,7 +340,7 @@ func (svc *Service) streamInfo(r apiRequest, name string) {
 	}
 	if req.SubjectsFilter != "" {
 		// Per-subject counts, as "nats stream subjects" asks for them.
-		resp.State.Subjects = st.log.SubjectCounts(req.SubjectsFilter)
+		resp.State.Subjects = svc.readableCounts(r.from, req.SubjectsFilter, st.log.SubjectCounts(req.SubjectsFilter))
 		resp.Total, resp.Limit = len(resp.State.Subjects), subjectsLimit
 	}
 	svc.respond(r.reply, resp)

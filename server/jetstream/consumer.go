@@ -92,10 +92,11 @@ type consumerStart struct {
 	onExpired func(*consumer)
 }
 
-// consumerSub is one of a consumer's subscriptions.
+// consumerSub is one of a consumer's subscriptions: pulls and acks (an
+// ack's +NXT pulls) need the sender's Rights (refusePull).
 type consumerSub struct {
 	subject string
-	h       Handler
+	h       RequestHandler
 }
 
 // startConsumer subscribes the consumer's subjects and starts its goroutine.
@@ -150,7 +151,7 @@ func startConsumer(sh *shared, stream string, cs consumerStart) (*consumer, erro
 		subs = append(subs, consumerSub{"$JS.FC." + stream + "." + c.name + ".>", c.captureFlowControl})
 	}
 	for _, s := range subs {
-		sub, err := sh.core.Subscribe(s.subject, s.h)
+		sub, err := sh.core.SubscribeRequests(s.subject, s.h)
 		if err != nil {
 			c.unsubscribe()
 			return nil, err
@@ -212,9 +213,14 @@ func (c *consumer) signal() {
 	}
 }
 
-// capturePull queues a MSG.NEXT request (client reader goroutine).
-func (c *consumer) capturePull(_, reply []byte, hdr int, msg []byte) bool {
+// capturePull queues a MSG.NEXT request (client reader goroutine), or
+// refuses it at once when its sender may not read what it would get.
+func (c *consumer) capturePull(from Rights, _, reply []byte, hdr int, msg []byte) bool {
 	if len(reply) == 0 {
+		return true
+	}
+	if status := c.refusePull(from); status != "" {
+		c.sh.core.Publish(string(reply), "", statusHeader(status), nil)
 		return true
 	}
 	body := msg
@@ -229,8 +235,9 @@ func (c *consumer) capturePull(_, reply []byte, hdr int, msg []byte) bool {
 	return true
 }
 
-// captureAck queues an ack (client reader goroutine).
-func (c *consumer) captureAck(subject, reply []byte, hdr int, msg []byte) bool {
+// captureAck queues an ack (client reader goroutine). The pull of a
+// +NXT is checked as MSG.NEXT's is; refused, it is a plain ack.
+func (c *consumer) captureAck(from Rights, subject, reply []byte, hdr int, msg []byte) bool {
 	seq, ok := parseAckSubject(subject)
 	if !ok {
 		return true
@@ -239,8 +246,15 @@ func (c *consumer) captureAck(subject, reply []byte, hdr int, msg []byte) bool {
 	if hdr >= 0 {
 		body = msg[hdr:]
 	}
+	a := parseAck(seq, body, string(reply))
+	if a.kind == ackNext && a.reply != "" {
+		if status := c.refusePull(from); status != "" {
+			c.sh.core.Publish(a.reply, "", statusHeader(status), nil)
+			a.kind, a.arg, a.reply = ackAck, "", ""
+		}
+	}
 	select {
-	case c.acks <- parseAck(seq, body, string(reply)):
+	case c.acks <- a:
 	case <-c.stop:
 	}
 	return true
@@ -248,7 +262,7 @@ func (c *consumer) captureAck(subject, reply []byte, hdr int, msg []byte) bool {
 
 // captureFlowControl is the push subscriber's answer to a flow-control
 // request.
-func (c *consumer) captureFlowControl(_, _ []byte, _ int, _ []byte) bool {
+func (c *consumer) captureFlowControl(_ Rights, _, _ []byte, _ int, _ []byte) bool {
 	select {
 	case c.fcDone <- struct{}{}:
 	default:

@@ -36,7 +36,7 @@ func (svc *Service) captureDomainRequest(from Rights, subject, reply []byte, hdr
 		if c == nil {
 			return false
 		}
-		return c.capturePull([]byte(local), reply, hdr, msg)
+		return c.capturePull(from, []byte(local), reply, hdr, msg)
 	}
 	return svc.captureRequest(from, []byte(local), reply, hdr, msg)
 }

@@ -35,3 +35,48 @@ const errCodePermissions = 10403
 func errMayNotRead(from Rights, subject string) *apiError {
 	return newAPIError(403, errCodePermissions, "user %q may not read %q", from.User(), subject)
 }
+
+// readableCounts keeps, of a stream's per-subject counts, the subjects
+// the sender of a request may read: STREAM.INFO's subjects_filter would
+// otherwise list the names of subjects it may not read. A filter it may
+// read whole needs no check per subject.
+func (svc *Service) readableCounts(from Rights, filter string, counts map[string]uint64) map[string]uint64 {
+	if svc.mayRead(from, filter) {
+		return counts
+	}
+	for subj := range counts {
+		if !from.MayRead(subj) {
+			delete(counts, subj)
+		}
+	}
+	return counts
+}
+
+// refusePull is the status that refuses a pull (MSG.NEXT, or an ack's
+// +NXT) from a user who may not read all of the consumer's subjects, or
+// "" to serve it. The core would drop each delivery such a pull gets
+// (docs/security.md), so serving it would time the puller out with no
+// word, while the consumer counted the message as delivered and, after
+// max_deliver, dead-lettered it for a permission setting. Checked once
+// per pull, on the puller's reader goroutine: deliveries cost nothing
+// more. A 409, as the reference's statuses for a pull the consumer will
+// not serve (Exceeded MaxRequestBatch, Consumer is push based): clients
+// end the fetch with its description and keep the consumer.
+func (c *consumer) refusePull(from Rights) string {
+	if from == nil || c.sh.referenceReads || from.MayRead(">") {
+		return ""
+	}
+	reads := c.cfg.filters()
+	if len(reads) == 0 {
+		reads = []string{">"}
+		if st := c.sh.lookup(c.stream); st != nil {
+			reads = c.sh.heldSubjects(st.config(), maxHeldDepth)
+		}
+	}
+	if e := c.sh.authorize(from, flow{reads: reads}); e != nil {
+		c.sh.log.Warn("pull refused: the puller may not read the consumer's subjects",
+			"stream", c.stream, "consumer", c.name, "user", from.User(), "err", e.Description)
+		return "409 Permissions Violation: " + e.Description
+	}
+	return ""
+}
