@@ -37,33 +37,6 @@ const (
 // maxBatchID is the longest batch id the reference takes.
 const maxBatchID = 64
 
-// BatchLimits bounds atomic batch publishing, as the reference's
-// jetstream limits do (max_batch_inflight_per_stream,
-// max_batch_inflight_total, max_batch_size, max_batch_timeout). A zero
-// field means the reference's default.
-type BatchLimits struct {
-	MaxInflightPerStream int           // open batches per stream; 50
-	MaxInflightTotal     int           // open batches in the server; 1000
-	MaxSize              int           // messages per batch; 1000
-	Timeout              time.Duration // since a batch's last message; 10s
-}
-
-func (b BatchLimits) withDefaults() BatchLimits {
-	if b.MaxInflightPerStream <= 0 {
-		b.MaxInflightPerStream = 50
-	}
-	if b.MaxInflightTotal <= 0 {
-		b.MaxInflightTotal = 1000
-	}
-	if b.MaxSize <= 0 {
-		b.MaxSize = 1000
-	}
-	if b.Timeout <= 0 {
-		b.Timeout = 10 * time.Second
-	}
-	return b
-}
-
 // batches is a stream's open atomic batches. One timer, armed for the
 // earliest deadline, abandons those that went quiet.
 type batches struct {
@@ -71,17 +44,33 @@ type batches struct {
 	open  map[string]*stagedBatch
 	timer *time.Timer
 	armed bool // timer is pending
+	// staged is the bytes of the open batches' messages, and of the
+	// batches being committed until their commit is done.
+	staged int64
 }
 
 // stagedBatch is one open batch: its messages so far (copies, subjects
-// already transformed) and when it is abandoned.
+// already transformed), their bytes (see stagedSize) and when it is
+// abandoned.
 type stagedBatch struct {
 	msgs     []jetlog.Msg
+	bytes    int64
 	deadline time.Time
 }
 
 func errBatchIncomplete() *apiError {
 	return newAPIError(400, 10176, "atomic publish batch is incomplete")
+}
+
+func errBatchTooManyInflight() *apiError {
+	return newAPIError(429, 10210, "atomic publish too many inflight")
+}
+
+// errBatchTooLarge is the reference's refusal of a batch of more than
+// max messages; bus also gives it, with a bound in bytes, to a batch
+// that would stage more than it may (reserveStagedLocked).
+func errBatchTooLarge(max int64) *apiError {
+	return newAPIError(400, 10199, "atomic publish batch is too large: %d", max)
 }
 
 // batchCommit reads Nats-Batch-Commit: whether the message commits,
@@ -95,14 +84,24 @@ func batchCommit(hdr []byte) (commit, eob, valid bool) {
 	return true, eob, eob || string(v) == "1"
 }
 
+// batchMsg is what publishBatchMsg read off a batch message's headers.
+type batchMsg struct {
+	seq  uint64 // Nats-Batch-Sequence
+	size uint64 // of the batch with this message; an end-of-batch marker is not one of it
+	// commit, eob, valid: see batchCommit.
+	commit, eob, valid bool
+}
+
 // publishBatchMsg handles one message of an atomic batch on the
 // publisher's reader goroutine; the commit waits for the disk there. It
 // owns p.
 func (st *stream) publishBatchMsg(p *pub, m jetlog.Msg, id string) {
-	defer st.pubs.Put(p)
+	defer func() {
+		p.reply, p.msg = "", jetlog.Msg{} // a pooled pub must not pin a staged message
+		st.pubs.Put(p)
+	}()
 	cfg := st.config()
 	reply := p.reply
-	lim := st.sh.batchLimits
 	switch {
 	case cfg.MaxMsgSize >= 0 && len(m.Header)+len(m.Data) > int(cfg.MaxMsgSize):
 		st.ackError(reply, errMsgTooLarge())
@@ -119,31 +118,64 @@ func (st *stream) publishBatchMsg(p *pub, m jetlog.Msg, id string) {
 		st.ackError(reply, newAPIError(400, 10175, "atomic publish sequence is missing"))
 		return
 	}
-	commit, eob, valid := batchCommit(m.Header)
-	size := seq // the end-of-batch marker is not one of the batch
-	if eob {
-		size--
+	bm := batchMsg{seq: seq, size: seq}
+	bm.commit, bm.eob, bm.valid = batchCommit(m.Header)
+	if bm.eob {
+		bm.size--
 	}
+	r := st.stageBatchMsg(m, id, bm, cfg.MaxBytes)
+	switch {
+	case r.err != nil:
+		if r.reason != "" {
+			st.adviseBatchAbandoned(id, r.reason)
+		}
+		st.ackError(reply, r.err)
+	case !bm.commit:
+		if reply != "" { // staged: an empty reply, as the reference sends
+			st.sh.core.Publish(reply, "", nil, nil)
+		}
+	default:
+		defer st.releaseStaged(r.bytes)
+		msgs := r.msgs
+		if bm.eob { // the last stored message says it committed
+			last := &msgs[len(msgs)-1]
+			last.Header = withHeader(last.Header, hdrBatchCommit, "1")
+		}
+		st.commitBatch(p, id, msgs, cfg)
+	}
+}
+
+// staging is what stageBatchMsg did with a message, for publishBatchMsg
+// to answer once bs.mu is released.
+type staging struct {
+	err    *apiError // refused; an open batch is abandoned with it
+	reason string    // the abandoned batch's advisory reason; "" sends none
+	// msgs is the whole batch when the message committed it, and bytes
+	// what it staged, counted until releaseStaged.
+	msgs  []jetlog.Msg
+	bytes int64
+}
+
+// stageBatchMsg checks message bm of batch id against the open batch, in
+// the reference's order, and stages it, or takes the batch out to be
+// committed. maxBytes is the stream's max_bytes (<= 0: none).
+func (st *stream) stageBatchMsg(m jetlog.Msg, id string, bm batchMsg, maxBytes int64) staging {
+	lim := st.sh.batchLimits
 	bs := &st.batches
 	bs.mu.Lock()
+	defer bs.mu.Unlock()
 	b := bs.open[id]
 	if b == nil {
 		switch {
-		case seq != 1 && size > uint64(lim.MaxSize):
-			bs.mu.Unlock()
-			st.ackError(reply, errBatchTooLarge(lim.MaxSize))
-			return
-		case seq != 1:
-			bs.mu.Unlock()
-			st.ackError(reply, errBatchIncomplete())
-			return
-		case len(bs.open) >= lim.MaxInflightPerStream || st.sh.inflightBatches.Add(1) > int64(lim.MaxInflightTotal):
-			if len(bs.open) < lim.MaxInflightPerStream {
-				st.sh.inflightBatches.Add(-1)
-			}
-			bs.mu.Unlock()
-			st.ackError(reply, newAPIError(429, 10210, "atomic publish too many inflight"))
-			return
+		case bm.seq != 1 && bm.size > uint64(lim.MaxSize):
+			return staging{err: errBatchTooLarge(int64(lim.MaxSize))}
+		case bm.seq != 1:
+			return staging{err: errBatchIncomplete()}
+		case len(bs.open) >= lim.MaxInflightPerStream:
+			return staging{err: errBatchTooManyInflight()}
+		case st.sh.inflightBatches.Add(1) > int64(lim.MaxInflightTotal):
+			st.sh.inflightBatches.Add(-1)
+			return staging{err: errBatchTooManyInflight()}
 		}
 		b = &stagedBatch{}
 		if bs.open == nil {
@@ -151,56 +183,43 @@ func (st *stream) publishBatchMsg(p *pub, m jetlog.Msg, id string) {
 		}
 		bs.open[id] = b
 	}
-	abandon := func(e *apiError, reason string) {
-		st.dropBatchLocked(id)
-		bs.mu.Unlock()
-		if reason != "" {
-			st.adviseBatchAbandoned(id, reason)
-		}
-		st.ackError(reply, e)
-	}
-	if !valid {
-		abandon(newAPIError(400, 10200, "atomic publish batch commit is invalid"), "")
-		return
+	if !bm.valid {
+		return st.abandonLocked(id, newAPIError(400, 10200, "atomic publish batch commit is invalid"), "")
 	}
 	if v := jetlog.HeaderValue(m.Header, hdrRequiredAPI); len(v) > 0 {
 		if n, err := strconv.Atoi(string(v)); err != nil || n > APILevel {
-			abandon(newAPIError(412, 10185, "JetStream minimum api level required"), "unsupported")
-			return
+			return st.abandonLocked(id, newAPIError(412, 10185, "JetStream minimum api level required"), "unsupported")
 		}
 	}
-	if seq != uint64(len(b.msgs))+1 || seq == 1 && eob {
-		abandon(errBatchIncomplete(), "incomplete")
-		return
+	if bm.seq != uint64(len(b.msgs))+1 || bm.seq == 1 && bm.eob {
+		return st.abandonLocked(id, errBatchIncomplete(), "incomplete")
 	}
-	if size > uint64(lim.MaxSize) {
-		abandon(errBatchTooLarge(lim.MaxSize), "large")
-		return
+	if bm.size > uint64(lim.MaxSize) {
+		return st.abandonLocked(id, errBatchTooLarge(int64(lim.MaxSize)), "large")
 	}
-	if !eob {
+	if !bm.eob {
+		if e, reason := st.reserveStagedLocked(b, stagedSize(m), maxBytes); e != nil {
+			if bm.seq == 1 { // it never opened: no advisory, as for too many inflight
+				reason = ""
+			}
+			return st.abandonLocked(id, e, reason)
+		}
 		b.msgs = append(b.msgs, stageCopy(m))
 	}
-	if !commit {
+	if !bm.commit {
 		b.deadline = st.sh.now().Add(lim.Timeout)
 		bs.armLocked(st, b.deadline)
-		bs.mu.Unlock()
-		if reply != "" { // staged: an empty reply, as the reference sends
-			st.sh.core.Publish(reply, "", nil, nil)
-		}
-		return
+		return staging{}
 	}
-	msgs := b.msgs
-	st.dropBatchLocked(id)
-	bs.mu.Unlock()
-	if eob { // the last stored message says it committed
-		last := &msgs[len(msgs)-1]
-		last.Header = withHeader(last.Header, hdrBatchCommit, "1")
-	}
-	st.commitBatch(p, id, msgs, cfg)
+	st.forgetBatchLocked(id)
+	return staging{msgs: b.msgs, bytes: b.bytes}
 }
 
-func errBatchTooLarge(max int) *apiError {
-	return newAPIError(400, 10199, "atomic publish batch is too large: %d", max)
+// abandonLocked drops batch id and refuses its message with e (bs.mu
+// held).
+func (st *stream) abandonLocked(id string, e *apiError, reason string) staging {
+	st.dropBatchLocked(id)
+	return staging{err: e, reason: reason}
 }
 
 // parseBatchSeq reads Nats-Batch-Sequence: decimal digits only.
@@ -224,11 +243,24 @@ func stageCopy(m jetlog.Msg) jetlog.Msg {
 	return jetlog.Msg{Subject: m.Subject, Header: buf[:len(hdr):len(hdr)], Data: buf[len(hdr):]}
 }
 
-// dropBatchLocked forgets an open batch (bs.mu held).
-func (st *stream) dropBatchLocked(id string) {
-	if _, ok := st.batches.open[id]; ok {
+// forgetBatchLocked takes batch id out of the open ones (bs.mu held);
+// its staged bytes stay counted (see dropBatchLocked).
+func (st *stream) forgetBatchLocked(id string) *stagedBatch {
+	b, ok := st.batches.open[id]
+	if ok {
 		delete(st.batches.open, id)
 		st.sh.inflightBatches.Add(-1)
+	}
+	return b
+}
+
+// dropBatchLocked abandons an open batch (bs.mu held): it is forgotten,
+// its staged bytes are given back, and nothing holds its messages any
+// more.
+func (st *stream) dropBatchLocked(id string) {
+	if b := st.forgetBatchLocked(id); b != nil {
+		st.releaseStagedLocked(b.bytes)
+		b.msgs, b.bytes = nil, 0
 	}
 }
 

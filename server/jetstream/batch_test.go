@@ -11,6 +11,12 @@ import (
 // B capturing b.>, and limits as given.
 func batchService(t *testing.T, lim BatchLimits) (*Service, *fakeCore) {
 	t.Helper()
+	return batchServiceWith(t, lim, `{"name":"B","subjects":["b.>"],"allow_atomic":true}`)
+}
+
+// batchServiceWith is batchService with stream B's config as given.
+func batchServiceWith(t *testing.T, lim BatchLimits, config string) (*Service, *fakeCore) {
+	t.Helper()
 	core := newFakeCore()
 	svc, err := New(core, Options{Dir: t.TempDir(), Batch: lim})
 	if err != nil {
@@ -21,17 +27,27 @@ func batchService(t *testing.T, lim BatchLimits) (*Service, *fakeCore) {
 	}
 	t.Cleanup(svc.Shutdown)
 	svc.handle(apiRequest{subject: apiPrefix + "STREAM.CREATE.B", reply: "_INBOX.mk",
-		body: []byte(`{"name":"B","subjects":["b.>"],"allow_atomic":true}`)})
+		body: []byte(config)})
 	if svc.stream("B") == nil {
 		t.Fatal("stream B not created")
 	}
 	return svc, core
 }
 
-// publishBatchMsg publishes one batch message through the fake core.
+// publishBatch publishes one batch message through the fake core.
 func publishBatch(core *fakeCore, id, seq, reply string) {
-	hdr := []byte("NATS/1.0\r\nNats-Batch-Id: " + id + "\r\nNats-Batch-Sequence: " + seq + "\r\n\r\n")
-	core.Deliver("b.x", "b.x", reply, hdr, []byte("x"))
+	publishBatchData(core, id, seq, reply, []byte("x"))
+}
+
+// publishBatchData publishes one batch message with payload data, and
+// Nats-Batch-Commit: 1 if seq ends in "!".
+func publishBatchData(core *fakeCore, id, seq, reply string, data []byte) {
+	commit := ""
+	if s, ok := strings.CutSuffix(seq, "!"); ok {
+		seq, commit = s, "Nats-Batch-Commit: 1\r\n"
+	}
+	hdr := []byte("NATS/1.0\r\nNats-Batch-Id: " + id + "\r\nNats-Batch-Sequence: " + seq + "\r\n" + commit + "\r\n")
+	core.Deliver("b.x", "b.x", reply, hdr, data)
 }
 
 // sentTo returns what the core kept for subjects starting with prefix.

@@ -79,9 +79,11 @@ type shared struct {
 	// up (limits.go).
 	memoryFull, storageFull atomic.Bool
 	// batchLimits is Options.Batch with defaults; inflightBatches counts
-	// the open atomic batches of every stream, for its total.
+	// the open atomic batches of every stream and stagedBytes their
+	// messages' bytes, for their totals (batch.go).
 	batchLimits     BatchLimits
 	inflightBatches atomic.Int64
+	stagedBytes     atomic.Int64
 	// limits is Options.Limits.
 	limits Limits
 	// referenceReads is Options.ReferenceStoredReads: authorize checks
