@@ -5,8 +5,10 @@ import (
 	"crypto/subtle"
 	"crypto/x509"
 	"encoding/base64"
+	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/nats-io/nkeys"
 	"golang.org/x/crypto/bcrypt"
@@ -45,6 +47,9 @@ type authenticator struct {
 	// The system account's users when Authorization has no users list
 	// (else they are in users and nkeys); see addSystemUsers.
 	sysUsers, sysNkeys map[string]*identityEntry
+
+	padOnce sync.Once // makes pad on first use, once every user is in
+	pad     string    // see padFor
 }
 
 // identityEntry is one configured user with its compiled identity.
@@ -128,6 +133,7 @@ func (a *authenticator) authenticate(cr credentials, nonce string, cert *x509.Ce
 			if cr.User == "" {
 				return nil, &authFailure{reason: "no credentials"}
 			}
+			a.checkPassword("", false, cr.Pass)
 			return nil, &authFailure{user: cr.User, reason: "unknown user"}
 		}
 	}
@@ -137,10 +143,11 @@ func (a *authenticator) authenticate(cr credentials, nonce string, cert *x509.Ce
 		}
 		return a.single, nil
 	}
-	if cr.User != a.user {
-		return nil, &authFailure{user: cr.User, reason: "unknown user"}
-	}
-	if !passwordMatches(a.password, cr.Pass) {
+	known := cr.User == a.user
+	if !a.checkPassword(a.password, known, cr.Pass) {
+		if !known {
+			return nil, &authFailure{user: cr.User, reason: "unknown user"}
+		}
 		return nil, &authFailure{user: cr.User, reason: "wrong password"}
 	}
 	return a.single, nil
@@ -175,10 +182,14 @@ func (a *authenticator) authenticateUser(cr credentials, nonce string, cert *x50
 		return nil, &authFailure{reason: "no credentials"}
 	}
 	e := a.users[cr.User]
-	if e == nil {
-		return nil, &authFailure{user: cr.User, reason: "unknown user"}
+	password := ""
+	if e != nil {
+		password = e.password
 	}
-	if !passwordMatches(e.password, cr.Pass) {
+	if !a.checkPassword(password, e != nil, cr.Pass) {
+		if e == nil {
+			return nil, &authFailure{user: cr.User, reason: "unknown user"}
+		}
 		return nil, &authFailure{user: cr.User, reason: "wrong password"}
 	}
 	return e.id, nil
@@ -253,6 +264,69 @@ func passwordMatches(configured, sent string) bool {
 		return bcrypt.CompareHashAndPassword([]byte(configured), []byte(sent)) == nil
 	}
 	return subtle.ConstantTimeCompare([]byte(configured), []byte(sent)) == 1
+}
+
+// checkPassword reports whether sent is a user's password; known is
+// false when no user has the name sent. When the configured passwords
+// are bcrypt, every check costs one bcrypt compare, an unknown user's
+// and a plain password's too, so that response times do not tell which
+// user names exist (security issue #22).
+func (a *authenticator) checkPassword(password string, known bool, sent string) bool {
+	if pad := a.padFor(password, known); pad != "" {
+		_ = bcrypt.CompareHashAndPassword([]byte(pad), []byte(sent)) // for the time it takes
+	}
+	return known && passwordMatches(password, sent)
+}
+
+// padFor is the bcrypt hash a check of password (known false: no such
+// user) also compares, only to take as long as a bcrypt check: "" when
+// password is a bcrypt hash itself, or no configured password is one.
+// The hash has the configured cost (the most common one when users'
+// costs differ) and matches no password in practice; its result is
+// never used.
+func (a *authenticator) padFor(password string, known bool) string {
+	if known && IsBcrypt(password) {
+		return ""
+	}
+	a.padOnce.Do(func() { a.pad = padHash(a.bcryptCost()) })
+	return a.pad
+}
+
+// bcryptCost is the cost most configured bcrypt passwords have (the
+// higher on a tie), 0 when none is bcrypt.
+func (a *authenticator) bcryptCost() int {
+	counts := map[int]int{}
+	count := func(password string) {
+		if !IsBcrypt(password) {
+			return
+		}
+		if cost, err := bcrypt.Cost([]byte(password)); err == nil {
+			counts[cost]++
+		}
+	}
+	count(a.password)
+	for _, users := range []map[string]*identityEntry{a.users, a.sysUsers} {
+		for _, e := range users {
+			count(e.password)
+		}
+	}
+	best := 0
+	for cost, n := range counts {
+		if n > counts[best] || n == counts[best] && cost > best {
+			best = cost
+		}
+	}
+	return best
+}
+
+// padHash is a well-formed bcrypt hash of cost (salt and digest made
+// once at cost 4 from a fixed text), "" for cost 0. Comparing with it
+// runs the whole key schedule of that cost, as a real hash does.
+func padHash(cost int) string {
+	if cost == 0 {
+		return ""
+	}
+	return fmt.Sprintf("$2a$%02d$", cost) + "OVRXOvGSM7xiTPJk2mQDVuxq6WTxWri5BqOifUSSzwQJdmdOET6wK"
 }
 
 // nonceRawLen is the nonce's size before encoding, as in the reference

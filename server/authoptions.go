@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nkeys"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/bus-dev/bus/subjects"
 )
@@ -208,4 +209,56 @@ func splitPermEntry(entry string, queues bool) (subject, queue string, err error
 		return "", "", fmt.Errorf("queue %q is not a valid queue", queue)
 	}
 	return subject, queue, nil
+}
+
+// minBcryptCost is the lowest bcrypt cost started without a warning: the
+// library's default; below it a leaked config file's hashes are cheap
+// to crack. The reference warns of plain text passwords only.
+const minBcryptCost = bcrypt.DefaultCost
+
+// weakHash is a configured bcrypt secret cheaper than minBcryptCost:
+// whose it is, never the hash.
+type weakHash struct {
+	user    string // "" for the token
+	account string // "" for the global account
+	cost    int
+}
+
+// weakHashes lists the bcrypt secrets of a and sys cheaper than
+// minBcryptCost, in configuration order.
+func weakHashes(a Authorization, sys SystemAccount) []weakHash {
+	var out []weakHash
+	check := func(user, account, secret string) {
+		if !IsBcrypt(secret) {
+			return
+		}
+		if cost, err := bcrypt.Cost([]byte(secret)); err == nil && cost < minBcryptCost {
+			out = append(out, weakHash{user: user, account: account, cost: cost})
+		}
+	}
+	check("", "", a.Token)
+	check(a.User, "", a.Password)
+	for _, u := range a.Users {
+		check(u.Name, "", u.Password)
+	}
+	for _, u := range sys.Users {
+		check(u.Name, sys.name(), u.Password)
+	}
+	return out
+}
+
+// warnWeakHashes logs each configured bcrypt secret cheaper than
+// minBcryptCost, naming its user.
+func (s *Server) warnWeakHashes() {
+	const why = "bcrypt cost below 10: a leaked hash is quick to crack; hash the secret again with a higher cost (bus passwd)"
+	for _, w := range weakHashes(s.opts.Authorization, s.opts.SystemAccount) {
+		switch {
+		case w.user == "":
+			s.log.Warn(why, "secret", "token", "cost", w.cost)
+		case w.account != "":
+			s.log.Warn(why, "user", w.user, "account", w.account, "cost", w.cost)
+		default:
+			s.log.Warn(why, "user", w.user, "cost", w.cost)
+		}
+	}
 }

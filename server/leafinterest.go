@@ -15,7 +15,8 @@ import (
 // counts; each link's hub is told LS+ when a subject gains its first plain
 // subscription and LS- when it loses its last, and for a queue group LS+
 // with the member count (its weight) whenever that changes. Nothing of the
-// system account crosses, nor what the link's rights keep in.
+// system account crosses, nor what the link's rights keep in (among them
+// bus's own $BUS and the $SYS subjects, leafDenies).
 //
 // The hub's: each LS+ becomes a subscription of the link's conn marked
 // remote, in the same trie, so the router finds the hub beside local

@@ -56,10 +56,13 @@ type leafState struct {
 	down   chan struct{} // closed once the connection is closed
 }
 
-// leafJetStreamDenies are the subjects that never cross a link: bus keeps
-// its own JetStream domain (reached as $JS.<domain>.API), as the
-// reference denies them between different domains.
-var leafJetStreamDenies = []string{"$JS.API.>", "$KV.>", "$OBJ.>"}
+// leafDenies are the subjects that never cross a link, either way: bus
+// keeps its own JetStream domain (reached as $JS.<domain>.API), as the
+// reference denies them between different domains, and its own API and
+// system subjects, which a hub's client must not reach (nor see) through
+// the link: a redrive, a $SYS.REQ.USER.INFO asked across it would run
+// with the link's rights, which allow everything (security issue #22).
+var leafDenies = []string{"$JS.API.>", "$KV.>", "$OBJ.>", "$BUS.>", "$SYS.>"}
 
 func newLeafLink(s *Server, r LeafRemote) *leafLink {
 	l := &leafLink{srv: s, remote: r}
@@ -323,8 +326,8 @@ func (s *Server) newLeafConn(l *leafLink, raw, nc net.Conn, u *url.URL, info lea
 // setRights compiles what may cross the link.
 func (ls *leafState) setRights(info leafInfo, r *LeafRemote) {
 	p := &Permissions{
-		Publish:   &SubjectPermission{Deny: append(append([]string(nil), leafJetStreamDenies...), r.DenyExports...)},
-		Subscribe: &SubjectPermission{Deny: append(append([]string(nil), leafJetStreamDenies...), r.DenyImports...)},
+		Publish:   &SubjectPermission{Deny: append(append([]string(nil), leafDenies...), r.DenyExports...)},
+		Subscribe: &SubjectPermission{Deny: append(append([]string(nil), leafDenies...), r.DenyImports...)},
 	}
 	if e := info.Export; e != nil {
 		p.Publish.Allow = e.Allow
@@ -335,8 +338,8 @@ func (ls *leafState) setRights(info leafInfo, r *LeafRemote) {
 		p.Subscribe.Deny = append(p.Subscribe.Deny, i.Deny...)
 	}
 	ls.perms = compilePermissions(p)
-	ls.checkExports = p.Publish.Allow != nil || len(p.Publish.Deny) > len(leafJetStreamDenies)
-	ls.checkImports = len(p.Subscribe.Allow) > 0 || len(p.Subscribe.Deny) > len(leafJetStreamDenies)
+	ls.checkExports = p.Publish.Allow != nil || len(p.Publish.Deny) > len(leafDenies)
+	ls.checkImports = len(p.Subscribe.Allow) > 0 || len(p.Subscribe.Deny) > len(leafDenies)
 }
 
 // mayExport reports whether a message on subject may go to the hub.

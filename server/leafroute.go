@@ -163,7 +163,7 @@ func (o *outbound) appendLeafMsg(to, subject, reply, queues []byte, hdr int, msg
 func (c *conn) processLeafMsg(o *op) {
 	c.inMsgs.Add(1)
 	c.inBytes.Add(int64(len(o.msg)))
-	if !c.leaf.mayImport(o.subject) {
+	if !c.leaf.mayImport(o.subject) || leafReservedReply(o.reply) {
 		return
 	}
 	to, subject, reply := o.subject, o.subject, o.reply
@@ -173,6 +173,18 @@ func (c *conn) processLeafMsg(o *op) {
 	c.leaf.queues = o.queues
 	c.srv.route(c, to, subject, reply, o.hdr, o.msg)
 	c.leaf.queues = nil
+}
+
+// leafReservedReply reports whether a hub's message asks for its answer
+// on bus's own or the system subjects: answering would publish there
+// with the link's full rights (a stream's pub ack sent to
+// $BUS.DLQ.REDRIVEACK.… fakes a redrive's), and no answer could cross
+// back anyway (leafDenies).
+func leafReservedReply(reply []byte) bool {
+	if len(reply) == 0 || reply[0] != '$' {
+		return false
+	}
+	return bytes.HasPrefix(reply, []byte("$BUS.")) || bytes.HasPrefix(reply, []byte("$SYS."))
 }
 
 // jsAckDeliverAt is where the '@' before a JetStream delivery's own

@@ -197,6 +197,7 @@ func (s *Server) Start() error {
 		s.wg.Add(1)
 		go l.run()
 	}
+	s.warnWeakHashes()
 	s.log.Info("listening for clients", "addr", ln.Addr().String(), "server_id", s.id, "version", Version)
 	return nil
 }

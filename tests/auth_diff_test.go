@@ -246,6 +246,57 @@ func TestAuthNkeyMatchesReference(t *testing.T) {
 	}
 }
 
+// A signature of one connection's nonce does not let in another
+// connection, whose INFO carried a nonce of its own, whether the first is
+// still open or closed: both servers refuse it with 'Authorization
+// Violation' (security issue #22).
+func TestAuthNkeyNonceReplayMatchesReference(t *testing.T) {
+	t.Parallel()
+	seed, pub := newNkeyUser(t)
+	kp, err := nkeys.FromSeed(seed)
+	must(t, err)
+	pair := startAuthPair(t, server.Authorization{Users: []server.User{{Nkey: pub}}})
+	replay := func(t *testing.T, addr string, closeFirst bool) string {
+		first, firstR, info := readInfo(t, addr)
+		nonce, _ := info["nonce"].(string)
+		raw, err := kp.Sign([]byte(nonce))
+		must(t, err)
+		connect := connectWith(fmt.Sprintf(`"nkey":%q,"sig":%q`, pub, base64.RawURLEncoding.EncodeToString(raw)))
+		// The signature is good where it was asked for.
+		_, err = first.Write([]byte(connect + "PING\r\n"))
+		must(t, err)
+		if got := readUntilPong(t, first, firstR); got != "PONG\r\n" {
+			t.Fatalf("the signed connection got %q", got)
+		}
+		if closeFirst {
+			must(t, first.Close())
+		}
+		second, secondR, info := readInfo(t, addr)
+		if other, _ := info["nonce"].(string); other == nonce || other == "" {
+			t.Fatalf("second connection's nonce %q, first's %q", other, nonce)
+		}
+		_, err = second.Write([]byte(connect + "PING\r\n"))
+		must(t, err)
+		return readUntilPong(t, second, secondR)
+	}
+	for _, tc := range []struct {
+		name       string
+		closeFirst bool
+	}{{"first still open", false}, {"first closed", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			want := replay(t, pair.ref, tc.closeFirst)
+			got := replay(t, pair.bus, tc.closeFirst)
+			if got != want {
+				t.Errorf("bus %q, reference %q", got, want)
+			}
+			if !strings.HasPrefix(got, "-ERR 'Authorization Violation'") || !strings.HasSuffix(got, "<closed>") {
+				t.Errorf("replayed signature: %q, want refused and closed", got)
+			}
+		})
+	}
+}
+
 // A connection that sends nothing is told 'Authentication Timeout' and
 // closed after the auth timeout, by both servers.
 func TestAuthTimeoutMatchesReference(t *testing.T) {
