@@ -33,12 +33,14 @@ type JetStreamLimits struct {
 }
 
 // JetStreamBatchLimits is the limits block's batch block; zero leaves
-// nats-server's default (50, 1000, 1000, 10s).
+// nats-server's default (50, 1000, 1000, 10s) and bus's own 256MB for
+// MaxStagedBytes, the bytes all open batches may stage together.
 type JetStreamBatchLimits struct {
 	MaxInflightPerStream int
 	MaxInflightTotal     int
 	MaxMsgs              int
 	Timeout              time.Duration
+	MaxStagedBytes       int64
 }
 
 // minDuplicateLimit is the shortest duplicate_window limit accepted: a
@@ -72,6 +74,17 @@ func jetstreamLimits(p *JetStreamLimits, raw any) error {
 				"max_inflight_per_stream": countSetter(&b.MaxInflightPerStream, 0),
 				"max_inflight_total":      countSetter(&b.MaxInflightTotal, 0),
 				"max_msgs":                countSetter(&b.MaxMsgs, 0),
+				"max_staged_bytes": func(v any) error {
+					n := int64(0)
+					if err := (sizeValue{&n}).set(v); err != nil {
+						return err
+					}
+					if n < 0 {
+						return fmt.Errorf("%d is negative", n)
+					}
+					b.MaxStagedBytes = n
+					return nil
+				},
 				"timeout": func(v any) error {
 					d, ok := duration(v)
 					if !ok || d < 0 {

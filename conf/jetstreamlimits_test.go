@@ -13,13 +13,13 @@ func TestJetStreamLimitsBlock(t *testing.T) {
 	want := JetStreamLimits{
 		MaxAckPending: 500, MaxRequestBatch: 20, DuplicateWindow: time.Minute,
 		DefaultMaxConsumers: -1, MaxHAAssets: 3,
-		Batch: JetStreamBatchLimits{MaxInflightPerStream: 4, MaxInflightTotal: 40, MaxMsgs: 100, Timeout: 5 * time.Second},
+		Batch: JetStreamBatchLimits{MaxInflightPerStream: 4, MaxInflightTotal: 40, MaxMsgs: 100, Timeout: 5 * time.Second, MaxStagedBytes: 64 << 20},
 	}
 	for name, text := range map[string]string{
 		"bus.json": `{"jetstream": {"store_dir": "/tmp/js", "limits": {
   "max_ack_pending": 500, "MAX_REQUEST_BATCH": 20, "duplicate_window": "1m",
   "default_max_consumers": -1, "max_ha_assets": 3,
-  "batch": {"max_inflight_per_stream": 4, "max_inflight_total": 40, "max_msgs": 100, "timeout": "5s"}}}}
+  "batch": {"max_inflight_per_stream": 4, "max_inflight_total": 40, "max_msgs": 100, "timeout": "5s", "max_staged_bytes": "64MB"}}}}
 `,
 		"bus.yaml": `jetstream:
   limits:
@@ -28,7 +28,7 @@ func TestJetStreamLimitsBlock(t *testing.T) {
     duplicate_window: 1m
     default_max_consumers: -1
     max_ha_assets: 3
-    batch: {max_inflight_per_stream: 4, max_inflight_total: 40, max_msgs: 100, timeout: 5s}
+    batch: {max_inflight_per_stream: 4, max_inflight_total: 40, max_msgs: 100, timeout: 5s, max_staged_bytes: 64MB}
 `,
 	} {
 		cfg, err := Load(writeConfig(t, name, text), nil)
@@ -55,6 +55,8 @@ func TestJetStreamLimitsRefusesBadKeysAndValues(t *testing.T) {
 		{"limits:\n    duplicate_window: 10ms\n", "duplicate_window: 10ms is less than 100ms"},
 		{"limits:\n    batch:\n      max_msgs: -3\n", "batch: max_msgs: -3 is negative"},
 		{"limits:\n    batch:\n      size: 3\n", "batch: size: unknown key"},
+		{"limits:\n    batch:\n      max_staged_bytes: -1\n", "batch: max_staged_bytes: -1 is negative"},
+		{"limits:\n    batch:\n      max_staged_bytes: lots\n", `batch: max_staged_bytes: "lots" is not a size`},
 		{"limits:\n    batch: 3\n", "batch: 3 is not a block"},
 		{"limits: 5\n", "limits: 5 is not a block"},
 	} {

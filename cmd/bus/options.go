@@ -200,5 +200,6 @@ func jetstreamBatchLimits(b conf.JetStreamBatchLimits) server.JetStreamBatchLimi
 		MaxInflightTotal:     b.MaxInflightTotal,
 		MaxSize:              b.MaxMsgs,
 		Timeout:              b.Timeout,
+		MaxStagedBytes:       b.MaxStagedBytes,
 	}
 }
