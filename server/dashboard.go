@@ -17,7 +17,7 @@ import (
 //
 //	dashboard.go         routes, the embedded assets, JSON answers
 //	dashboardauth.go     who may read and act; the CSRF guard
-//	dashboardlogin.go    the HTTP Basic login and its decoy comparison
+//	dashboardlogin.go    the HTTP Basic login (checkPassword, as CONNECT)
 //	dashboarddata.go     the state document and the message lists
 //	dashboardactions.go  purge, delete a message, redrive
 //	dashboardapi.go      requests to the server's own API

@@ -95,25 +95,25 @@ func TestDashboardBasicAuth(t *testing.T) {
 		{"UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4", "", false},
 		{"", "", false},
 	} {
-		if id, ok := newHTTPLogin(users).check(tc.user, tc.pass); ok != tc.ok || ok && id.name != tc.user {
+		if id, ok := users.httpLogin(tc.user, tc.pass); ok != tc.ok || ok && id.name != tc.user {
 			t.Errorf("check(%q, %q) = %v, %v", tc.user, tc.pass, id, ok)
 		}
 	}
 	single := newAuthenticator(Authorization{User: "admin", Password: "x"}, false)
-	if _, ok := newHTTPLogin(single).check("admin", "x"); !ok {
+	if _, ok := single.httpLogin("admin", "x"); !ok {
 		t.Error("single user refused")
 	}
-	if _, ok := newHTTPLogin(single).check("root", "x"); ok {
+	if _, ok := single.httpLogin("root", "x"); ok {
 		t.Error("another user name accepted")
 	}
 	token := newAuthenticator(Authorization{Token: "t0k"}, false)
-	if _, ok := newHTTPLogin(token).check("whoever", "t0k"); !ok {
+	if _, ok := token.httpLogin("whoever", "t0k"); !ok {
 		t.Error("token refused")
 	}
-	if _, ok := newHTTPLogin(token).check("t0k", ""); ok {
+	if _, ok := token.httpLogin("t0k", ""); ok {
 		t.Error("token as the user name accepted")
 	}
-	if id, ok := newHTTPLogin(newAuthenticator(Authorization{}, false)).check("", ""); !ok || id.perms != nil {
+	if id, ok := newAuthenticator(Authorization{}, false).httpLogin("", ""); !ok || id.perms != nil {
 		t.Error("without authorization everyone has every right")
 	}
 }

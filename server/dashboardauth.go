@@ -40,7 +40,7 @@ func (s *Server) httpUser(r *http.Request) (*identity, bool) {
 	if !ok {
 		return nil, false
 	}
-	id, ok := s.httpLogin().check(user, pass)
+	id, ok := s.auth().httpLogin(user, pass)
 	if !ok {
 		s.log.Warn("monitoring authentication failed", "user", user, "remote", r.RemoteAddr, "path", r.URL.Path)
 	}

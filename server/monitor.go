@@ -35,10 +35,9 @@ const (
 // connections, request counts, the CPU sample. Safe for concurrent use.
 type monitor struct {
 	closed *closedRing
-	stale  atomic.Int64              // connections closed as stale
-	loaded time.Time                 // when the configuration was taken (New)
-	lag    *lagRing                  // the dashboard's history (dashboardlag.go)
-	login  atomic.Pointer[httpLogin] // the monitoring port's login (dashboardlogin.go)
+	stale  atomic.Int64 // connections closed as stale
+	loaded time.Time    // when the configuration was taken (New)
+	lag    *lagRing     // the dashboard's history (dashboardlag.go)
 
 	mu   sync.Mutex        // guards the fields below
 	reqs map[string]uint64 // requests per path, as /varz http_req_stats
