@@ -265,6 +265,9 @@ func TestOwnerReloadSuspendsAndResumes(t *testing.T) {
 	if n := msgs(); n != 1 {
 		t.Errorf("the suspended source copied: %d messages", n)
 	}
+	if info, err := copyStream.Info(ctx); err != nil || len(info.Sources) != 1 || info.Sources[0].Error == nil || info.Sources[0].Error.ErrorCode != 10403 {
+		t.Errorf("the suspended source's info: %+v, %v", info, err)
+	}
 
 	if err := s.Reload(opts(true)); err != nil {
 		t.Fatal(err)

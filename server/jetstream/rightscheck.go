@@ -31,6 +31,8 @@ func (svc *Service) RightsChanged() {
 // rights: after they changed, or after a stream update changed what
 // streams may hold. Updates are rare and the check is in memory.
 func (svc *Service) checkOwners() {
+	svc.ownersMu.Lock() // one check at a time: each suspends or resumes what the last one left
+	defer svc.ownersMu.Unlock()
 	for _, st := range svc.sortedStreams() {
 		st.checkOwner()
 	}
@@ -79,7 +81,7 @@ func (st *stream) setSuspended(cfg streamConfig, e *apiError) {
 		st.stopSourcing()
 		st.sh.log.Warn("stream suspended: its owner's rights no longer cover it", "stream", st.name, "owner", cfg.owner, "err", e.Description)
 	} else {
-		st.startSourcing(cfg)
+		st.startSourcing()
 		st.sh.log.Info("stream resumed: its owner's rights cover it again", "stream", st.name, "owner", cfg.owner)
 	}
 	st.sh.adviseSuspended(st.name, "", cfg.owner, e)

@@ -102,6 +102,8 @@ type shared struct {
 type Service struct {
 	sh  *shared
 	dir string
+	// ownersMu serialises the checks of owners' rights (rightscheck.go).
+	ownersMu sync.Mutex
 	// files is shared by every stream's log: segment and journal files
 	// open on demand, at most maxOpenFiles at once, so descriptors follow
 	// the working set, not the number of streams; its lock on the store's

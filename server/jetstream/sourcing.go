@@ -482,6 +482,13 @@ func (s *sourcer) resumeSeq(last uint64) (uint64, bool) {
 	return 0, false
 }
 
+// stoppedSource is stream info's entry for a source that is not running,
+// and why.
+func stoppedSource(cfg sourceConfig, why *apiError) *sourceInfo {
+	return &sourceInfo{Name: cfg.Name, External: cfg.External, FilterSubject: cfg.FilterSubject,
+		SubjectTransforms: cfg.SubjectTransforms, Active: -1, Error: why}
+}
+
 // info is the sourcer's state for stream info.
 func (s *sourcer) info() *sourceInfo {
 	i := &sourceInfo{Name: s.cfg.Name, External: s.cfg.External, FilterSubject: s.cfg.FilterSubject,

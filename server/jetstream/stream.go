@@ -33,6 +33,7 @@ type stream struct {
 	cfg       streamConfig
 	capture   []Subscription
 	consumers map[string]*consumer
+	closing   bool // close has begun
 
 	// live is the consumers for the append path, which reads it without
 	// the lock; dropUnheard is whether an interest stream has no
@@ -125,7 +126,7 @@ func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
 		_ = l.Close()
 		return nil, err
 	}
-	st.startSourcing(cfg)
+	st.startSourcing()
 	return st, nil
 }
 
@@ -505,6 +506,15 @@ func (st *stream) info(typ string) streamInfo {
 			info.Sources = append(info.Sources, s.info())
 		}
 	}
+	if sourcers == nil && info.Suspended != nil {
+		// Stopped by the suspension: each source says so.
+		if m := cfg.Mirror; m != nil {
+			info.Mirror = stoppedSource(*m, info.Suspended)
+		}
+		for _, s := range cfg.Sources {
+			info.Sources = append(info.Sources, stoppedSource(*s, info.Suspended))
+		}
+	}
 	return info
 }
 
@@ -512,6 +522,9 @@ func (st *stream) info(typ string) streamInfo {
 // status) and closes the log; queued publishes that were not yet stored
 // are not acked (clients retry).
 func (st *stream) close(status string) error {
+	st.mu.Lock()
+	st.closing = true // no sourcer starts again (a rights check may be resuming it)
+	st.mu.Unlock()
 	st.dropBatches()
 	st.stopSchedules()
 	st.stopSourcing()

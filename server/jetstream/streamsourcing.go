@@ -5,21 +5,27 @@ import "slices"
 // A stream's side of mirrors and sources (sourcing.go): the sourcers that
 // copy into it, and the watchers it wakes when it stores something.
 
-// startSourcing starts a sourcer for the mirror and each source of cfg.
-func (st *stream) startSourcing(cfg streamConfig) {
-	if st.suspended.Load() != nil {
-		return // resumed by setSuspended
+// startSourcing starts a sourcer for the mirror and each source of the
+// stream's config, unless they run already, the stream is closing, or
+// its owner's rights do not cover them (setSuspended starts them when
+// they do again). An update stops them first (updateSourcing).
+func (st *stream) startSourcing() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.sourcers != nil || st.closing || st.suspended.Load() != nil {
+		return
 	}
-	var list []*sourcer
+	cfg := st.cfg
+	// The sourcers' goroutines take mu to read the config: they wait
+	// for it, nothing here waits for them.
+	list := []*sourcer{}
 	if cfg.Mirror != nil {
 		list = append(list, newSourcer(st, *cfg.Mirror, true))
 	}
 	for _, s := range cfg.Sources {
 		list = append(list, newSourcer(st, *s, false))
 	}
-	st.mu.Lock()
 	st.sourcers = list
-	st.mu.Unlock()
 }
 
 // stopSourcing stops the sourcers copying into the stream.
@@ -40,7 +46,7 @@ func (st *stream) updateSourcing(old, cfg streamConfig) {
 		return
 	}
 	st.stopSourcing()
-	st.startSourcing(cfg)
+	st.startSourcing()
 }
 
 // watch makes s hear of the stream's appends; unwatch stops it.
