@@ -26,6 +26,7 @@ func (svc *Service) RightsChanged() {
 	svc.sh.rightsGen.Add(1)
 	for _, st := range svc.sortedStreams() {
 		st.checkOwner()
+		st.schedulesRightsChanged() // held @at schedules are tried again
 	}
 }
 
