@@ -25,7 +25,9 @@ import (
 // messages' Nats-Schedule-Next restore when each schedule fires next. A
 // schedule that came due while the server was down fires once after it
 // starts; a repeating one then skips ahead rather than firing for every
-// missed time.
+// missed time. A schedule fires for its owner, the user who published it
+// (recorded in the message itself), and only within that user's rights
+// as they are when it is due (scheduleowner.go).
 //
 // The scheduler is one heap of due times per stream and one timer armed
 // for the earliest (time.AfterFunc: no goroutine while it waits), never
