@@ -67,6 +67,16 @@ func (st *stream) ownSchedule(from Rights, hdr []byte) ([]byte, Rights, *apiErro
 	return hdr, owner, e
 }
 
+// checkOwnedSchedule is checkSchedule, and for a schedule the owner's
+// rights over what it does.
+func (st *stream) checkOwnedSchedule(owner Rights, subject string, hdr []byte) ([]byte, bool, *apiError) {
+	hdr, isSchedule, e := st.checkSchedule(subject, hdr)
+	if e == nil && isSchedule {
+		e = st.sh.authorize(owner, scheduleFlow(hdr))
+	}
+	return hdr, isSchedule, e
+}
+
 // ownCopied sets the owner of a schedule a mirror or source copies in:
 // the target stream's owner.
 func (st *stream) ownCopied(hdr []byte) []byte {
@@ -76,9 +86,12 @@ func (st *stream) ownCopied(hdr []byte) []byte {
 	return ownedSchedule(hdr, st.config().owner)
 }
 
-// scheduleOwner resolves the owner a stored schedule names to its
-// current rights (nil: the operator's).
+// scheduleOwner resolves the owner a schedule names to its current
+// rights (nil: the operator's, or not a schedule).
 func (st *stream) scheduleOwner(hdr []byte) (Rights, *apiError) {
+	if len(hdr) == 0 || jetlog.HeaderValue(hdr, hdrSchedule) == nil {
+		return nil, nil // what a plain message names is nobody's business
+	}
 	name := jetlog.HeaderValue(hdr, hdrScheduleOwner)
 	if len(name) == 0 {
 		return nil, nil
@@ -110,14 +123,13 @@ func (st *stream) ownerMayFire(hdr []byte) *apiError {
 // batch as a publish's (checkSchedule), with its owner's rights (its
 // owner was set when it was staged), and adds what a schedule stores.
 func (st *stream) checkBatchSchedule(m *jetlog.Msg) *apiError {
-	hdr, isSchedule, e := st.checkSchedule(m.Subject, m.Header)
+	owner, e := st.scheduleOwner(m.Header)
 	if e != nil {
 		return e
 	}
-	if isSchedule {
-		if e := st.ownerMayFire(hdr); e != nil {
-			return e
-		}
+	hdr, _, e := st.checkOwnedSchedule(owner, m.Subject, m.Header)
+	if e != nil {
+		return e
 	}
 	m.Header = hdr
 	return nil

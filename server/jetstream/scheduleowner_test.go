@@ -3,6 +3,7 @@ package jetstream
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"github.com/bus-dev/bus/jetlog"
 )
@@ -47,5 +48,55 @@ func TestOwnedSchedule(t *testing.T) {
 		if c.hdr != nil && jetlog.HeaderValue(got, hdrSchedule) == nil && jetlog.HeaderValue(c.hdr, hdrSchedule) != nil {
 			t.Errorf("%s: lost Nats-Schedule: %q", c.name, got)
 		}
+	}
+}
+
+// An @at its owner's rights refused is held, not fired again by later
+// runs, and due again once the rights change, also when they change
+// while it is being refused.
+func TestSchedulerHoldsRefusedAtUntilRightsChange(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2025, 3, 14, 10, 0, 0, 0, time.UTC) // only the test's goroutine
+	var fired int
+	refuse := true
+	var during func()
+	var s *scheduler
+	s = newScheduler(func() time.Time { return now }, func(scheduleEntry, time.Time) (time.Time, bool) {
+		fired++
+		if during != nil {
+			during()
+			during = nil
+		}
+		if refuse {
+			return time.Unix(0, scheduleHeld), true
+		}
+		return time.Time{}, false
+	}, func(schedulePurge) {})
+	s.manual = true
+	t.Cleanup(s.close)
+	firings := func() int { n := fired; fired = 0; return n }
+
+	s.stored("at", scheduleHeader("@at 2025-03-14T10:00:00Z", "out"), 1, now.UnixNano())
+	s.run()
+	if n := firings(); n != 1 {
+		t.Fatalf("fired %d times, want once", n)
+	}
+	now = now.Add(time.Hour)
+	s.run()
+	if n := firings(); n != 0 {
+		t.Fatalf("a held @at fired again (%d) before the rights changed", n)
+	}
+	s.rightsChanged()
+	during = s.rightsChanged // refused under the old rights as they change again
+	s.run()
+	s.run()
+	if n := firings(); n != 2 {
+		t.Fatalf("fired %d times, want 2: once for the change, once for the change during it", n)
+	}
+	refuse = false
+	s.rightsChanged()
+	s.run()
+	if n := firings(); n != 1 || s.pending() != 0 {
+		t.Fatalf("fired %d times with %d pending, want once and done", n, s.pending())
 	}
 }

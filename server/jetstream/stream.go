@@ -210,8 +210,7 @@ func (st *stream) captureMsg(from Rights, subject, reply []byte, hdr int, msg []
 			// A schedule's owner is set before a batch stages it.
 			var owner Rights
 			var e *apiError
-			m.Header, owner, e = st.ownSchedule(from, m.Header)
-			if e == nil && st.publishSpecial(p, m) {
+			if m.Header, owner, e = st.ownSchedule(from, m.Header); e == nil && st.publishSpecial(p, m) {
 				return true
 			}
 			if e == nil {
@@ -219,11 +218,8 @@ func (st *stream) captureMsg(from Rights, subject, reply []byte, hdr int, msg []
 			}
 			if e == nil {
 				var schedule bool
-				m.Header, schedule, e = st.checkSchedule(p.subject, m.Header)
+				m.Header, schedule, e = st.checkOwnedSchedule(owner, p.subject, m.Header)
 				rollup = rollup || schedule
-				if e == nil && schedule {
-					e = st.sh.authorize(owner, scheduleFlow(m.Header))
-				}
 			}
 			if e != nil {
 				st.ackError(p.reply, e)
