@@ -60,8 +60,7 @@ func TestSchedulerHoldsRefusedAtUntilRightsChange(t *testing.T) {
 	var fired int
 	refuse := true
 	var during func()
-	var s *scheduler
-	s = newScheduler(func() time.Time { return now }, func(scheduleEntry, time.Time) (time.Time, bool) {
+	s := newScheduler(func() time.Time { return now }, func(scheduleEntry, time.Time) (time.Time, bool) {
 		fired++
 		if during != nil {
 			during()
