@@ -72,6 +72,7 @@ func (st *stream) commitBatch(p *pub, id string, msgs []jetlog.Msg, cfg streamCo
 	}
 	for i, ack := range acks {
 		p.msg = msgs[i]
+		st.noteStored(msgs[i], ack) // a schedule among them is held now, not only after a restart
 		st.afterStore(p, ack)
 	}
 }
@@ -97,6 +98,14 @@ func (st *stream) checkBatchMsg(m *jetlog.Msg, i int, ex *jetlog.Expect, rollups
 	}
 	if v := jetlog.HeaderValue(hdr, "Nats-Expected-Stream"); v != nil && string(v) != st.name {
 		return errExpectedStream()
+	}
+	if len(hdr) > 0 {
+		// Schedule headers as a publish's, against the owner each
+		// message got when it was staged (scheduleowner.go).
+		if e := st.checkBatchSchedule(m); e != nil {
+			return e
+		}
+		hdr = m.Header
 	}
 	if jetlog.HeaderValue(hdr, "Nats-TTL") != nil {
 		var e *apiError

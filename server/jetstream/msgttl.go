@@ -48,6 +48,6 @@ func (st *stream) storeMarkers(subjects []string) {
 	}
 	hdr := statusHeader("", "Nats-Marker-Reason", "MaxAge", "Nats-TTL", ttl.String(), "Nats-Rollup", "sub")
 	for _, subj := range subjects {
-		st.captureMsg([]byte(subj), nil, len(hdr), hdr)
+		st.captureMsg(nil, []byte(subj), nil, len(hdr), hdr)
 	}
 }

@@ -35,6 +35,7 @@ func (svc *Service) checkOwners() {
 	defer svc.ownersMu.Unlock()
 	for _, st := range svc.sortedStreams() {
 		st.checkOwner()
+		st.schedulesRightsChanged() // held @at schedules are tried again
 	}
 }
 

@@ -25,7 +25,9 @@ import (
 // messages' Nats-Schedule-Next restore when each schedule fires next. A
 // schedule that came due while the server was down fires once after it
 // starts; a repeating one then skips ahead rather than firing for every
-// missed time.
+// missed time. A schedule fires for its owner, the user who published it
+// (recorded in the message itself), and only within that user's rights
+// as they are when it is due (scheduleowner.go).
 //
 // The scheduler is one heap of due times per stream and one timer armed
 // for the earliest (time.AfterFunc: no goroutine while it waits), never
@@ -48,6 +50,9 @@ type scheduleEntry struct {
 	seq     uint64
 	at      int64
 	index   int // in the heap
+	// refused is set while its owner's rights refuse its firings
+	// (scheduleowner.go), so that is logged once.
+	refused bool
 }
 
 // schedulePurge asks for the messages of subject below seq to be purged:
@@ -84,6 +89,9 @@ type scheduler struct {
 	timer     *time.Timer
 	armedAt   int64 // unix ns the timer is armed for; 0 when it is not
 	running   bool  // a run is firing (without the lock)
+	// rightsGen counts rightsChanged calls, so that an @at held while
+	// the rights changed under its firing is tried again.
+	rightsGen uint64
 	closed    bool
 	idle      sync.Cond // broadcast when a run ends
 }
@@ -142,7 +150,7 @@ func storedSchedule(hdr []byte, ts int64, now func() time.Time) (int64, bool) {
 
 func (s *scheduler) addLocked(subject string, seq uint64, at int64) {
 	if e, ok := s.entries[subject]; ok {
-		e.seq, e.at = seq, at
+		e.seq, e.at, e.refused = seq, at, false
 		heap.Fix(&s.due, e.index)
 		return
 	}
@@ -176,7 +184,7 @@ func (s *scheduler) armLocked() {
 	var delay time.Duration
 	switch {
 	case len(s.purges) > 0:
-	case len(s.due) > 0 && s.due[0].at != inFlight:
+	case len(s.due) > 0 && s.due[0].at < scheduleHeld: // not all held or in flight
 		delay = max(time.Duration(s.due[0].at-now), scheduleMinDelay)
 	default:
 		if s.timer != nil {
@@ -207,6 +215,7 @@ func (s *scheduler) run() {
 		return
 	}
 	s.running, s.armedAt = true, 0
+	rightsGen := s.rightsGen
 	purges := s.purges
 	s.purges = nil
 	now := s.now()
@@ -239,6 +248,9 @@ func (s *scheduler) run() {
 		}
 		if outcomes[i].keep {
 			cur.at = outcomes[i].next.UnixNano()
+			if cur.at == scheduleHeld && s.rightsGen != rightsGen {
+				cur.at = s.now().UnixNano() // the rights changed while it was refused
+			}
 			heap.Fix(&s.due, cur.index)
 		} else {
 			s.removeLocked(e.subject)

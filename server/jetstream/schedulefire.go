@@ -82,6 +82,10 @@ func (st *stream) fireSchedule(e scheduleEntry, now time.Time) (time.Time, bool)
 	if !ok || target == "" {
 		return time.Time{}, false
 	}
+	if why := st.ownerMayFire(m.Header); why != nil {
+		return st.refusedFiring(e, next, repeats, why)
+	}
+	st.allowedFiring(e)
 	rollup := jetlog.HeaderValue(m.Header, hdrScheduleRollup)
 	hdr, data := m.Header, m.Data
 	if src := jetlog.HeaderValue(m.Header, hdrScheduleSource); src != nil {
@@ -119,12 +123,12 @@ func (st *stream) reportScheduled(schedule string, e *apiError) {
 }
 
 // producedDrops selects the headers a produced message does not inherit:
-// the schedule's own (Nats-Schedule*, Nats-Scheduler), and those that
+// the schedule's own (Nats-Schedule*, Nats-Scheduler, its owner's), and those that
 // could keep it from being stored or make it expire or roll up as the
 // schedule did.
 func producedDrops(key []byte) bool {
 	hasPrefix := func(p string) bool { return len(key) >= len(p) && bytes.EqualFold(key[:len(p)], []byte(p)) }
-	return hasPrefix(hdrSchedule) || hasPrefix(expectedPrefix) ||
+	return hasPrefix(hdrSchedule) || hasPrefix(expectedPrefix) || isScheduleOwner(key) ||
 		bytes.EqualFold(key, []byte("Nats-Msg-Id")) || bytes.EqualFold(key, []byte("Nats-TTL")) ||
 		bytes.EqualFold(key, []byte("Nats-Rollup"))
 }

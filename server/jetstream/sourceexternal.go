@@ -363,6 +363,7 @@ func (s *sourcer) inboundHeader(hdr []byte) []byte {
 	if len(hdr) == 0 {
 		return nil
 	}
+	hdr = s.target.ownCopied(hdr) // a copied schedule is the target owner's (scheduleowner.go)
 	return withoutHeaders(hdr, func(k []byte) bool {
 		key := string(k)
 		return strings.HasPrefix(key, "Nats-Expected-") || strings.HasPrefix(key, "Nats-Batch-") ||

@@ -381,14 +381,14 @@ func (s *sourcer) copy(msgs []jetlog.Msg) *apiError {
 				}
 				last = m.Seq - 1
 			}
-			out = append(out, jetlog.Msg{Seq: m.Seq, Subject: subj, Header: m.Header, Data: m.Data})
+			out = append(out, jetlog.Msg{Seq: m.Seq, Subject: subj, Header: t.ownCopied(m.Header), Data: m.Data})
 			continue
 		}
 		src := s.origin + " " + strconv.FormatUint(m.Seq, 10) + " " + s.takes + " " + m.Subject
 		if s.ident != "" {
 			src += " " + s.ident
 		}
-		hdr := withHeader(m.Header, hdrStreamSource, src)
+		hdr := withHeader(t.ownCopied(m.Header), hdrStreamSource, src) // a copied schedule is the target owner's
 		if t.counter.Load() && jetlog.HeaderValue(m.Header, hdrIncr) != nil {
 			// A counter total into a counter stream: summed, one at a
 			// time (countersources.go).

@@ -131,7 +131,9 @@ func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
 }
 
 // subscribe (re)creates the capture subscriptions for the configured
-// subjects.
+// subjects. They get the publisher's Rights, for a schedule's owner
+// (scheduleowner.go); the core hands them over without a copy or an
+// allocation.
 func (st *stream) subscribe() error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -140,7 +142,7 @@ func (st *stream) subscribe() error {
 	}
 	st.capture = st.capture[:0]
 	for _, subj := range st.cfg.Subjects {
-		sub, err := st.sh.core.Subscribe(subj, st.captureMsg)
+		sub, err := st.sh.core.SubscribeRequests(subj, st.captureMsg)
 		if err != nil {
 			return err
 		}
@@ -169,7 +171,8 @@ type pub struct {
 // captureMsg runs on the publisher's reader goroutine: it copies the
 // message and hands it to the appender, which keeps arrival order. A
 // full appender queue blocks it (the publisher waits for the disk).
-func (st *stream) captureMsg(subject, reply []byte, hdr int, msg []byte) bool {
+// from is the publisher's Rights (nil: the server's own).
+func (st *stream) captureMsg(from Rights, subject, reply []byte, hdr int, msg []byte) bool {
 	if st.noAck.Load() {
 		reply = nil
 	}
@@ -204,14 +207,19 @@ func (st *stream) captureMsg(subject, reply []byte, hdr int, msg []byte) bool {
 	if hdr >= 0 {
 		m.Header, m.Data = p.buf[:hdr:hdr], p.buf[hdr:]
 		expects, rollup, ttl, other := publishHeaders(m.Header)
-		if other && st.publishSpecial(p, m) {
-			return true
-		}
 		if other {
-			e := st.refuseHeaders(m.Header)
+			// A schedule's owner is set before a batch stages it.
+			var owner Rights
+			var e *apiError
+			if m.Header, owner, e = st.ownSchedule(from, m.Header); e == nil && st.publishSpecial(p, m) {
+				return true
+			}
+			if e == nil {
+				e = st.refuseHeaders(m.Header)
+			}
 			if e == nil {
 				var schedule bool
-				m.Header, schedule, e = st.checkSchedule(p.subject, m.Header)
+				m.Header, schedule, e = st.checkOwnedSchedule(owner, p.subject, m.Header)
 				rollup = rollup || schedule
 			}
 			if e != nil {
