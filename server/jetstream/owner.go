@@ -101,15 +101,10 @@ func errMayNotPublish(from Rights, subject string) *apiError {
 // publishing where the destination reaches). Sources and mirrors are the
 // sourcers' (sourceFlow), checked against what their origin holds.
 func streamFlow(c streamConfig) flow {
-	var f flow
+	f := transformFlow(c)
 	var input *subjects.Transform
 	if t := c.SubjectTransform; t != nil {
 		input, _ = subjects.NewTransform(orAll(t.Source), t.Destination) // checked by checkTransforms
-		for _, s := range c.Subjects {
-			if subjects.Overlap(orAll(t.Source), s) {
-				f.reads = append(f.reads, narrower(orAll(t.Source), s))
-			}
-		}
 	}
 	if r := c.RePublish; r != nil {
 		for _, s := range c.Subjects {
@@ -126,6 +121,22 @@ func streamFlow(c streamConfig) flow {
 		}
 		if t, err := subjects.NewTransform(r.Source, r.Destination); err == nil {
 			f.publishes = append(f.publishes, t.Reach())
+		}
+	}
+	return f
+}
+
+// transformFlow is what a stream's subject transform reads: the captured
+// subjects it applies to. While its owner may not read them, the stream
+// captures nothing (stream.setSuspended), or the transform would store
+// them under subjects others read.
+func transformFlow(c streamConfig) flow {
+	var f flow
+	if t := c.SubjectTransform; t != nil {
+		for _, s := range c.Subjects {
+			if subjects.Overlap(orAll(t.Source), s) {
+				f.reads = append(f.reads, narrower(orAll(t.Source), s))
+			}
 		}
 	}
 	return f

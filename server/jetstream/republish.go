@@ -66,6 +66,9 @@ type transforms struct {
 	input       *subjects.Transform
 	republish   *subjects.Transform
 	headersOnly bool
+	// refused, when set, refuses every capture: the owner's rights no
+	// longer cover the input transform (rightscheck.go).
+	refused *apiError
 }
 
 func compileTransforms(c streamConfig) transforms {

@@ -53,31 +53,33 @@ func (sh *shared) ownerRights(owner string) (Rights, *apiError) {
 // consumers by their owners' current rights.
 func (st *stream) checkOwner() {
 	cfg := st.config()
-	e := st.ownerAllows(cfg)
-	st.setSuspended(cfg, e)
+	owner, e := st.sh.ownerRights(cfg.owner)
+	capture := e
+	if e == nil {
+		e = st.sh.streamAllowed(owner, cfg)
+		capture = st.sh.authorize(owner, transformFlow(cfg))
+	}
+	if cfg.SubjectTransform == nil {
+		capture = nil
+	}
+	st.setSuspended(cfg, e, capture)
 	for _, c := range st.sortedConsumers() {
 		c.checkOwner(cfg)
 	}
 }
 
-// ownerAllows checks the stream's transform, republish and sources
-// against its owner's current rights.
-func (st *stream) ownerAllows(cfg streamConfig) *apiError {
-	owner, e := st.sh.ownerRights(cfg.owner)
-	if e != nil {
-		return e
-	}
-	return st.sh.streamAllowed(owner, cfg)
-}
-
 // setSuspended suspends the stream's flows with e, or resumes them when e
-// is nil.
-func (st *stream) setSuspended(cfg streamConfig, e *apiError) {
+// is nil; capture, when set, also refuses what the stream would capture
+// through a transform its owner may no longer read.
+func (st *stream) setSuspended(cfg streamConfig, e, capture *apiError) {
+	prevCapture := st.captureRefused.Swap(capture)
 	prev := st.suspended.Swap(e)
+	if (prevCapture == nil) != (capture == nil) || (prev == nil) != (e == nil) {
+		st.setTransforms(cfg) // republish off, capture refused, as they now stand
+	}
 	if (prev == nil) == (e == nil) {
 		return
 	}
-	st.setTransforms(cfg) // republish off while suspended
 	if e != nil {
 		st.stopSourcing()
 		st.sh.log.Warn("stream suspended: its owner's rights no longer cover it", "stream", st.name, "owner", cfg.owner, "err", e.Description)

@@ -144,7 +144,11 @@ func (st *stream) storeScheduled(subject string, hdr, data []byte) *apiError {
 	if st.full() {
 		return errAccountResources()
 	}
-	subject = st.tr.Load().storedSubject(subject)
+	tr := st.tr.Load()
+	if tr.refused != nil {
+		return tr.refused
+	}
+	subject = tr.storedSubject(subject)
 	if jetlog.HeaderValue(hdr, "Nats-TTL") != nil {
 		var e *apiError
 		if hdr, e = st.checkTTL(hdr); e != nil {

@@ -63,8 +63,9 @@ type stream struct {
 	// sched holds the message schedules (allow_msg_schedules; schedule.go).
 	sched atomic.Pointer[scheduler]
 	// suspended says why the owner's rights no longer cover the stream's
-	// republish and sources (rightscheck.go); nil while they do.
-	suspended atomic.Pointer[apiError]
+	// republish and sources (rightscheck.go), captureRefused why they no
+	// longer cover its subject transform; nil while they do.
+	suspended, captureRefused atomic.Pointer[apiError]
 	// cfgGen counts config updates, so a sourcer of this stream checks
 	// again what it may read of it.
 	cfgGen atomic.Uint64
@@ -190,12 +191,17 @@ func (st *stream) captureMsg(from Rights, subject, reply []byte, hdr int, msg []
 		st.ackError(string(reply), errAccountResources())
 		return true
 	}
+	tr := st.tr.Load()
+	if tr.refused != nil {
+		st.ackError(string(reply), tr.refused)
+		return true
+	}
 	p, _ := st.pubs.Get().(*pub)
 	if p == nil {
 		p = &pub{st: st}
 		p.done = p.stored
 	}
-	p.subject, p.reply = st.tr.Load().storedSubject(string(subject)), string(reply)
+	p.subject, p.reply = tr.storedSubject(string(subject)), string(reply)
 	p.start = time.Now() // real time: the latency is about I/O, not message time
 	p.buf = append(p.buf[:0], msg...)
 	m := jetlog.Msg{Subject: p.subject, Data: p.buf}
@@ -583,6 +589,7 @@ func (st *stream) setTransforms(cfg streamConfig) {
 	if st.suspended.Load() != nil {
 		t.republish = nil
 	}
+	t.refused = st.captureRefused.Load()
 	st.tr.Store(&t)
 }
 
