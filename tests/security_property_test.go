@@ -816,3 +816,44 @@ func (w *propWorld) check(got []propReceipt, when string) {
 	}
 	t.Logf("%s: %d receipts checked", when, seen)
 }
+
+// Found by TestSecurityProperty: a reload that takes away the read
+// rights a stream's subject transform needs suspends the stream, but the
+// transform still applies to what it captures, so a secret published
+// after the reload is stored under a subject the former owner (or anyone
+// who may read it) reads back by msg get.
+func TestSecurityPropertySuspendedTransformStillLaunders(t *testing.T) {
+	t.Parallel()
+	carol := func(secret bool) server.User {
+		allow := []string{"_INBOX.>", "pub.>"}
+		if secret {
+			allow = append(allow, "secret.>")
+		}
+		return server.User{Name: "carol", Password: "c", Permissions: &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: []string{"$JS.API.>", "_INBOX.>"}},
+			Subscribe: &server.SubjectPermission{Allow: allow},
+		}}
+	}
+	dir := t.TempDir()
+	opts := func(secret bool) server.Options {
+		return server.Options{Host: "127.0.0.1", StoreDir: dir, JetStream: true, Authorization: server.Authorization{Users: []server.User{{Name: "admin", Password: "a"}, carol(secret)}}}
+	}
+	s := startBus(t, opts(true))
+	admin, carolJS := jsAs(t, s, "admin", "a"), jsAs(t, s, "carol", "c")
+	ctx := ctxT(t)
+	st, err := carolJS.CreateStream(ctx, jetstream.StreamConfig{Name: "LAUNDER", Subjects: []string{"secret.1"},
+		SubjectTransform: &jetstream.SubjectTransformConfig{Source: "secret.1", Destination: "pub.1"}})
+	if err != nil {
+		t.Fatalf("carol may read secret.1: %v", err)
+	}
+	if err := s.Reload(opts(false)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Publish(ctx, "secret.1", []byte("after the reload")); err != nil {
+		t.Fatal(err)
+	}
+	m, err := st.GetMsg(ctx, 1)
+	if err == nil {
+		t.Errorf("carol, who may no longer read secret.>, read %q (published on secret.1) as %s", m.Data, m.Subject)
+	}
+}
