@@ -497,6 +497,17 @@ func (w *propWorld) createAssets(js map[string]jetstream.JetStream) {
 		switch k := r.IntN(4); {
 		case k < 2 || len(w.streams) == 0:
 			area := propCaptureAreas[r.IntN(len(propCaptureAreas))]
+			if r.IntN(2) == 0 { // an attack: capture what the owner may not read
+				var denied []string
+				for _, a := range propCaptureAreas {
+					if !w.users[st.owner].mayRead(a + ".3") {
+						denied = append(denied, a)
+					}
+				}
+				if len(denied) > 0 {
+					area = denied[r.IntN(len(denied))]
+				}
+			}
 			st.subjects = []string{pattern(area)}
 			cfg.Subjects = st.subjects
 			if r.IntN(2) == 0 {
@@ -526,7 +537,7 @@ func (w *propWorld) createAssets(js map[string]jetstream.JetStream) {
 				cfg.Sources = append(cfg.Sources, ss)
 			}
 		}
-		if r.IntN(5) < 2 {
+		if r.IntN(5) < 3 { // often: republish reads and publishes both need checking
 			src := ">"
 			if h := w.held(st); len(h) > 0 && r.IntN(2) == 0 {
 				y := h[r.IntN(len(h))]
