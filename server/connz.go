@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/bus-dev/bus/server/monitor"
 )
 
 // DefaultConnListSize is /connz's limit when none is asked for, as in the
@@ -20,91 +21,21 @@ const DefaultConnListSize = 1024
 // the account of servers without accounts configured.
 const globalAccount = "$G"
 
-// ConnState selects open or closed connections, or both, in /connz.
-type ConnState int
+// The /connz document and its options (see server/monitor).
+type (
+	ConnState    = monitor.ConnState
+	ConnzOptions = monitor.ConnzOptions
+	Connz        = monitor.Connz
+	ConnInfo     = monitor.ConnInfo
+	SubDetail    = monitor.SubDetail
+)
 
 // The states of /connz's state parameter (open, closed, all or any).
 const (
-	ConnOpen ConnState = iota
-	ConnClosed
-	ConnAll
+	ConnOpen   = monitor.ConnOpen
+	ConnClosed = monitor.ConnClosed
+	ConnAll    = monitor.ConnAll
 )
-
-// ConnzOptions are /connz's query parameters.
-//
-// The JSON names are the reference's, for the same options in the body
-// of a $SYS.REQ.SERVER.…CONNZ request (sysreq.go).
-type ConnzOptions struct {
-	Sort       string    `json:"sort"`                 // a key of connzSorts; "" sorts by cid
-	Auth       bool      `json:"auth"`                 // show authorized_user
-	Subs       bool      `json:"subscriptions"`        // show subscriptions_list
-	SubsDetail bool      `json:"subscriptions_detail"` // show subscriptions_list_detail instead
-	Offset     int       `json:"offset"`
-	Limit      int       `json:"limit"` // <= 0: DefaultConnListSize
-	CID        uint64    `json:"cid"`   // only this connection (then the limit is 1)
-	State      ConnState `json:"state"`
-	User       string    `json:"user"` // only connections of this authorized user
-	// Account selects one account's connections: "$G", the system
-	// account's name, or "" for all.
-	Account string `json:"acc"`
-}
-
-// Connz is the /connz document.
-type Connz struct {
-	ServerID string      `json:"server_id"`
-	Now      time.Time   `json:"now"`
-	NumConns int         `json:"num_connections"`
-	Total    int         `json:"total"`
-	Offset   int         `json:"offset"`
-	Limit    int         `json:"limit"`
-	Conns    []*ConnInfo `json:"connections"`
-}
-
-// ConnInfo is one connection in /connz, open or closed.
-type ConnInfo struct {
-	Cid            uint64      `json:"cid"`
-	Kind           string      `json:"kind,omitempty"`
-	Type           string      `json:"type,omitempty"`
-	IP             string      `json:"ip"`
-	Port           int         `json:"port"`
-	Start          time.Time   `json:"start"`
-	LastActivity   time.Time   `json:"last_activity"`
-	Stop           *time.Time  `json:"stop,omitempty"`
-	Reason         string      `json:"reason,omitempty"`
-	RTT            string      `json:"rtt,omitempty"`
-	Uptime         string      `json:"uptime"`
-	Idle           string      `json:"idle"`
-	Pending        int         `json:"pending_bytes"`
-	InMsgs         int64       `json:"in_msgs"`
-	OutMsgs        int64       `json:"out_msgs"`
-	InBytes        int64       `json:"in_bytes"`
-	OutBytes       int64       `json:"out_bytes"`
-	NumSubs        uint32      `json:"subscriptions"`
-	Name           string      `json:"name,omitempty"`
-	Lang           string      `json:"lang,omitempty"`
-	Version        string      `json:"version,omitempty"`
-	TLSVersion     string      `json:"tls_version,omitempty"`
-	TLSCipher      string      `json:"tls_cipher_suite,omitempty"`
-	AuthorizedUser string      `json:"authorized_user,omitempty"`
-	Account        string      `json:"account,omitempty"`
-	Subs           []string    `json:"subscriptions_list,omitempty"`
-	SubsDetail     []SubDetail `json:"subscriptions_list_detail,omitempty"`
-	NameTag        string      `json:"name_tag,omitempty"`
-
-	rtt time.Duration // for sorting
-}
-
-// SubDetail is one subscription in /connz and /subsz.
-type SubDetail struct {
-	Account    string `json:"account,omitempty"`
-	AccountTag string `json:"account_tag,omitempty"`
-	Subject    string `json:"subject"`
-	Queue      string `json:"qgroup,omitempty"`
-	Sid        string `json:"sid"`
-	Msgs       int64  `json:"msgs"`
-	Max        int64  `json:"max,omitempty"`
-	Cid        uint64 `json:"cid"`
-}
 
 // detail describes a client's subscription; Msgs counts deliveries.
 func (sub *subscription) detail() SubDetail {
@@ -128,14 +59,14 @@ var connzSorts = map[string]func(a, b *ConnInfo, now time.Time) int{
 	"bytes_from": func(a, b *ConnInfo, _ time.Time) int { return cmp.Compare(b.InBytes, a.InBytes) },
 	"last":       func(a, b *ConnInfo, _ time.Time) int { return b.LastActivity.Compare(a.LastActivity) },
 	"idle":       func(a, b *ConnInfo, _ time.Time) int { return a.LastActivity.Compare(b.LastActivity) },
-	"uptime":     func(a, b *ConnInfo, now time.Time) int { return cmp.Compare(a.up(now), b.up(now)) },
+	"uptime":     func(a, b *ConnInfo, now time.Time) int { return cmp.Compare(connUp(a, now), connUp(b, now)) },
 	"stop":       func(a, b *ConnInfo, _ time.Time) int { return b.Stop.Compare(*a.Stop) },
 	"reason":     func(a, b *ConnInfo, _ time.Time) int { return strings.Compare(a.Reason, b.Reason) },
-	"rtt":        func(a, b *ConnInfo, _ time.Time) int { return cmp.Compare(b.rtt, a.rtt) },
+	"rtt":        func(a, b *ConnInfo, _ time.Time) int { return cmp.Compare(b.RoundTrip, a.RoundTrip) },
 }
 
-// up is how long the connection was or has been open.
-func (ci *ConnInfo) up(now time.Time) time.Duration {
+// connUp is how long the connection was or has been open.
+func connUp(ci *ConnInfo, now time.Time) time.Duration {
 	if ci.Stop != nil {
 		return ci.Stop.Sub(ci.Start)
 	}
@@ -241,7 +172,7 @@ func (c *conn) openInfo(now time.Time, o ConnzOptions) *ConnInfo {
 		return nil
 	}
 	ci := c.connInfo(now, rtt, d, n)
-	ci.setSubs(subs, o)
+	setSubs(&ci, subs, o)
 	if o.Auth {
 		ci.Account = account // left out for the global account, as by the reference
 		ci.AuthorizedUser = d.user
@@ -254,7 +185,7 @@ func (c *conn) openInfo(now time.Time, o ConnzOptions) *ConnInfo {
 // entry stays as it was.
 func (cc *closedConn) view(o ConnzOptions) *ConnInfo {
 	ci := cc.info
-	ci.setSubs(cc.subs, o)
+	setSubs(&ci, cc.subs, o)
 	if o.Auth {
 		ci.AuthorizedUser = cc.user
 	} else {
@@ -265,7 +196,7 @@ func (cc *closedConn) view(o ConnzOptions) *ConnInfo {
 
 // setSubs fills the subscription list o asks for, sorted by subject and
 // sid so that a listing is repeatable (the reference's order is a map's).
-func (ci *ConnInfo) setSubs(subs []SubDetail, o ConnzOptions) {
+func setSubs(ci *ConnInfo, subs []SubDetail, o ConnzOptions) {
 	if len(subs) == 0 || !o.Subs && !o.SubsDetail {
 		return
 	}
@@ -294,12 +225,12 @@ func (c *conn) connInfo(now time.Time, rtt time.Duration, d clientDesc, numSubs 
 	ci := ConnInfo{
 		Cid: c.id, Kind: "Client", Type: "nats", IP: c.ip,
 		Start: c.start.UTC(), LastActivity: last.UTC(),
-		RTT: rttString(rtt), Uptime: uptime(now.Sub(c.start)), Idle: uptime(now.Sub(last)),
+		RTT: rttString(rtt), Uptime: monitor.Uptime(now.Sub(c.start)), Idle: monitor.Uptime(now.Sub(last)),
 		Pending: c.out.pending(),
 		InMsgs:  c.inMsgs.Load(), InBytes: c.inBytes.Load(), OutMsgs: outMsgs, OutBytes: outBytes,
 		NumSubs: uint32(numSubs),
 		Name:    d.name, Lang: d.lang, Version: d.version,
-		rtt: rtt,
+		RoundTrip: rtt,
 	}
 	if addr, ok := c.raw.RemoteAddr().(*net.TCPAddr); ok {
 		ci.Port = addr.Port
@@ -339,30 +270,9 @@ func tlsVersionName(v uint16) string {
 	return fmt.Sprintf("Unknown [0x%x]", v)
 }
 
-func (s *Server) serveConnz(w http.ResponseWriter, r *http.Request) {
-	q := query{r: r}
-	o := ConnzOptions{
-		Sort: q.str("sort"), Auth: q.bool("auth"), Offset: q.int("offset"), Limit: q.int("limit"),
-		CID: q.uint64("cid"), User: q.str("user"), Account: q.str("acc"),
-	}
-	o.Subs, o.SubsDetail = q.subs()
-	switch state := strings.ToLower(q.str("state")); state {
-	case "", "open":
-	case "closed":
-		o.State = ConnClosed
-	case "all", "any":
-		o.State = ConnAll
-	default:
-		q.err = fmt.Errorf("monitoring: state=%q is not open, closed or all", state)
-	}
-	if q.err != nil {
-		badRequest(w, q.err)
-		return
-	}
-	c, err := s.Connz(o)
-	if err != nil {
-		badRequest(w, err)
-		return
-	}
-	writeJSON(w, c)
+// page is offset and limit applied to n items: the half-open range
+// [lo, hi) of what to return. A negative offset counts as 0.
+func page(n, offset, limit int) (lo, hi int) {
+	lo = min(max(offset, 0), n)
+	return lo, lo + min(limit, n-lo)
 }

@@ -1,10 +1,19 @@
 // Package server is the protocol core: it accepts NATS client
 // connections, parses the text protocol, routes messages through the
-// wildcard trie to subscribers and queue groups, answers requests nobody
-// listens to with the no-responders status, and serves monitoring over
-// HTTP. Persistent streams live in server/jetstream; this package starts
-// that service and gives it the six calls it needs (jetstream.Core,
-// implemented by jetstreamCore in internal.go), and nothing else.
+// wildcard trie to subscribers and queue groups, and answers requests
+// nobody listens to with the no-responders status. Persistent streams
+// live in server/jetstream; this package starts that service and gives
+// it the calls it needs (jetstream.Core, implemented by jetstreamCore in
+// internal.go), and nothing else.
+//
+// Monitoring over HTTP (the endpoints, /metrics, the dashboard) is
+// server/monitor. This package builds its documents (varz.go, connz.go,
+// subsz.go, healthz.go, leafz.go, accountz.go, jsz.go, with the closed
+// connections of closedconns.go), aliases their types (Varz =
+// monitor.Varz, …) and serves them through monitor.Source, implemented
+// by monitorSource in monitorsource.go. The HTTP login is
+// authenticator.httpLogin (dashboardlogin.go): passwords never leave
+// this package.
 //
 // # Goroutines
 //
@@ -18,23 +27,32 @@
 //     non-blocking write on a plain TCP socket, and leaves what the socket
 //     does not take to the writer (inline.go): the reader never waits on
 //     a socket and never blocks on another client.
-//   - The monitoring HTTP server's goroutines, when enabled.
+//   - The monitoring front end's, when enabled (see server/monitor): its
+//     serve loops and history sampler, which Shutdown stops and waits
+//     for (monitor.Server.Shutdown) before JetStream stops. They call
+//     into this package only through monitorSource.
 //   - JetStream's own (see server/jetstream): its handlers run on the
 //     publishing connection's reader goroutine, copy what they keep and
 //     hand it to JetStream's goroutines through channels.
 //
-// Server.wg counts every goroutine the server started; Shutdown waits for
-// all of them.
+// Server.wg counts every goroutine the server started itself; Shutdown
+// waits for all of them (the front end and JetStream wait for their own).
 //
 // # Ownership and locks
 //
-// Server.mu guards the listener, the connection map and the shutdown
-// flag. conn.mu guards a connection's subscription map. The trie guards
-// itself (subjects.Trie). interestWatchers.mu guards the watched deliver
+// Server.mu guards the listener, the monitoring front end's handle, the
+// connection map and the shutdown flag. Start holds it while the front
+// end starts, which takes the front end's own lock (Server.mu →
+// monitor.Server.mu); otherwise it is released before any call into the
+// front end, whose handlers take Server.mu only through monitorSource,
+// holding none of theirs. conn.mu guards a connection's subscription
+// map. The trie guards itself (subjects.Trie). interestWatchers.mu guards the watched deliver
 // subjects; it is taken after conn.mu (a SUB or UNSUB tells the watchers
 // while holding its connection's lock) and the notify functions under it
-// only signal a channel. No lock is held across network I/O.
+// only signal a channel. monitorState.mu guards the CPU sample of /varz
+// and is taken alone. No lock is held across network I/O.
 //
-// Lock order: Server.mu → conn.mu → interestWatchers.mu; outbound queues
+// Lock order: Server.mu → conn.mu → interestWatchers.mu, and Server.mu →
+// monitor.Server.mu (at Start only); outbound queues
 // have their own lock, never held while taking another.
 package server

@@ -3,31 +3,16 @@ package server
 import (
 	"fmt"
 	"net/http"
+
+	"github.com/bus-dev/bus/server/monitor"
 )
 
-// HealthStatus is the /healthz document. The HTTP status carries the
-// code; status_code is left out of the body, as the reference leaves it.
-type HealthStatus struct {
-	Status string        `json:"status"`
-	Error  string        `json:"error,omitempty"`
-	Errors []HealthError `json:"errors,omitempty"`
-}
-
-// HealthError is one problem in a details=true answer.
-type HealthError struct {
-	Type    string `json:"type"` // as the reference: JETSTREAM, STREAM, ...
-	Account string `json:"account,omitempty"`
-	Stream  string `json:"stream,omitempty"`
-	Error   string `json:"error,omitempty"`
-}
-
-// HealthzOptions are /healthz's query parameters.
-// The JSON names are the reference's, for a $SYS.REQ request's body.
-type HealthzOptions struct {
-	JSEnabledOnly bool `json:"js-enabled-only,omitempty"` // only check that JetStream is on, when configured
-	JSServerOnly  bool `json:"js-server-only,omitempty"`  // check the server only, not JetStream
-	Details       bool `json:"details,omitempty"`         // list every problem in errors
-}
+// The /healthz document and its options (see server/monitor).
+type (
+	HealthStatus   = monitor.HealthStatus
+	HealthError    = monitor.HealthError
+	HealthzOptions = monitor.HealthzOptions
+)
 
 // Healthz checks the server: ok, or 503 "unavailable" naming the streams
 // that could not be opened (every other stream is being served). It
@@ -59,19 +44,4 @@ func (s *Server) Healthz(o HealthzOptions) (HealthStatus, int) {
 		return h, http.StatusServiceUnavailable
 	}
 	return h, http.StatusOK
-}
-
-func (s *Server) serveHealthz(w http.ResponseWriter, r *http.Request) {
-	q := query{r: r}
-	o := HealthzOptions{
-		JSEnabledOnly: q.bool("js-enabled-only") || q.bool("js-enabled"),
-		JSServerOnly:  q.bool("js-server-only"),
-		Details:       q.bool("details"),
-	}
-	if q.err != nil {
-		badRequest(w, q.err)
-		return
-	}
-	h, code := s.Healthz(o)
-	writeJSONStatus(w, code, h)
 }

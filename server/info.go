@@ -5,18 +5,12 @@ import (
 	"runtime"
 
 	"github.com/bus-dev/bus/server/jetstream"
+	"github.com/bus-dev/bus/server/monitor"
 )
 
-// Identity is who a server is, as INFO and /varz both report it.
-type Identity struct {
-	ServerID   string `json:"server_id"`
-	ServerName string `json:"server_name"`
-	Version    string `json:"version"`
-	Proto      int    `json:"proto"`
-	Go         string `json:"go"`
-	Host       string `json:"host"`
-	Port       int    `json:"port"`
-}
+// Identity is who a server is, as INFO and /varz both report it (see
+// monitor.Identity).
+type Identity = monitor.Identity
 
 func (s *Server) identity() Identity {
 	return Identity{

@@ -2,39 +2,18 @@ package server
 
 import (
 	"net"
-	"net/http"
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/bus-dev/bus/server/monitor"
 )
 
-// Leafz is the /leafz document, in the reference's shape: the leaf links
-// that are up, each a hub bus joined.
-type Leafz struct {
-	ServerID string      `json:"server_id"`
-	Now      time.Time   `json:"now"`
-	NumLeafs int         `json:"leafnodes"`
-	Leafs    []*LeafInfo `json:"leafs"`
-}
-
-// LeafInfo is one link: the hub's name and address, its traffic, and how
-// many subjects of interest it announced (listed with subs=1).
-type LeafInfo struct {
-	ID          uint64   `json:"id"`
-	Name        string   `json:"name"`
-	IsSpoke     bool     `json:"is_spoke"`
-	Account     string   `json:"account"`
-	IP          string   `json:"ip"`
-	Port        int      `json:"port"`
-	RTT         string   `json:"rtt,omitempty"`
-	InMsgs      int64    `json:"in_msgs"`
-	OutMsgs     int64    `json:"out_msgs"`
-	InBytes     int64    `json:"in_bytes"`
-	OutBytes    int64    `json:"out_bytes"`
-	NumSubs     uint32   `json:"subscriptions"`
-	Subs        []string `json:"subscriptions_list,omitempty"`
-	Compression string   `json:"compression,omitempty"`
-}
+// The /leafz document (see server/monitor).
+type (
+	Leafz    = monitor.Leafz
+	LeafInfo = monitor.LeafInfo
+)
 
 // Leafz reports the links that are up; with subs, the hub's interest.
 func (s *Server) Leafz(subs bool) Leafz {
@@ -85,14 +64,4 @@ func (s *Server) leafCount() int {
 		}
 	}
 	return n
-}
-
-func (s *Server) serveLeafz(w http.ResponseWriter, r *http.Request) {
-	q := query{r: r}
-	subs := q.bool("subs")
-	if q.err != nil {
-		badRequest(w, q.err)
-		return
-	}
-	writeJSON(w, s.Leafz(subs))
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bus-dev/bus/server/monitor"
 )
 
 func TestMonitorClosedRing(t *testing.T) {
@@ -44,9 +46,9 @@ func TestMonitorConnzSorts(t *testing.T) {
 	at := func(s int64) time.Time { return time.Unix(s, 0) }
 	stop := func(s int64) *time.Time { t := at(s); return &t }
 	conns := []*ConnInfo{
-		{Cid: 1, NumSubs: 1, Pending: 30, OutMsgs: 5, InMsgs: 1, OutBytes: 50, InBytes: 9, LastActivity: at(900), Start: at(100), Reason: "Stale Connection", Stop: stop(950), rtt: 3},
-		{Cid: 2, NumSubs: 3, Pending: 10, OutMsgs: 1, InMsgs: 7, OutBytes: 70, InBytes: 1, LastActivity: at(990), Start: at(500), Reason: "Client Closed", Stop: stop(990), rtt: 1},
-		{Cid: 3, NumSubs: 2, Pending: 20, OutMsgs: 3, InMsgs: 4, OutBytes: 10, InBytes: 5, LastActivity: at(500), Start: at(800), Reason: "Authentication Failure", Stop: stop(900), rtt: 2},
+		{Cid: 1, NumSubs: 1, Pending: 30, OutMsgs: 5, InMsgs: 1, OutBytes: 50, InBytes: 9, LastActivity: at(900), Start: at(100), Reason: "Stale Connection", Stop: stop(950), RoundTrip: 3},
+		{Cid: 2, NumSubs: 3, Pending: 10, OutMsgs: 1, InMsgs: 7, OutBytes: 70, InBytes: 1, LastActivity: at(990), Start: at(500), Reason: "Client Closed", Stop: stop(990), RoundTrip: 1},
+		{Cid: 3, NumSubs: 2, Pending: 20, OutMsgs: 3, InMsgs: 4, OutBytes: 10, InBytes: 5, LastActivity: at(500), Start: at(800), Reason: "Authentication Failure", Stop: stop(900), RoundTrip: 2},
 	}
 	for key, want := range map[string]string{
 		"cid": "1,2,3", "start": "1,2,3", "subs": "2,3,1", "pending": "1,3,2", "msgs_to": "1,3,2",
@@ -85,8 +87,8 @@ func TestMonitorFormats(t *testing.T) {
 		0: "0s", 59 * time.Second: "59s", 61 * time.Second: "1m1s", 3601 * time.Second: "1h0m1s",
 		25 * time.Hour: "1d1h0m0s", 366 * 24 * time.Hour: "1y1d0h0m0s",
 	} {
-		if got := uptime(d); got != want {
-			t.Errorf("uptime(%v) = %q, want %q", d, got, want)
+		if got := monitor.Uptime(d); got != want {
+			t.Errorf("Uptime(%v) = %q, want %q", d, got, want)
 		}
 	}
 	for d, want := range map[time.Duration]string{

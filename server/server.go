@@ -11,13 +11,13 @@ import (
 	"log/slog"
 	mathrand "math/rand/v2"
 	"net"
-	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/bus-dev/bus/server/jetstream"
+	"github.com/bus-dev/bus/server/monitor"
 	"github.com/bus-dev/bus/subjects"
 )
 
@@ -54,14 +54,12 @@ type Server struct {
 	// the remotes connected (leaflink.go). Both nil without remotes.
 	leafInterest *leafInterest
 	leafLinks    []*leafLink
-	port         int      // the client port actually bound, set by Start
-	mon          *monitor // monitoring's own state (monitor.go)
+	port         int           // the client port actually bound, set by Start
+	mon          *monitorState // the document builders' own state (monitor.go)
 
 	mu       sync.Mutex // guards the fields below
 	ln       net.Listener
-	httpLn   net.Listener
-	httpsLn  net.Listener
-	httpSrv  *http.Server
+	http     *monitor.Server // the monitoring front end; nil when disabled
 	conns    map[uint64]*conn
 	shutdown bool
 	lameDuck bool          // LameDuck began: no new clients (lameduck.go)
@@ -107,7 +105,7 @@ func New(opts Options) (*Server, error) {
 		chunks:  newChunkPool(),
 		conns:   make(map[uint64]*conn),
 		quit:    make(chan struct{}),
-		mon:     newMonitor(),
+		mon:     newMonitorState(),
 	}
 	if s.name == "" {
 		s.name = id
@@ -214,23 +212,19 @@ func (s *Server) Addr() net.Addr {
 
 // HTTPAddr is the monitoring listener's address, or nil when disabled.
 func (s *Server) HTTPAddr() net.Addr {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.httpLn == nil {
-		return nil
+	if m := s.monitoring(); m != nil {
+		return m.Addr()
 	}
-	return s.httpLn.Addr()
+	return nil
 }
 
 // HTTPSAddr is the HTTPS monitoring listener's address, or nil when
 // disabled.
 func (s *Server) HTTPSAddr() net.Addr {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.httpsLn == nil {
-		return nil
+	if m := s.monitoring(); m != nil {
+		return m.TLSAddr()
 	}
-	return s.httpsLn.Addr()
+	return nil
 }
 
 // ID is the server's unique id, as sent in INFO.
@@ -374,7 +368,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.shutdown = true
 	close(s.quit)
-	ln, httpSrv := s.ln, s.httpSrv
+	ln, mon := s.ln, s.http
 	conns := make([]*conn, 0, len(s.conns))
 	for _, c := range s.conns {
 		conns = append(conns, c)
@@ -386,8 +380,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.stopExtensions()
 	s.stopSysRequests()
-	if httpSrv != nil {
-		_ = httpSrv.Shutdown(ctx)
+	if mon != nil {
+		_ = mon.Shutdown(ctx) // its requests are cut short when ctx ends
 	}
 	s.stopJetStream()
 	for _, c := range conns {

@@ -4,11 +4,11 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/bus-dev/bus/server/monitor"
 	"github.com/bus-dev/bus/subjects"
 )
 
@@ -16,41 +16,12 @@ import (
 // reference.
 const DefaultSubListSize = 1024
 
-// SubszOptions are /subsz's query parameters.
-// The JSON names are the reference's, for a $SYS.REQ request's body.
-type SubszOptions struct {
-	Subs    bool   `json:"subscriptions"`  // list the subscriptions
-	Test    string `json:"test,omitempty"` // only those a message on this literal subject reaches
-	Offset  int    `json:"offset"`
-	Limit   int    `json:"limit"`             // <= 0: DefaultSubListSize
-	Account string `json:"account,omitempty"` // "$G" or nothing
-}
-
-// Subsz is the /subsz document: the subscription trie's counters and,
-// with subs, the clients' subscriptions.
-type Subsz struct {
-	ServerID string    `json:"server_id"`
-	Now      time.Time `json:"now"`
-	SublistStats
-	Total  int         `json:"total"`
-	Offset int         `json:"offset"`
-	Limit  int         `json:"limit"`
-	Subs   []SubDetail `json:"subscriptions_list,omitempty"`
-}
-
-// SublistStats are the trie's counters with the reference's names.
-// num_subscriptions counts the clients' subscriptions, as /varz does;
-// the other counters include the server's own.
-type SublistStats struct {
-	NumSubs      uint32  `json:"num_subscriptions"`
-	NumCache     uint32  `json:"num_cache"`
-	NumInserts   uint64  `json:"num_inserts"`
-	NumRemoves   uint64  `json:"num_removes"`
-	NumMatches   uint64  `json:"num_matches"`
-	CacheHitRate float64 `json:"cache_hit_rate"`
-	MaxFanout    uint32  `json:"max_fanout"`
-	AvgFanout    float64 `json:"avg_fanout"`
-}
+// The /subsz document and its options (see server/monitor).
+type (
+	SubszOptions = monitor.SubszOptions
+	Subsz        = monitor.Subsz
+	SublistStats = monitor.SublistStats
+)
 
 // ErrSubszTest is returned for a test subject that is not a valid
 // publish subject.
@@ -121,19 +92,4 @@ func (s *Server) Subsz(o SubszOptions) (*Subsz, error) {
 	lo, hi := page(len(list), o.Offset, o.Limit)
 	out.Subs = list[lo:hi]
 	return out, nil
-}
-
-func (s *Server) serveSubsz(w http.ResponseWriter, r *http.Request) {
-	q := query{r: r}
-	o := SubszOptions{Subs: q.bool("subs"), Offset: q.int("offset"), Limit: q.int("limit"), Test: q.str("test"), Account: q.str("acc")}
-	if q.err != nil {
-		badRequest(w, q.err)
-		return
-	}
-	sz, err := s.Subsz(o)
-	if err != nil {
-		badRequest(w, err)
-		return
-	}
-	writeJSON(w, sz)
 }

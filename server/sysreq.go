@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bus-dev/bus/server/jetstream"
+	"github.com/bus-dev/bus/server/monitor"
 	"github.com/bus-dev/bus/subjects"
 )
 
@@ -148,25 +149,25 @@ type ServerStatsMsg struct {
 // ServerStats is the reference's statsz, for a server without routes or
 // gateways.
 type ServerStats struct {
-	Start                time.Time       `json:"start"`
-	Mem                  int64           `json:"mem"`
-	Cores                int             `json:"cores"`
-	CPU                  float64         `json:"cpu"`
-	Connections          int             `json:"connections"`
-	TotalConnections     int64           `json:"total_connections"`
-	ActiveAccounts       int             `json:"active_accounts"`
-	NumSubs              uint32          `json:"subscriptions"`
-	Sent                 MsgBytes        `json:"sent"`
-	SentToClients        MsgBytes        `json:"sent_to_clients"`
-	Received             MsgBytes        `json:"received"`
-	ReceivedFromClients  MsgBytes        `json:"received_from_clients"`
-	SlowConsumers        int64           `json:"slow_consumers"`
-	SlowConsumersStats   *kindStats      `json:"slow_consumer_stats,omitempty"`
-	StaleConnections     int64           `json:"stale_connections,omitempty"`
-	StaleConnectionStats *kindStats      `json:"stale_connection_stats,omitempty"`
-	ActiveServers        int             `json:"active_servers,omitempty"`
-	JetStream            *jetstream.Varz `json:"jetstream,omitempty"`
-	MaxProcs             int             `json:"gomaxprocs,omitempty"`
+	Start                time.Time          `json:"start"`
+	Mem                  int64              `json:"mem"`
+	Cores                int                `json:"cores"`
+	CPU                  float64            `json:"cpu"`
+	Connections          int                `json:"connections"`
+	TotalConnections     int64              `json:"total_connections"`
+	ActiveAccounts       int                `json:"active_accounts"`
+	NumSubs              uint32             `json:"subscriptions"`
+	Sent                 MsgBytes           `json:"sent"`
+	SentToClients        MsgBytes           `json:"sent_to_clients"`
+	Received             MsgBytes           `json:"received"`
+	ReceivedFromClients  MsgBytes           `json:"received_from_clients"`
+	SlowConsumers        int64              `json:"slow_consumers"`
+	SlowConsumersStats   *monitor.KindStats `json:"slow_consumer_stats,omitempty"`
+	StaleConnections     int64              `json:"stale_connections,omitempty"`
+	StaleConnectionStats *monitor.KindStats `json:"stale_connection_stats,omitempty"`
+	ActiveServers        int                `json:"active_servers,omitempty"`
+	JetStream            *jetstream.Varz    `json:"jetstream,omitempty"`
+	MaxProcs             int                `json:"gomaxprocs,omitempty"`
 }
 
 // Statsz is the server's statsz: /varz's counters in the reference's
@@ -177,17 +178,21 @@ func (s *Server) Statsz() ServerStats {
 		Start: v.Start, Mem: v.Mem, Cores: v.Cores, CPU: v.CPU,
 		Connections: v.Connections, TotalConnections: v.TotalConnections,
 		ActiveAccounts: s.activeAccounts(), NumSubs: uint32(v.Subscriptions),
-		Sent:                MsgBytes{v.OutMsgs, v.OutBytes},
-		SentToClients:       MsgBytes{v.OutMsgs, v.OutBytes},
-		Received:            MsgBytes{v.InMsgs, v.InBytes},
-		ReceivedFromClients: MsgBytes{v.InMsgs, v.InBytes},
+		Sent:                MsgBytes{Msgs: v.OutMsgs, Bytes: v.OutBytes},
+		SentToClients:       MsgBytes{Msgs: v.OutMsgs, Bytes: v.OutBytes},
+		Received:            MsgBytes{Msgs: v.InMsgs, Bytes: v.InBytes},
+		ReceivedFromClients: MsgBytes{Msgs: v.InMsgs, Bytes: v.InBytes},
 		SlowConsumers:       v.SlowConsumers, SlowConsumersStats: v.SlowConsumerStats,
 		StaleConnections: v.StaleConnections, StaleConnectionStats: v.StaleConnectionStats,
 		ActiveServers: 1, MaxProcs: runtime.GOMAXPROCS(0),
 	}
 	if s.js != nil {
-		js := v.JetStream
-		js.Config.StoreDir = "" // statsz leaves it out, as the reference's
+		js := s.jetStreamVarz()
+		if js.Config != nil {
+			cfg := *js.Config
+			cfg.StoreDir = "" // statsz leaves it out, as the reference's
+			js.Config = &cfg
+		}
 		st.JetStream = &js
 	}
 	// As the reference, the splits by kind only when there is something

@@ -3,96 +3,27 @@ package server
 import (
 	"math"
 	"net"
-	"net/http"
 	"path/filepath"
 	"runtime"
 	"time"
 
 	"github.com/bus-dev/bus/server/jetstream"
+	"github.com/bus-dev/bus/server/monitor"
 )
 
-// Varz is the /varz document, with the reference's field names and
-// shapes. Timeouts are in seconds, durations in nanoseconds.
-type Varz struct {
-	Identity
-	AuthRequired     bool              `json:"auth_required,omitempty"`
-	TLSRequired      bool              `json:"tls_required,omitempty"`
-	TLSVerify        bool              `json:"tls_verify,omitempty"`
-	ConnectURLs      []string          `json:"connect_urls,omitempty"` // none without a cluster
-	MaxConnections   int               `json:"max_connections"`
-	MaxSubscriptions int               `json:"max_subscriptions,omitempty"`
-	PingInterval     time.Duration     `json:"ping_interval"`
-	MaxPingsOut      int               `json:"ping_max"`
-	HTTPHost         string            `json:"http_host"`
-	HTTPPort         int               `json:"http_port"`
-	HTTPBasePath     string            `json:"http_base_path"`
-	HTTPSPort        int               `json:"https_port"`
-	AuthTimeout      float64           `json:"auth_timeout"`
-	MaxControlLine   int               `json:"max_control_line"`
-	MaxPayload       int               `json:"max_payload"`
-	MaxPending       int64             `json:"max_pending"`
-	Cluster          struct{}          `json:"cluster"`
-	Gateway          struct{}          `json:"gateway"`
-	LeafNode         struct{}          `json:"leaf"`
-	MQTT             struct{}          `json:"mqtt"`
-	Websocket        struct{}          `json:"websocket"`
-	JetStream        jetstream.Varz    `json:"jetstream"`
-	TLSTimeout       float64           `json:"tls_timeout"`
-	WriteDeadline    time.Duration     `json:"write_deadline"`
-	Start            time.Time         `json:"start"`
-	Now              time.Time         `json:"now"`
-	Uptime           string            `json:"uptime"`
-	Mem              int64             `json:"mem"`
-	Cores            int               `json:"cores"`
-	MaxProcs         int               `json:"gomaxprocs"`
-	CPU              float64           `json:"cpu"`
-	Connections      int               `json:"connections"`
-	TotalConnections int64             `json:"total_connections"`
-	Routes           int               `json:"routes"`
-	Remotes          int               `json:"remotes"`
-	Leafs            int               `json:"leafnodes"`
-	InMsgs           int64             `json:"in_msgs"`
-	InBytes          int64             `json:"in_bytes"`
-	InClientMsgs     int64             `json:"in_client_msgs"`
-	InClientBytes    int64             `json:"in_client_bytes"`
-	OutMsgs          int64             `json:"out_msgs"`
-	OutBytes         int64             `json:"out_bytes"`
-	OutClientMsgs    int64             `json:"out_client_msgs"`
-	OutClientBytes   int64             `json:"out_client_bytes"`
-	SlowConsumers    int64             `json:"slow_consumers"`
-	StaleConnections int64             `json:"stale_connections"`
-	StalledClients   int64             `json:"stalled_clients"`
-	Subscriptions    int               `json:"subscriptions"`
-	HTTPReqStats     map[string]uint64 `json:"http_req_stats"`
-	ConfigLoadTime   time.Time         `json:"config_load_time"`
-	ConfigDigest     string            `json:"config_digest"`
-	Tags             []string          `json:"tags,omitempty"`
-	// SystemAccount is empty (left out) without a system account.
-	SystemAccount        string     `json:"system_account,omitempty"`
-	SlowConsumerStats    *kindStats `json:"slow_consumer_stats"`
-	StaleConnectionStats *kindStats `json:"stale_connection_stats,omitempty"`
-}
-
-// kindStats splits a count by connection kind; bus has clients only.
-type kindStats struct {
-	Clients  uint64 `json:"clients"`
-	Routes   uint64 `json:"routes"`
-	Gateways uint64 `json:"gateways"`
-	Leafs    uint64 `json:"leafs"`
-}
+// Varz is the /varz document (see monitor.Varz).
+type Varz = monitor.Varz
 
 // Varz snapshots the server's identity, limits and traffic counters.
 func (s *Server) Varz() Varz {
 	t := s.traffic()
-	s.mu.Lock()
 	httpPort, httpsPort := 0, 0
-	if s.httpLn != nil {
-		httpPort = s.httpLn.Addr().(*net.TCPAddr).Port
+	if a, ok := s.HTTPAddr().(*net.TCPAddr); ok {
+		httpPort = a.Port
 	}
-	if s.httpsLn != nil {
-		httpsPort = s.httpsLn.Addr().(*net.TCPAddr).Port
+	if a, ok := s.HTTPSAddr().(*net.TCPAddr); ok {
+		httpsPort = a.Port
 	}
-	s.mu.Unlock()
 	var mem runtime.MemStats
 	runtime.ReadMemStats(&mem)
 	now := time.Now()
@@ -118,7 +49,7 @@ func (s *Server) Varz() Varz {
 		WriteDeadline:        o.WriteDeadline,
 		Start:                s.started.UTC(),
 		Now:                  now.UTC(),
-		Uptime:               uptime(now.Sub(s.started)),
+		Uptime:               monitor.Uptime(now.Sub(s.started)),
 		Mem:                  int64(mem.Sys),
 		Cores:                runtime.NumCPU(),
 		MaxProcs:             runtime.GOMAXPROCS(0),
@@ -133,18 +64,15 @@ func (s *Server) Varz() Varz {
 		StaleConnections:     int64(stale),
 		Subscriptions:        s.clientSubs(),
 		Leafs:                s.leafCount(),
-		HTTPReqStats:         s.mon.requests(),
+		HTTPReqStats:         s.httpRequests(),
 		ConfigLoadTime:       s.mon.loaded.UTC(),
-		SlowConsumerStats:    &kindStats{Clients: slow},
-		StaleConnectionStats: &kindStats{Clients: stale},
+		SlowConsumerStats:    &monitor.KindStats{Clients: slow},
+		StaleConnectionStats: &monitor.KindStats{Clients: stale},
 	}
 	if len(s.opts.SystemAccount.Users) > 0 {
 		v.SystemAccount = s.opts.SystemAccount.name()
 	}
-	if s.js != nil {
-		v.JetStream = s.js.Varz(s.id)
-		v.JetStream.Config.MaxMemory, v.JetStream.Config.MaxStorage = s.jetStreamLimits()
-	}
+	v.JetStream = s.jetStreamVarz()
 	// Every connection is a client's.
 	v.InClientMsgs, v.InClientBytes, v.OutClientMsgs, v.OutClientBytes = v.InMsgs, v.InBytes, v.OutMsgs, v.OutBytes
 	return v
@@ -179,8 +107,15 @@ func (s *Server) traffic() traffic {
 	return t
 }
 
-func (s *Server) serveVarz(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, s.Varz())
+// jetStreamVarz is /varz's JetStream section; its zero value (JetStream
+// off) is written {}, as the reference writes it.
+func (s *Server) jetStreamVarz() jetstream.Varz {
+	if s.js == nil {
+		return jetstream.Varz{}
+	}
+	v := s.js.Varz(s.id)
+	v.Config.MaxMemory, v.Config.MaxStorage = s.jetStreamLimits()
+	return v
 }
 
 // jetStreamLimits are what bus reports as JetStream's max_memory and
@@ -200,7 +135,7 @@ type cpuSampler struct {
 
 // cpuPercent samples the process's CPU use since the previous call (the
 // first call measures from when the configuration was loaded).
-func (m *monitor) cpuPercent(now time.Time) float64 {
+func (m *monitorState) cpuPercent(now time.Time) float64 {
 	used := processCPU()
 	m.mu.Lock()
 	defer m.mu.Unlock()

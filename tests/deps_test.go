@@ -14,11 +14,14 @@ func TestPackageDependencies(t *testing.T) {
 	t.Parallel()
 	const mod = "github.com/bus-dev/bus/"
 	allowed := map[string][]string{
-		"subjects":           nil,
-		"jetlog/vfs":         nil,
-		"jetlog":             {"subjects", "jetlog/vfs"},
-		"server/jetstream":   {"jetlog", "jetlog/vfs", "subjects"},
-		"server":             {"server/jetstream", "jetlog", "jetlog/vfs", "subjects"},
+		"subjects":         nil,
+		"jetlog/vfs":       nil,
+		"jetlog":           {"subjects", "jetlog/vfs"},
+		"server/jetstream": {"jetlog", "jetlog/vfs", "subjects"},
+		"server":           {"server/jetstream", "server/monitor", "jetlog", "jetlog/vfs", "subjects"},
+		// The monitoring front end reads through monitor.Source only:
+		// nothing of the core, of JetStream or of the storage.
+		"server/monitor":     nil,
 		"conf":               nil,
 		"client":             nil,
 		"client/prom":        {"client"},
@@ -27,7 +30,7 @@ func TestPackageDependencies(t *testing.T) {
 		"examples/rpc":       {"client"},
 	}
 	mustUse := map[string][]string{
-		"server":           {"server/jetstream"},
+		"server":           {"server/jetstream", "server/monitor"},
 		"server/jetstream": {"jetlog"},
 		"jetlog":           {"subjects"},
 	}
@@ -99,5 +102,38 @@ func TestPrometheusModuleOnlyInTests(t *testing.T) {
 		if strings.HasPrefix(dep, "github.com/prometheus/prometheus/") {
 			t.Errorf("cmd/bus links %s", dep)
 		}
+	}
+}
+
+// TestPrometheusOnlyInMonitor keeps Prometheus's libraries out of the
+// core (STYLE §1): of the server's packages, only the monitoring front
+// end, server/monitor, imports them.
+func TestPrometheusOnlyInMonitor(t *testing.T) {
+	t.Parallel()
+	const mod = "github.com/bus-dev/bus/"
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, mod+"server/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	monitorUses := false
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		pkg := fields[0]
+		for _, imp := range fields[1:] {
+			if !strings.HasPrefix(imp, "github.com/prometheus/") {
+				continue
+			}
+			if pkg == mod+"server/monitor" {
+				monitorUses = true
+				continue
+			}
+			t.Errorf("%s imports %s: only server/monitor may", pkg, imp)
+		}
+	}
+	if !monitorUses {
+		t.Error("server/monitor no longer imports Prometheus: is go list working?")
 	}
 }

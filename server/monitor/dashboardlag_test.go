@@ -1,21 +1,19 @@
-package server
+package monitor
 
 import (
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/bus-dev/bus/server/jetstream"
 )
 
 // metricsOf is a JetStream snapshot with consumers named "c<i>" on
 // stream S, each with lag i*10+base.
-func metricsOf(consumers int, base uint64) *jetstream.Metrics {
-	st := jetstream.StreamMetrics{Name: "S"}
+func metricsOf(consumers int, base uint64) *JetStreamMetrics {
+	st := StreamMetrics{Name: "S"}
 	for i := range consumers {
-		st.Consumers = append(st.Consumers, jetstream.ConsumerMetrics{Name: fmt.Sprintf("c%d", i), NumPending: uint64(i)*10 + base})
+		st.Consumers = append(st.Consumers, ConsumerMetrics{Name: fmt.Sprintf("c%d", i), NumPending: uint64(i)*10 + base})
 	}
-	return &jetstream.Metrics{Streams: []jetstream.StreamMetrics{st}}
+	return &JetStreamMetrics{Streams: []StreamMetrics{st}}
 }
 
 func TestLagRingKeepsTheLastSamples(t *testing.T) {
@@ -23,7 +21,7 @@ func TestLagRingKeepsTheLastSamples(t *testing.T) {
 	r := newLagRing(3, 10)
 	t0 := time.UnixMilli(1_000_000)
 	for i := range 5 {
-		r.add(t0.Add(time.Duration(i)*time.Second), traffic{inMsgs: int64(i) * 100, outMsgs: int64(i) * 50}, metricsOf(1, uint64(i)))
+		r.add(t0.Add(time.Duration(i)*time.Second), Counters{InMsgs: int64(i) * 100, OutMsgs: int64(i) * 50}, metricsOf(1, uint64(i)))
 	}
 	if n, series := r.len(); n != 3 || series != 1 {
 		t.Fatalf("held %d samples, %d series; want 3, 1", n, series)
@@ -53,7 +51,7 @@ func TestLagRingIsBounded(t *testing.T) {
 	r := newLagRing(samples, maxSeries)
 	t0 := time.UnixMilli(1_000_000)
 	for i := range 3 * samples {
-		r.add(t0.Add(time.Duration(i)*time.Second), traffic{}, metricsOf(8, 0))
+		r.add(t0.Add(time.Duration(i)*time.Second), Counters{}, metricsOf(8, 0))
 	}
 	n, series := r.len()
 	if n != samples || series != maxSeries {
@@ -71,18 +69,18 @@ func TestLagRingIsBounded(t *testing.T) {
 
 	// A consumer that goes frees its room for a new one, whose history
 	// starts when it came.
-	r.add(t0.Add(time.Hour), traffic{}, metricsOf(2, 0))
+	r.add(t0.Add(time.Hour), Counters{}, metricsOf(2, 0))
 	if _, series := r.len(); series != 2 {
 		t.Fatalf("%d series after consumers went, want 2", series)
 	}
-	r.add(t0.Add(time.Hour+time.Second), traffic{}, metricsOf(3, 0))
+	r.add(t0.Add(time.Hour+time.Second), Counters{}, metricsOf(3, 0))
 	lag, _ = r.since("S", 0)
 	if len(lag["c2"]) != 1 || len(lag["c0"]) != samples {
 		t.Fatalf("new consumer has %d points, old one %d", len(lag["c2"]), len(lag["c0"]))
 	}
 
 	// Without JetStream only the traffic is sampled.
-	r.add(t0.Add(2*time.Hour), traffic{}, nil)
+	r.add(t0.Add(2*time.Hour), Counters{}, nil)
 	if _, series := r.len(); series != 0 {
 		t.Fatalf("%d series without JetStream", series)
 	}

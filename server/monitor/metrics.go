@@ -1,4 +1,4 @@
-package server
+package monitor
 
 import (
 	"net/http"
@@ -6,9 +6,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-
-	"github.com/bus-dev/bus/jetlog"
-	"github.com/bus-dev/bus/server/jetstream"
 )
 
 // metricsHandler serves /metrics (the series are listed in
@@ -20,31 +17,27 @@ import (
 // written straight into the text format from the same snapshot (see
 // writeObjects), since the registry's gathering, sorting and encoding of
 // 100k samples costs seconds; see BenchmarkMetricsScrape.
-func (s *Server) metricsHandler() http.Handler {
+func (m *Server) metricsHandler() http.Handler {
 	base := prometheus.NewRegistry()
 	base.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
-	descs := newCollector(s)
+	descs := newCollector()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// One JetStream snapshot serves both halves of the answer; each
-		// scrape registers its own view of it, so that scrapes running
-		// at once do not share one.
-		sc := &scrapeCollector{collector: descs}
-		if s.js != nil {
-			m := s.js.Metrics()
-			sc.js = &m
-		}
+		// One snapshot of the counters and of JetStream serves both
+		// halves of the answer; each scrape registers its own view of
+		// them, so that scrapes running at once do not share one.
+		sc := &scrapeCollector{collector: descs, c: m.src.Counters(), js: m.src.JetStream()}
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(sc)
 		families, err := prometheus.Gatherers{base, reg}.Gather()
 		if err != nil {
-			s.log.Warn("gather metrics", "err", err)
+			m.log.Warn("gather metrics", "err", err)
 		}
 		writeMetrics(w, r, families, func(e *exposition) {
 			if sc.js != nil {
-				writeObjects(e, s.id, sc.js)
+				writeObjects(e, sc.c.ServerID, sc.js)
 			}
 		})
 	})
@@ -65,8 +58,6 @@ var (
 // collector holds the descriptors of the server-wide series, fixed at
 // construction; a scrapeCollector turns one snapshot into metrics.
 type collector struct {
-	s *Server
-
 	info, uptime, connections, totalConnections, subscriptions *prometheus.Desc
 	inMsgs, outMsgs, inBytes, outBytes, slowConsumers          *prometheus.Desc
 	authFailures, leafUp                                       *prometheus.Desc
@@ -78,11 +69,11 @@ type collector struct {
 	jsDamaged, fsync, commit, storeFree, storeSize          *prometheus.Desc
 }
 
-func newCollector(s *Server) *collector {
+func newCollector() *collector {
 	d := func(name, help string, labels []string) *prometheus.Desc {
 		return prometheus.NewDesc(name, help, labels, nil)
 	}
-	c := &collector{s: s}
+	c := &collector{}
 	c.info = d("bus_info", "Always 1; the labels name the server and its version.", []string{"server_id", "server_name", "version"})
 	c.uptime = d("bus_uptime_seconds", "Seconds since the server started.", serverLabels)
 	c.connections = d("bus_connections", "Client connections open now.", serverLabels)
@@ -122,11 +113,12 @@ func newCollector(s *Server) *collector {
 var varzNames = [8]string{"connections", "total_connections", "subscriptions", "in_msgs", "out_msgs", "in_bytes", "out_bytes", "slow_consumers"}
 
 // scrapeCollector is the prometheus.Collector of one scrape: the
-// server's counters, read as it collects, and the JetStream snapshot js
-// (nil without JetStream).
+// server's counters c and the JetStream snapshot js (nil without
+// JetStream), both taken when the scrape began.
 type scrapeCollector struct {
 	*collector
-	js *jetstream.Metrics
+	c  Counters
+	js *JetStreamMetrics
 }
 
 // Describe sends every descriptor.
@@ -146,24 +138,23 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // varzValues are the counters named by varzNames, in that order.
-func (s *Server) varzValues(t traffic) [8]int64 {
-	return [8]int64{int64(t.conns), s.totalConns.Load(), int64(s.clientSubs()), t.inMsgs, t.outMsgs, t.inBytes, t.outBytes, s.slowConsumers.Load()}
+func varzValues(c Counters) [8]int64 {
+	return [8]int64{int64(c.Connections), c.TotalConnections, int64(c.Subscriptions), c.InMsgs, c.OutMsgs, c.InBytes, c.OutBytes, c.SlowConsumers}
 }
 
 // Collect sends the server's metrics and, with JetStream, every
 // stream's and consumer's.
 func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
-	s := c.s
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
 	counter := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
 	}
-	id := s.id
-	gauge(c.info, 1, id, s.name, Version)
-	gauge(c.uptime, time.Since(s.started).Seconds(), id)
-	v := s.varzValues(s.traffic())
+	id, name := c.c.ServerID, c.c.ServerName
+	gauge(c.info, 1, id, name, c.c.Version)
+	gauge(c.uptime, time.Since(c.c.Start).Seconds(), id)
+	v := varzValues(c.c)
 	gauge(c.connections, float64(v[0]), id)
 	counter(c.totalConnections, float64(v[1]), id)
 	gauge(c.subscriptions, float64(v[2]), id)
@@ -172,26 +163,24 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.inBytes, float64(v[5]), id)
 	counter(c.outBytes, float64(v[6]), id)
 	counter(c.slowConsumers, float64(v[7]), id)
-	counter(c.authFailures, float64(s.authFailures.Load()), id)
-	for _, l := range s.leafLinks {
-		gauge(c.leafUp, boolGauge(l.current() != nil), id, l.name)
+	counter(c.authFailures, float64(c.c.AuthFailures), id)
+	for _, l := range c.c.Leafs {
+		gauge(c.leafUp, boolGauge(l.Up), id, l.Remote)
 	}
 	for i, n := range v {
 		gauge(c.varz[i], float64(n), id)
 	}
 	m := c.js
 	if m == nil {
-		gauge(c.jsDisabled, 1, id, s.name)
+		gauge(c.jsDisabled, 1, id, name)
 		return
 	}
-	gauge(c.jsDisabled, 0, id, s.name)
-	c.collectJetStream(ch, m)
+	gauge(c.jsDisabled, 0, id, name)
+	c.collectJetStream(ch, id, name, m)
 }
 
 // collectJetStream sends the JetStream series of one snapshot.
-func (c *collector) collectJetStream(ch chan<- prometheus.Metric, m *jetstream.Metrics) {
-	s := c.s
-	id, name := s.id, s.name
+func (c *collector) collectJetStream(ch chan<- prometheus.Metric, id, name string, m *JetStreamMetrics) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
@@ -202,8 +191,8 @@ func (c *collector) collectJetStream(ch chan<- prometheus.Metric, m *jetstream.M
 	var msgs, bytes uint64
 	for i := range m.Streams {
 		consumers += len(m.Streams[i].Consumers)
-		msgs += m.Streams[i].State.Msgs
-		bytes += m.Streams[i].State.Bytes
+		msgs += m.Streams[i].Msgs
+		bytes += m.Streams[i].Bytes
 	}
 	gauge(c.jsStreams, float64(len(m.Streams)), id, name)
 	gauge(c.jsConsumers, float64(consumers), id, name)
@@ -230,9 +219,9 @@ func age(now, then time.Time, known bool) float64 {
 	return max(now.Sub(then).Seconds(), 0)
 }
 
-// constHistogram turns a jetlog histogram into a Prometheus one, scaling
+// constHistogram turns a histogram snapshot into a Prometheus one, scaling
 // its bounds and sum (1e-9: nanoseconds to seconds).
-func constHistogram(d *prometheus.Desc, h jetlog.HistogramSnapshot, scale float64, labels ...string) prometheus.Metric {
+func constHistogram(d *prometheus.Desc, h Histogram, scale float64, labels ...string) prometheus.Metric {
 	buckets := make(map[float64]uint64, len(h.Bounds))
 	var cum uint64
 	for i, b := range h.Bounds {

@@ -1,15 +1,13 @@
-package server
+package monitor
 
 import (
 	"context"
 	"sync"
 	"time"
-
-	"github.com/bus-dev/bus/server/jetstream"
 )
 
 // The dashboard's history (docs/dashboard.md): every lagInterval the
-// server samples each consumer's lag (num_pending) and its own message
+// monitor samples each consumer's lag (num_pending) and its own message
 // counters, and keeps the last lagSamples samples, so that the dashboard
 // draws the last hour without Prometheus. Memory is bounded by
 // lagMaxConsumers × lagSamples × 8 bytes (2.9 MB) plus the shared times;
@@ -68,13 +66,13 @@ func newLagRing(samples, maxSeries int) *lagRing {
 }
 
 // add records one sample taken at now: the server's traffic and every
-// consumer of m. A consumer that is gone loses its series; a new one gets
-// a series while there is room.
-func (r *lagRing) add(now time.Time, t traffic, m *jetstream.Metrics) {
+// consumer of m (nil without JetStream). A consumer that is gone loses
+// its series; a new one gets a series while there is room.
+func (r *lagRing) add(now time.Time, t Counters, m *JetStreamMetrics) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	i := r.next
-	r.times[i], r.in[i], r.out[i] = now.UnixMilli(), t.inMsgs, t.outMsgs
+	r.times[i], r.in[i], r.out[i] = now.UnixMilli(), t.InMsgs, t.OutMsgs
 	r.next = (r.next + 1) % r.samples
 	r.n = min(r.n+1, r.samples)
 	seen := map[consumerKey]bool{}
@@ -180,21 +178,21 @@ func (r *lagRing) isHeaderDLQ(stream string) bool {
 	return r.headerDLQ[stream].isDLQ
 }
 
-// startLagSampler samples into s.mon.lag every lagInterval, from now
-// until the monitoring server shuts down (Server.Shutdown shuts it down
-// first and waits for s.wg). Without JetStream only the traffic is
-// sampled. Called by startMonitoring once it listens.
-func (s *Server) startLagSampler() {
+// startLagSampler samples into m.lag every lagInterval, from now until
+// the HTTP server shuts down (Shutdown waits for it). Without JetStream
+// only the traffic is sampled. Called by Start once it listens, with
+// m.mu held.
+func (m *Server) startLagSampler() {
 	ctx, cancel := context.WithCancel(context.Background())
-	s.httpSrv.RegisterOnShutdown(cancel)
-	s.wg.Add(1)
+	m.httpSrv.RegisterOnShutdown(cancel)
+	m.wg.Add(1)
 	go func() {
-		defer s.wg.Done()
+		defer m.wg.Done()
 		defer cancel()
 		tick := time.NewTicker(lagInterval)
 		defer tick.Stop()
 		for {
-			s.sampleLag(ctx)
+			m.sampleLag(ctx)
 			select {
 			case <-tick.C:
 			case <-ctx.Done():
@@ -206,37 +204,33 @@ func (s *Server) startLagSampler() {
 
 // sampleLag takes one sample, then looks for dead-letter streams among
 // those whose first message changed.
-func (s *Server) sampleLag(ctx context.Context) {
-	var m *jetstream.Metrics
-	if s.js != nil {
-		snap := s.js.Metrics()
-		m = &snap
-	}
-	s.mon.lag.add(time.Now(), s.traffic(), m)
-	if m == nil {
+func (m *Server) sampleLag(ctx context.Context) {
+	jm := m.src.JetStream()
+	m.lag.add(time.Now(), m.src.Counters(), jm)
+	if jm == nil {
 		return
 	}
-	r := s.mon.lag
+	r := m.lag
 	checks := 0
 	live := map[string]bool{}
-	for _, st := range m.Streams {
+	for _, st := range jm.Streams {
 		live[st.Name] = true
-		if st.DeadLetterQueue || st.State.Msgs == 0 || checks >= lagDLQChecks {
+		if st.DeadLetterQueue || st.Msgs == 0 || checks >= lagDLQChecks {
 			continue
 		}
 		r.mu.Lock()
 		prev, known := r.headerDLQ[st.Name]
 		r.mu.Unlock()
-		if known && prev.firstSeq == st.State.FirstSeq {
+		if known && prev.firstSeq == st.FirstSeq {
 			continue
 		}
 		checks++
-		msg, err := s.readMsg(ctx, fullRights, st.Name, st.State.FirstSeq, true)
+		msg, err := m.readMsg(ctx, m.src.ServerRights(), st.Name, st.FirstSeq, true)
 		if err != nil {
 			continue // gone meanwhile, or shutting down: checked next time
 		}
 		r.mu.Lock()
-		r.headerDLQ[st.Name] = dlqCheck{firstSeq: st.State.FirstSeq, isDLQ: isDeadLetter(msg.Header)}
+		r.headerDLQ[st.Name] = dlqCheck{firstSeq: st.FirstSeq, isDLQ: isDeadLetter(msg.Header)}
 		r.mu.Unlock()
 	}
 	r.mu.Lock()

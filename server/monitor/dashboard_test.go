@@ -1,11 +1,9 @@
-package server
+package monitor
 
 import (
 	"fmt"
 	"strings"
 	"testing"
-
-	"golang.org/x/crypto/bcrypt"
 )
 
 func TestDashboardParseHeaders(t *testing.T) {
@@ -69,51 +67,5 @@ func TestDashboardStreamNames(t *testing.T) {
 		if validStreamName(name) != ok {
 			t.Errorf("validStreamName(%q) = %v", name, !ok)
 		}
-	}
-}
-
-func TestDashboardBasicAuth(t *testing.T) {
-	t.Parallel()
-	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
-	if err != nil {
-		t.Fatal(err)
-	}
-	users := newAuthenticator(Authorization{Users: []User{
-		{Name: "alice", Password: "pw"},
-		{Name: "bob", Password: string(hash)},
-		{Nkey: "UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4"},
-	}}, false)
-	for _, tc := range []struct {
-		user, pass string
-		ok         bool
-	}{
-		{"alice", "pw", true},
-		{"alice", "PW", false},
-		{"bob", "s3cret", true},
-		{"bob", string(hash), false},
-		{"carol", "pw", false},
-		{"UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4", "", false},
-		{"", "", false},
-	} {
-		if id, ok := users.httpLogin(tc.user, tc.pass); ok != tc.ok || ok && id.name != tc.user {
-			t.Errorf("check(%q, %q) = %v, %v", tc.user, tc.pass, id, ok)
-		}
-	}
-	single := newAuthenticator(Authorization{User: "admin", Password: "x"}, false)
-	if _, ok := single.httpLogin("admin", "x"); !ok {
-		t.Error("single user refused")
-	}
-	if _, ok := single.httpLogin("root", "x"); ok {
-		t.Error("another user name accepted")
-	}
-	token := newAuthenticator(Authorization{Token: "t0k"}, false)
-	if _, ok := token.httpLogin("whoever", "t0k"); !ok {
-		t.Error("token refused")
-	}
-	if _, ok := token.httpLogin("t0k", ""); ok {
-		t.Error("token as the user name accepted")
-	}
-	if id, ok := newAuthenticator(Authorization{}, false).httpLogin("", ""); !ok || id.perms != nil {
-		t.Error("without authorization everyone has every right")
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package monitor
 
 import (
 	"context"
@@ -42,13 +42,13 @@ func decodeAction(w http.ResponseWriter, r *http.Request, v any) bool {
 	return true
 }
 
-func (s *Server) dashboardPurge(w http.ResponseWriter, r *http.Request) {
+func (m *Server) dashboardPurge(w http.ResponseWriter, r *http.Request) {
 	stream, ok := streamParam(w, r)
 	if !ok {
 		return
 	}
 	subject := "$JS.API.STREAM.PURGE." + stream
-	from, code, why := s.actionUser(r, subject)
+	from, code, why := m.actionUser(r, subject)
 	if code != 0 {
 		dashboardError(w, code, why)
 		return
@@ -58,15 +58,15 @@ func (s *Server) dashboardPurge(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), actionTimeout)
 	defer cancel()
-	if err := s.apiCall(ctx, from, subject, nil, &resp); err != nil {
+	if err := m.apiCall(ctx, from, subject, nil, &resp); err != nil {
 		dashboardFail(w, err)
 		return
 	}
-	s.log.Info("dashboard purged a stream", "stream", stream, "user", from.User(), "purged", resp.Purged)
+	m.log.Info("dashboard purged a stream", "stream", stream, "user", from.User(), "purged", resp.Purged)
 	dashboardJSON(w, http.StatusOK, resp)
 }
 
-func (s *Server) dashboardDelete(w http.ResponseWriter, r *http.Request) {
+func (m *Server) dashboardDelete(w http.ResponseWriter, r *http.Request) {
 	stream, ok := streamParam(w, r)
 	if !ok {
 		return
@@ -77,18 +77,18 @@ func (s *Server) dashboardDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	subject := "$JS.API.STREAM.MSG.DELETE." + stream
-	from, code, why := s.actionUser(r, subject)
+	from, code, why := m.actionUser(r, subject)
 	if code != 0 {
 		dashboardError(w, code, why)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), actionTimeout)
 	defer cancel()
-	if err := s.apiCall(ctx, from, subject, map[string]uint64{"seq": seq}, nil); err != nil {
+	if err := m.apiCall(ctx, from, subject, map[string]uint64{"seq": seq}, nil); err != nil {
 		dashboardFail(w, err)
 		return
 	}
-	s.log.Info("dashboard deleted a message", "stream", stream, "seq", seq, "user", from.User())
+	m.log.Info("dashboard deleted a message", "stream", stream, "seq", seq, "user", from.User())
 	dashboardJSON(w, http.StatusOK, map[string]any{"deleted": seq})
 }
 
@@ -110,7 +110,7 @@ type redriveResult struct {
 
 // dashboardRedrive redrives {"seq":N}, or without a seq every dead
 // letter of the stream, batch after batch.
-func (s *Server) dashboardRedrive(w http.ResponseWriter, r *http.Request) {
+func (m *Server) dashboardRedrive(w http.ResponseWriter, r *http.Request) {
 	stream, ok := streamParam(w, r)
 	if !ok {
 		return
@@ -122,7 +122,7 @@ func (s *Server) dashboardRedrive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	subject := "$BUS.API.DLQ.REDRIVE." + stream
-	from, code, why := s.actionUser(r, subject)
+	from, code, why := m.actionUser(r, subject)
 	if code != 0 {
 		dashboardError(w, code, why)
 		return
@@ -139,7 +139,7 @@ func (s *Server) dashboardRedrive(w http.ResponseWriter, r *http.Request) {
 		// A batch of redriveBatch at the API's default rate takes about a
 		// second, plus the acks.
 		bctx, bcancel := context.WithTimeout(ctx, actionTimeout)
-		err := s.apiCall(bctx, from, subject, batch, &resp)
+		err := m.apiCall(bctx, from, subject, batch, &resp)
 		bcancel()
 		if err != nil {
 			var e *jsError
@@ -159,7 +159,7 @@ func (s *Server) dashboardRedrive(w http.ResponseWriter, r *http.Request) {
 		}
 		batch["from_seq"] = resp.NextSeq
 	}
-	s.log.Info("dashboard redrove dead letters", "stream", stream, "user", from.User(),
+	m.log.Info("dashboard redrove dead letters", "stream", stream, "user", from.User(),
 		"redriven", total.Redriven, "failed", len(total.Failed), "next_seq", total.NextSeq)
 	dashboardJSON(w, http.StatusOK, total)
 }

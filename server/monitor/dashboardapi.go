@@ -1,12 +1,8 @@
-package server
+package monitor
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,57 +12,9 @@ import (
 // The dashboard reads messages and acts through the same API that
 // clients use: each read or action is a request published, as the user
 // behind the HTTP request, to the server's own subscriptions ($JS.API.…,
-// $BUS.API.DLQ.REDRIVE.…), so it meets exactly the code and checks a
-// client's request meets, its sender's rights included.
-
-// errNoResponder is a request that no service of the server took:
-// JetStream is off.
-var errNoResponder = errors.New("server: no service answers this request (is JetStream on?)")
-
-// localRequest sends body to subject as a client with rights from would,
-// and waits for the first reply (its payload) until ctx ends. Only the
-// server's own request handlers receive it; no client sees the request.
-func (s *Server) localRequest(ctx context.Context, from Rights, subject string, body []byte) ([]byte, error) {
-	inbox := "_INBOX." + inboxToken()
-	replies := make(chan []byte, 1)
-	sub, err := s.subscribeInternal(inbox, func(_, _ []byte, hdr int, msg []byte) bool {
-		if hdr >= 0 {
-			msg = msg[hdr:]
-		}
-		select {
-		case replies <- bytes.Clone(msg):
-		default: // only the first reply counts
-		}
-		return true
-	})
-	if err != nil {
-		return nil, err
-	}
-	defer s.unsubscribeInternal(sub)
-	taken := 0
-	for _, h := range s.subs.MatchString(subject).Plain {
-		if h.request != nil && h.request(from, []byte(subject), []byte(inbox), -1, body) {
-			taken++
-		}
-	}
-	if taken == 0 {
-		return nil, errNoResponder
-	}
-	select {
-	case b := <-replies:
-		return b, nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("server: no answer on %s: %w", subject, ctx.Err())
-	}
-}
-
-// inboxToken is a random inbox name, so that no client can guess where
-// the reply goes and answer first.
-func inboxToken() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	return base64.RawURLEncoding.EncodeToString(b[:])
-}
+// $BUS.API.DLQ.REDRIVE.…) by Source.Request, so it meets exactly the
+// code and checks a client's request meets, its sender's rights
+// included.
 
 // jsError is the error an API response carries, as JetStream writes it.
 type jsError struct {
@@ -79,7 +27,7 @@ func (e *jsError) Error() string { return e.Description }
 
 // apiCall sends a JSON request and decodes the JSON reply into v; an
 // error in the reply comes back as a *jsError.
-func (s *Server) apiCall(ctx context.Context, from Rights, subject string, req, v any) error {
+func (m *Server) apiCall(ctx context.Context, from Rights, subject string, req, v any) error {
 	body := []byte("{}")
 	if req != nil {
 		var err error
@@ -87,7 +35,7 @@ func (s *Server) apiCall(ctx context.Context, from Rights, subject string, req, 
 			return err
 		}
 	}
-	reply, err := s.localRequest(ctx, from, subject, body)
+	reply, err := m.src.Request(ctx, from, subject, body)
 	if err != nil {
 		return err
 	}
@@ -117,7 +65,7 @@ type storedMsg struct {
 
 // readMsg gets message seq of stream, or with next the first one at or
 // after seq, through STREAM.MSG.GET as from.
-func (s *Server) readMsg(ctx context.Context, from Rights, stream string, seq uint64, next bool) (storedMsg, error) {
+func (m *Server) readMsg(ctx context.Context, from Rights, stream string, seq uint64, next bool) (storedMsg, error) {
 	req := map[string]any{"seq": seq}
 	if next {
 		req["next_by_subj"] = ">"
@@ -127,7 +75,7 @@ func (s *Server) readMsg(ctx context.Context, from Rights, stream string, seq ui
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	err := s.apiCall(ctx, from, "$JS.API.STREAM.MSG.GET."+stream, req, &resp)
+	err := m.apiCall(ctx, from, "$JS.API.STREAM.MSG.GET."+stream, req, &resp)
 	return resp.Message, err
 }
 

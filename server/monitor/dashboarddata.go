@@ -1,4 +1,4 @@
-package server
+package monitor
 
 import (
 	"context"
@@ -8,8 +8,6 @@ import (
 	"runtime"
 	"time"
 	"unicode/utf8"
-
-	"github.com/bus-dev/bus/server/jetstream"
 )
 
 // What the dashboard shows, as JSON: the state document it polls, and
@@ -132,7 +130,7 @@ func unixMilli(t time.Time) int64 {
 // serveDashboardState answers the state document; stream selects the
 // stream whose consumers and lag to add, since (unix ms) leaves out the
 // samples the page already has.
-func (s *Server) serveDashboardState(w http.ResponseWriter, r *http.Request) {
+func (m *Server) serveDashboardState(w http.ResponseWriter, r *http.Request) {
 	q := query{r: r}
 	stream := q.str("stream")
 	since := int64(q.uint64("since"))
@@ -140,65 +138,67 @@ func (s *Server) serveDashboardState(w http.ResponseWriter, r *http.Request) {
 		dashboardError(w, http.StatusBadRequest, q.err.Error())
 		return
 	}
-	dashboardJSON(w, http.StatusOK, s.dashboardState(stream, since))
+	dashboardJSON(w, http.StatusOK, m.dashboardState(stream, since))
 }
 
-func (s *Server) dashboardState(stream string, since int64) dashState {
+func (m *Server) dashboardState(stream string, since int64) dashState {
 	now := time.Now()
-	t := s.traffic()
+	c := m.src.Counters()
 	var mem runtime.MemStats
 	runtime.ReadMemStats(&mem)
+	authRequired := m.src.AuthRequired()
 	st := dashState{
 		Now: now.UnixMilli(),
 		Server: dashServer{
-			ID: s.id, Name: s.name, Version: Version, Start: unixMilli(s.started), Uptime: uptime(now.Sub(s.started)),
-			Connections: t.conns, TotalConnections: s.totalConns.Load(), Subscriptions: s.clientSubs(),
-			InMsgs: t.inMsgs, OutMsgs: t.outMsgs, InBytes: t.inBytes, OutBytes: t.outBytes,
-			SlowConsumers: s.slowConsumers.Load(), Mem: mem.Sys,
+			ID: c.ServerID, Name: c.ServerName, Version: c.Version, Start: unixMilli(c.Start), Uptime: Uptime(now.Sub(c.Start)),
+			Connections: c.Connections, TotalConnections: c.TotalConnections, Subscriptions: c.Subscriptions,
+			InMsgs: c.InMsgs, OutMsgs: c.OutMsgs, InBytes: c.InBytes, OutBytes: c.OutBytes,
+			SlowConsumers: c.SlowConsumers, Mem: mem.Sys,
 		},
 		Streams:        []dashStream{},
 		SampleInterval: lagInterval.Milliseconds(),
-		Auth:           dashAuth{ActionsNeedLogin: s.auth().required, MessagesNeedLogin: s.auth().required, ReadsNeedLogin: s.opts.HTTPAuth},
+		Auth:           dashAuth{ActionsNeedLogin: authRequired, MessagesNeedLogin: authRequired, ReadsNeedLogin: m.opts.HTTPAuth},
 	}
-	st.RatesIn, st.RatesOut = s.mon.lag.rates(since)
-	if s.js == nil {
+	st.RatesIn, st.RatesOut = m.lag.rates(since)
+	jm := m.src.JetStream()
+	if jm == nil {
 		return st
 	}
-	m := s.js.Metrics()
 	js := &dashJetStream{
-		Streams: len(m.Streams), APITotal: m.APITotal, APIErrors: m.APIErrors,
-		DeadLettered: m.DeadLettered, DeadLettersLost: m.DeadLettersLost, Damaged: m.Damaged,
+		Streams: len(jm.Streams), APITotal: jm.APITotal, APIErrors: jm.APIErrors,
+		DeadLettered: jm.DeadLettered, DeadLettersLost: jm.DeadLettersLost, Damaged: jm.Damaged,
+		MaxMemory: jm.MaxMemory, MaxStorage: jm.MaxStorage,
 	}
-	js.MaxMemory, js.MaxStorage = s.jetStreamLimits()
-	for _, sm := range m.Streams {
+	for i := range jm.Streams {
+		sm := &jm.Streams[i]
 		js.Consumers += len(sm.Consumers)
-		js.Messages += sm.State.Msgs
-		js.Bytes += sm.State.Bytes
+		js.Messages += sm.Msgs
+		js.Bytes += sm.Bytes
 		if sm.Memory {
-			js.Memory += sm.State.Bytes
+			js.Memory += sm.Bytes
 		} else {
-			js.Storage += sm.State.Bytes
+			js.Storage += sm.Bytes
 		}
 		if len(st.Streams) == dashMaxStreams {
 			st.StreamsOmitted++
 		} else {
-			st.Streams = append(st.Streams, s.dashStream(sm))
+			st.Streams = append(st.Streams, m.dashStream(sm))
 		}
 		if sm.Name == stream {
-			st.Selected = dashSelection(sm, s.mon.lag, since)
+			st.Selected = dashSelection(sm, m.lag, since)
 		}
 	}
 	st.JetStream = js
 	return st
 }
 
-func (s *Server) dashStream(sm jetstream.StreamMetrics) dashStream {
+func (m *Server) dashStream(sm *StreamMetrics) dashStream {
 	d := dashStream{
-		Name: sm.Name, Storage: "file", Messages: sm.State.Msgs, Bytes: sm.State.Bytes,
-		FirstSeq: sm.State.FirstSeq, LastSeq: sm.State.LastSeq,
-		FirstTime: unixMilli(sm.State.FirstTime), LastTime: unixMilli(sm.State.LastTime),
+		Name: sm.Name, Storage: "file", Messages: sm.Msgs, Bytes: sm.Bytes,
+		FirstSeq: sm.FirstSeq, LastSeq: sm.LastSeq,
+		FirstTime: unixMilli(sm.FirstTime), LastTime: unixMilli(sm.LastTime),
 		Consumers: len(sm.Consumers), Accepted: sm.Accepted, Duplicates: sm.Duplicates,
-		DLQ: sm.DeadLetterQueue || s.mon.lag.isHeaderDLQ(sm.Name),
+		DLQ: sm.DeadLetterQueue || m.lag.isHeaderDLQ(sm.Name),
 	}
 	if sm.Memory {
 		d.Storage = "memory"
@@ -210,7 +210,7 @@ func (s *Server) dashStream(sm jetstream.StreamMetrics) dashStream {
 	return d
 }
 
-func dashSelection(sm jetstream.StreamMetrics, ring *lagRing, since int64) *dashSelected {
+func dashSelection(sm *StreamMetrics, ring *lagRing, since int64) *dashSelected {
 	sel := &dashSelected{Stream: sm.Name, Consumers: []dashConsumer{}}
 	for _, c := range sm.Consumers {
 		last := c.LastDelivered
@@ -310,8 +310,8 @@ func newDashMsg(m storedMsg, limit int) dashMsg {
 // serveDashboardMessages lists up to limit messages of a stream from
 // seq from on (its first by default), payloads cut to dashPreviewBytes;
 // next_seq is where the next page starts, 0 at the end.
-func (s *Server) serveDashboardMessages(w http.ResponseWriter, r *http.Request) {
-	rights, ok := s.messageReader(w, r)
+func (m *Server) serveDashboardMessages(w http.ResponseWriter, r *http.Request) {
+	rights, ok := m.messageReader(w, r)
 	if !ok {
 		return
 	}
@@ -338,7 +338,7 @@ func (s *Server) serveDashboardMessages(w http.ResponseWriter, r *http.Request) 
 		NextSeq  uint64    `json:"next_seq"`
 	}{Stream: stream, Messages: []dashMsg{}}
 	for seq := from; ; {
-		m, err := s.readMsg(ctx, rights, stream, seq, true)
+		msg, err := m.readMsg(ctx, rights, stream, seq, true)
 		if isNoMessage(err) {
 			break
 		}
@@ -347,19 +347,19 @@ func (s *Server) serveDashboardMessages(w http.ResponseWriter, r *http.Request) 
 			return
 		}
 		if len(out.Messages) == limit {
-			out.NextSeq = m.Seq
+			out.NextSeq = msg.Seq
 			break
 		}
-		out.Messages = append(out.Messages, newDashMsg(m, dashPreviewBytes))
-		seq = m.Seq + 1
+		out.Messages = append(out.Messages, newDashMsg(msg, dashPreviewBytes))
+		seq = msg.Seq + 1
 	}
 	dashboardJSON(w, http.StatusOK, out)
 }
 
 // serveDashboardMessage answers one message with its payload whole (up
 // to dashFullBytes).
-func (s *Server) serveDashboardMessage(w http.ResponseWriter, r *http.Request) {
-	rights, ok := s.messageReader(w, r)
+func (m *Server) serveDashboardMessage(w http.ResponseWriter, r *http.Request) {
+	rights, ok := m.messageReader(w, r)
 	if !ok {
 		return
 	}
@@ -372,12 +372,12 @@ func (s *Server) serveDashboardMessage(w http.ResponseWriter, r *http.Request) {
 		dashboardError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	m, err := s.readMsg(r.Context(), rights, stream, seq, false)
+	msg, err := m.readMsg(r.Context(), rights, stream, seq, false)
 	if err != nil {
 		dashboardFail(w, err)
 		return
 	}
-	dashboardJSON(w, http.StatusOK, newDashMsg(m, dashFullBytes))
+	dashboardJSON(w, http.StatusOK, newDashMsg(msg, dashFullBytes))
 }
 
 // isNoMessage reports the API's "no message found" (10037): the end of a

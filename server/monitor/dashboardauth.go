@@ -1,4 +1,4 @@
-package server
+package monitor
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 // Without authorization everything is open, as the API itself is. With
 // it, the counters (the state document, /varz, /jsz …) stay open unless
 // Options.HTTPAuth, which puts every path but /healthz behind the HTTP
-// Basic login (dashboardlogin.go); stored messages and actions always
+// Basic login (Source.Authenticate, the server's dashboardlogin.go); stored messages and actions always
 // need that login. Messages are read, and actions made, through the API
 // as the logged-in user, so the API applies that user's rights; an
 // action must also be allowed to publish to its API subject, checked as
@@ -22,27 +22,27 @@ import (
 // never grants.
 const dashboardHeader = "X-Bus-Dashboard"
 
-// loginKey holds, in a request's context, the identity httpAuthGuard
+// loginKey holds, in a request's context, the Rights httpAuthGuard
 // authenticated, so that a handler does not compare the password again.
 type loginKey struct{}
 
-// httpUser authenticates r: the identity, or false when authorization is
-// configured and r carries no valid credentials. Failures are logged
-// with the user name, never the password.
-func (s *Server) httpUser(r *http.Request) (*identity, bool) {
-	if id, ok := r.Context().Value(loginKey{}).(*identity); ok {
+// httpUser authenticates r: the user's Rights, or false when
+// authorization is configured and r carries no valid credentials.
+// Failures are logged with the user name, never the password.
+func (m *Server) httpUser(r *http.Request) (Rights, bool) {
+	if id, ok := r.Context().Value(loginKey{}).(Rights); ok {
 		return id, true
 	}
-	if !s.auth().required {
-		return &identity{}, true
+	if !m.src.AuthRequired() {
+		return m.src.Authenticate("", "") // full rights: nothing is compared
 	}
 	user, pass, ok := r.BasicAuth()
 	if !ok {
 		return nil, false
 	}
-	id, ok := s.auth().httpLogin(user, pass)
+	id, ok := m.src.Authenticate(user, pass)
 	if !ok {
-		s.log.Warn("monitoring authentication failed", "user", user, "remote", r.RemoteAddr, "path", r.URL.Path)
+		m.log.Warn("monitoring authentication failed", "user", user, "remote", r.RemoteAddr, "path", r.URL.Path)
 	}
 	return id, ok
 }
@@ -50,8 +50,8 @@ func (s *Server) httpUser(r *http.Request) (*identity, bool) {
 // httpAuthGuard wraps the whole monitoring port with Options.HTTPAuth:
 // without credentials a browser is asked for them; /healthz stays open
 // for load balancers and probes.
-func (s *Server) httpAuthGuard(next http.Handler) http.Handler {
-	if !s.opts.HTTPAuth {
+func (m *Server) httpAuthGuard(next http.Handler) http.Handler {
+	if !m.opts.HTTPAuth {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -59,7 +59,7 @@ func (s *Server) httpAuthGuard(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		id, ok := s.httpUser(r)
+		id, ok := m.httpUser(r)
 		if !ok {
 			if !strings.HasPrefix(r.URL.Path, dashboardAPIPath) {
 				// Pages and documents: let the browser ask. The
@@ -77,11 +77,11 @@ func (s *Server) httpAuthGuard(next http.Handler) http.Handler {
 // server's rights, without authorization (the API is as open); else the
 // logged-in user, whose subscribe permissions the API applies to each
 // message's subject. Without a valid login it answers 401 and false.
-func (s *Server) messageReader(w http.ResponseWriter, r *http.Request) (Rights, bool) {
-	if !s.auth().required {
-		return fullRights, true
+func (m *Server) messageReader(w http.ResponseWriter, r *http.Request) (Rights, bool) {
+	if !m.src.AuthRequired() {
+		return m.src.ServerRights(), true
 	}
-	id, ok := s.httpUser(r)
+	id, ok := m.httpUser(r)
 	if !ok {
 		dashboardError(w, http.StatusUnauthorized, "log in to read stored messages: with authorization configured they are shown only to a user of it "+
 			"(user name and password, or the token as the password), with that user's subscribe permissions; http_auth: true also protects the rest of the monitoring port")
@@ -94,7 +94,7 @@ func (s *Server) messageReader(w http.ResponseWriter, r *http.Request) (Rights, 
 // made the browser send (with the browser's saved credentials): it must
 // carry dashboardHeader, and Sec-Fetch-Site or Origin, when the browser
 // sends them, must say the same origin (http.CrossOriginProtection).
-func (s *Server) csrfCheck(r *http.Request) (int, string) {
+func csrfCheck(r *http.Request) (int, string) {
 	if r.Header.Get(dashboardHeader) == "" {
 		return http.StatusForbidden, "actions need the " + dashboardHeader + " header: send them from the dashboard page, or set it in your HTTP client"
 	}
@@ -107,16 +107,16 @@ func (s *Server) csrfCheck(r *http.Request) (int, string) {
 // actionUser authenticates an action and checks that the user may publish
 // to subject, the API subject it stands for. On refusal it returns the
 // HTTP status and the reason.
-func (s *Server) actionUser(r *http.Request, subject string) (Rights, int, string) {
-	if code, why := s.csrfCheck(r); code != 0 {
+func (m *Server) actionUser(r *http.Request, subject string) (Rights, int, string) {
+	if code, why := csrfCheck(r); code != 0 {
 		return nil, code, why
 	}
-	id, ok := s.httpUser(r)
+	id, ok := m.httpUser(r)
 	if !ok {
 		return nil, http.StatusUnauthorized, "log in: actions need the user name and password of a configured user allowed to publish to " + subject
 	}
 	if !id.MayPublish(subject) {
-		return nil, http.StatusForbidden, "user " + quoteUser(id.name) + " may not publish to " + subject
+		return nil, http.StatusForbidden, "user " + quoteUser(id.User()) + " may not publish to " + subject
 	}
 	return id, 0, ""
 }

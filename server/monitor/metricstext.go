@@ -1,4 +1,4 @@
-package server
+package monitor
 
 import (
 	"bufio"
@@ -12,9 +12,6 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
-
-	"github.com/bus-dev/bus/jetlog"
-	"github.com/bus-dev/bus/server/jetstream"
 )
 
 // writeMetrics answers a scrape in the Prometheus text format (0.0.4),
@@ -97,7 +94,7 @@ func (e *exposition) sample(name, labels, extra string, v float64) {
 // histogram writes the bucket, sum and count lines of one histogram,
 // scaling its sum (1e-9: nanoseconds to seconds); les are the bucket
 // labels of its bounds (leLabels).
-func (e *exposition) histogram(name, labels string, h jetlog.HistogramSnapshot, les []string, scale float64) {
+func (e *exposition) histogram(name, labels string, h Histogram, les []string, scale float64) {
 	var cum uint64
 	for i := range h.Bounds {
 		cum += h.Counts[i]
@@ -166,93 +163,93 @@ func always(v float64) (float64, bool) { return v, true }
 // streamSeries are the per-stream families besides the ack latency
 // histogram. Names shared with prometheus-nats-exporter mean what its
 // series mean (docs/metrics.md).
-var streamSeries = []objectSeries[jetstream.StreamMetrics]{
+var streamSeries = []objectSeries[StreamMetrics]{
 	{"jetstream_stream_total_messages", "gauge", "Messages in the stream.",
-		func(s *jetstream.StreamMetrics, _ time.Time) (float64, bool) { return always(float64(s.State.Msgs)) }},
+		func(s *StreamMetrics, _ time.Time) (float64, bool) { return always(float64(s.Msgs)) }},
 	{"jetstream_stream_total_bytes", "gauge", "Bytes of the stream's messages.",
-		func(s *jetstream.StreamMetrics, _ time.Time) (float64, bool) { return always(float64(s.State.Bytes)) }},
+		func(s *StreamMetrics, _ time.Time) (float64, bool) { return always(float64(s.Bytes)) }},
 	{"jetstream_stream_first_seq", "gauge", "First sequence in the stream.",
-		func(s *jetstream.StreamMetrics, _ time.Time) (float64, bool) {
-			return always(float64(s.State.FirstSeq))
+		func(s *StreamMetrics, _ time.Time) (float64, bool) {
+			return always(float64(s.FirstSeq))
 		}},
 	{"jetstream_stream_last_seq", "gauge", "Last sequence in the stream.",
-		func(s *jetstream.StreamMetrics, _ time.Time) (float64, bool) { return always(float64(s.State.LastSeq)) }},
+		func(s *StreamMetrics, _ time.Time) (float64, bool) { return always(float64(s.LastSeq)) }},
 	{"jetstream_stream_consumer_count", "gauge", "Consumers of the stream.",
-		func(s *jetstream.StreamMetrics, _ time.Time) (float64, bool) {
+		func(s *StreamMetrics, _ time.Time) (float64, bool) {
 			return always(float64(len(s.Consumers)))
 		}},
 	{"jetstream_stream_subject_count", "gauge", "Distinct subjects in the stream.",
-		func(s *jetstream.StreamMetrics, _ time.Time) (float64, bool) {
-			return always(float64(s.State.NumSubjects))
+		func(s *StreamMetrics, _ time.Time) (float64, bool) {
+			return always(float64(s.NumSubjects))
 		}},
 	{"jetstream_stream_limit_messages", "gauge", "The stream's max_msgs (-1: none).",
-		func(s *jetstream.StreamMetrics, _ time.Time) (float64, bool) { return always(float64(s.MaxMsgs)) }},
+		func(s *StreamMetrics, _ time.Time) (float64, bool) { return always(float64(s.MaxMsgs)) }},
 	{"jetstream_stream_limit_bytes", "gauge", "The stream's max_bytes (-1: none).",
-		func(s *jetstream.StreamMetrics, _ time.Time) (float64, bool) { return always(float64(s.MaxBytes)) }},
+		func(s *StreamMetrics, _ time.Time) (float64, bool) { return always(float64(s.MaxBytes)) }},
 	{"bus_stream_publishes_total", "counter", "Publishes stored (duplicates not counted).",
-		func(s *jetstream.StreamMetrics, _ time.Time) (float64, bool) { return always(float64(s.Accepted)) }},
+		func(s *StreamMetrics, _ time.Time) (float64, bool) { return always(float64(s.Accepted)) }},
 	{"bus_stream_duplicates_total", "counter", "Publishes acked as duplicates of a msg id in the window.",
-		func(s *jetstream.StreamMetrics, _ time.Time) (float64, bool) { return always(float64(s.Duplicates)) }},
+		func(s *StreamMetrics, _ time.Time) (float64, bool) { return always(float64(s.Duplicates)) }},
 	{"bus_stream_publish_errors_total", "counter", "Publishes refused (limits, preconditions, store errors).",
-		func(s *jetstream.StreamMetrics, _ time.Time) (float64, bool) { return always(float64(s.Refused)) }},
+		func(s *StreamMetrics, _ time.Time) (float64, bool) { return always(float64(s.Refused)) }},
 	{"bus_stream_disk_bytes", "gauge", "Bytes of the stream's segment files, deleted records included (file streams).",
-		func(s *jetstream.StreamMetrics, _ time.Time) (float64, bool) { return float64(s.DiskBytes), !s.Memory }},
+		func(s *StreamMetrics, _ time.Time) (float64, bool) { return float64(s.DiskBytes), !s.Memory }},
 	{"bus_stream_oldest_message_age_seconds", "gauge", "Age of the stream's first message (0 when empty).",
-		func(s *jetstream.StreamMetrics, now time.Time) (float64, bool) {
-			return always(age(now, s.State.FirstTime, s.State.Msgs > 0))
+		func(s *StreamMetrics, now time.Time) (float64, bool) {
+			return always(age(now, s.FirstTime, s.Msgs > 0))
 		}},
 	{"bus_stream_dead_letter_queue", "gauge", "1 for a stream that captures some consumer's dead-letter subject (absent otherwise).",
-		func(s *jetstream.StreamMetrics, _ time.Time) (float64, bool) { return 1, s.DeadLetterQueue }},
+		func(s *StreamMetrics, _ time.Time) (float64, bool) { return 1, s.DeadLetterQueue }},
 }
 
 // consumerSeries are the per-consumer families.
-var consumerSeries = []objectSeries[jetstream.ConsumerMetrics]{
+var consumerSeries = []objectSeries[ConsumerMetrics]{
 	{"jetstream_consumer_num_pending", "gauge", "Messages the consumer has yet to deliver: its lag.",
-		func(c *jetstream.ConsumerMetrics, _ time.Time) (float64, bool) { return always(float64(c.NumPending)) }},
+		func(c *ConsumerMetrics, _ time.Time) (float64, bool) { return always(float64(c.NumPending)) }},
 	{"jetstream_consumer_num_ack_pending", "gauge", "Messages delivered and not yet acked.",
-		func(c *jetstream.ConsumerMetrics, _ time.Time) (float64, bool) {
+		func(c *ConsumerMetrics, _ time.Time) (float64, bool) {
 			return always(float64(c.NumAckPending))
 		}},
 	{"jetstream_consumer_num_redelivered", "gauge", "Messages pending that were delivered more than once.",
-		func(c *jetstream.ConsumerMetrics, _ time.Time) (float64, bool) {
+		func(c *ConsumerMetrics, _ time.Time) (float64, bool) {
 			return always(float64(c.NumRedelivered))
 		}},
 	{"jetstream_consumer_num_waiting", "gauge", "Pull requests waiting.",
-		func(c *jetstream.ConsumerMetrics, _ time.Time) (float64, bool) { return always(float64(c.NumWaiting)) }},
+		func(c *ConsumerMetrics, _ time.Time) (float64, bool) { return always(float64(c.NumWaiting)) }},
 	{"jetstream_consumer_delivered_consumer_seq", "gauge", "Last consumer sequence delivered.",
-		func(c *jetstream.ConsumerMetrics, _ time.Time) (float64, bool) {
+		func(c *ConsumerMetrics, _ time.Time) (float64, bool) {
 			return always(float64(c.Delivered.Consumer))
 		}},
 	{"jetstream_consumer_delivered_stream_seq", "gauge", "Stream sequence of the last delivery.",
-		func(c *jetstream.ConsumerMetrics, _ time.Time) (float64, bool) {
+		func(c *ConsumerMetrics, _ time.Time) (float64, bool) {
 			return always(float64(c.Delivered.Stream))
 		}},
 	{"jetstream_consumer_ack_floor_consumer_seq", "gauge", "Consumer sequence at or below which everything is acked.",
-		func(c *jetstream.ConsumerMetrics, _ time.Time) (float64, bool) {
+		func(c *ConsumerMetrics, _ time.Time) (float64, bool) {
 			return always(float64(c.AckFloor.Consumer))
 		}},
 	{"jetstream_consumer_ack_floor_stream_seq", "gauge", "Stream sequence at or below which everything is acked.",
-		func(c *jetstream.ConsumerMetrics, _ time.Time) (float64, bool) {
+		func(c *ConsumerMetrics, _ time.Time) (float64, bool) {
 			return always(float64(c.AckFloor.Stream))
 		}},
 	{"jetstream_consumer_last_delivery_seconds", "gauge", "Seconds since the last delivery (absent before the first).",
-		func(c *jetstream.ConsumerMetrics, now time.Time) (float64, bool) {
+		func(c *ConsumerMetrics, now time.Time) (float64, bool) {
 			return age(now, c.LastDelivered, true), !c.LastDelivered.IsZero()
 		}},
 	{"jetstream_consumer_last_ack_seconds", "gauge", "Seconds since the last ack (absent before the first).",
-		func(c *jetstream.ConsumerMetrics, now time.Time) (float64, bool) {
+		func(c *ConsumerMetrics, now time.Time) (float64, bool) {
 			return age(now, c.LastAcked, true), !c.LastAcked.IsZero()
 		}},
 	{"bus_consumer_lag_seconds", "gauge", "Age of the oldest message the consumer has not processed (0 when none).",
-		func(c *jetstream.ConsumerMetrics, now time.Time) (float64, bool) {
+		func(c *ConsumerMetrics, now time.Time) (float64, bool) {
 			return always(age(now, c.Oldest, !c.Oldest.IsZero()))
 		}},
 	{"bus_consumer_dead_lettered_total", "counter", "Messages the consumer gave up on: sent to its dead-letter subject, or dropped.",
-		func(c *jetstream.ConsumerMetrics, _ time.Time) (float64, bool) {
+		func(c *ConsumerMetrics, _ time.Time) (float64, bool) {
 			return always(float64(c.DeadLettered))
 		}},
 	{"bus_consumer_dead_letters_lost_total", "counter", "Dead letters of the consumer that no stream stored.",
-		func(c *jetstream.ConsumerMetrics, _ time.Time) (float64, bool) {
+		func(c *ConsumerMetrics, _ time.Time) (float64, bool) {
 			return always(float64(c.DeadLettersLost))
 		}},
 }
@@ -264,7 +261,7 @@ const ackLatencyName = "bus_stream_publish_ack_seconds"
 // Labels are server_id, account, stream_name and consumer_name: the
 // series grow with streams and consumers, never with subjects or
 // connections.
-func writeObjects(e *exposition, serverID string, m *jetstream.Metrics) {
+func writeObjects(e *exposition, serverID string, m *JetStreamMetrics) {
 	streamLabels := make([]string, len(m.Streams))
 	var consumerLabels [][]string
 	var b []byte

@@ -1,4 +1,4 @@
-package server
+package monitor
 
 import (
 	"embed"
@@ -11,16 +11,16 @@ import (
 // The web dashboard (docs/dashboard.md) at "/" on the monitoring port: a
 // page, a script and a style sheet embedded in the binary (server/web),
 // which poll the JSON below every two seconds. The counters need
-// nothing beyond the monitoring endpoints' own data; stored messages
-// and actions go through the JetStream API as the logged-in user
-// (dashboardapi.go, dashboardactions.go). The files:
+// nothing beyond Source's counters and JetStream snapshot; stored
+// messages and actions go through the JetStream API as the logged-in
+// user (Source.Request: dashboardapi.go, dashboardactions.go). The files:
 //
 //	dashboard.go         routes, the embedded assets, JSON answers
-//	dashboardauth.go     who may read and act; the CSRF guard
-//	dashboardlogin.go    the HTTP Basic login (checkPassword, as CONNECT)
+//	dashboardauth.go     who may read and act; the CSRF guard (the login
+//	                     itself is Source.Authenticate)
 //	dashboarddata.go     the state document and the message lists
 //	dashboardactions.go  purge, delete a message, redrive
-//	dashboardapi.go      requests to the server's own API
+//	dashboardapi.go      API requests through Source.Request
 //	dashboardlag.go      the sampled lag and traffic history
 
 // dashboardAPIPath prefixes the dashboard's JSON.
@@ -32,11 +32,11 @@ const dashboardAPIPath = "/dashboard/api/"
 var webFiles embed.FS
 
 // dashboardRoutes registers the page, its assets and its JSON on mux.
-func (s *Server) dashboardRoutes(mux *http.ServeMux) {
+func (m *Server) dashboardRoutes(mux *http.ServeMux) {
 	web, _ := fs.Sub(webFiles, "web") // "web" is embedded: cannot fail
 	assets := http.FileServerFS(web)
 	page := func(w http.ResponseWriter, r *http.Request) {
-		s.mon.count("/")
+		m.count("/")
 		securityHeaders(w)
 		w.Header().Set("Cache-Control", "no-cache")
 		http.ServeFileFS(w, r, web, "index.html")
@@ -54,12 +54,12 @@ func (s *Server) dashboardRoutes(mux *http.ServeMux) {
 			h(w, r)
 		})
 	}
-	api("GET", "state", s.serveDashboardState)
-	api("GET", "streams/{stream}/messages", s.serveDashboardMessages)
-	api("GET", "streams/{stream}/messages/{seq}", s.serveDashboardMessage)
-	api("POST", "streams/{stream}/purge", s.dashboardPurge)
-	api("POST", "streams/{stream}/messages/{seq}/delete", s.dashboardDelete)
-	api("POST", "streams/{stream}/redrive", s.dashboardRedrive)
+	api("GET", "state", m.serveDashboardState)
+	api("GET", "streams/{stream}/messages", m.serveDashboardMessages)
+	api("GET", "streams/{stream}/messages/{seq}", m.serveDashboardMessage)
+	api("POST", "streams/{stream}/purge", m.dashboardPurge)
+	api("POST", "streams/{stream}/messages/{seq}/delete", m.dashboardDelete)
+	api("POST", "streams/{stream}/redrive", m.dashboardRedrive)
 }
 
 // securityHeaders keep the page from running anything but its own files
