@@ -22,8 +22,10 @@
 // value came from. Unknown keys in the file and unknown BUS_* variables are
 // errors too, since a typo would otherwise silently leave a default in place.
 // The exception is the link variables Kubernetes sets for a Service named
-// "bus" (BUS_SERVICE_HOST, BUS_PORT=tcp://…, …): they are ignored, and
-// IgnoredEnv lists them so that the caller can warn.
+// "bus" or "bus-<name>" (BUS_SERVICE_HOST, BUS_PORT=tcp://…,
+// BUS_HTTP_PORT=tcp://…, …): they are neither read nor refused, the flags
+// of the keys they shadow still apply, and IgnoredEnv lists them for a
+// debug line.
 //
 // bus.example.yaml documents every key with its default; a test keeps it
 // complete and its values equal to Default.

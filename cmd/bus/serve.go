@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -51,8 +52,10 @@ lame_duck_duration, then the server stops.`,
 			level := new(slog.LevelVar) // a reload may change it
 			level.Set(cfg.LogLevel)
 			log := newLoggerAt(cfg, stderr, level)
-			for _, name := range conf.IgnoredEnv() {
-				log.Warn("ignoring a Kubernetes service-link variable; it is not a bus setting", "variable", name)
+			// Kubernetes sets these in every pod of a namespace with a
+			// Service named bus: they are expected, so not worth a warning.
+			if names := conf.IgnoredEnv(); len(names) > 0 {
+				log.Debug("ignoring Kubernetes service-link variables; they are not bus settings", "variables", strings.Join(names, ","))
 			}
 			if cfg.MaxPayload > payloadWarnSize {
 				log.Warn("max_payload is over 8MB; consider chunking large messages", "max_payload", cfg.MaxPayload)
