@@ -20,8 +20,10 @@ func fileFormat(path string) (string, error) {
 		return "toml", nil
 	case ".json":
 		return "json", nil
+	case ".conf":
+		return "conf", nil // nats-server's syntax (natsconf.go)
 	default:
-		return "", fmt.Errorf("conf: config file %q: unknown format %q (want .yaml, .yml, .toml or .json)", path, ext)
+		return "", fmt.Errorf("conf: config file %q: unknown format %q (want .conf, .yaml, .yml, .toml or .json)", path, ext)
 	}
 }
 
@@ -33,6 +35,13 @@ func readFile(path string) (map[string]any, error) {
 	format, err := fileFormat(path)
 	if err != nil {
 		return nil, err
+	}
+	if format == "conf" {
+		top, err := readConf(path)
+		if err != nil {
+			return nil, err
+		}
+		return lowerKeys(top), nil
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -31,6 +31,8 @@ func Load(path string, fs *pflag.FlagSet) (Config, error) {
 		if err != nil {
 			return Config{}, err
 		}
+		settings, natsErrs, _ := natsKeys(settings, "file "+path) // the tuning keys: IgnoredKeys
+		errs = append(errs, natsErrs...)
 		normal, fileErrs := ks.normalize(settings, "", "file "+path)
 		errs = append(errs, fileErrs...)
 		mappingErrs, err := loadMappings(path, normal, &cfg) // viper would fold its subjects
