@@ -114,6 +114,7 @@ func Load(path string, fs *pflag.FlagSet) (Config, error) {
 			}
 		}
 	}
+	errs = append(errs, natsFlags(fs, &cfg)...)
 	for _, err := range cfg.check() {
 		// A key that failed to parse kept its default; do not also
 		// report the default as out of range.

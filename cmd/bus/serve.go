@@ -52,10 +52,14 @@ lame_duck_duration, then the server stops.`,
 			level := new(slog.LevelVar) // a reload may change it
 			level.Set(cfg.LogLevel)
 			log := newLoggerAt(cfg, stderr, level)
+			log.Debug("configuration loaded", "file", configPath, "log_level", cfg.LogLevel.String())
 			// Kubernetes sets these in every pod of a namespace with a
 			// Service named bus: they are expected, so not worth a warning.
 			if names := conf.IgnoredEnv(); len(names) > 0 {
 				log.Debug("ignoring Kubernetes service-link variables; they are not bus settings", "variables", strings.Join(names, ","))
+			}
+			if keys := conf.IgnoredKeys(configPath); len(keys) > 0 {
+				log.Warn("ignoring nats-server tuning keys that change nothing in bus", "keys", strings.Join(keys, ","))
 			}
 			if cfg.MaxPayload > payloadWarnSize {
 				log.Warn("max_payload is over 8MB; consider chunking large messages", "max_payload", cfg.MaxPayload)
@@ -83,8 +87,9 @@ lame_duck_duration, then the server stops.`,
 			return serveWith(srv, log, sigs, configReloader(srv, cfg, configPath, cmd.Flags(), log, level))
 		},
 	}
-	cmd.Flags().StringVarP(&configPath, "config", "c", "", "config `file` (.yaml, .yml, .toml or .json)")
+	cmd.Flags().StringVarP(&configPath, "config", "c", "", "config `file` (.conf in nats-server's syntax, .yaml, .yml, .toml or .json)")
 	conf.AddFlags(cmd.Flags())
+	conf.AddNATSFlags(cmd.Flags())
 	return cmd
 }
 
