@@ -41,7 +41,13 @@ func readFile(path string) (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return lowerKeys(top), nil
+		top = lowerKeys(top)
+		// A nats-server config without jetstream runs without it
+		// (bus's own default is on); -js or --jetstream still turn it on.
+		if _, ok := top["jetstream"]; !ok {
+			top["jetstream"] = false
+		}
+		return top, nil
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -8,9 +8,10 @@ import (
 
 // nats-server's command line is Go's flag package: one dash or two for
 // any flag, multi-letter short names (-js, -sd, -DV) and underscores
-// (--http_port). pflag has none of that, so, as other cobra programs
-// that take over a flag-package command line do, natsArgs rewrites the
-// arguments before cobra parses them: nats-server's spellings become
+// (--http_port). pflag has none of that by design (POSIX flags; see
+// spf13/cobra#740), so, as other programs moving a flag-package command
+// line to cobra do (PlakarKorp/plakar#2306 rewrites its single-dash
+// options before cobra parses), natsArgs rewrites the arguments first: nats-server's spellings become
 // bus's long flags, flags bus cannot honour are refused by name, and a
 // command line that starts with a flag runs serve, as nats-server has no
 // subcommands. Everything after "--", and every flag's value, is left
