@@ -32,7 +32,6 @@ const maxConfDepth = 32
 type confToken interface {
 	Value() any
 	IsUsedVariable() bool
-	Line() int
 }
 
 // readConf parses the .conf file at path into nested maps, keys as
@@ -50,16 +49,6 @@ func readConf(path string) (map[string]any, error) {
 		return nil, fmt.Errorf("conf: parse %s: %w", path, err)
 	}
 	return top, nil
-}
-
-// parseConfText is readConf for text rather than a file; the fuzz target
-// uses it. Text has no directory for an include to be relative to, so
-// includes are refused.
-func parseConfText(text string) (map[string]any, error) {
-	if len(includes(text)) > 0 {
-		return nil, fmt.Errorf("include is only allowed in a file")
-	}
-	return parseConf(func() (map[string]any, error) { return natsconf.ParseWithChecks(text) })
 }
 
 // parseConf runs parse and unwraps its tokens. The parser is not ours: a
