@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/viper"
@@ -42,10 +43,15 @@ func readFile(path string) (map[string]any, error) {
 			return nil, err
 		}
 		top = lowerKeys(top)
-		// A nats-server config without jetstream runs without it
-		// (bus's own default is on); -js or --jetstream still turn it on.
+		// A nats-server config without jetstream runs without it, and
+		// one without http or http_port serves no monitoring (bus's own
+		// defaults are on, and 8222): a file brought over must not open
+		// more than it did. -js and -m still turn them on.
 		if _, ok := top["jetstream"]; !ok {
 			top["jetstream"] = false
+		}
+		if !slices.ContainsFunc([]string{"http", "http_port", "monitor_port"}, func(k string) bool { _, ok := top[k]; return ok }) {
+			top["http_port"] = 0
 		}
 		return top, nil
 	}

@@ -178,3 +178,21 @@ func TestLoadNATSConfIncludeCycle(t *testing.T) {
 		t.Fatalf("syntax error: %v", err)
 	}
 }
+
+// A .conf file means what it means to nats-server when it leaves keys
+// out: no JetStream and no monitoring port, unless a flag asks.
+func TestLoadNATSConfDefaultsAreNATSServers(t *testing.T) {
+	t.Parallel()
+	path := writeConfig(t, "nats.conf", "port: 4333\n")
+	cfg, err := Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.JetStream.Enabled || cfg.HTTPPort != 0 {
+		t.Errorf("jetstream %v, http_port %d; want off and 0", cfg.JetStream.Enabled, cfg.HTTPPort)
+	}
+	cfg, err = Load(path, parseFlags(t, "--jetstream", "--http-port", "8333"))
+	if err != nil || !cfg.JetStream.Enabled || cfg.HTTPPort != 8333 {
+		t.Errorf("flags over the file: %v, jetstream %v, http_port %d", err, cfg.JetStream.Enabled, cfg.HTTPPort)
+	}
+}

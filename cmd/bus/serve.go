@@ -33,9 +33,12 @@ func newServeCmd(stderr io.Writer) *cobra.Command {
 		Short: "Run the server until SIGINT or SIGTERM",
 		Long: `Run the server until SIGINT or SIGTERM.
 
-Settings come from, lowest precedence first: defaults, the --config file,
-BUS_* environment variables (BUS_MAX_PAYLOAD for max_payload), and the flags
-below. See conf/bus.example.yaml for every key.
+Settings come from, lowest precedence first: defaults, the --config file
+(.conf in nats-server's syntax, .yaml, .toml, .json), BUS_* environment
+variables (BUS_MAX_PAYLOAD for max_payload), and the flags below.
+nats-server's flags work too (-p, -m, -js, -sd, -D, ...; "bus -c nats.conf"
+runs serve). See conf/bus.example.yaml for every key and docs/config.md for
+nats-server's keys and flags.
 
 The first signal shuts down gracefully, within 10s; a second one exits at
 once with code 1. SIGHUP reloads the configuration file (what can change
