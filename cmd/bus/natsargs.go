@@ -130,10 +130,20 @@ func natsArgs(args []string) ([]string, error) {
 		if hasVal {
 			flag += "=" + val
 		}
-		out = append(out, flag)
-		if !hasVal && !strings.Contains(flag, "=") && !slices.Contains(natsBoolFlags, name) && !isBusBoolFlag(flag) && i+1 < len(rest) {
+		isBool := slices.Contains(natsBoolFlags, name) || isBusBoolFlag(flag)
+		switch {
+		case hasVal || strings.Contains(flag, "=") || i+1 >= len(rest):
+			out = append(out, flag)
+		case isBool && (rest[i+1] == "true" || rest[i+1] == "false"):
+			// "--jetstream false" as bus took it before the flag could
+			// stand alone.
 			i++
-			out = append(out, rest[i]) // the value, untouched
+			out = append(out, flag+"="+rest[i])
+		case isBool:
+			out = append(out, flag)
+		default:
+			i++
+			out = append(out, flag, rest[i]) // the value, untouched
 		}
 	}
 	if len(refused) > 0 {
