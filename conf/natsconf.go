@@ -41,7 +41,8 @@ func readConf(path string) (map[string]any, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("conf: read config: %w", err)
 	}
-	if err := checkIncludes(path, nil); err != nil {
+	budget := maxIncludes
+	if err := checkIncludes(path, nil, &budget); err != nil {
 		return nil, fmt.Errorf("conf: parse %s: %w", path, err)
 	}
 	top, err := parseConf(func() (map[string]any, error) { return natsconf.ParseFileWithChecks(path) })
@@ -117,7 +118,11 @@ func unwrap(v any, depth int) (any, error) {
 // recover catches, and an include of /dev/zero reads forever.
 const (
 	maxIncludeDepth = 10
-	maxIncludeSize  = 16 << 20
+	maxIncludeSize  = 4 << 20
+	// maxIncludes bounds the includes followed in all: a file that
+	// includes another twice, which includes a third twice, … parses
+	// 2^depth files.
+	maxIncludes = 256
 )
 
 // includeRE finds what the parser's lexer takes for an include: the
@@ -137,10 +142,13 @@ func includes(text string) []string {
 
 // checkIncludes walks the includes of the file at path, chain being the
 // files that include it, and refuses a cycle, a chain deeper than
-// maxIncludeDepth and an included file that is not a regular file of at
-// most maxIncludeSize. A path that does not exist is left to the parser,
+// maxIncludeDepth, more than maxIncludes in all (budget counts down), and
+// an included file that is not a regular file of at most maxIncludeSize. A path that does not exist is left to the parser,
 // which reports it.
-func checkIncludes(path string, chain []string) error {
+func checkIncludes(path string, chain []string, budget *int) error {
+	if *budget--; *budget < 0 {
+		return fmt.Errorf("more than %d includes", maxIncludes)
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return err
@@ -163,7 +171,7 @@ func checkIncludes(path string, chain []string) error {
 		return nil // as above
 	}
 	for _, inc := range includes(string(data)) {
-		if err := checkIncludes(filepath.Join(filepath.Dir(path), inc), append(chain, abs)); err != nil {
+		if err := checkIncludes(filepath.Join(filepath.Dir(path), inc), append(chain, abs), budget); err != nil {
 			return err
 		}
 	}

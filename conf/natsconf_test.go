@@ -2,6 +2,7 @@ package conf
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -173,6 +174,20 @@ func TestLoadNATSConfIncludeCycle(t *testing.T) {
 	}
 	if _, err := Load(b, nil); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Fatalf("include of a device: %v", err)
+	}
+	// Each file includes the next eight times: 8^6 parses without the
+	// bound.
+	for i := range 6 {
+		body := strings.Repeat(fmt.Sprintf("include f%d.conf\n", i+1), 8)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.conf", i)), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "f6.conf"), []byte("port: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(filepath.Join(dir, "f0.conf"), nil); err == nil || !strings.Contains(err.Error(), "more than 256 includes") {
+		t.Fatalf("include fan-out: %v", err)
 	}
 	if _, err := Load(writeConfig(t, "bad.conf", "port: {"), nil); err == nil || !strings.Contains(err.Error(), "bad.conf") {
 		t.Fatalf("syntax error: %v", err)
