@@ -211,3 +211,26 @@ func TestLoadNATSConfDefaultsAreNATSServers(t *testing.T) {
 		t.Errorf("flags over the file: %v, jetstream %v, http_port %d", err, cfg.JetStream.Enabled, cfg.HTTPPort)
 	}
 }
+
+// nats-server's documented pattern: permission sets as variables inside
+// the authorization block, referenced by each user.
+func TestLoadNATSConfPermissionVariables(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(writeConfig(t, "nats.conf", `
+authorization {
+  ADMIN = { publish = ">", subscribe = ">" }
+  REQUESTOR = { publish = ["req.a", "req.b"], subscribe = "_INBOX.>" }
+  users = [
+    {user: admin, password: a, permissions: $ADMIN}
+    {user: client, password: c, permissions: $REQUESTOR}
+  ]
+}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := cfg.Authorization.Users
+	if len(u) != 2 || u[0].Permissions.Publish.Allow[0] != ">" || len(u[1].Permissions.Publish.Allow) != 2 {
+		t.Fatalf("users %+v", u)
+	}
+}
