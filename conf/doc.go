@@ -5,7 +5,7 @@
 // environment, the flags. Each key has one name, and the other sources derive
 // theirs from it:
 //
-//	file key      max_payload         (YAML, TOML or JSON, chosen by extension)
+//	file key      max_payload         (.conf, YAML, TOML or JSON, chosen by extension)
 //	environment   BUS_MAX_PAYLOAD
 //	flag          --max-payload
 //
@@ -22,8 +22,19 @@
 // value came from. Unknown keys in the file and unknown BUS_* variables are
 // errors too, since a typo would otherwise silently leave a default in place.
 // The exception is the link variables Kubernetes sets for a Service named
-// "bus" (BUS_SERVICE_HOST, BUS_PORT=tcp://…, …): they are ignored, and
-// IgnoredEnv lists them so that the caller can warn.
+// "bus" or "bus-<name>" (BUS_SERVICE_HOST, BUS_PORT=tcp://…,
+// BUS_HTTP_PORT=tcp://…, …): they are neither read nor refused, the flags
+// of the keys they shadow still apply, and IgnoredEnv lists them for a
+// debug line.
+//
+// A .conf file is nats-server's own syntax, read with nats-server's
+// parser (natsconf.go), without JetStream or monitoring unless it asks,
+// as there. In every format nats-server's keys that bus spells otherwise
+// (listen, http, debug) are mapped, those bus does not implement are
+// refused with ErrUnsupportedKey saying what to do, and pure tuning keys
+// are dropped for IgnoredKeys to list (natskeys.go, docs/config.md).
+// AddNATSFlags adds nats-server's --user/--pass/--auth and --tls* flags,
+// which set parts of the file-only blocks.
 //
 // bus.example.yaml documents every key with its default; a test keeps it
 // complete and its values equal to Default.

@@ -16,6 +16,10 @@ var (
 	// ErrBadValue is a value of the wrong type or that does not parse, such
 	// as "abc" for a size.
 	ErrBadValue = errors.New("conf: bad value")
+	// ErrUnsupportedKey is a nats-server key that bus does not implement,
+	// such as cluster or trace: true. Reason says why and what to do
+	// instead; the key is refused rather than silently doing nothing.
+	ErrUnsupportedKey = errors.New("conf: key not supported")
 	// ErrOutOfRange is a well-formed value outside the key's allowed range,
 	// such as port 70000.
 	ErrOutOfRange = errors.New("conf: value out of range")
@@ -34,7 +38,7 @@ type KeyError struct {
 	// Reason says what is wrong (`"abc" is not a size`). For an unknown key
 	// it is a hint such as `did you mean "port"?`, or empty.
 	Reason string
-	Err    error // ErrUnknownKey, ErrDuplicateKey, ErrBadValue or ErrOutOfRange
+	Err    error // ErrUnknownKey, ErrDuplicateKey, ErrUnsupportedKey, ErrBadValue or ErrOutOfRange
 }
 
 func (e *KeyError) Error() string {

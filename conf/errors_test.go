@@ -24,8 +24,8 @@ func TestLoadKeyErrors(t *testing.T) {
 			`conf: unknown key "payload" in FILE (did you mean "max_payload"?)`},
 		{"unknown_key_without_hint", "frobnicate: true", nil, ErrUnknownKey, "frobnicate",
 			`conf: unknown key "frobnicate" in FILE`},
-		{"unknown_section", "cluster:\n  port: 6222", nil, ErrUnknownKey, "cluster",
-			`conf: unknown key "cluster" in FILE`},
+		{"unknown_section", "routing:\n  port: 6222", nil, ErrUnknownKey, "routing",
+			`conf: unknown key "routing" in FILE`},
 		{"alias_and_key_both_set", "ping_max: 3\nmax_pings_out: 4", nil, ErrDuplicateKey, "ping_max",
 			`conf: ping_max: is another name for max_pings_out, which is also set (from FILE)`},
 
@@ -198,7 +198,7 @@ func TestLoadFileErrors(t *testing.T) {
 		name, file, content string
 		wantMsg             string // a substring
 	}{
-		{"unknown_extension", "bus.ini", "port = 1", `unknown format ".ini" (want .yaml, .yml, .toml or .json)`},
+		{"unknown_extension", "bus.ini", "port = 1", `unknown format ".ini" (want .conf, .yaml, .yml, .toml or .json)`},
 		{"no_extension", "bus", "port: 1", `unknown format ""`},
 		{"yaml_syntax", "bus.yaml", "port: [1,\n", "conf: parse "},
 		{"yaml_not_a_map", "bus.yaml", "- port\n", "conf: parse "},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/viper"
@@ -20,8 +21,10 @@ func fileFormat(path string) (string, error) {
 		return "toml", nil
 	case ".json":
 		return "json", nil
+	case ".conf":
+		return "conf", nil // nats-server's syntax (natsconf.go)
 	default:
-		return "", fmt.Errorf("conf: config file %q: unknown format %q (want .yaml, .yml, .toml or .json)", path, ext)
+		return "", fmt.Errorf("conf: config file %q: unknown format %q (want .conf, .yaml, .yml, .toml or .json)", path, ext)
 	}
 }
 
@@ -33,6 +36,24 @@ func readFile(path string) (map[string]any, error) {
 	format, err := fileFormat(path)
 	if err != nil {
 		return nil, err
+	}
+	if format == "conf" {
+		top, err := readConf(path)
+		if err != nil {
+			return nil, err
+		}
+		top = lowerKeys(top)
+		// A nats-server config without jetstream runs without it, and
+		// one without http or http_port serves no monitoring (bus's own
+		// defaults are on, and 8222): a file brought over must not open
+		// more than it did. -js and -m still turn them on.
+		if _, ok := top["jetstream"]; !ok {
+			top["jetstream"] = false
+		}
+		if !slices.ContainsFunc([]string{"http", "http_port", "monitor_port"}, func(k string) bool { _, ok := top[k]; return ok }) {
+			top["http_port"] = 0
+		}
+		return top, nil
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -12,7 +12,10 @@ func AddFlags(fs *pflag.FlagSet) {
 		if k.fileOnly {
 			continue
 		}
-		fs.Var(&flagValue{text: k.value.String(), typ: k.value.kind()}, k.flag(), k.usage)
+		f := fs.VarPF(&flagValue{text: k.value.String(), typ: k.value.kind()}, k.flag(), "", k.usage)
+		if k.value.kind() == "bool" {
+			f.NoOptDefVal = "true" // --jetstream alone means on, as nats-server's flag
+		}
 	}
 }
 

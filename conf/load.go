@@ -31,6 +31,8 @@ func Load(path string, fs *pflag.FlagSet) (Config, error) {
 		if err != nil {
 			return Config{}, err
 		}
+		settings, natsErrs, _ := natsKeys(settings, "file "+path) // the tuning keys: IgnoredKeys
+		errs = append(errs, natsErrs...)
 		normal, fileErrs := ks.normalize(settings, "", "file "+path)
 		errs = append(errs, fileErrs...)
 		mappingErrs, err := loadMappings(path, normal, &cfg) // viper would fold its subjects
@@ -56,11 +58,12 @@ func Load(path string, fs *pflag.FlagSet) (Config, error) {
 		if k.fileOnly {
 			continue
 		}
-		if isServiceLink(k.env(), os.Getenv(k.env())) {
-			continue // BUS_PORT=tcp://… is Kubernetes', not a port
-		}
-		if err := v.BindEnv(k.name, k.env()); err != nil {
-			return Config{}, err // only for a missing name
+		// BUS_PORT=tcp://… is Kubernetes', not a port: it is not bound,
+		// but the key's flag still is.
+		if !isServiceLink(k.env(), os.Getenv(k.env())) {
+			if err := v.BindEnv(k.name, k.env()); err != nil {
+				return Config{}, err // only for a missing name
+			}
 		}
 		if fs == nil {
 			continue
@@ -88,7 +91,7 @@ func Load(path string, fs *pflag.FlagSet) (Config, error) {
 			return ""
 		case flagChanged(k):
 			return "flag --" + k.flag()
-		case os.Getenv(k.env()) != "":
+		case os.Getenv(k.env()) != "" && !isServiceLink(k.env(), os.Getenv(k.env())):
 			return "env " + k.env()
 		case inFile[strings.SplitN(name, ".", 2)[0]]:
 			return "file " + path
@@ -111,6 +114,7 @@ func Load(path string, fs *pflag.FlagSet) (Config, error) {
 			}
 		}
 	}
+	errs = append(errs, natsFlags(fs, &cfg)...)
 	for _, err := range cfg.check() {
 		// A key that failed to parse kept its default; do not also
 		// report the default as out of range.

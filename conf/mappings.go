@@ -185,11 +185,15 @@ func readRawBlock(path string, names ...string) (any, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
+	var top map[string]any
+	var data []byte
+	if format == "conf" {
+		if top, err = readConf(path); err != nil {
+			return nil, false, err
+		}
+	} else if data, err = os.ReadFile(path); err != nil {
 		return nil, false, fmt.Errorf("conf: read config: %w", err)
 	}
-	var top map[string]any
 	switch format {
 	case "yaml":
 		err = yaml.Unmarshal(data, &top)

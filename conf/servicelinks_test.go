@@ -45,3 +45,42 @@ func TestKubernetesServiceLinksAreIgnored(t *testing.T) {
 		t.Fatal("BUS_PROT accepted")
 	}
 }
+
+// The link variables must change nothing at all: with BUS_PORT=tcp://…
+// set, the --port flag still sets the port (it used to be dropped along
+// with the variable), and a Service with another name starting "bus-"
+// (bus-http gives BUS_HTTP_PORT=tcp://…, BUS_HTTP_SERVICE_HOST, …) is no
+// more a setting than one named "bus". Not parallel: it sets the
+// environment.
+func TestKubernetesServiceLinksLeaveFlagsAlone(t *testing.T) {
+	for k, v := range map[string]string{
+		"BUS_PORT":                    "tcp://10.0.0.7:4222",
+		"BUS_SERVICE_PORT":            "4222",
+		"BUS_SERVICE_HOST":            "10.0.0.7",
+		"BUS_PORT_4222_TCP":           "tcp://10.0.0.7:4222",
+		"BUS_HTTP_PORT":               "tcp://10.0.0.8:8222",
+		"BUS_HTTP_SERVICE_HOST":       "10.0.0.8",
+		"BUS_HTTP_SERVICE_PORT":       "8222",
+		"BUS_HTTP_PORT_8222_TCP_PORT": "8222",
+		"BUS_HTTPS_PORT":              "tcp://10.0.0.9:8443",
+	} {
+		t.Setenv(k, v)
+	}
+	cfg, err := Load("", parseFlags(t, "--port", "5222", "--http-port", "9222"))
+	if err != nil {
+		t.Fatalf("Load with Kubernetes service links: %v", err)
+	}
+	if cfg.Port != 5222 || cfg.HTTPPort != 9222 {
+		t.Fatalf("port %d, http_port %d; want the flags' 5222 and 9222", cfg.Port, cfg.HTTPPort)
+	}
+	cfg, err = Load("", nil)
+	if err != nil {
+		t.Fatalf("Load with Kubernetes service links: %v", err)
+	}
+	if cfg != Default() {
+		t.Fatalf("the link variables changed the config:\n%+v\nwant the defaults", cfg)
+	}
+	if got := IgnoredEnv(); !slices.Contains(got, "BUS_HTTP_PORT") || !slices.Contains(got, "BUS_HTTP_SERVICE_HOST") {
+		t.Fatalf("ignored %v", got)
+	}
+}

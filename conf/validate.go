@@ -84,6 +84,12 @@ func (c Config) check() []*KeyError {
 	positive("max_pings_out", c.MaxPingsOut > 0, fmt.Sprint(c.MaxPingsOut))
 	positive("write_deadline", c.WriteDeadline > 0, formatDuration(c.WriteDeadline))
 
+	// Accepting it and advertising the listen address instead would send
+	// clients behind a NAT or a proxy to an address they cannot reach.
+	if c.ClientAdvertise != "" {
+		errs = append(errs, &KeyError{Key: "client_advertise", Err: ErrUnsupportedKey,
+			Reason: "advertising another address in INFO and connect_urls is not in bus yet; remove it (clients keep the address they dialled)"})
+	}
 	positive("max_unauthenticated", c.MaxUnauthenticated > 0, fmt.Sprint(c.MaxUnauthenticated))
 	if c.ConnectErrorReports < 0 {
 		bad("connect_error_reports", "%d is negative", c.ConnectErrorReports)

@@ -1,11 +1,15 @@
 // Command bus runs the bus message server.
 //
 //	bus serve [--config bus.yaml] [flags]   run until SIGINT or SIGTERM
+//	bus -c nats.conf [nats-server flags]     the same, as nats-server is run
 //	bus version                              print the version
 //
 // Configuration comes from package conf: defaults, then the --config file
-// (YAML, TOML or JSON), then BUS_* environment variables, then flags, each
-// overriding the one before. conf/bus.example.yaml documents every key.
+// (nats-server's .conf, YAML, TOML or JSON), then BUS_* environment
+// variables, then flags, each overriding the one before. natsargs.go
+// rewrites nats-server's command line (-js, -sd, --http_port, ...) into
+// bus's before cobra parses it, refusing the flags bus cannot honour by
+// name. conf/bus.example.yaml documents every key.
 // options.go is the only code that knows both conf.Config and
 // server.Options.
 //

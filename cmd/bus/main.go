@@ -14,6 +14,11 @@ func main() {
 // run executes the command line args and returns the process exit code.
 // Errors go to stderr, one problem per line.
 func run(args []string, stdout, stderr io.Writer) int {
+	args, err := natsArgs(args) // nats-server's command line (natsargs.go)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitUsage
+	}
 	root := newRootCmd(stdout, stderr)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()

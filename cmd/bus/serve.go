@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -32,9 +33,12 @@ func newServeCmd(stderr io.Writer) *cobra.Command {
 		Short: "Run the server until SIGINT or SIGTERM",
 		Long: `Run the server until SIGINT or SIGTERM.
 
-Settings come from, lowest precedence first: defaults, the --config file,
-BUS_* environment variables (BUS_MAX_PAYLOAD for max_payload), and the flags
-below. See conf/bus.example.yaml for every key.
+Settings come from, lowest precedence first: defaults, the --config file
+(.conf in nats-server's syntax, .yaml, .toml, .json), BUS_* environment
+variables (BUS_MAX_PAYLOAD for max_payload), and the flags below.
+nats-server's flags work too (-p, -m, -js, -sd, -D, ...; "bus -c nats.conf"
+runs serve). See conf/bus.example.yaml for every key and docs/config.md for
+nats-server's keys and flags.
 
 The first signal shuts down gracefully, within 10s; a second one exits at
 once with code 1. SIGHUP reloads the configuration file (what can change
@@ -51,8 +55,14 @@ lame_duck_duration, then the server stops.`,
 			level := new(slog.LevelVar) // a reload may change it
 			level.Set(cfg.LogLevel)
 			log := newLoggerAt(cfg, stderr, level)
-			for _, name := range conf.IgnoredEnv() {
-				log.Warn("ignoring a Kubernetes service-link variable; it is not a bus setting", "variable", name)
+			log.Debug("configuration loaded", "file", configPath, "log_level", cfg.LogLevel.String())
+			// Kubernetes sets these in every pod of a namespace with a
+			// Service named bus: they are expected, so not worth a warning.
+			if names := conf.IgnoredEnv(); len(names) > 0 {
+				log.Debug("ignoring Kubernetes service-link variables; they are not bus settings", "variables", strings.Join(names, ","))
+			}
+			if keys := conf.IgnoredKeys(configPath); len(keys) > 0 {
+				log.Warn("ignoring nats-server tuning keys that change nothing in bus", "keys", strings.Join(keys, ","))
 			}
 			if cfg.MaxPayload > payloadWarnSize {
 				log.Warn("max_payload is over 8MB; consider chunking large messages", "max_payload", cfg.MaxPayload)
@@ -80,8 +90,9 @@ lame_duck_duration, then the server stops.`,
 			return serveWith(srv, log, sigs, configReloader(srv, cfg, configPath, cmd.Flags(), log, level))
 		},
 	}
-	cmd.Flags().StringVarP(&configPath, "config", "c", "", "config `file` (.yaml, .yml, .toml or .json)")
+	cmd.Flags().StringVarP(&configPath, "config", "c", "", "config `file` (.conf in nats-server's syntax, .yaml, .yml, .toml or .json)")
 	conf.AddFlags(cmd.Flags())
+	conf.AddNATSFlags(cmd.Flags())
 	return cmd
 }
 
