@@ -25,6 +25,9 @@ func (svc *Service) captureRequest(from Rights, subject, reply []byte, hdr int, 
 	if bytes.HasPrefix(subject, []byte(apiPrefix+"CONSUMER.MSG.NEXT.")) {
 		return false
 	}
+	if name, ok := bytes.CutPrefix(subject, []byte(apiPrefix+"DIRECT.GET.")); ok && !svc.servesDirect(name) {
+		return false // the reference has no responder then: the client gets no responders
+	}
 	size := int64(len(subject) + len(reply) + len(msg))
 	if svc.queued.Add(size) > maxQueuedBytes {
 		svc.queued.Add(-size)
@@ -115,4 +118,20 @@ func (svc *Service) serve(lane chan apiRequest) {
 			return
 		}
 	}
+}
+
+// servesDirect reports whether the stream named at the start of name (a
+// direct get subject's tail) exists and allows direct gets. It runs on
+// the publisher's reader, so it only looks.
+func (svc *Service) servesDirect(name []byte) bool {
+	if i := bytes.IndexByte(name, '.'); i >= 0 {
+		name = name[:i]
+	}
+	st := svc.stream(string(name))
+	if st == nil {
+		return false
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.cfg.AllowDirect
 }

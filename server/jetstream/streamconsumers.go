@@ -328,6 +328,7 @@ func (c *consumer) info(typ string) consumerInfo {
 		// Lag: the last_per_subject start messages still to deliver, and
 		// everything stored from next on.
 		NumPending:   uint64(initial) + c.src.NumPending(next, c.cfg.filters()),
+		PushBound:    c.cfg.DeliverSubject != "" && c.src.HasInterest(c.cfg.DeliverSubject),
 		Cluster:      &clusterInfo{Leader: c.sh.server},
 		TS:           now.UTC(),
 		Suspended:    c.suspended.Load(),
