@@ -474,6 +474,9 @@ func (l *Log) admit(m *Msg, ex *Expect, next, stagedBytes uint64, now int64) (Pu
 			return PubAck{Seq: seq, Duplicate: true}, 0, nil, nil
 		}
 	}
+	if ex.DuplicateOnly {
+		return PubAck{}, 0, nil, fmt.Errorf("jetlog: append %q: %w", m.Subject, ErrNotDuplicate)
+	}
 	if err := l.checkMsgID(ex); err != nil {
 		return PubAck{}, 0, nil, err
 	}
