@@ -42,6 +42,11 @@ type Expect struct {
 	// resend (a counter publish without an increment is acked as the
 	// duplicate it is, as the reference does).
 	DuplicateOnly bool
+	// KeepTime stores each message with its own Msg.Time rather than the
+	// commit's (a mirror keeps the times its origin stored), raised where
+	// needed so that times never decrease with seq. A zero Time gets the
+	// commit's.
+	KeepTime bool
 }
 
 // ErrNotDuplicate is the refusal of an Expect.DuplicateOnly append whose
