@@ -321,10 +321,13 @@ func (c *consumerConfig) checkDeadLetterSubject(scfg streamConfig) *apiError {
 	return nil
 }
 
-// storedDurably reports whether the consumer's state is journaled: a
-// durable consumer on a file stream, unless it asked for memory.
+// storedDurably reports whether the consumer's state is journaled: any
+// consumer of a file stream, unless it asked for memory. Ephemeral ones
+// too, as the reference keeps them: they come back after a restart with
+// their state, and their inactive threshold still ends them (nats.go's
+// Consume on one goes on across a restart of the server).
 func (c *consumerConfig) storedDurably(scfg streamConfig) bool {
-	return c.isDurable() && !c.MemoryStorage && scfg.Storage != jetlog.StorageMemory
+	return !c.MemoryStorage && scfg.Storage != jetlog.StorageMemory
 }
 
 // sequencePair is a position in the stream and the consumer's deliveries.
