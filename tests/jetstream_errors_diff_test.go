@@ -276,3 +276,65 @@ jetstream { store_dir: %q, limits { max_ack_pending: 123 } }
 	bus := startBus(t, server.Options{JetStream: true, JetStreamLimits: server.JetStreamLimits{MaxAckPending: 123}})
 	sameOutcomes(t, maxAckPendingScenario(t, ref.ClientURL()), maxAckPendingScenario(t, busURL(bus)))
 }
+
+// directGetScenario walks nats.go's TestJetStreamDirectGetMsg: no
+// responders until allow_direct is on, then gets by seq, next by subject
+// and last by subject, a header kept, a seq past the end and seq 0.
+func directGetScenario(t *testing.T, url string) []string {
+	nc := connect(t, url)
+	js, err := nc.JetStream(nats.MaxWait(5 * time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	si, err := js.AddStream(&nats.StreamConfig{Name: "DGM", Storage: nats.MemoryStorage, Subjects: []string{"foo", "bar"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range [][2]string{{"foo", "a"}, {"foo", "b"}, {"foo", "c"}, {"bar", "d"}, {"foo", "e"}} {
+		if _, err := js.Publish(p[0], []byte(p[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(what string, seq uint64, last bool, opt nats.JSOpt, subject string) {
+		var m *nats.RawStreamMsg
+		var err error
+		if last {
+			m, err = js.GetLastMsg("DGM", subject, opt)
+		} else {
+			m, err = js.GetMsg("DGM", seq, opt)
+		}
+		if err != nil {
+			out = append(out, what+": "+errOutcome(err))
+			return
+		}
+		out = append(out, fmt.Sprintf("%s: %s %d %q time %v header %q", what, m.Subject, m.Sequence, m.Data, !m.Time.IsZero(), m.Header.Get("MyHeader")))
+	}
+	get("before allow_direct", 1, false, nats.DirectGet(), "")
+	si.Config.AllowDirect = true
+	if _, err := js.UpdateStream(&si.Config); err != nil {
+		t.Fatal(err)
+	}
+	get("next bar", 0, false, nats.DirectGetNext("bar"), "")
+	get("last foo", 0, true, nats.DirectGet(), "foo")
+	get("next foo", 0, false, nats.DirectGetNext("foo"), "")
+	get("next foo from 4", 4, false, nats.DirectGetNext("foo"), "")
+	get("next foo from 2", 2, false, nats.DirectGetNext("foo"), "")
+	msg := nats.NewMsg("foo")
+	msg.Header.Set("MyHeader", "MyValue")
+	if _, err := js.PublishMsg(msg); err != nil {
+		t.Fatal(err)
+	}
+	get("with header", 6, false, nats.DirectGet(), "")
+	get("past the end", 100, false, nats.DirectGet(), "")
+	get("seq 0", 0, false, nats.DirectGet(), "")
+	get("last bar", 0, true, nats.DirectGet(), "bar")
+	return out
+}
+
+func TestJetStreamDirectGetMatchesReference(t *testing.T) {
+	t.Parallel()
+	ref := directGetScenario(t, "nats://"+refAddr(startReference(t, true)))
+	got := directGetScenario(t, busURL(startBus(t, server.Options{JetStream: true})))
+	sameOutcomes(t, ref, got)
+}

@@ -119,19 +119,3 @@ func (svc *Service) serve(lane chan apiRequest) {
 		}
 	}
 }
-
-// servesDirect reports whether the stream named at the start of name (a
-// direct get subject's tail) exists and allows direct gets. It runs on
-// the publisher's reader, so it only looks.
-func (svc *Service) servesDirect(name []byte) bool {
-	if i := bytes.IndexByte(name, '.'); i >= 0 {
-		name = name[:i]
-	}
-	st := svc.stream(string(name))
-	if st == nil {
-		return false
-	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return st.cfg.AllowDirect
-}
