@@ -87,6 +87,17 @@ func legacyErrorsScenario(t *testing.T, url string) []string {
 		_ = sub.Unsubscribe()
 	}
 
+	sub, err = js.SubscribeSync("foo", nats.ConsumerName(""))
+	step("subscribe empty consumer name", err)
+	if err == nil {
+		ci, err := sub.ConsumerInfo()
+		step("consumer info", err)
+		if ci != nil {
+			out = append(out, fmt.Sprintf("name length %d", len(ci.Config.Name)))
+		}
+		_ = sub.Unsubscribe()
+	}
+
 	// Binding.
 	_, err = js.SubscribeSync("foo", nats.Bind("TEST", "push"))
 	step("bind missing push", err)
@@ -115,6 +126,25 @@ func legacyErrorsScenario(t *testing.T, url string) []string {
 	step("pull bind to push", err)
 	_, err = js.SubscribeSync("foo", nats.Bind("TEST", "pull"))
 	step("push bind to pull", err)
+
+	// A second member binds to a queue consumer by name and gets some.
+	sub2, err := js.QueueSubscribeSync("foo", "wq3")
+	step("queue wq3", err)
+	if err == nil {
+		ci, err := sub2.ConsumerInfo()
+		step("consumer info", err)
+		sub3, err := js.QueueSubscribeSync("foo", "wq3", nats.Bind("TEST", ci.Name))
+		step("bind second member", err)
+		for range 100 {
+			if _, err := js.Publish("foo", []byte("new")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err == nil {
+			_, err = sub3.NextMsg(2 * time.Second)
+			step("second member gets one", err)
+		}
+	}
 
 	// Expectations on publish.
 	_, err = js.Publish("foo", []byte("x"), nats.ExpectStream("ORDERS"))
