@@ -174,7 +174,7 @@ func legacyErrorsScenario(t *testing.T, url string) []string {
 	}
 	_, err = js.Publish("foo", []byte("x"), nats.ExpectLastSequence(22))
 	step("expect last seq after msg id", err)
-	pa, err = js.Publish("foo", []byte("x"), nats.ExpectLastSequence(pa.Sequence))
+	_, err = js.Publish("foo", []byte("x"), nats.ExpectLastSequence(pa.Sequence))
 	step("expect right last seq", err)
 	if si, err := js.StreamInfo("TEST"); err == nil {
 		out = append(out, fmt.Sprintf("msgs %d", si.State.Msgs))
