@@ -10,6 +10,8 @@ import (
 	"time"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
+
+	"github.com/bus-dev/bus/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -180,4 +182,39 @@ func TestEphemeralConsumersSurviveRestartMatchesReference(t *testing.T) {
 		bus = startJSOn(t, addr, busDir)
 	})
 	sameOutcomes(t, refOut, busOut)
+}
+
+// An ephemeral consumer kept across a restart keeps its owner, as a
+// durable one does (TestOwnerSurvivesRestart): restarted without the
+// owner's rights to read the stream, it comes back suspended.
+func TestEphemeralConsumerKeepsOwnerAcrossRestart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	opts := func(feed bool) server.Options {
+		allow := []string{"_INBOX.>"}
+		if feed {
+			allow = append(allow, "feed.>")
+		}
+		dave := server.User{Name: "dave", Password: "d", Permissions: &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: []string{"$JS.API.>", "_INBOX.>"}},
+			Subscribe: &server.SubjectPermission{Allow: allow},
+		}}
+		return server.Options{StoreDir: dir, JetStream: true, Authorization: server.Authorization{Users: []server.User{{Name: "admin", Password: "a"}, dave}}}
+	}
+	first := startBus(t, opts(true))
+	admin, daveJS := jsAs(t, first, "admin", "a"), jsAs(t, first, "dave", "d")
+	ctx := ctxT(t)
+	if _, err := admin.CreateStream(ctx, jetstream.StreamConfig{Name: "FEED", Subjects: []string{"feed.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := daveJS.CreateConsumer(ctx, "FEED", jetstream.ConsumerConfig{Name: "EPH", InactiveThreshold: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	shutdown(t, first)
+
+	s := startBus(t, opts(false))
+	nc := connect(t, busURL(s), nats.UserInfo("admin", "a"))
+	if why := suspendedOf(t, nc, "$JS.API.CONSUMER.INFO.FEED.EPH"); !strings.Contains(why, `"dave"`) {
+		t.Errorf("ephemeral EPH after a restart without dave's rights: x_bus_suspended %q", why)
+	}
 }
