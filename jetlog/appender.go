@@ -262,6 +262,9 @@ func (l *Log) commit(run []*request) int {
 	cfg := &l.cfg
 	now := l.opts.Now().UnixNano()
 	ts := max(now, l.cat.lastTS)
+	// newest is the time of the last message staged, which no later one
+	// may be older than (Expect.KeepTime times can be ahead of ts).
+	newest := l.cat.lastTS
 	ap.buf = ap.buf[:0]
 	ap.staged = ap.staged[:0]
 	ap.deletes = ap.deletes[:0]
@@ -317,10 +320,15 @@ func (l *Log) commit(run []*request) int {
 			if compressed {
 				size = recordSize(m.Subject, m.Header, data)
 			}
-			ap.buf = appendRecordFlags(ap.buf, kindMsg, next, ts, m.Subject, m.Header, data, recordFlagsFor(compressed, r.atomic && i < len(r.msgs)-1))
-			ap.idx.add(kindMsg, next, ts, off, size, m.Subject, nil)
-			ap.staged = append(ap.staged, stagedMsg{req: r, idx: i, seq: next, ts: ts, off: off, size: uint32(size), id: id})
-			r.acks = append(r.acks, PubAck{Seq: next, TS: ts})
+			mts := max(ts, newest)
+			if ex.KeepTime && !m.Time.IsZero() {
+				mts = max(m.Time.UnixNano(), newest)
+			}
+			newest = mts
+			ap.buf = appendRecordFlags(ap.buf, kindMsg, next, mts, m.Subject, m.Header, data, recordFlagsFor(compressed, r.atomic && i < len(r.msgs)-1))
+			ap.idx.add(kindMsg, next, mts, off, size, m.Subject, nil)
+			ap.staged = append(ap.staged, stagedMsg{req: r, idx: i, seq: next, ts: mts, off: off, size: uint32(size), id: id})
+			r.acks = append(r.acks, PubAck{Seq: next, TS: mts})
 			if id != nil {
 				if ap.ids == nil {
 					ap.ids = map[string]uint64{}
@@ -473,6 +481,9 @@ func (l *Log) admit(m *Msg, ex *Expect, next, stagedBytes uint64, now int64) (Pu
 		if seq, ok := l.ap.dd.lookup(id, now); ok {
 			return PubAck{Seq: seq, Duplicate: true}, 0, nil, nil
 		}
+	}
+	if ex.DuplicateOnly {
+		return PubAck{}, 0, nil, fmt.Errorf("jetlog: append %q: %w", m.Subject, ErrNotDuplicate)
 	}
 	if err := l.checkMsgID(ex); err != nil {
 		return PubAck{}, 0, nil, err

@@ -36,7 +36,22 @@ type Expect struct {
 	// NoDedup stores a message even if its Nats-Msg-Id was seen within
 	// the duplicate window (a mirror copies what its origin stored).
 	NoDedup bool
+	// DuplicateOnly acknowledges the message if its Nats-Msg-Id is a
+	// duplicate within the window, and otherwise stores nothing and fails
+	// with ErrNotDuplicate: a publish the stream refuses unless it is a
+	// resend (a counter publish without an increment is acked as the
+	// duplicate it is, as the reference does).
+	DuplicateOnly bool
+	// KeepTime stores each message with its own Msg.Time rather than the
+	// commit's (a mirror keeps the times its origin stored), raised where
+	// needed so that times never decrease with seq. A zero Time gets the
+	// commit's.
+	KeepTime bool
 }
+
+// ErrNotDuplicate is the refusal of an Expect.DuplicateOnly append whose
+// msg id is not a duplicate.
+var ErrNotDuplicate = errors.New("jetlog: not a duplicate")
 
 var (
 	// ErrWrongLastSeq is matched by every *WrongLastSeqError.

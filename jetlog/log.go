@@ -198,7 +198,7 @@ func (l *Log) State() State {
 	if c.last == 0 {
 		st.FirstSeq = 0
 	}
-	if c.last > 0 {
+	if c.last > 0 && c.lastTS > 0 { // 0: only skips so far
 		st.LastTime = time.Unix(0, c.lastTS)
 	}
 	if _, ts, ok := c.oldest(); ok {

@@ -41,7 +41,10 @@ func (l *Log) doSkip(next uint64) error {
 	seg := l.active()
 	l.ap.buf = l.ap.buf[:0]
 	mark := l.ap.idx.mark()
-	ts := max(l.opts.Now().UnixNano(), l.cat.lastTS)
+	// A skip stores nothing, so it keeps the time of the newest message
+	// (none: 0): the mirror that skips may store next a message with its
+	// origin's older time (Expect.KeepTime), which must not be raised.
+	ts := l.cat.lastTS
 	saved := l.ap.tomb.floor
 	l.ap.tomb.floor = skipFloor
 	l.encodeTomb(seg, last, ts, nil)
@@ -77,7 +80,8 @@ func isSkip(tomb []byte) bool {
 }
 
 // AppendBatchExpect is AppendBatch with preconditions checked for every
-// message (see Expect; NoDedup for a mirror's copies).
+// message (see Expect; NoDedup and KeepTime, which reads Msg.Time, for a
+// mirror's copies).
 func (l *Log) AppendBatchExpect(msgs []Msg, expect Expect) ([]PubAck, error) {
 	r := l.getReq()
 	r.op = opAppend

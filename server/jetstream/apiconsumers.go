@@ -14,11 +14,11 @@ func (svc *Service) handleConsumer(r apiRequest, t []string) {
 		// No name in the subject: the config names the consumer, or it is
 		// an ephemeral one the server names (nats.go sends this for an
 		// unnamed ordered consumer with several filters).
-		svc.consumerCreate(r, t[1], "", "")
+		svc.consumerCreate(r, createLegacyEphemeral, t[1], "", "")
 	case len(t) >= 3 && t[0] == "CREATE":
-		svc.consumerCreate(r, t[1], t[2], strings.Join(t[3:], "."))
+		svc.consumerCreate(r, createNamed, t[1], t[2], strings.Join(t[3:], "."))
 	case len(t) == 4 && t[0] == "DURABLE" && t[1] == "CREATE":
-		svc.consumerCreate(r, t[2], t[3], "")
+		svc.consumerCreate(r, createLegacyDurable, t[2], t[3], "")
 	case len(t) == 3 && t[0] == "INFO":
 		svc.consumerInfo(r, t[1], t[2])
 	case len(t) == 3 && t[0] == "DELETE":
@@ -36,7 +36,40 @@ func (svc *Service) handleConsumer(r apiRequest, t []string) {
 	}
 }
 
-func (svc *Service) consumerCreate(r apiRequest, streamName, name, filter string) {
+// createSubject is which of the three create subjects a request came on;
+// each has its own rule for the name in the subject against the names in
+// the config, as the reference's.
+type createSubject int
+
+const (
+	createLegacyEphemeral createSubject = iota // CREATE.<stream>: the config names it, or no one
+	createNamed                                // CREATE.<stream>.<name>[.<filter>]: the subject names it
+	createLegacyDurable                        // DURABLE.CREATE.<stream>.<durable>
+)
+
+// nameFromSubject applies kind's naming rule to cfg: the subject's name
+// wins over the config's name, a durable must be the subject's name, a
+// durable create must name a durable and a legacy ephemeral one must not.
+func nameFromSubject(kind createSubject, name string, cfg *consumerConfig) *apiError {
+	switch kind {
+	case createLegacyEphemeral:
+		if cfg.Durable != "" {
+			return newAPIError(400, 10020, "consumer expected to be ephemeral but a durable name was set in request")
+		}
+		return nil
+	case createLegacyDurable:
+		if cfg.Durable == "" {
+			return newAPIError(400, 10018, "consumer expected to be durable but a durable name was not set")
+		}
+	}
+	if cfg.Durable != "" && cfg.Durable != name {
+		return errDurableMismatch()
+	}
+	cfg.Name = name
+	return nil
+}
+
+func (svc *Service) consumerCreate(r apiRequest, kind createSubject, streamName, name, filter string) {
 	var req struct {
 		Stream string         `json:"stream_name"`
 		Config consumerConfig `json:"config"`
@@ -64,15 +97,12 @@ func (svc *Service) consumerCreate(r apiRequest, streamName, name, filter string
 		svc.respondErr(r.reply, typeConsumerCreate, errFilterMismatch())
 		return
 	}
-	if name != "" && (cfg.Durable != "" && cfg.Durable != name || cfg.Name != "" && cfg.Name != name) {
-		svc.respondErr(r.reply, typeConsumerCreate, errDurableMismatch())
+	if e := nameFromSubject(kind, name, &cfg); e != nil {
+		svc.respondErr(r.reply, typeConsumerCreate, e)
 		return
 	}
 	if cfg.Name == "" && cfg.Durable == "" {
-		cfg.Name = name
-		if name == "" {
-			cfg.Name = nuid.Next()
-		}
+		cfg.Name = nuid.Next()
 	}
 	svc.sh.limits.consumerDefaults(&cfg)
 	if e := cfg.normalize(st.config()); e != nil {

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/bus-dev/bus/jetlog"
 	"github.com/bus-dev/bus/subjects"
@@ -569,36 +567,6 @@ func (svc *Service) msgDelete(r apiRequest, name string) {
 		return
 	}
 	svc.respond(r.reply, successResponse{Type: typeMsgDelete, Success: true})
-}
-
-// directGet answers with the stored message itself, its headers followed
-// by the Nats-Stream/Subject/Sequence/Time-Stamp ones nats.go requires.
-func (svc *Service) directGet(r apiRequest, name, lastFor string) {
-	st := svc.stream(name)
-	if st == nil || !st.config().AllowDirect {
-		return // the reference has no responder then
-	}
-	req := msgGetRequest{LastBySubj: lastFor}
-	if lastFor == "" {
-		if e := decodeBody(r.body, &req); e != nil {
-			svc.sh.core.Publish(r.reply, "", statusHeader("400 Bad Request"), nil)
-			return
-		}
-	}
-	m, err := st.lookup(req)
-	if err != nil {
-		svc.sh.core.Publish(r.reply, "", statusHeader("404 Message Not Found"), nil)
-		return
-	}
-	if !svc.mayRead(r.from, m.Subject) {
-		svc.sh.core.Publish(r.reply, "", statusHeader("403 Permissions Violation"), nil)
-		return
-	}
-	hdr := withHeader(m.Header, "Nats-Stream", st.name)
-	hdr = withHeader(hdr, "Nats-Subject", m.Subject)
-	hdr = withHeader(hdr, "Nats-Sequence", strconv.FormatUint(m.Seq, 10))
-	hdr = withHeader(hdr, "Nats-Time-Stamp", m.Time.UTC().Format(time.RFC3339Nano))
-	svc.sh.core.Publish(r.reply, "", hdr, m.Data)
 }
 
 // storageFailed logs a failed stream operation with everything (paths

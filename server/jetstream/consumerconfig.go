@@ -193,6 +193,11 @@ func (c *consumerConfig) normalize(scfg streamConfig) *apiError {
 	if c.FilterSubject != "" && len(c.FilterSubjects) > 0 {
 		return newAPIError(400, 10136, "consumer cannot have both FilterSubject and FilterSubjects specified")
 	}
+	for _, f := range c.FilterSubjects {
+		if f == "" { // [""] is a mistake, not "no filter"
+			return newAPIError(400, 10139, "consumer filter in FilterSubjects cannot be empty")
+		}
+	}
 	for i, f := range c.filters() {
 		if !subjects.ValidSubject(f) {
 			return errConsumerCreate("consumer filter subject is not a valid subset of the interest subjects")
@@ -316,10 +321,13 @@ func (c *consumerConfig) checkDeadLetterSubject(scfg streamConfig) *apiError {
 	return nil
 }
 
-// storedDurably reports whether the consumer's state is journaled: a
-// durable consumer on a file stream, unless it asked for memory.
+// storedDurably reports whether the consumer's state is journaled: any
+// consumer of a file stream, unless it asked for memory. Ephemeral ones
+// too, as the reference keeps them: they come back after a restart with
+// their state, and their inactive threshold still ends them (nats.go's
+// Consume on one goes on across a restart of the server).
 func (c *consumerConfig) storedDurably(scfg streamConfig) bool {
-	return c.isDurable() && !c.MemoryStorage && scfg.Storage != jetlog.StorageMemory
+	return !c.MemoryStorage && scfg.Storage != jetlog.StorageMemory
 }
 
 // sequencePair is a position in the stream and the consumer's deliveries.
@@ -343,8 +351,11 @@ type consumerInfo struct {
 	NumRedelivered int            `json:"num_redelivered"`
 	NumWaiting     int            `json:"num_waiting"`
 	NumPending     uint64         `json:"num_pending"`
-	Cluster        *clusterInfo   `json:"cluster,omitempty"`
-	TS             time.Time      `json:"ts"`
+	// PushBound is whether a push consumer's deliver subject has a
+	// listener: nats.go refuses a second subscription to a bound one.
+	PushBound bool         `json:"push_bound,omitempty"`
+	Cluster   *clusterInfo `json:"cluster,omitempty"`
+	TS        time.Time    `json:"ts"`
 	// DeadLettered counts messages sent to the dead-letter subject or
 	// dropped after max deliveries (bus extension).
 	DeadLettered int64 `json:"x_bus_dead_lettered"`

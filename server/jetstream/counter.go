@@ -149,6 +149,10 @@ func (st *stream) publishCounter(p *pub, m jetlog.Msg, hdr int) {
 	}
 	defer st.pubs.Put(p)
 	incr, e := st.checkCounterPublish(m)
+	if e != nil && e.ErrCode == errIncrMissing().ErrCode && jetlog.HeaderValue(m.Header, "Nats-Msg-Id") != nil {
+		st.resendCounter(p, m)
+		return
+	}
 	if e != nil {
 		st.ackError(p.reply, e)
 		return
@@ -170,6 +174,20 @@ func (st *stream) publishCounter(p *pub, m jetlog.Msg, hdr int) {
 	}
 	p.msg = out
 	st.counterStored(p, ack, err, total)
+}
+
+// resendCounter answers a counter publish without an increment that has
+// a msg id: a duplicate within the window is acked as one (a client that
+// resends what it published, or publishes again under an id it used, is
+// told it is stored), anything else is refused for want of an increment.
+func (st *stream) resendCounter(p *pub, m jetlog.Msg) {
+	ack, err := st.log.AppendExpect(m, jetlog.Expect{DuplicateOnly: true})
+	if errors.Is(err, jetlog.ErrNotDuplicate) {
+		st.ackError(p.reply, errIncrMissing())
+		return
+	}
+	p.msg = m
+	st.counterStored(p, ack, err, nil)
 }
 
 // appendCounter stores the next value of subject's counter: next makes

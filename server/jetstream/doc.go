@@ -14,8 +14,9 @@
 // and Tick each take the current time and return actions (messages and
 // status messages to send, seqs acked for retention, the next deadline).
 // Its delivery state (delivered, ack floor, pending with delivery counts
-// and deadlines) lives in a ledger: jetlog.Consumer for durable consumers,
-// which journals every change, or memLedger. The machine keeps only the
+// and deadlines) lives in a ledger: jetlog.Consumer for the consumers of
+// file streams, durable or ephemeral, which journals every change, or
+// memLedger for memory streams and mem_storage consumers. The machine keeps only the
 // flow: where new deliveries start, the waiting pulls, and a heap of
 // redelivery deadlines. Transcripts under testdata/ drive it with a fake
 // clock and fake stream (machine_test.go).

@@ -16,6 +16,28 @@ func headerValue(hdr []byte, key string) (string, bool) {
 	return string(v), v != nil
 }
 
+// exactHeaderValue is headerValue with the key matched as written, case
+// and all, as the reference matches the Nats-Expected-* headers: a
+// "nats-expected-last-sequence" header is no expectation there, and
+// nats.go's tests count on it.
+func exactHeaderValue(hdr []byte, key string) (string, bool) {
+	_, rest, ok := bytes.Cut(hdr, []byte("\r\n"))
+	if !ok {
+		return "", false
+	}
+	for k, line := range headerLines(rest) {
+		if len(line) == 0 {
+			break
+		}
+		if string(k) == key {
+			_, v, _ := bytes.Cut(line, []byte(":"))
+			v = bytes.TrimSpace(v)
+			return string(v), len(v) > 0
+		}
+	}
+	return "", false
+}
+
 // statusHeader builds a status-only header block such as
 // "NATS/1.0 408 Request Timeout\r\nNats-Pending-Messages: 4\r\n\r\n".
 // kv holds header names and values in turn.

@@ -25,6 +25,9 @@ func (svc *Service) captureRequest(from Rights, subject, reply []byte, hdr int, 
 	if bytes.HasPrefix(subject, []byte(apiPrefix+"CONSUMER.MSG.NEXT.")) {
 		return false
 	}
+	if name, ok := bytes.CutPrefix(subject, []byte(apiPrefix+"DIRECT.GET.")); ok && !svc.servesDirect(name) {
+		return false // the reference has no responder then: the client gets no responders
+	}
 	size := int64(len(subject) + len(reply) + len(msg))
 	if svc.queued.Add(size) > maxQueuedBytes {
 		svc.queued.Add(-size)

@@ -10,8 +10,8 @@ import (
 
 // ledger is where a consumer's delivery state (delivered, ack floor,
 // pending with delivery counts and deadlines) lives: journaled for a
-// durable consumer (jetlog.Consumer), in memory for an ephemeral one
-// (memLedger). It is the one home of the delivery counts. Safe for
+// consumer of a file stream (jetlog.Consumer), in memory for one of a
+// memory stream or one that asked for mem_storage (memLedger). It is the one home of the delivery counts. Safe for
 // concurrent use: the consumer's goroutine changes it, API and monitoring
 // requests read it.
 type ledger interface {

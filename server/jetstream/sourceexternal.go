@@ -346,7 +346,11 @@ func (s *sourcer) take(l *link, ds []delivery) outcome {
 		}
 		l.dseq, l.sseq = a.dseq, a.seq
 		s.lag.Store(max(a.pending, 1) - 1)
-		batch = append(batch, jetlog.Msg{Seq: a.seq, Subject: d.subject, Header: s.inboundHeader(d.hdr), Data: d.data})
+		m := jetlog.Msg{Seq: a.seq, Subject: d.subject, Header: s.inboundHeader(d.hdr), Data: d.data}
+		if a.ts > 0 {
+			m.Time = time.Unix(0, a.ts) // a mirror keeps it (copy)
+		}
+		batch = append(batch, m)
 		if len(batch) == sourceBatch {
 			if out := flush(); out != 0 {
 				return out

@@ -115,6 +115,7 @@ type ackInfo struct {
 	consumer             string
 	delivered, seq, dseq uint64
 	pending              uint64
+	ts                   int64 // when the origin stored it, unix ns
 	ok                   bool
 }
 
@@ -135,7 +136,8 @@ func parseAckReply(reply string) ackInfo {
 		n, _ := strconv.ParseUint(tokens[off+i], 10, 64)
 		return n
 	}
-	return ackInfo{consumer: tokens[off+1], delivered: num(2), seq: num(3), dseq: num(4), pending: num(6), ok: true}
+	ts, _ := strconv.ParseInt(tokens[off+5], 10, 64)
+	return ackInfo{consumer: tokens[off+1], delivered: num(2), seq: num(3), dseq: num(4), ts: ts, pending: num(6), ok: true}
 }
 
 // isControl reports whether a delivery is a status 100 message: an idle

@@ -338,7 +338,8 @@ func (s *sourcer) run() {
 func (s *sourcer) copy(msgs []jetlog.Msg) *apiError {
 	t := s.target
 	out := make([]jetlog.Msg, 0, len(msgs))
-	expect := jetlog.Expect{NoDedup: s.mirror || t.config().DuplicateWindow == 0}
+	// A mirror keeps its origin's times as well as its seqs.
+	expect := jetlog.Expect{NoDedup: s.mirror || t.config().DuplicateWindow == 0, KeepTime: s.mirror}
 	last := t.log.State().LastSeq // the target's, as out is stored
 	flush := func() *apiError {
 		if len(out) == 0 {
@@ -381,7 +382,7 @@ func (s *sourcer) copy(msgs []jetlog.Msg) *apiError {
 				}
 				last = m.Seq - 1
 			}
-			out = append(out, jetlog.Msg{Seq: m.Seq, Subject: subj, Header: t.ownCopied(m.Header), Data: m.Data})
+			out = append(out, jetlog.Msg{Seq: m.Seq, Time: m.Time, Subject: subj, Header: t.ownCopied(m.Header), Data: m.Data})
 			continue
 		}
 		src := s.origin + " " + strconv.FormatUint(m.Seq, 10) + " " + s.takes + " " + m.Subject

@@ -386,20 +386,20 @@ const fastBatchSuffix = ".$FI"
 
 // expectations reads a publish's Nats-Expected-* headers: the stream's
 // name is checked here; the rest become preconditions the appender
-// checks where it assigns the seq.
+// checks where it assigns the seq. Their names match case and all.
 func (st *stream) expectations(hdr []byte) (jetlog.Expect, *apiError) {
 	var ex jetlog.Expect
-	if v, ok := headerValue(hdr, "Nats-Expected-Stream"); ok && v != st.name {
+	if v, ok := exactHeaderValue(hdr, "Nats-Expected-Stream"); ok && v != st.name {
 		return ex, errExpectedStream()
 	}
-	if v, ok := headerValue(hdr, "Nats-Expected-Last-Sequence"); ok {
+	if v, ok := exactHeaderValue(hdr, "Nats-Expected-Last-Sequence"); ok {
 		ex.LastSeq, ex.HasLastSeq = parseExpectedSeq(v), true
 	}
-	if v, ok := headerValue(hdr, "Nats-Expected-Last-Subject-Sequence"); ok {
+	if v, ok := exactHeaderValue(hdr, "Nats-Expected-Last-Subject-Sequence"); ok {
 		ex.LastSubjectSeq, ex.HasLastSubjectSeq = parseExpectedSeq(v), true
-		ex.LastSubject, _ = headerValue(hdr, "Nats-Expected-Last-Subject-Sequence-Subject")
+		ex.LastSubject, _ = exactHeaderValue(hdr, "Nats-Expected-Last-Subject-Sequence-Subject")
 	}
-	ex.LastMsgID, _ = headerValue(hdr, "Nats-Expected-Last-Msg-Id")
+	ex.LastMsgID, _ = exactHeaderValue(hdr, "Nats-Expected-Last-Msg-Id")
 	return ex, nil
 }
 

@@ -28,6 +28,12 @@ func (st *stream) createConsumer(cfg consumerConfig, action string) (*consumer, 
 		if e := checkConsumerUpdate(existing.config(), cfg); e != nil {
 			return nil, e
 		}
+		// A push consumer someone listens to keeps its deliver subject:
+		// the losers of a race to create one queue group's consumer
+		// (nats.go's QueueSubscribe) learn they must join the winner's.
+		if old := existing.config().DeliverSubject; old != cfg.DeliverSubject && existing.src.HasInterest(old) {
+			return nil, newAPIError(400, 10013, "consumer name already in use")
+		}
 		// An update: restart the consumer with the new config, keeping
 		// its delivery state.
 		st.dropConsumer(existing, "409 Consumer Deleted")
@@ -328,6 +334,7 @@ func (c *consumer) info(typ string) consumerInfo {
 		// Lag: the last_per_subject start messages still to deliver, and
 		// everything stored from next on.
 		NumPending:   uint64(initial) + c.src.NumPending(next, c.cfg.filters()),
+		PushBound:    c.cfg.DeliverSubject != "" && c.src.HasInterest(c.cfg.DeliverSubject),
 		Cluster:      &clusterInfo{Leader: c.sh.server},
 		TS:           now.UTC(),
 		Suspended:    c.suspended.Load(),
