@@ -182,8 +182,12 @@ func (s *sourcer) follow() (outcome, bool) {
 	next := s.next.Load()
 	if s.mirror {
 		// The origin starts past what the mirror holds (it lost those
-		// messages): the mirror keeps its seqs, with a gap.
-		if d := resp.Delivered.Stream; d >= next {
+		// messages): the mirror keeps its seqs, with a gap. Only a
+		// consumer that delivered nothing yet says so: one that already
+		// delivered (the origin had them when it was made) counts them
+		// in delivered, and those deliveries, gaps included, are copied
+		// as they come.
+		if d := resp.Delivered.Stream; d >= next && resp.Delivered.Consumer == 0 {
 			if err := s.target.log.SkipTo(d + 1); err != nil {
 				s.setErr(storeError(err))
 				return refused, true

@@ -76,7 +76,8 @@ type consumerResponse struct {
 	Error     *apiError `json:"error"`
 	Name      string    `json:"name"`
 	Delivered struct {
-		Stream uint64 `json:"stream_seq"`
+		Consumer uint64 `json:"consumer_seq"`
+		Stream   uint64 `json:"stream_seq"`
 	} `json:"delivered"`
 }
 
