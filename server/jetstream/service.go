@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -299,7 +300,7 @@ func (svc *Service) loadStreams() error {
 	go func() { defer close(ticking); progress.run(loadProgressEvery, stop) }()
 	defer func() { close(stop); <-ticking; progress.finish() }()
 	for _, e := range entries {
-		if !e.IsDir() {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") { // .restore: restores in progress
 			continue
 		}
 		dir := filepath.Join(svc.dir, e.Name())
