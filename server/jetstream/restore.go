@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bus-dev/bus/jetlog"
+	"github.com/bus-dev/bus/jetlog/vfs"
 	"github.com/nats-io/nuid"
 )
 
@@ -253,7 +255,11 @@ func (svc *Service) installRestored(cfg streamConfig, built string) (*stream, er
 	if err := os.Rename(built, dir); err != nil {
 		return nil, err
 	}
-	if err := svc.sh.fs.SyncDir(svc.dir); err != nil {
+	var fsys jetlog.FS = vfs.OSFS{}
+	if svc.sh.fs != nil {
+		fsys = svc.sh.fs
+	}
+	if err := fsys.SyncDir(svc.dir); err != nil {
 		return nil, err
 	}
 	st, err := svc.loadStream(dir)

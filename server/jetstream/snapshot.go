@@ -278,20 +278,27 @@ func (svc *Service) sendSnapshot(st *stream, cut snapCut, req snapshotRequest) e
 	return err
 }
 
-// awaitInterest waits a moment for the deliver subject's listener.
+// awaitInterest waits for the receiver's subscription. A client
+// subscribes to its deliver subject once it has the response (natscli
+// does), and until then a wildcard it holds (its request inbox) may
+// already match: chunks sent then would be dropped. So the snapshot
+// waits for a subscription to be added, and only after snapInterestWait
+// settles for whatever matches (a receiver that subscribed first).
 func (svc *Service) awaitInterest(subject string, changed <-chan struct{}) bool {
 	timer := time.NewTimer(snapInterestWait)
 	defer timer.Stop()
-	for !svc.sh.core.HasInterest(subject) {
+	for {
 		select {
 		case <-changed:
+			if svc.sh.core.HasInterest(subject) {
+				return true
+			}
 		case <-timer.C:
 			return svc.sh.core.HasInterest(subject)
 		case <-svc.stop:
 			return false
 		}
 	}
-	return true
 }
 
 // sanitizeStatus keeps a status description on one header line.
