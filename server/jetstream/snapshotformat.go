@@ -151,7 +151,7 @@ func newSnapReader(r io.Reader) (*snapReader, error) {
 	sr := &snapReader{r: bufio.NewReader(s2.NewReader(r))}
 	var magic [len(snapMagic)]byte
 	if _, err := io.ReadFull(sr.r, magic[:]); err != nil {
-		return nil, fmt.Errorf("not a bus snapshot: %w", snapErr(err))
+		return nil, snapErr(err)
 	}
 	if string(magic[:]) != snapMagic {
 		return nil, errors.New("not a bus snapshot (a nats-server snapshot cannot be restored into bus)")
@@ -164,7 +164,8 @@ func snapErr(err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return errors.New("snapshot is incomplete (truncated)")
 	}
-	return fmt.Errorf("snapshot is damaged: %w", err)
+	// A cut inside a compressed block reads as corrupt too.
+	return fmt.Errorf("snapshot is damaged or incomplete: %w", err)
 }
 
 // next returns the next record; the body is good until the next call.
