@@ -169,4 +169,3 @@ func TestJetStreamBackupRestoreCLIDiff(t *testing.T) {
 		t.Fatalf("bus and the reference restore differently:\nreference %+v\nbus       %+v", refAfter, busAfter)
 	}
 }
-
