@@ -169,3 +169,49 @@ func TestJetStreamBackupRestoreCLIDiff(t *testing.T) {
 		t.Fatalf("bus and the reference restore differently:\nreference %+v\nbus       %+v", refAfter, busAfter)
 	}
 }
+
+// nats account backup and restore: every stream, with its consumers.
+func TestJetStreamAccountBackupRestoreCLI(t *testing.T) {
+	t.Parallel()
+	bin := natsCLI(t)
+	s := startBus(t, server.Options{JetStream: true})
+	url := busURL(s)
+	ctx, cancel := context.WithTimeout(ctxT(t), 60*time.Second)
+	defer cancel()
+	js, err := jetstream.New(connect(t, url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillForBackup(t, ctx, js)
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "LOGS", Subjects: []string{"logs.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := js.Publish(ctx, "logs.app", []byte("line")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := readBackupState(t, ctx, js)
+	dir := filepath.Join(t.TempDir(), "account")
+	if out, err := runCLI(t, ctx, bin, url, "account", "backup", dir, "--force"); err != nil {
+		t.Fatalf("nats account backup: %v\n%s", err, out)
+	}
+	for _, name := range []string{"ORDERS", "LOGS"} {
+		if err := js.DeleteStream(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := runCLI(t, ctx, bin, url, "account", "restore", dir); err != nil {
+		t.Fatalf("nats account restore: %v\n%s", err, out)
+	}
+	if after := readBackupState(t, ctx, js); !reflect.DeepEqual(before, after) {
+		t.Fatalf("ORDERS restored differs:\nbefore %+v\nafter  %+v", before, after)
+	}
+	logs, err := js.Stream(ctx, "LOGS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := logs.CachedInfo().State.Msgs; n != 3 {
+		t.Fatalf("LOGS restored with %d messages, want 3", n)
+	}
+}

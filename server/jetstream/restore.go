@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -251,6 +252,12 @@ func (rs *restore) build(spoolErr error) (*stream, error) {
 // installRestored moves the built stream into the store and opens it as
 // at a start, with its consumers.
 func (svc *Service) installRestored(cfg streamConfig, built string) (*stream, error) {
+	select {
+	case <-svc.stop:
+		// Shutdown closed the streams: one opened now would stay open.
+		return nil, errors.New("the server is shutting down")
+	default:
+	}
 	dir := filepath.Join(svc.dir, cfg.Name)
 	if err := os.Rename(built, dir); err != nil {
 		return nil, err
