@@ -139,13 +139,24 @@ func backupRoundTrip(t *testing.T, url string) (before, after backupState) {
 
 func TestJetStreamBackupRestoreCLI(t *testing.T) {
 	t.Parallel()
-	s := startBus(t, server.Options{JetStream: true})
+	store := t.TempDir()
+	s := startBus(t, server.Options{JetStream: true, StoreDir: store})
 	before, after := backupRoundTrip(t, busURL(s))
 	if len(before.Msgs) != 8 || before.Deleted != 2 {
 		t.Fatalf("before: %d messages, %d deleted", len(before.Msgs), before.Deleted)
 	}
 	if !reflect.DeepEqual(before, after) {
 		t.Fatalf("restored differs:\nbefore %+v\nafter  %+v", before, after)
+	}
+	// What a restore wrote is a store like any other: a restart keeps it.
+	shutdown(t, s)
+	s2 := startBus(t, server.Options{JetStream: true, StoreDir: store})
+	js, err := jetstream.New(connect(t, busURL(s2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := readBackupState(t, ctxT(t), js); !reflect.DeepEqual(before, again) {
+		t.Fatalf("restored stream after a restart differs:\nbefore %+v\nafter  %+v", before, again)
 	}
 }
 

@@ -281,3 +281,12 @@ func (svc *Service) installRestored(cfg streamConfig, built string) (*stream, er
 	st.loadConsumers()
 	return st, nil
 }
+
+// clearRestores removes what restores cut short by a stop left behind:
+// no restore outlives the process that received its chunks.
+func (svc *Service) clearRestores() {
+	dir := filepath.Join(svc.dir, restoreDirName)
+	if err := os.RemoveAll(dir); err != nil {
+		svc.sh.log.Warn("unfinished restores not removed", "dir", dir, "err", err)
+	}
+}

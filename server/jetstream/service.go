@@ -229,6 +229,7 @@ func (svc *Service) Start() error {
 		return fmt.Errorf("jetstream: store %s: %w", svc.dir, err)
 	}
 	svc.files, svc.sh.files = files, files
+	svc.clearRestores()
 	if err := svc.loadStreams(); err != nil {
 		svc.closeStreams()
 		return err
