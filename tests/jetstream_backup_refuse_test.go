@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -174,5 +175,35 @@ func TestJetStreamBackupOwners(t *testing.T) {
 	})
 	if metas != 2 {
 		t.Fatalf("found %d stream and consumer configs, want 2", metas)
+	}
+}
+
+// The refusals bus shares with the reference give the same err_code.
+func TestJetStreamBackupRefusalsDiff(t *testing.T) {
+	t.Parallel()
+	ref := startReference(t, true)
+	s := startBus(t, server.Options{JetStream: true})
+	codes := func(url string) []float64 {
+		nc := connect(t, url)
+		js, err := jetstream.New(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := js.CreateStream(ctxT(t), jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}}); err != nil {
+			t.Fatal(err)
+		}
+		return []float64{
+			apiErrCode(jsAPI(t, nc, "$JS.API.STREAM.RESTORE.ORDERS", map[string]any{"config": map[string]any{"name": "ORDERS", "subjects": []string{"orders.>"}, "storage": "file"}})),
+			apiErrCode(jsAPI(t, nc, "$JS.API.STREAM.RESTORE.ORDERS", map[string]any{"config": map[string]any{"name": "OTHER", "subjects": []string{"other.>"}, "storage": "file"}})),
+			apiErrCode(jsAPI(t, nc, "$JS.API.STREAM.SNAPSHOT.NONE", map[string]any{"deliver_subject": "x"})),
+			apiErrCode(jsAPI(t, nc, "$JS.API.STREAM.SNAPSHOT.ORDERS", map[string]any{"deliver_subject": "x.*"})),
+		}
+	}
+	want, got := codes(ref.ClientURL()), codes(busURL(s))
+	if !reflect.DeepEqual(want, got) {
+		t.Fatalf("err_codes: reference %v, bus %v", want, got)
+	}
+	if !reflect.DeepEqual(want, []float64{10130, 10056, 10059, 10015}) {
+		t.Fatalf("reference err_codes %v", want)
 	}
 }
