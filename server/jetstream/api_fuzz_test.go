@@ -26,6 +26,8 @@ func FuzzJetStreamAPI(f *testing.F) {
 		{"CONSUMER.INFO.X.C", ""},
 		{"CONSUMER.LIST.X", "{}"},
 		{"CONSUMER.DELETE.X.C", ""},
+		{"STREAM.SNAPSHOT.X", `{"deliver_subject":"snap","chunk_size":1,"window_size":-1}`},
+		{"STREAM.RESTORE.Y", `{"config":{"name":"Y","subjects":["y.>"]}}`},
 		{"STREAM.DELETE.X", ""},
 	}
 	for _, s := range seeds {

@@ -56,6 +56,10 @@ func (svc *Service) handleStream(r apiRequest, op, name string) {
 		svc.streamDelete(r, name)
 	case "PURGE":
 		svc.streamPurge(r, name)
+	case "SNAPSHOT":
+		svc.streamSnapshot(r, name)
+	case "RESTORE":
+		svc.streamRestore(r, name)
 	}
 }
 

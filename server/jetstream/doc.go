@@ -40,6 +40,14 @@
 //     reservations) meet under Service.mu and Service.limitsMu.
 //   - consumer.run: one per consumer.
 //   - jetlog's own: one appender per Log.
+//   - a snapshot (snapshot.go): one goroutine that reads the stream and
+//     sends chunks as the receiver's acks free the window, and one that
+//     watches the receiver's interest; both end with the snapshot or at
+//     Shutdown.
+//   - a restore (restore.go): its chunks are written on the sender's
+//     reader goroutine (restore.mu, taken with no other lock); an idle
+//     timer abandons it; one goroutine checks and builds it at the end,
+//     then takes Service.mu to put the stream in place.
 //
 // Handlers (pulls, acks, API requests) run on client reader goroutines:
 // they copy the message and queue it on a channel. A stream's capture

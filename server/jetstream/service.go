@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -228,6 +229,7 @@ func (svc *Service) Start() error {
 		return fmt.Errorf("jetstream: store %s: %w", svc.dir, err)
 	}
 	svc.files, svc.sh.files = files, files
+	svc.clearRestores()
 	if err := svc.loadStreams(); err != nil {
 		svc.closeStreams()
 		return err
@@ -299,7 +301,7 @@ func (svc *Service) loadStreams() error {
 	go func() { defer close(ticking); progress.run(loadProgressEvery, stop) }()
 	defer func() { close(stop); <-ticking; progress.finish() }()
 	for _, e := range entries {
-		if !e.IsDir() {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") { // .restore: restores in progress
 			continue
 		}
 		dir := filepath.Join(svc.dir, e.Name())

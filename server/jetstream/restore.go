@@ -1,0 +1,292 @@
+package jetstream
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/bus-dev/bus/jetlog"
+	"github.com/bus-dev/bus/jetlog/vfs"
+	"github.com/nats-io/nuid"
+)
+
+// STREAM.RESTORE (docs/backup.md): the request carries the stream's
+// config; the response names a deliver subject to which the client sends
+// the snapshot in chunks, each a request answered with an empty message
+// once stored, and then an empty request answered with the stream create
+// response. The chunks are spooled to disk, the whole snapshot is checked
+// (restorebuild.go), and only then is the stream built, aside, and put in
+// place: a damaged or incomplete snapshot creates nothing.
+const (
+	typeStreamRestore = "io.nats.jetstream.api.v1.stream_restore_response"
+	// restoreIdle is how long a restore waits for its next chunk before
+	// it is abandoned.
+	restoreIdle = 5 * time.Second
+	// restoreDirName holds restores in progress, under the store
+	// directory; a name starting with a dot is never a stream.
+	restoreDirName = ".restore"
+)
+
+type restoreRequest struct {
+	Config streamConfig `json:"config"`
+	State  streamState  `json:"state"`
+}
+
+type restoreResponse struct {
+	Type           string    `json:"type"`
+	Error          *apiError `json:"error,omitempty"`
+	DeliverSubject string    `json:"deliver_subject,omitempty"`
+}
+
+func errRestore(err error) *apiError { return newAPIError(500, 10062, "restore failed: %v", err) }
+
+func (svc *Service) streamRestore(r apiRequest, name string) {
+	if len(bytes.TrimSpace(r.body)) == 0 {
+		svc.respondErr(r.reply, typeStreamRestore, newAPIError(400, 10003, "bad request"))
+		return
+	}
+	var req restoreRequest
+	if e := decodeBody(r.body, &req); e != nil {
+		svc.respondErr(r.reply, typeStreamRestore, e)
+		return
+	}
+	cfg := req.Config
+	if cfg.Name == "" {
+		cfg.Name = name
+	}
+	if cfg.Name != name {
+		svc.respondErr(r.reply, typeStreamRestore, newAPIError(400, 10056, "stream name in subject does not match request"))
+		return
+	}
+	if e := unknownField(cfg.extra, referenceStreamFields); e != nil {
+		svc.respondErr(r.reply, typeStreamRestore, e)
+		return
+	}
+	svc.sh.limits.streamDefaults(&cfg)
+	if e := cfg.normalize(); e != nil {
+		svc.respondErr(r.reply, typeStreamRestore, e)
+		return
+	}
+	if e := svc.sh.limits.checkStream(&cfg); e != nil {
+		svc.respondErr(r.reply, typeStreamRestore, e)
+		return
+	}
+	// The restored stream, and its consumers, are the restorer's.
+	if e := svc.mayOwn(r.from, &cfg); e != nil {
+		svc.respondErr(r.reply, typeStreamRestore, e)
+		return
+	}
+	if e := svc.reserveRestore(cfg); e != nil {
+		svc.respondErr(r.reply, typeStreamRestore, e)
+		return
+	}
+	rs, err := svc.newRestore(cfg)
+	if err != nil {
+		svc.unreserveRestore(cfg)
+		svc.respondErr(r.reply, typeStreamRestore, errRestore(err))
+		return
+	}
+	svc.respond(r.reply, restoreResponse{Type: typeStreamRestore, DeliverSubject: rs.deliver})
+}
+
+// reserveRestore holds the name and subjects for the restore, as a create
+// does while it opens the log.
+func (svc *Service) reserveRestore(cfg streamConfig) *apiError {
+	svc.mu.Lock()
+	defer svc.mu.Unlock()
+	_, damaged := svc.damaged[cfg.Name]
+	if svc.streams[cfg.Name] != nil || damaged || svc.creating[cfg.Name] {
+		return newAPIError(400, 10130, "stream name already in use, cannot restore")
+	}
+	if svc.overlapsOthers(cfg.Name, cfg.Subjects) {
+		return errSubjectsOverlap()
+	}
+	svc.creating[cfg.Name] = true
+	svc.own(cfg.Name, cfg.Subjects)
+	return nil
+}
+
+func (svc *Service) unreserveRestore(cfg streamConfig) {
+	svc.mu.Lock()
+	delete(svc.creating, cfg.Name)
+	if svc.streams[cfg.Name] == nil {
+		svc.disown(cfg.Name, cfg.Subjects)
+	}
+	svc.mu.Unlock()
+}
+
+// restore is one restore receiving its chunks.
+type restore struct {
+	svc     *Service
+	cfg     streamConfig
+	deliver string
+	stage   string // its directory under restoreDirName
+	sub     Subscription
+
+	mu    sync.Mutex
+	spool *os.File
+	size  int64
+	idle  *time.Timer
+	ended bool
+}
+
+func (svc *Service) newRestore(cfg streamConfig) (*restore, error) {
+	id := nuid.Next()
+	rs := &restore{svc: svc, cfg: cfg, deliver: "$JS.SNAPSHOT.RESTORE." + cfg.Name + "." + id,
+		stage: filepath.Join(svc.dir, restoreDirName, cfg.Name+"."+id)}
+	if err := os.MkdirAll(rs.stage, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(filepath.Join(rs.stage, "snapshot"))
+	if err != nil {
+		_ = os.RemoveAll(rs.stage)
+		return nil, err
+	}
+	rs.spool = f
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	sub, err := svc.sh.core.Subscribe(rs.deliver, rs.chunk)
+	if err != nil {
+		_ = f.Close()
+		_ = os.RemoveAll(rs.stage)
+		return nil, err
+	}
+	rs.sub = sub
+	rs.idle = time.AfterFunc(restoreIdle, func() { rs.abandon("stalled: no chunk for " + restoreIdle.String()) })
+	return rs, nil
+}
+
+// chunk takes one chunk, on the sender's reader goroutine: writing it
+// before the answer holds a fast sender to the disk's pace.
+func (rs *restore) chunk(_, reply []byte, hdr int, msg []byte) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.ended {
+		return true
+	}
+	if len(reply) == 0 {
+		rs.endLocked()
+		rs.svc.sh.log.Warn("restore abandoned: a chunk without a reply subject", "stream", rs.cfg.Name)
+		return true
+	}
+	if hdr > 0 {
+		msg = msg[hdr:]
+	}
+	if len(msg) == 0 {
+		// The end of the transfer: check and build off this goroutine.
+		rs.ended = true
+		rs.idle.Stop()
+		rs.svc.sh.core.Unsubscribe(rs.sub)
+		err := rs.spool.Close()
+		go rs.finish(string(reply), err)
+		return true
+	}
+	if _, err := rs.spool.Write(msg); err != nil {
+		rs.endLocked()
+		rs.svc.respondErr(string(reply), typeStreamCreate, errRestore(err))
+		return true
+	}
+	rs.size += int64(len(msg))
+	rs.idle.Reset(restoreIdle)
+	rs.svc.sh.core.Publish(string(reply), "", nil, nil)
+	return true
+}
+
+// endLocked drops the restore: nothing was created. With rs.mu held.
+func (rs *restore) endLocked() {
+	if rs.ended {
+		return
+	}
+	rs.ended = true
+	rs.idle.Stop()
+	rs.svc.sh.core.Unsubscribe(rs.sub)
+	_ = rs.spool.Close()
+	_ = os.RemoveAll(rs.stage)
+	rs.svc.unreserveRestore(rs.cfg)
+}
+
+func (rs *restore) abandon(why string) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if !rs.ended {
+		rs.svc.sh.log.Warn("restore abandoned", "stream", rs.cfg.Name, "why", why)
+	}
+	rs.endLocked()
+}
+
+// finish checks the spooled snapshot, builds the stream and answers.
+func (rs *restore) finish(reply string, spoolErr error) {
+	svc := rs.svc
+	defer func() { _ = os.RemoveAll(rs.stage) }()
+	st, err := rs.build(spoolErr)
+	if err != nil {
+		svc.unreserveRestore(rs.cfg)
+		svc.sh.log.Warn("restore refused", "stream", rs.cfg.Name, "bytes", rs.size, "err", err)
+		svc.respondErr(reply, typeStreamCreate, errRestore(err))
+		return
+	}
+	svc.sh.log.Info("restore completed", "stream", rs.cfg.Name, "bytes", rs.size)
+	svc.respond(reply, st.info(typeStreamCreate))
+	svc.sh.adviseStream(rs.cfg.Name, actionCreate)
+}
+
+func (rs *restore) build(spoolErr error) (*stream, error) {
+	if spoolErr != nil {
+		return nil, spoolErr
+	}
+	spool := filepath.Join(rs.stage, "snapshot")
+	if err := verifySnapshot(spool); err != nil {
+		return nil, err
+	}
+	built := filepath.Join(rs.stage, rs.cfg.Name)
+	if err := buildStream(rs.svc.sh, rs.cfg, spool, built); err != nil {
+		return nil, err
+	}
+	return rs.svc.installRestored(rs.cfg, built)
+}
+
+// installRestored moves the built stream into the store and opens it as
+// at a start, with its consumers.
+func (svc *Service) installRestored(cfg streamConfig, built string) (*stream, error) {
+	select {
+	case <-svc.stop:
+		// Shutdown closed the streams: one opened now would stay open.
+		return nil, errors.New("the server is shutting down")
+	default:
+	}
+	dir := filepath.Join(svc.dir, cfg.Name)
+	if err := os.Rename(built, dir); err != nil {
+		return nil, err
+	}
+	var fsys jetlog.FS = vfs.OSFS{}
+	if svc.sh.fs != nil {
+		fsys = svc.sh.fs
+	}
+	if err := fsys.SyncDir(svc.dir); err != nil {
+		return nil, err
+	}
+	st, err := svc.loadStream(dir)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("restored stream does not open: %w", err)
+	}
+	svc.mu.Lock()
+	delete(svc.creating, cfg.Name)
+	svc.streams[cfg.Name] = st
+	svc.mu.Unlock()
+	st.loadConsumers()
+	return st, nil
+}
+
+// clearRestores removes what restores cut short by a stop left behind:
+// no restore outlives the process that received its chunks.
+func (svc *Service) clearRestores() {
+	dir := filepath.Join(svc.dir, restoreDirName)
+	if err := os.RemoveAll(dir); err != nil {
+		svc.sh.log.Warn("unfinished restores not removed", "dir", dir, "err", err)
+	}
+}
