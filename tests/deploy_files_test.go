@@ -355,7 +355,7 @@ type k8sContainer struct {
 	StartupProbe   *k8sProbe `yaml:"startupProbe"`
 	LivenessProbe  *k8sProbe `yaml:"livenessProbe"`
 	ReadinessProbe *k8sProbe `yaml:"readinessProbe"`
-	Lifecycle struct {
+	Lifecycle      struct {
 		PreStop struct {
 			Exec struct {
 				Command []string `yaml:"command"`
