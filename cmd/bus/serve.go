@@ -67,6 +67,9 @@ lame_duck_duration, then the server stops.`,
 			if cfg.MaxPayload > payloadWarnSize {
 				log.Warn("max_payload is over 8MB; consider chunking large messages", "max_payload", cfg.MaxPayload)
 			}
+			if err := checkStoreDir(cfg); err != nil {
+				return err
+			}
 			opts := options(cfg, log)
 			if plainSecrets(opts.Authorization) || plainSystemSecrets(opts.SystemAccount) {
 				// As nats-server warns: a leaked config file leaks these.
@@ -160,7 +163,7 @@ func serve(srv runner, log *slog.Logger, sigs <-chan os.Signal) error {
 // serve returns as after a shutdown.
 func serveWith(srv runner, log *slog.Logger, sigs <-chan os.Signal, reload func() error) error {
 	if err := srv.Start(); err != nil {
-		return &exitError{exitFailure, fmt.Errorf("start: %w", err)}
+		return startError(err)
 	}
 	monitoring := "disabled"
 	if addr := srv.HTTPAddr(); addr != nil {
