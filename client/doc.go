@@ -52,7 +52,7 @@
 //	worker, retries, heartbeats          yes        yes
 //	dead letters                         server     worker, from advisories
 //	StreamStore / MemoryStore            yes        yes
-//	KVStore                              no (yet)   yes
+//	KVStore                              yes        yes
 //
 // Conn.Server tells them apart: bus answers a request on $BUS.INFO with
 // {"server":"bus","version":…,"jetstream":true,"extensions":[…]}, where

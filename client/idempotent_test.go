@@ -12,8 +12,9 @@ import (
 	"github.com/bus-dev/bus/client"
 )
 
-// storesFor lists the stores that work on the server at url.
-func storesFor(t *testing.T, url string, bus bool) map[string]client.Store {
+// storesFor lists the stores, each on the server at url: all work on
+// bus and on nats-server.
+func storesFor(t *testing.T, url string) map[string]client.Store {
 	t.Helper()
 	c := connect(t, url, client.Options{})
 	ctx := testContext(t)
@@ -21,15 +22,11 @@ func storesFor(t *testing.T, url string, bus bool) map[string]client.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stores := map[string]client.Store{"memory": client.NewMemoryStore(client.MemoryStoreOptions{}), "stream": stream}
-	if !bus { // bus has no KV buckets yet
-		kv, err := client.NewKVStore(ctx, c, client.KVStoreOptions{Bucket: "idem", TTL: time.Hour})
-		if err != nil {
-			t.Fatal(err)
-		}
-		stores["kv"] = kv
+	kv, err := client.NewKVStore(ctx, c, client.KVStoreOptions{Bucket: "idem", TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return stores
+	return map[string]client.Store{"memory": client.NewMemoryStore(client.MemoryStoreOptions{}), "stream": stream, "kv": kv}
 }
 
 func onEachStore(t *testing.T, body func(t *testing.T, url string, store client.Store)) {
@@ -38,7 +35,7 @@ func onEachStore(t *testing.T, body func(t *testing.T, url string, store client.
 		t.Run(server, func(t *testing.T) {
 			t.Parallel()
 			url := start(t)
-			for name, store := range storesFor(t, url, server == "bus") {
+			for name, store := range storesFor(t, url) {
 				t.Run(name, func(t *testing.T) { body(t, url, store) })
 			}
 		})

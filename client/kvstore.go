@@ -11,8 +11,9 @@ import (
 )
 
 // KVStore is a Store in a JetStream key-value bucket whose TTL is the
-// idempotency window. It needs a server with KV buckets: nats-server
-// today, not bus yet (use StreamStore there).
+// idempotency window. bus and nats-server both have KV buckets (streams
+// underneath, README "Key-value buckets and object store"); StreamStore
+// does the same in a stream of your own.
 type KVStore struct {
 	kv jetstream.KeyValue
 }

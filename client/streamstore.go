@@ -14,8 +14,8 @@ import (
 // a service shares it and it survives restarts. Each id is one subject
 // (<prefix>.<id in base64url>) holding at most one message; the stream's
 // max age is the TTL, so the server forgets ids by itself. Seen is a
-// last-by-subject message get. It works on bus and on nats-server alike
-// (bus has no KV buckets yet; see KVStore for those).
+// last-by-subject message get. It works on bus and on nats-server alike,
+// as KVStore does in a key-value bucket.
 type StreamStore struct {
 	c      *Conn
 	st     jetstream.Stream

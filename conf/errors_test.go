@@ -26,6 +26,13 @@ func TestLoadKeyErrors(t *testing.T) {
 			`conf: unknown key "frobnicate" in FILE`},
 		{"unknown_section", "routing:\n  port: 6222", nil, ErrUnknownKey, "routing",
 			`conf: unknown key "routing" in FILE`},
+		// Nested typos get the hint from their own block's keys.
+		{"nested_unknown_key_with_hint", "jetstream:\n  store_dri: /tmp/x", nil, ErrBadValue, "jetstream",
+			`conf: jetstream: store_dri: unknown key, did you mean "store_dir"? (from FILE)`},
+		{"nested_limits_unknown_key_with_hint", "jetstream:\n  limits:\n    max_ack_pnding: 5", nil, ErrBadValue, "jetstream",
+			`conf: jetstream: limits: max_ack_pnding: unknown key, did you mean "max_ack_pending"? (from FILE)`},
+		{"nested_unknown_key_without_hint", "jetstream:\n  frobnicate: true", nil, ErrBadValue, "jetstream",
+			`conf: jetstream: frobnicate: unknown key (from FILE)`},
 		{"alias_and_key_both_set", "ping_max: 3\nmax_pings_out: 4", nil, ErrDuplicateKey, "ping_max",
 			`conf: ping_max: is another name for max_pings_out, which is also set (from FILE)`},
 

@@ -82,7 +82,7 @@ func (v jetstreamValue) set(raw any) error {
 		var err error
 		switch {
 		case !ok:
-			err = fmt.Errorf("unknown key")
+			err = unknownKey(k, sortedKeys(jetstreamKeys))
 		case canonical == "store_dir":
 			err = stringValue{&storeDir}.set(val)
 		case canonical == "max_memory_store":

@@ -141,7 +141,7 @@ func block(raw any, setters map[string]func(any) error) error {
 	for _, k := range names {
 		set, ok := setters[strings.ToLower(k)]
 		if !ok {
-			errs = append(errs, k+": unknown key")
+			errs = append(errs, fmt.Sprintf("%s: %v", k, unknownKey(k, sortedKeys(setters))))
 			continue
 		}
 		if err := set(m[k]); err != nil {

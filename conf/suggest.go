@@ -1,9 +1,28 @@
 package conf
 
 import (
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
+
+// unknownKey is the error for a key of a nested block that is not one of
+// the block's: "unknown key", with a hint from the block's keys when one
+// is close (jetstream { store_dri } → did you mean "store_dir"?).
+func unknownKey(name string, keys []string) error {
+	if h := hint(name, keys); h != "" {
+		return errors.New("unknown key, " + h)
+	}
+	return errors.New("unknown key")
+}
+
+// sortedKeys are a block's key names in order, so that hints are the same
+// on every run.
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
+}
 
 // hint returns `did you mean "x"?` for the candidate closest to name, or ""
 // when none is close: for names of four or more letters the only candidate

@@ -65,6 +65,9 @@ func (s *Server) Reload(opts Options) error {
 	s.live.Store(&opts)
 	s.authn.Store(au)
 	changed := changedKeys(*old, opts)
+	if len(changed) == 0 {
+		changed = []string{"none"} // a reload that found nothing to apply
+	}
 	s.log.Info("config reloaded", "changed", strings.Join(changed, ","))
 	if !reflect.DeepEqual(old.Authorization, opts.Authorization) || !reflect.DeepEqual(old.SystemAccount, opts.SystemAccount) {
 		s.reauthorize(au)

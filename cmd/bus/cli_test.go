@@ -2,24 +2,89 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 
 	"github.com/bus-dev/bus/server"
 )
 
+// bus version says what bus itself is (the module version and commit the
+// go command stamped into the binary, read back here with go version -m),
+// then the nats-server version it speaks, which is what INFO carries.
 func TestVersion(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{{"version"}, {"--version"}} {
+	stamped, err := exec.Command("go", "version", "-m", busBin).Output()
+	if err != nil {
+		t.Fatalf("go version -m: %v", err)
+	}
+	want := "bus " + stampedVersion(t, string(stamped))
+	for _, args := range [][]string{{"version"}, {"--version"}, {"-v"}} {
 		p := runBus(t, nil, args...)
 		if p.code != exitOK {
 			t.Fatalf("bus %q: exit %d; stderr:\n%s", args, p.code, p.stderr)
 		}
-		out := p.stdout.String()
-		if !strings.HasPrefix(out, "bus "+server.Version+" (") || !strings.Contains(out, runtime.Version()) {
-			t.Errorf("bus %q printed %q, want the server version %s and %s", args, out, server.Version, runtime.Version())
+		lines := strings.Split(strings.TrimSpace(p.stdout.String()), "\n")
+		if len(lines) != 3 || lines[0] != want ||
+			lines[1] != "speaks nats-server "+server.Version+" (the version clients see in INFO)" ||
+			!strings.Contains(lines[2], runtime.Version()) {
+			t.Errorf("bus %q printed %q, want %q, then nats-server %s, then %s", args, lines, want, server.Version, runtime.Version())
+		}
+	}
+}
+
+// stampedVersion is what the first line of bus version must say, from the
+// binary's build information as go version -m prints it.
+func stampedVersion(t *testing.T, m string) string {
+	t.Helper()
+	var mod, rev, modified string
+	for _, line := range strings.Split(m, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 3 && f[0] == "mod":
+			mod = f[2]
+		case len(f) >= 2 && f[0] == "build" && strings.HasPrefix(f[1], "vcs.revision="):
+			rev = strings.TrimPrefix(f[1], "vcs.revision=")[:12]
+		case len(f) >= 2 && f[0] == "build" && f[1] == "vcs.modified=true":
+			modified = ", modified"
+		}
+	}
+	if mod == "" {
+		t.Fatalf("go version -m shows no main module:\n%s", m)
+	}
+	if rev == "" {
+		return mod
+	}
+	return mod + " (commit " + rev + modified + ")"
+}
+
+// The build settings the go command may or may not stamp all show: this
+// machine's toolchain stamps no VCS information, so the commit half is
+// checked on built-up BuildInfo values.
+func TestBuildVersion(t *testing.T) {
+	t.Parallel()
+	rev := "0123456789abcdef0123456789abcdef01234567"
+	tests := []struct {
+		name string
+		info *debug.BuildInfo
+		want string
+	}{
+		{"release", &debug.BuildInfo{Main: debug.Module{Version: "v1.4.0"}}, "v1.4.0"},
+		{"release_with_commit", &debug.BuildInfo{Main: debug.Module{Version: "v1.4.0"},
+			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: "false"}}},
+			"v1.4.0 (commit 0123456789ab)"},
+		{"checkout_modified", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"},
+			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: "true"}}},
+			"(devel) (commit 0123456789ab, modified)"},
+		{"no_version", &debug.BuildInfo{}, "(devel)"},
+		{"no_build_info", nil, "unknown"},
+	}
+	for _, tt := range tests {
+		if got := buildVersion(tt.info, tt.info != nil); got != tt.want {
+			t.Errorf("%s: buildVersion = %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }

@@ -17,40 +17,6 @@ import (
 	"github.com/bus-dev/bus/client"
 )
 
-// connFlags are how the client commands reach a server, with the nats
-// CLI's names where it has them.
-type connFlags struct {
-	server, user, password, token string
-	timeout                       time.Duration
-}
-
-func (f *connFlags) register(cmd *cobra.Command) {
-	url := os.Getenv("NATS_URL")
-	if url == "" {
-		url = nats.DefaultURL
-	}
-	cmd.PersistentFlags().StringVarP(&f.server, "server", "s", url, "server URL (or $NATS_URL)")
-	cmd.PersistentFlags().StringVar(&f.user, "user", os.Getenv("NATS_USER"), "user name (or $NATS_USER)")
-	cmd.PersistentFlags().StringVar(&f.password, "password", os.Getenv("NATS_PASSWORD"), "password (or $NATS_PASSWORD)")
-	cmd.PersistentFlags().StringVar(&f.token, "token", "", "authentication token")
-	cmd.PersistentFlags().DurationVar(&f.timeout, "timeout", 5*time.Second, "time to wait for the server")
-}
-
-func (f *connFlags) connect() (*nats.Conn, error) {
-	opts := []nats.Option{nats.Name("bus dlq"), nats.Timeout(f.timeout), nats.MaxReconnects(0)}
-	if f.user != "" {
-		opts = append(opts, nats.UserInfo(f.user, f.password))
-	}
-	if f.token != "" {
-		opts = append(opts, nats.Token(f.token))
-	}
-	nc, err := nats.Connect(f.server, opts...)
-	if err != nil {
-		return nil, &exitError{exitFailure, fmt.Errorf("connect to %s: %w", f.server, err)}
-	}
-	return nc, nil
-}
-
 func newDLQCmd() *cobra.Command {
 	var conn connFlags
 	cmd := &cobra.Command{
@@ -174,6 +140,9 @@ one that cannot be moved stays, and is listed with the reason.`,
 			if len(total.Failed) > 0 {
 				return &exitError{exitFailure, fmt.Errorf("%d dead letters could not be moved", len(total.Failed))}
 			}
+			if req.Seq != 0 && total.Redriven == 0 && total.Kept == 0 {
+				return missingSeq(ctx, nc, args[0], req.Seq)
+			}
 			return nil
 		},
 	}
@@ -188,6 +157,22 @@ one that cannot be moved stays, and is listed with the reason.`,
 	f.IntVar(&req.Max, "batch", 0, "messages per request (server default 1000)")
 	f.BoolVar(&req.Keep, "keep", false, "leave the dead letters in the DLQ too")
 	return cmd
+}
+
+// missingSeq says why --seq moved nothing: there is no message at that
+// seq, or the message there is not a dead letter the filters select. A
+// redrive of one named message that moves nothing is a mistake in the
+// command line, not a quiet success.
+func missingSeq(ctx context.Context, nc *nats.Conn, stream string, seq uint64) error {
+	why := "is not a dead letter, or not one the filters select"
+	if js, err := jetstream.New(nc); err == nil {
+		if st, err := js.Stream(ctx, stream); err == nil {
+			if _, err := st.GetMsg(ctx, seq); errors.Is(err, jetstream.ErrMsgNotFound) {
+				why = "does not exist (deleted, redriven already, or past the last seq)"
+			}
+		}
+	}
+	return &exitError{exitUsage, fmt.Errorf("%s seq %d %s: nothing redriven", stream, seq, why)}
 }
 
 // signalContext ends on an interrupt, so ^C stops a long redrive between

@@ -2,7 +2,8 @@
 //
 //	bus serve [--config bus.yaml] [flags]   run until SIGINT or SIGTERM
 //	bus -c nats.conf [nats-server flags]     the same, as nats-server is run
-//	bus version                              print the version
+//	bus version                              bus's version and commit, and the nats-server version it speaks
+//	bus dlq ls|redrive STREAM                dead letters, over the nats CLI's connection flags and contexts
 //
 // Configuration comes from package conf: defaults, then the --config file
 // (nats-server's .conf, YAML, TOML or JSON), then BUS_* environment
@@ -16,7 +17,13 @@
 // Logs are written to standard error with log/slog, as text or JSON
 // (log_format) at log_level, and the same logger is handed to the server.
 // Once listening, bus logs "serving" with the client and monitoring
-// addresses actually bound, which matter when a port is 0.
+// addresses actually bound (monitoring, and monitoring_https when HTTPS
+// is on), which matter when a port is 0.
+//
+// storedir.go checks store_dir before anything listens (unusable: exit 2
+// naming the key) and names another bus holding its lock. natsconn.go is
+// how the client commands connect: the nats CLI's flags, NATS_*
+// variables and context files (~/.config/nats/context/<name>.json).
 //
 // The first SIGINT or SIGTERM starts a graceful shutdown bounded by 10s; a
 // second signal during it exits at once.

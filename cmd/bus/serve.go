@@ -67,6 +67,9 @@ lame_duck_duration, then the server stops.`,
 			if cfg.MaxPayload > payloadWarnSize {
 				log.Warn("max_payload is over 8MB; consider chunking large messages", "max_payload", cfg.MaxPayload)
 			}
+			if err := checkStoreDir(cfg); err != nil {
+				return err
+			}
 			opts := options(cfg, log)
 			if plainSecrets(opts.Authorization) || plainSystemSecrets(opts.SystemAccount) {
 				// As nats-server warns: a leaked config file leaks these.
@@ -102,6 +105,7 @@ type runner interface {
 	Start() error
 	Addr() net.Addr
 	HTTPAddr() net.Addr
+	HTTPSAddr() net.Addr
 	Shutdown(ctx context.Context) error
 	ReloadTLS() error
 }
@@ -139,6 +143,22 @@ type lameDucker interface {
 	LameDuck(ctx context.Context) error
 }
 
+// monitoringAttrs say where monitoring listens: monitoring is the HTTP
+// address ("https-only" when only HTTPS is on, "disabled" when neither
+// is), and monitoring_https the HTTPS one when it is on.
+func monitoringAttrs(srv runner) []any {
+	httpAddr, httpsAddr := srv.HTTPAddr(), srv.HTTPSAddr()
+	switch {
+	case httpAddr != nil && httpsAddr != nil:
+		return []any{"monitoring", httpAddr.String(), "monitoring_https", httpsAddr.String()}
+	case httpAddr != nil:
+		return []any{"monitoring", httpAddr.String()}
+	case httpsAddr != nil:
+		return []any{"monitoring", "https-only", "monitoring_https", httpsAddr.String()}
+	}
+	return []any{"monitoring", "disabled"}
+}
+
 // serve starts srv and blocks until a signal arrives on sigs, then shuts
 // srv down within shutdownTimeout. The error carries the exit code: none
 // after a clean shutdown, exitFailure if srv fails to start or to stop, or
@@ -160,14 +180,10 @@ func serve(srv runner, log *slog.Logger, sigs <-chan os.Signal) error {
 // serve returns as after a shutdown.
 func serveWith(srv runner, log *slog.Logger, sigs <-chan os.Signal, reload func() error) error {
 	if err := srv.Start(); err != nil {
-		return &exitError{exitFailure, fmt.Errorf("start: %w", err)}
-	}
-	monitoring := "disabled"
-	if addr := srv.HTTPAddr(); addr != nil {
-		monitoring = addr.String()
+		return startError(err)
 	}
 	// With port 0 the configured port says nothing; log what we got.
-	log.Info("serving", "client", srv.Addr().String(), "monitoring", monitoring)
+	log.Info("serving", append([]any{"client", srv.Addr().String()}, monitoringAttrs(srv)...)...)
 
 	var lameDuck chan error // set once lame-duck mode runs
 	var sig os.Signal

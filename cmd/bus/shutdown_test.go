@@ -29,10 +29,11 @@ func newFakeServer() *fakeServer {
 	return &fakeServer{shutdownCtx: make(chan context.Context, 1), reloads: make(chan struct{}, 4)}
 }
 
-func (f *fakeServer) Start() error       { return f.startErr }
-func (f *fakeServer) Addr() net.Addr     { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 4222} }
-func (f *fakeServer) HTTPAddr() net.Addr { return nil }
-func (f *fakeServer) ReloadTLS() error   { f.reloads <- struct{}{}; return f.reloadErr }
+func (f *fakeServer) Start() error        { return f.startErr }
+func (f *fakeServer) Addr() net.Addr      { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 4222} }
+func (f *fakeServer) HTTPAddr() net.Addr  { return nil }
+func (f *fakeServer) HTTPSAddr() net.Addr { return nil }
+func (f *fakeServer) ReloadTLS() error    { f.reloads <- struct{}{}; return f.reloadErr }
 
 func (f *fakeServer) Shutdown(ctx context.Context) error {
 	f.shutdownCtx <- ctx

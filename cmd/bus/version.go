@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/bus-dev/bus/server"
 	"github.com/spf13/cobra"
@@ -12,7 +13,7 @@ import (
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the version of bus and of the Go toolchain that built it",
+		Short: "Print bus's version and commit, and the nats-server protocol version it speaks",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if _, err := fmt.Fprintln(cmd.OutOrStdout(), versionString()); err != nil {
@@ -23,36 +24,49 @@ func newVersionCmd() *cobra.Command {
 	}
 }
 
-// versionString is the protocol version clients see in INFO, then the build:
-// "bus 2.11.0 (go1.26.8 linux/amd64, commit 0123456789ab)".
+// versionString is what bus itself is, then what it speaks:
+//
+//	bus v1.4.0 (commit 0123456789ab, modified)
+//	speaks nats-server 2.11.0 (the version clients see in INFO)
+//	built with go1.26.8 linux/amd64
+//
+// The first line is bus's own release, which is not the protocol version:
+// a nats CLI or client compares INFO's version with nats-server's, so that
+// one stays the server version bus is compatible with.
 func versionString() string {
-	s := fmt.Sprintf("bus %s (%s %s/%s", server.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	if rev := revision(); rev != "" {
-		s += ", commit " + rev
-	}
-	return s + ")"
+	var b strings.Builder
+	b.WriteString("bus " + buildVersion(debug.ReadBuildInfo()))
+	b.WriteString("\nspeaks nats-server " + server.Version + " (the version clients see in INFO)")
+	fmt.Fprintf(&b, "\nbuilt with %s %s/%s", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return b.String()
 }
 
-// revision is the VCS commit stamped by go build, shortened, with "+dirty"
-// for uncommitted changes; "" when the build has none (go run, go test).
-func revision() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
+// buildVersion is the module version and VCS commit stamped by the go
+// command: "v1.4.0" from go install …@v1.4.0, a pseudo-version or
+// "(devel)" from a checkout, then "(commit 0123456789ab, modified)" when
+// the build saw a repository. "unknown" when the binary carries no build
+// information at all.
+func buildVersion(info *debug.BuildInfo, ok bool) string {
+	if !ok || info == nil {
+		return "unknown"
 	}
-	var rev, dirty string
+	v := info.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, modified string
 	for _, s := range info.Settings {
 		switch s.Key {
 		case "vcs.revision":
 			rev = s.Value[:min(12, len(s.Value))]
 		case "vcs.modified":
 			if s.Value == "true" {
-				dirty = "+dirty"
+				modified = ", modified"
 			}
 		}
 	}
 	if rev == "" {
-		return ""
+		return v
 	}
-	return rev + dirty
+	return v + " (commit " + rev + modified + ")"
 }

@@ -4,6 +4,10 @@
 // and is retried with back-off); one order has an e-mail address no
 // retry can fix, so its receipt goes to the dead-letter queue after one
 // attempt. It prints what happened and the DLQ's contents.
+//
+// Its streams (CHECKOUT on checkout.orders.>, CHECKOUT_DLQ on
+// dlq.checkout) overlap none of the README's (ORDERS on orders.>, DLQ on
+// dlq.orders, …), so it runs on a bus the README was followed on.
 package main
 
 import (
@@ -109,7 +113,7 @@ func run(ctx context.Context, url string, orders int, out io.Writer) (*tally, er
 	for name, h := range handlers(t, out) {
 		w, err := client.NewWorker(c, client.WorkerConfig{
 			Stream:            "CHECKOUT",
-			Subjects:          []string{"orders.>"},
+			Subjects:          []string{"checkout.orders.>"},
 			Consumer:          name,
 			Concurrency:       4,
 			Retry:             client.RetryPolicy{MaxAttempts: 4, InitialDelay: 100 * time.Millisecond},
@@ -138,7 +142,7 @@ func run(ctx context.Context, url string, orders int, out io.Writer) (*tally, er
 		if i == 2 {
 			o.Email = "not-an-address" // the poisoned order
 		}
-		if _, err := client.Produce(ctx, p, "orders.placed", o, client.WithID(o.OrderID)); err != nil {
+		if _, err := client.Produce(ctx, p, "checkout.orders.placed", o, client.WithID(o.OrderID)); err != nil {
 			return nil, err
 		}
 	}

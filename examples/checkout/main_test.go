@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
 	"github.com/bus-dev/bus/server"
@@ -40,6 +42,44 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
+	checkRun(t, tl, out.String())
+}
+
+// The README's steps come first for a new user: its ORDERS and DLQ
+// streams are there when the example runs, and it must run anyway.
+func TestRunAfterREADME(t *testing.T) {
+	t.Parallel()
+	url := startBus(t)
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, cfg := range []jetstream.StreamConfig{ // nats stream add … --defaults
+		{Name: "ORDERS", Subjects: []string{"orders.>"}},
+		{Name: "DLQ", Subjects: []string{"dlq.orders"}},
+	} {
+		if _, err := js.CreateStream(ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out strings.Builder
+	tl, err := run(ctx, url, 5, &out)
+	if err != nil {
+		t.Fatalf("after the README's streams: %v\n%s", err, out.String())
+	}
+	checkRun(t, tl, out.String())
+}
+
+// checkRun checks what run did with 5 orders.
+func checkRun(t *testing.T, tl *tally, out string) {
+	t.Helper()
 	for _, consumer := range []string{"charge", "inventory", "analytics"} {
 		if n := tl.count(consumer); n != 5 {
 			t.Errorf("%s completed %d orders, want 5", consumer, n)
@@ -57,7 +97,7 @@ func TestRun(t *testing.T) {
 		t.Errorf("poisoned receipt tried %d times, want 1", n)
 	}
 	want := `dead letter: order o-2 from consumer email after 1 delivery: terminated: invalid e-mail address "not-an-address"`
-	if !strings.Contains(out.String(), want) {
-		t.Errorf("output lacks %q:\n%s", want, out.String())
+	if !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
 	}
 }
