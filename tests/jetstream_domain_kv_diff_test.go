@@ -1,0 +1,107 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/bus-dev/bus/server"
+)
+
+// domainInfoScenario is nats.go's TestNewWithDomain and a little more:
+// through a domain handle, account info and the stream infos name the
+// domain (the reference leaves it out of a create's answer only).
+// Issue 28, item 6.
+func domainInfoScenario(t *testing.T, url, domain string) []string {
+	t.Helper()
+	js, err := jetstream.NewWithDomain(connect(t, url), domain)
+	must(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out []string
+	ai, err := js.AccountInfo(ctx)
+	out = append(out, fmt.Sprintf("account info domain=%q err=%v", ai.Domain, err))
+	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "TEST", Subjects: []string{"foo"}})
+	must(t, err)
+	out = append(out, fmt.Sprintf("create domain=%q", st.CachedInfo().Domain))
+	_, err = js.Publish(ctx, "foo", []byte("msg"))
+	must(t, err)
+	info, err := st.Info(ctx)
+	must(t, err)
+	out = append(out, fmt.Sprintf("info domain=%q msgs=%d", info.Domain, info.State.Msgs))
+	up, err := js.UpdateStream(ctx, jetstream.StreamConfig{Name: "TEST", Subjects: []string{"foo"}, MaxMsgs: 10})
+	must(t, err)
+	out = append(out, fmt.Sprintf("update domain=%q", up.CachedInfo().Domain))
+	for s := range js.ListStreams(ctx).Info() {
+		out = append(out, fmt.Sprintf("list %s domain=%q", s.Config.Name, s.Domain))
+	}
+	return out
+}
+
+func TestJetStreamDomainInfoMatchesReference(t *testing.T) {
+	t.Parallel()
+	want := domainInfoScenario(t, startReferenceDomain(t, "ABC").ClientURL(), "ABC")
+	got := domainInfoScenario(t, busURL(startBus(t, server.Options{JetStream: true, JetStreamDomain: "ABC"})), "ABC")
+	sameOutcomes(t, want, got)
+}
+
+// domainKVScenario runs a key-value bucket and an object store through a
+// domain handle, as `nats --js-domain` does: a KV put goes to
+// $JS.<domain>.API.$KV.<bucket>.<key>, which the domain's server takes
+// as a publish on $KV.<bucket>.<key> (the reference's domain mapping
+// table).
+func domainKVScenario(t *testing.T, url, domain string) []string {
+	js, err := jetstream.NewWithDomain(connect(t, url), domain)
+	must(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out []string
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "B", History: 3})
+	must(t, err)
+	rev, err := kv.Put(ctx, "k", []byte("v1"))
+	out = append(out, fmt.Sprintf("put: rev=%d err=%v", rev, err))
+	rev, err = kv.Update(ctx, "k", []byte("v2"), rev)
+	out = append(out, fmt.Sprintf("update: rev=%d err=%v", rev, err))
+	_, err = kv.Update(ctx, "k", []byte("v3"), 1)
+	var apiErr *jetstream.APIError
+	out = append(out, fmt.Sprintf("stale update refused: %v", errors.As(err, &apiErr) && apiErr.ErrorCode == 10071))
+	rev, err = kv.Create(ctx, "other", []byte("o"))
+	out = append(out, fmt.Sprintf("create: rev=%d err=%v", rev, err))
+	e, err := kv.Get(ctx, "k")
+	if err != nil {
+		out = append(out, fmt.Sprintf("get: %v", err))
+	} else {
+		out = append(out, fmt.Sprintf("get: %s rev=%d", e.Value(), e.Revision()))
+	}
+	must(t, kv.Delete(ctx, "other"))
+	keys, err := kv.Keys(ctx)
+	out = append(out, fmt.Sprintf("keys: %v %v", keys, err))
+	hist, err := kv.History(ctx, "k")
+	out = append(out, fmt.Sprintf("history: %d %v", len(hist), err))
+	st, err := kv.Status(ctx)
+	must(t, err)
+	out = append(out, fmt.Sprintf("status: values=%d", st.Values()))
+
+	obs, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "OB"})
+	must(t, err)
+	oi, err := obs.PutBytes(ctx, "file", make([]byte, 300<<10))
+	if err != nil {
+		out = append(out, fmt.Sprintf("object put: %v", err))
+	} else {
+		out = append(out, fmt.Sprintf("object put: size=%d chunks=%d", oi.Size, oi.Chunks))
+	}
+	b, err := obs.GetBytes(ctx, "file")
+	out = append(out, fmt.Sprintf("object get: %d %v", len(b), err))
+	return out
+}
+
+func TestJetStreamDomainKVMatchesReference(t *testing.T) {
+	t.Parallel()
+	want := domainKVScenario(t, startReferenceDomain(t, "hub").ClientURL(), "hub")
+	got := domainKVScenario(t, busURL(startBus(t, server.Options{JetStream: true, JetStreamDomain: "hub"})), "hub")
+	sameOutcomes(t, want, got)
+}
