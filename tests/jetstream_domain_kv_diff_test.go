@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -61,8 +62,12 @@ func domainKVScenario(t *testing.T, url, domain string) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var out []string
-	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "B", History: 3})
-	must(t, err)
+	var kv jetstream.KeyValue
+	// Across a leaf link the first requests may beat the link's interest.
+	eventually(t, 10*time.Second, func() bool {
+		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "B", History: 3})
+		return err == nil
+	})
 	rev, err := kv.Put(ctx, "k", []byte("v1"))
 	out = append(out, fmt.Sprintf("put: rev=%d err=%v", rev, err))
 	rev, err = kv.Update(ctx, "k", []byte("v2"), rev)
@@ -145,5 +150,59 @@ func TestJetStreamDomainKVHonoursPublishDeny(t *testing.T) {
 	must(t, err)
 	if e, err := kv.Get(ctx, "k"); err != nil || string(e.Value()) != "v" {
 		t.Fatalf("get after the admin's put: %v %v", e, err)
+	}
+}
+
+// A client of a hub uses a leaf's buckets through the leaf's domain, as
+// `nats --js-domain leaf kv put|get|history|ls` on the hub does: the
+// watches behind history and keys are push consumers whose deliveries
+// cross the link to the hub client's inbox showing $KV subjects.
+func TestLeafHubClientKVThroughDomainMatchesReference(t *testing.T) {
+	t.Parallel()
+	// One hub node, not clustered: what is looked at is the leaf.
+	single := func(o *natsserver.Options) { o.Cluster, o.Routes = natsserver.ClusterOpts{}, nil }
+	refHub := startHubCluster(t, 1, true, single)
+	startReferenceLeafJS(t, refHub, "leaf")
+	want := domainKVScenario(t, refHub.clientURL(0), "leaf")
+	hub := startHubCluster(t, 1, true, single)
+	startBusLeaf(t, hub, server.Options{JetStream: true, JetStreamDomain: "leaf"}, server.LeafRemote{URLs: hub.leafURLs()})
+	got := domainKVScenario(t, hub.clientURL(0), "leaf")
+	sameOutcomes(t, want, got)
+}
+
+// The leaf's deny_exports still hold for a JetStream delivery to a hub
+// client: a stored message on a denied subject does not cross to the
+// hub client's inbox, while an allowed one does.
+func TestLeafDeliveryHonoursDenyExports(t *testing.T) {
+	t.Parallel()
+	single := func(o *natsserver.Options) { o.Cluster, o.Routes = natsserver.ClusterOpts{}, nil }
+	hub := startHubCluster(t, 1, true, single)
+	s := startBusLeaf(t, hub, server.Options{JetStream: true, JetStreamDomain: "leaf"}, server.LeafRemote{URLs: hub.leafURLs(), DenyExports: []string{"secret.>"}})
+	local, err := jetstream.New(connect(t, busURL(s)))
+	must(t, err)
+	ctx := ctxT(t)
+	_, err = local.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"secret.>", "open.>"}})
+	must(t, err)
+	for _, subj := range []string{"secret.1", "open.1"} {
+		_, err := local.Publish(ctx, subj, []byte("x"))
+		must(t, err)
+	}
+	js, err := jetstream.NewWithDomain(connect(t, hub.clientURL(0)), "leaf")
+	must(t, err)
+	var got []string
+	for _, filter := range []string{"secret.>", "open.>"} {
+		var c jetstream.Consumer
+		eventually(t, 10*time.Second, func() bool {
+			c, err = js.CreateConsumer(ctx, "S", jetstream.ConsumerConfig{FilterSubject: filter, AckPolicy: jetstream.AckNonePolicy})
+			return err == nil
+		})
+		b, err := c.Fetch(1, jetstream.FetchMaxWait(time.Second))
+		must(t, err)
+		for m := range b.Messages() {
+			got = append(got, m.Subject())
+		}
+	}
+	if fmt.Sprint(got) != "[open.1]" {
+		t.Fatalf("the hub client got %v, want only [open.1]", got)
 	}
 }
