@@ -419,7 +419,7 @@ func (l *Log) commit(run []*request) int {
 func (l *Log) preloadForLimits(stagedBytes uint64) {
 	c, cfg, ap := &l.cat, &l.cfg, &l.ap
 	staged := uint64(len(ap.staged))
-	if cfg.MaxMsgs > 0 && c.msgs+staged > uint64(cfg.MaxMsgs) || cfg.MaxBytes > 0 && c.bytes+stagedBytes > uint64(cfg.MaxBytes) {
+	if cfg.MaxMsgs > 0 && c.msgs+staged > uint64(cfg.MaxMsgs) || cfg.MaxBytes > 0 && l.accounted(c.bytes+stagedBytes, c.msgs+staged) > uint64(cfg.MaxBytes) {
 		c.loadAt(c.base)
 	}
 	if cfg.MaxMsgsPerSubject <= 0 {
@@ -493,7 +493,7 @@ func (l *Log) admit(m *Msg, ex *Expect, next, stagedBytes uint64, now int64) (Pu
 		if cfg.MaxMsgs > 0 && l.cat.msgs+staged >= uint64(cfg.MaxMsgs) {
 			return PubAck{}, 0, nil, fmt.Errorf("jetlog: append %q: %w", m.Subject, ErrMaxMsgs)
 		}
-		if cfg.MaxBytes > 0 && l.cat.bytes+stagedBytes+uint64(size) > uint64(cfg.MaxBytes) {
+		if cfg.MaxBytes > 0 && l.accounted(l.cat.bytes+stagedBytes+uint64(size), l.cat.msgs+staged+1) > uint64(cfg.MaxBytes) {
 			return PubAck{}, 0, nil, fmt.Errorf("jetlog: append %q: %w", m.Subject, ErrMaxBytes)
 		}
 	}

@@ -34,7 +34,7 @@ func (l *Log) enforceLimits(touched []*subjectState) {
 				break // see above
 			}
 		}
-		for cfg.MaxBytes > 0 && c.bytes > uint64(cfg.MaxBytes) {
+		for cfg.MaxBytes > 0 && l.accounted(c.bytes, c.msgs) > uint64(cfg.MaxBytes) {
 			if !c.remove(c.base) {
 				break
 			}

@@ -18,7 +18,7 @@ func TestLimitsDiscardOld(t *testing.T) {
 		wantMsgs  uint64
 	}{
 		{"max_msgs", StreamConfig{MaxMsgs: 5}, 12, 8, 5},
-		{"max_bytes", StreamConfig{MaxBytes: 3 * int64(recordSize("s.x", nil, []byte("payload")))}, 10, 8, 3},
+		{"max_bytes", StreamConfig{MaxBytes: 3}, 10, 8, 3}, // 3 messages' worth, set below
 		{"max_msgs_per_subject", StreamConfig{MaxMsgsPerSubject: 1}, 10, 9, 2},
 	}
 	for _, tc := range cases {
@@ -27,6 +27,7 @@ func TestLimitsDiscardOld(t *testing.T) {
 				dir := t.TempDir()
 				cfg := tc.cfg
 				cfg.Name, cfg.Storage = "S", k.storage
+				cfg.MaxBytes *= int64(accountedSize(k.storage, "s.x", nil, []byte("payload")))
 				l := openLog(t, dir, cfg, Options{SegmentSize: 256})
 				for i := range tc.msgs {
 					mustAppend(t, l, fmt.Sprintf("s.%c", 'a'+i%2), "payload")
@@ -52,7 +53,7 @@ func TestLimitsDiscardOld(t *testing.T) {
 
 func TestLimitsDiscardNew(t *testing.T) {
 	forEachStore(t, func(t *testing.T, k storeKind) {
-		size := int64(recordSize("s", nil, []byte("x")))
+		size := int64(accountedSize(k.storage, "s", nil, []byte("x")))
 		cases := []struct {
 			cfg  StreamConfig
 			want error

@@ -189,7 +189,7 @@ func (l *Log) State() State {
 	c := &l.cat
 	st := State{
 		Msgs:        c.msgs,
-		Bytes:       c.bytes,
+		Bytes:       l.accounted(c.bytes, c.msgs),
 		FirstSeq:    c.first(),
 		LastSeq:     c.last,
 		NumDeleted:  c.numDeleted(),

@@ -48,7 +48,7 @@ func (m *model) count(subject string) int {
 func (m *model) bytes() int64 {
 	var n int64
 	for _, msg := range m.msgs {
-		n += int64(recordSize(msg.subject, nil, []byte(msg.data)))
+		n += int64(accountedSize(m.cfg.Storage, msg.subject, nil, []byte(msg.data)))
 	}
 	return n
 }
@@ -61,7 +61,7 @@ func (m *model) refuse(subject, data string) error {
 	if m.cfg.MaxMsgs > 0 && len(m.msgs) >= int(m.cfg.MaxMsgs) {
 		return ErrMaxMsgs
 	}
-	if m.cfg.MaxBytes > 0 && m.bytes()+int64(recordSize(subject, nil, []byte(data))) > m.cfg.MaxBytes {
+	if m.cfg.MaxBytes > 0 && m.bytes()+int64(accountedSize(m.cfg.Storage, subject, nil, []byte(data))) > m.cfg.MaxBytes {
 		return ErrMaxBytes
 	}
 	return nil

@@ -50,6 +50,9 @@ type leafState struct {
 	// checkExports and checkImports are false when perms can refuse
 	// nothing but '$' subjects, the fast path for every other message.
 	checkExports, checkImports bool
+	// stored is the export rules without leafDenies, for the stored
+	// subject a JetStream delivery shows (mayExportTo); nil: none.
+	stored *permissions
 	// queues are the hub's queue groups of the message being routed
 	// from it; reader-owned.
 	queues []byte
@@ -338,6 +341,9 @@ func (ls *leafState) setRights(info leafInfo, r *LeafRemote) {
 		p.Subscribe.Deny = append(p.Subscribe.Deny, i.Deny...)
 	}
 	ls.perms = compilePermissions(p)
+	if own := p.Publish.Deny[len(leafDenies):]; p.Publish.Allow != nil || len(own) > 0 {
+		ls.stored = compilePermissions(&Permissions{Publish: &SubjectPermission{Allow: p.Publish.Allow, Deny: own}})
+	}
 	ls.checkExports = p.Publish.Allow != nil || len(p.Publish.Deny) > len(leafDenies)
 	ls.checkImports = len(p.Subscribe.Allow) > 0 || len(p.Subscribe.Deny) > len(leafDenies)
 }
@@ -349,6 +355,21 @@ func (ls *leafState) mayExport(subject []byte) bool {
 		return true
 	}
 	return ls.perms.canPublish(bytesView(subject))
+}
+
+// mayExportTo reports whether a message the LMSG carries on to, showing
+// subject, may go to the hub. For a JetStream delivery (to, the hub
+// client's inbox, differs from the stored subject) the link's rules see
+// to, the subject that crosses, as the reference's do; the stored subject
+// answers only to the operator's and the hub's own export rules, not to
+// leafDenies: a hub client that made a consumer through the domain API
+// reads a bucket's $KV messages as it does any other (its direct gets
+// cross already), while nothing published on $KV.> crosses.
+func (ls *leafState) mayExportTo(to, subject []byte) bool {
+	if !ls.mayExport(to) {
+		return false
+	}
+	return string(to) == string(subject) || ls.stored == nil || ls.stored.canPublish(bytesView(subject))
 }
 
 // mayImport reports whether a message on subject may come from the hub.

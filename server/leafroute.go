@@ -54,13 +54,13 @@ func (f *leafFanout) release(c *conn) {
 
 // target finds link's entry, adding it; nil when subject may not cross
 // the link.
-func (f *leafFanout) target(link *conn, subject []byte) *leafTarget {
+func (f *leafFanout) target(link *conn, to, subject []byte) *leafTarget {
 	for i := range f.targets {
 		if f.targets[i].link == link {
 			return &f.targets[i]
 		}
 	}
-	if !link.leaf.mayExport(subject) {
+	if !link.leaf.mayExportTo(to, subject) {
 		return nil
 	}
 	if n := len(f.targets); n < cap(f.targets) {
@@ -75,11 +75,11 @@ func (f *leafFanout) target(link *conn, subject []byte) *leafTarget {
 
 // addPlain notes that a plain subscription of link's hub matches: the
 // message crosses, and reaches the hub's plain subscriptions.
-func (f *leafFanout) addPlain(link *conn, subject []byte) { f.target(link, subject) }
+func (f *leafFanout) addPlain(link *conn, to, subject []byte) { f.target(link, to, subject) }
 
 // addQueue notes that the message is for the hub's queue group queue.
-func (f *leafFanout) addQueue(link *conn, subject []byte, queue string) {
-	t := f.target(link, subject)
+func (f *leafFanout) addQueue(link *conn, to, subject []byte, queue string) {
+	t := f.target(link, to, subject)
 	if t == nil {
 		return
 	}

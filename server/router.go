@@ -83,7 +83,7 @@ func (s *Server) routeIn(trie *subjects.Trie[*subscription], c *conn, to, subjec
 		if sub.remote {
 			if !fromLeaf {
 				links = takeFanout(c, links)
-				links.addPlain(sub.conn, subject)
+				links.addPlain(sub.conn, to, subject)
 			}
 			continue
 		}
@@ -140,7 +140,7 @@ func (s *Server) routeIn(trie *subjects.Trie[*subscription], c *conn, to, subjec
 		}
 		if !taken && remote != nil {
 			links = takeFanout(c, links)
-			links.addQueue(remote.conn, subject, name)
+			links.addQueue(remote.conn, to, subject, name)
 		}
 	}
 	if links != nil {

@@ -78,7 +78,8 @@ type machine struct {
 	fcPending bool // a flow-control request awaits its answer
 	fcBytes   int  // bytes pushed since the last answer
 	fcCount   uint64
-	pushMore  bool // a push batch went out whole: the next may follow at once
+	fcReply   string // the pending request's reply subject, for Nats-Consumer-Stalled
+	pushMore  bool   // a push batch went out whole: the next may follow at once
 
 	redeliver deadlineHeap // future redelivery deadlines of pending seqs
 	due       []uint64     // pending seqs past their deadline, in order

@@ -143,24 +143,37 @@ func (m *machine) expirePulls(now time.Time) {
 // that have had nothing for their heartbeat interval.
 func (m *machine) heartbeat(now time.Time) {
 	var hb []byte
-	beat := func(r *pullRequest) {
+	beat := func(r *pullRequest, stalled string) {
 		if r.heartbeat <= 0 || now.Before(r.lastSent.Add(r.heartbeat)) {
 			return
 		}
 		r.lastSent = now
-		if hb == nil {
+		if hb == nil || stalled != "" {
 			info := m.ledger.Info()
-			hb = statusHeader("100 Idle Heartbeat",
+			kv := []string{
 				"Nats-Last-Consumer", strconv.FormatUint(info.Delivered.Consumer, 10),
-				"Nats-Last-Stream", strconv.FormatUint(info.Delivered.Stream, 10))
+				"Nats-Last-Stream", strconv.FormatUint(info.Delivered.Stream, 10),
+			}
+			if stalled != "" {
+				// The subscriber missed the flow-control request (a
+				// slow consumer drops it like any message): the
+				// heartbeat names it, so the client answers it there,
+				// as nats.go does for the reference's.
+				kv = append(kv, "Nats-Consumer-Stalled", stalled)
+			}
+			hb = statusHeader("100 Idle Heartbeat", kv...)
 		}
 		m.status(r.reply, hb)
 	}
 	for _, r := range m.waiting {
-		beat(r)
+		beat(r, "")
 	}
 	if m.push != nil && m.listening {
-		beat(m.push)
+		stalled := ""
+		if m.fcPending {
+			stalled = m.fcReply
+		}
+		beat(m.push, stalled)
 	}
 }
 
@@ -210,8 +223,8 @@ func (m *machine) flowControl(sent []jetlog.Msg) {
 	}
 	m.fcPending = true
 	m.fcCount++
-	reply := "$JS.FC." + m.stream + "." + m.name + "." + strconv.FormatUint(m.fcCount, 36)
-	m.act.out = append(m.act.out, outMsg{to: m.push.reply, reply: reply, hdr: statusHeader("100 FlowControl Request")})
+	m.fcReply = "$JS.FC." + m.stream + "." + m.name + "." + strconv.FormatUint(m.fcCount, 36)
+	m.act.out = append(m.act.out, outMsg{to: m.push.reply, reply: m.fcReply, hdr: statusHeader("100 FlowControl Request")})
 }
 
 // pullSizer sizes messages against a pull's max_bytes as the reference

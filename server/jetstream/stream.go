@@ -510,6 +510,9 @@ func (st *stream) info(typ string) streamInfo {
 		TS:        st.sh.now().UTC(),
 		Suspended: st.suspended.Load(),
 	}
+	if typ != typeStreamCreate {
+		info.Domain = st.sh.domain // as the reference, which leaves it out of a create's answer
+	}
 	st.mu.Lock()
 	sourcers := st.sourcers
 	st.mu.Unlock()

@@ -46,6 +46,7 @@ type streamInfo struct {
 	Config    streamConfig  `json:"config"`
 	Created   time.Time     `json:"created"`
 	State     streamState   `json:"state"`
+	Domain    string        `json:"domain,omitempty"`
 	Cluster   *clusterInfo  `json:"cluster,omitempty"`
 	TS        time.Time     `json:"ts"`
 	DidCreate bool          `json:"did_create,omitempty"`
