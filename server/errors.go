@@ -1,6 +1,10 @@
 package server
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/bus-dev/bus/jetlog"
+)
 
 // protoError is a client protocol violation. text is what goes after -ERR in
 // single quotes, exactly as the reference server words it (nats.go matches
@@ -40,3 +44,8 @@ var (
 
 // ErrServerClosed is returned by Start after Shutdown.
 var ErrServerClosed = errors.New("server: closed")
+
+// ErrStoreLocked is wrapped by Start's error when another process holds
+// the JetStream store directory's lock (jetlog.ErrLocked), so a command
+// can say so without importing the store.
+var ErrStoreLocked = jetlog.ErrLocked

@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/bus-dev/bus/conf"
-	"github.com/bus-dev/bus/jetlog"
+	"github.com/bus-dev/bus/server"
 )
 
 // checkStoreDir makes sure store_dir can hold streams before anything
@@ -35,7 +35,7 @@ func checkStoreDir(cfg conf.Config) error {
 // never share one, so say so and what to do (the error names the LOCK
 // file's path).
 func startError(err error) error {
-	if errors.Is(err, jetlog.ErrLocked) {
+	if errors.Is(err, server.ErrStoreLocked) {
 		return &exitError{exitFailure, fmt.Errorf("start: another bus process holds the store directory (store_dir); stop it, or give this one its own store_dir: %w", err)}
 	}
 	return &exitError{exitFailure, fmt.Errorf("start: %w", err)}
