@@ -86,8 +86,10 @@ func (s *Server) startWebSocket() error {
 		ReadTimeout:       o.HandshakeTimeout,
 		MaxHeaderBytes:    wsMaxHandshakeBytes,
 		ConnState:         s.wsConnState,
-		ConnContext:       func(ctx context.Context, nc net.Conn) context.Context { return context.WithValue(ctx, wsSocketKey{}, nc) },
-		ErrorLog:          log.New(wsErrorLog{s.log}, "", 0),
+		ConnContext: func(ctx context.Context, nc net.Conn) context.Context {
+			return context.WithValue(ctx, wsSocketKey{}, nc)
+		},
+		ErrorLog: log.New(wsErrorLog{s.log}, "", 0),
 	}
 	s.ws = ws
 	s.wg.Add(1)
