@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log"
@@ -137,6 +138,10 @@ func (s *Server) wsUpgrade(w http.ResponseWriter, r *http.Request) {
 		s.wsRefuse(w, r, http.StatusNotFound, "bus accepts no leaf node or MQTT connections")
 		return
 	}
+	if status, why := wsRequestProblem(r); status != 0 {
+		s.wsRefuse(w, r, status, why)
+		return
+	}
 	if err := s.wsCheckOrigin(r); err != nil {
 		s.wsRefuse(w, r, http.StatusForbidden, "origin not allowed: "+err.Error())
 		return
@@ -162,6 +167,43 @@ func (s *Server) wsUpgrade(w http.ResponseWriter, r *http.Request) {
 	c := newConn(s, nc, s.nextID.Add(1))
 	c.ws = true
 	s.admit(c)
+}
+
+// wsRequestProblem checks the upgrade request as RFC 6455 4.2.1 and the
+// reference do, so that a bad one gets the reference's status (the
+// library would answer 426 where the reference answers 400), or 0.
+func wsRequestProblem(r *http.Request) (int, string) {
+	switch {
+	case r.Method != http.MethodGet:
+		return http.StatusMethodNotAllowed, "request method must be GET"
+	case r.Host == "":
+		return http.StatusBadRequest, "'Host' missing in request"
+	case !wsHeaderHas(r.Header, "Upgrade", "websocket"):
+		return http.StatusBadRequest, "invalid value for header 'Upgrade'"
+	case !wsHeaderHas(r.Header, "Connection", "Upgrade"):
+		return http.StatusBadRequest, "invalid value for header 'Connection'"
+	case r.Header.Get("Sec-WebSocket-Key") == "":
+		return http.StatusBadRequest, "key missing"
+	}
+	if key, err := base64.StdEncoding.DecodeString(r.Header.Get("Sec-WebSocket-Key")); err != nil || len(key) != 16 {
+		return http.StatusBadRequest, "invalid websocket key"
+	}
+	if !wsHeaderHas(r.Header, "Sec-WebSocket-Version", "13") {
+		return http.StatusBadRequest, "invalid version"
+	}
+	return 0, ""
+}
+
+// wsHeaderHas says a comma-separated header holds token, in any case.
+func wsHeaderHas(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for t := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // wsRefuse answers a handshake the reference would refuse, with its

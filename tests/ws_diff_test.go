@@ -1,0 +1,164 @@
+package tests
+
+import (
+	"bufio"
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/bus-dev/bus/server"
+)
+
+// wsPair is bus and the reference with the same (no_tls) websocket
+// block, by their ws:// host:port.
+type wsPair struct{ bus, ref string }
+
+func startWSPair(t *testing.T, ws server.WebSocketOptions, auth server.Authorization) wsPair {
+	t.Helper()
+	ws.NoTLS, ws.Port = true, -1
+	s, _ := startWSBus(t, server.Options{WebSocket: ws, Authorization: auth})
+	ro := refOptions(auth)
+	ro.Websocket = natsserver.WebsocketOpts{
+		Host: "127.0.0.1", Port: -1, NoTLS: true, SameOrigin: ws.SameOrigin,
+		AllowedOrigins: ws.AllowedOrigins, Compression: ws.Compression, HandshakeTimeout: 2 * time.Second,
+	}
+	ns, err := natsserver.NewServer(ro)
+	if err != nil {
+		t.Fatalf("reference server: %v", err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("reference server not ready")
+	}
+	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	return wsPair{bus: s.WebSocketAddr().String(), ref: net.JoinHostPort("127.0.0.1", strconv.Itoa(ro.Websocket.Port))}
+}
+
+// wsHandshake sends an upgrade request with the given method and extra
+// headers (a value "" deletes a default one) and returns the response.
+func wsHandshake(t *testing.T, addr, method string, extra map[string]string) *http.Response {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = nc.Close() })
+	_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
+	h := map[string]string{
+		"Host": addr, "Upgrade": "websocket", "Connection": "Upgrade",
+		"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13",
+	}
+	for k, v := range extra {
+		h[k] = v
+	}
+	var b strings.Builder
+	b.WriteString(method + " / HTTP/1.1\r\n")
+	for k, v := range h {
+		if v != "" {
+			b.WriteString(k + ": " + v + "\r\n")
+		}
+	}
+	b.WriteString("\r\n")
+	if _, err := nc.Write([]byte(b.String())); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
+	if err != nil {
+		t.Fatalf("%s: reading the handshake response: %v", addr, err)
+	}
+	return resp
+}
+
+// The handshake's answers match the reference's: 101 with the same
+// upgrade headers and accept key, the compression offer, and the status
+// of each refusal (origin, method, key, version).
+func TestWebSocketHandshakeMatchesReference(t *testing.T) {
+	plain := startWSPair(t, server.WebSocketOptions{Compression: true}, server.Authorization{})
+	listed := startWSPair(t, server.WebSocketOptions{AllowedOrigins: []string{"https://app.example.com"}}, server.Authorization{})
+	same := startWSPair(t, server.WebSocketOptions{SameOrigin: true}, server.Authorization{})
+	deflate := "permessage-deflate; server_no_context_takeover; client_no_context_takeover"
+	tests := []struct {
+		name   string
+		pair   wsPair
+		method string
+		extra  map[string]string
+	}{
+		{"upgrade", plain, "GET", nil},
+		{"compression", plain, "GET", map[string]string{"Sec-WebSocket-Extensions": deflate}},
+		{"origin_listed", listed, "GET", map[string]string{"Origin": "https://app.example.com"}},
+		{"origin_not_listed", listed, "GET", map[string]string{"Origin": "https://evil.example.com"}},
+		{"origin_other_port", listed, "GET", map[string]string{"Origin": "https://app.example.com:8443"}},
+		{"origin_absent", listed, "GET", nil},
+		{"same_origin_other", same, "GET", map[string]string{"Origin": "http://evil.example.com"}},
+		{"method", plain, "POST", nil},
+		{"no_key", plain, "GET", map[string]string{"Sec-WebSocket-Key": ""}},
+		{"version", plain, "GET", map[string]string{"Sec-WebSocket-Version": "8"}},
+		{"no_upgrade", plain, "GET", map[string]string{"Upgrade": ""}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ref := wsHandshake(t, tc.pair.ref, tc.method, tc.extra)
+			got := wsHandshake(t, tc.pair.bus, tc.method, tc.extra)
+			if got.StatusCode != ref.StatusCode {
+				t.Fatalf("status %d, reference %d", got.StatusCode, ref.StatusCode)
+			}
+			for _, h := range []string{"Upgrade", "Connection", "Sec-WebSocket-Accept"} {
+				if !strings.EqualFold(got.Header.Get(h), ref.Header.Get(h)) {
+					t.Errorf("%s: %q, reference %q", h, got.Header.Get(h), ref.Header.Get(h))
+				}
+			}
+			// The same parameters, maybe in another order.
+			if g, r := extParams(got.Header.Get("Sec-WebSocket-Extensions")), extParams(ref.Header.Get("Sec-WebSocket-Extensions")); g != r {
+				t.Errorf("extensions %q, reference %q", g, r)
+			}
+			if ref.StatusCode != http.StatusSwitchingProtocols && got.Header.Get("Sec-WebSocket-Version") == "" && ref.Header.Get("Sec-WebSocket-Version") != "" {
+				t.Errorf("refusal without Sec-WebSocket-Version, reference %q", ref.Header.Get("Sec-WebSocket-Version"))
+			}
+		})
+	}
+}
+
+// extParams is an extension header's parameters, sorted.
+func extParams(h string) string {
+	var ps []string
+	for p := range strings.SplitSeq(h, ";") {
+		if p = strings.TrimSpace(p); p != "" {
+			ps = append(ps, p)
+		}
+	}
+	slicesSort(ps)
+	return strings.Join(ps, ";")
+}
+
+func slicesSort(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+// A bad password over WebSocket gets the reference's error, and a good
+// one connects to both.
+func TestWebSocketBadAuthMatchesReference(t *testing.T) {
+	p := startWSPair(t, server.WebSocketOptions{}, wsUsers())
+	for _, addr := range []string{p.ref, p.bus} {
+		_, err := nats.Connect("ws://alice:wrong@"+addr, nats.MaxReconnects(0))
+		if !errors.Is(err, nats.ErrAuthorization) {
+			t.Errorf("%s: bad password: %v, want %v", addr, err, nats.ErrAuthorization)
+		}
+		nc, err := nats.Connect("ws://alice:pa@"+addr, nats.MaxReconnects(0))
+		if err != nil {
+			t.Errorf("%s: good password: %v", addr, err)
+			continue
+		}
+		nc.Close()
+	}
+}
