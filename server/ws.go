@@ -164,7 +164,7 @@ func (s *Server) wsUpgrade(w http.ResponseWriter, r *http.Request) {
 	nc := websocket.NetConn(context.Background(), wc, websocket.MessageBinary)
 	// NetConn lifts the read limit; set it after.
 	wc.SetReadLimit(wsMaxMessage(s.liveOpts().MaxPayload))
-	c := newConn(s, nc, s.nextID.Add(1))
+	c := newConn(s, wsConn{nc, wc}, s.nextID.Add(1))
 	c.ws = true
 	s.admit(c)
 }
@@ -204,6 +204,22 @@ func wsHeaderHas(h http.Header, name, token string) bool {
 		}
 	}
 	return false
+}
+
+// wsConn is the WebSocket stream with a close that finishes the closing
+// handshake before anything else. NetConn's own Close first cancels the
+// context a blocked Read waits on, which makes the library drop the
+// socket at once, racing the close frame and the last -ERR: a client
+// then sees a reset instead of "Authorization Violation".
+type wsConn struct {
+	net.Conn
+	ws *websocket.Conn
+}
+
+func (w wsConn) Close() error {
+	err := w.ws.Close(websocket.StatusNormalClosure, "")
+	_ = w.Conn.Close() // stops NetConn's deadline timers
+	return err
 }
 
 // wsRefuse answers a handshake the reference would refuse, with its

@@ -146,18 +146,33 @@ func slicesSort(s []string) {
 }
 
 // A bad password over WebSocket gets the reference's error, and a good
-// one connects to both.
+// one connects to both. The reference itself now and then resets the
+// socket before the client reads its -ERR (about 6 in 100 on a loaded
+// machine), so its answer is the one it gives at least once in five
+// tries; bus must give it every time.
 func TestWebSocketBadAuthMatchesReference(t *testing.T) {
 	p := startWSPair(t, server.WebSocketOptions{}, wsUsers())
-	for _, addr := range []string{p.ref, p.bus} {
-		_, err := nats.Connect("ws://alice:wrong@"+addr, nats.MaxReconnects(0))
-		if !errors.Is(err, nats.ErrAuthorization) {
-			t.Errorf("%s: bad password: %v, want %v", addr, err, nats.ErrAuthorization)
+	refErr := func() error {
+		var err error
+		for range 5 {
+			if _, err = nats.Connect("ws://alice:wrong@"+p.ref, nats.MaxReconnects(0)); errors.Is(err, nats.ErrAuthorization) {
+				break
+			}
 		}
+		return err
+	}()
+	if !errors.Is(refErr, nats.ErrAuthorization) {
+		t.Fatalf("reference: bad password: %v", refErr)
+	}
+	for range 20 {
+		if _, err := nats.Connect("ws://alice:wrong@"+p.bus, nats.MaxReconnects(0)); !errors.Is(err, nats.ErrAuthorization) {
+			t.Fatalf("bad password: %v, reference %v", err, refErr)
+		}
+	}
+	for _, addr := range []string{p.ref, p.bus} {
 		nc, err := nats.Connect("ws://alice:pa@"+addr, nats.MaxReconnects(0))
 		if err != nil {
-			t.Errorf("%s: good password: %v", addr, err)
-			continue
+			t.Fatalf("%s: good password: %v", addr, err)
 		}
 		nc.Close()
 	}
