@@ -179,7 +179,7 @@ func (s *Server) Start() error {
 	if s.opts.HTTPPort != 0 || s.opts.HTTPSPort != 0 {
 		if err := s.startMonitoring(); err != nil {
 			_ = ln.Close()
-			s.stopWebSocket()
+			_ = s.ws.http.Close() // not stopWebSocket: its handlers may wait on s.mu, held here
 			if s.js != nil {
 				s.js.Shutdown()
 			}
@@ -285,7 +285,7 @@ func (s *Server) admit(c *conn) {
 	full := len(s.conns) >= live.MaxConnections
 	// Connections yet to authenticate have a budget of their own, so
 	// that idle sockets cannot take every slot from real clients.
-	full = full || s.auth().required && s.unauthenticated.Load() >= int64(live.MaxUnauthenticated)
+	full = full || s.auth().required && s.preAuth() >= int64(live.MaxUnauthenticated)
 	if !full {
 		s.conns[id] = c
 	}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -41,7 +42,12 @@ type wsState struct {
 	tls  bool // wss://
 	// handshaking counts sockets accepted whose upgrade is not done.
 	handshaking atomic.Int64
-	allowed     map[origin]bool
+	// sockets are net/http's connection goroutines, handlers the
+	// upgrades running, waited for by stopWebSocket: a goroutine of
+	// either may outlive http.Server.Close (a refused request lingers to
+	// let the client read why).
+	sockets, handlers sync.WaitGroup
+	allowed           map[origin]bool
 }
 
 // The paths of the reference's other WebSocket peers, which bus does not
@@ -120,19 +126,33 @@ type wsSocketKey struct{}
 func (s *Server) wsConnState(nc net.Conn, st http.ConnState) {
 	switch st {
 	case http.StateNew:
-		if s.auth().required && s.unauthenticated.Load()+s.ws.handshaking.Load() >= int64(s.liveOpts().MaxUnauthenticated) {
+		if s.auth().required && s.preAuth() >= int64(s.liveOpts().MaxUnauthenticated) {
 			s.log.Warn("websocket connection refused", "remote", nc.RemoteAddr().String(), "reason", "too many unauthenticated connections")
 			_ = nc.Close()
 		}
 		s.ws.handshaking.Add(1)
+		s.ws.sockets.Add(1) // on Serve's goroutine, itself in s.wg
 	case http.StateHijacked, http.StateClosed:
 		s.ws.handshaking.Add(-1)
+		s.ws.sockets.Done()
 	}
+}
+
+// preAuth is the connections yet to authenticate: those admitted, of
+// either listener, and the WebSocket sockets still in their handshake.
+func (s *Server) preAuth() int64 {
+	n := s.unauthenticated.Load()
+	if s.ws != nil {
+		n += s.ws.handshaking.Load()
+	}
+	return n
 }
 
 // wsUpgrade is the HTTP handler: every path but the reference's leaf and
 // MQTT ones is a client's.
 func (s *Server) wsUpgrade(w http.ResponseWriter, r *http.Request) {
+	s.ws.handlers.Add(1) // its socket is still counted in sockets
+	defer s.ws.handlers.Done()
 	p := r.URL.EscapedPath()
 	if strings.HasSuffix(p, wsLeafPath) || strings.HasSuffix(p, wsMQTTPath) {
 		s.wsRefuse(w, r, http.StatusNotFound, "bus accepts no leaf node or MQTT connections")
@@ -284,6 +304,8 @@ func (s *Server) WebSocketAddr() net.Addr {
 func (s *Server) stopWebSocket() {
 	if s.ws != nil {
 		_ = s.ws.http.Close()
+		s.ws.sockets.Wait()
+		s.ws.handlers.Wait()
 	}
 }
 
