@@ -179,7 +179,9 @@ func (s *Server) Start() error {
 	if s.opts.HTTPPort != 0 || s.opts.HTTPSPort != 0 {
 		if err := s.startMonitoring(); err != nil {
 			_ = ln.Close()
-			_ = s.ws.http.Close() // not stopWebSocket: its handlers may wait on s.mu, held here
+			if s.ws != nil {
+				_ = s.ws.http.Close() // not stopWebSocket: its handlers may wait on s.mu, held here
+			}
 			if s.js != nil {
 				s.js.Shutdown()
 			}
