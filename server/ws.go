@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/bus-dev/bus/server/monitor"
 )
 
 // The WebSocket listener. An HTTP server takes the upgrade request,
@@ -297,6 +299,23 @@ func (s *Server) WebSocketAddr() net.Addr {
 		return nil
 	}
 	return s.ws.ln.Addr()
+}
+
+// wsVarz is /varz's websocket section: the listener's settings and the
+// port it bound.
+func (s *Server) wsVarz() monitor.WebSocketVarz {
+	o := s.opts.WebSocket
+	if !o.enabled() {
+		return monitor.WebSocketVarz{}
+	}
+	v := monitor.WebSocketVarz{
+		Host: o.Host, Port: o.Port, Advertise: o.Advertise, HandshakeTimeout: o.HandshakeTimeout,
+		NoTLS: o.NoTLS, SameOrigin: o.SameOrigin, AllowedOrigins: o.AllowedOrigins, Compression: o.Compression,
+	}
+	if a, ok := s.WebSocketAddr().(*net.TCPAddr); ok {
+		v.Port = a.Port
+	}
+	return v
 }
 
 // stopWebSocket closes the listener and the sockets still in their

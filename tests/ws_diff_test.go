@@ -2,9 +2,12 @@ package tests
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,7 +21,11 @@ import (
 
 // wsPair is bus and the reference with the same (no_tls) websocket
 // block, by their ws:// host:port.
-type wsPair struct{ bus, ref string }
+type wsPair struct {
+	bus, ref string
+	srv      *server.Server
+	ns       *natsserver.Server
+}
 
 func startWSPair(t *testing.T, ws server.WebSocketOptions, auth server.Authorization) wsPair {
 	t.Helper()
@@ -38,7 +45,7 @@ func startWSPair(t *testing.T, ws server.WebSocketOptions, auth server.Authoriza
 		t.Fatal("reference server not ready")
 	}
 	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-	return wsPair{bus: s.WebSocketAddr().String(), ref: net.JoinHostPort("127.0.0.1", strconv.Itoa(ro.Websocket.Port))}
+	return wsPair{bus: s.WebSocketAddr().String(), ref: net.JoinHostPort("127.0.0.1", strconv.Itoa(ro.Websocket.Port)), srv: s, ns: ns}
 }
 
 // wsHandshake sends an upgrade request with the given method and extra
@@ -175,5 +182,29 @@ func TestWebSocketBadAuthMatchesReference(t *testing.T) {
 			t.Fatalf("%s: good password: %v", addr, err)
 		}
 		nc.Close()
+	}
+}
+
+// /varz's websocket section has the reference's fields and values for
+// the same block (the ports aside, each the one it bound).
+func TestWebSocketVarzMatchesReference(t *testing.T) {
+	p := startWSPair(t, server.WebSocketOptions{SameOrigin: true, AllowedOrigins: []string{"https://app.example.com"}, Compression: true}, server.Authorization{})
+	rv, err := p.ns.Varz(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := json.Marshal(rv.Websocket)
+	got, _ := json.Marshal(p.srv.Varz().Websocket)
+	var rm, gm map[string]any
+	_ = json.Unmarshal(ref, &rm)
+	_ = json.Unmarshal(got, &gm)
+	_, busPort, _ := net.SplitHostPort(p.bus)
+	if fmt.Sprint(gm["port"]) != busPort {
+		t.Errorf("port %v, bound %s", gm["port"], busPort)
+	}
+	delete(rm, "port")
+	delete(gm, "port")
+	if !reflect.DeepEqual(gm, rm) {
+		t.Errorf("websocket varz\n got %s\n ref %s", got, ref)
 	}
 }
