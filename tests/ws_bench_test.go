@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,9 +47,9 @@ func benchWSPubSub(b *testing.B, url string, size int) {
 	pub := connect(b, url)
 	sub := connect(b, url)
 	done := make(chan struct{})
-	n := 0
+	var n atomic.Int64 // the callback's goroutine counts, the benchmark reads
 	s, err := sub.Subscribe("bench", func(*nats.Msg) {
-		if n++; n == b.N {
+		if n.Add(1) == int64(b.N) {
 			close(done)
 		}
 	})
@@ -67,6 +68,6 @@ func benchWSPubSub(b *testing.B, url string, size int) {
 	select {
 	case <-done:
 	case <-time.After(60 * time.Second):
-		b.Fatalf("received %d of %d (a server that cuts a slow consumer loses the rest)", n, b.N)
+		b.Fatalf("received %d of %d (a server that cuts a slow consumer loses the rest)", n.Load(), b.N)
 	}
 }
