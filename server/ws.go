@@ -186,7 +186,13 @@ func (s *Server) wsUpgrade(w http.ResponseWriter, r *http.Request) {
 	nc := websocket.NetConn(context.Background(), wc, websocket.MessageBinary)
 	// NetConn lifts the read limit; set it after.
 	wc.SetReadLimit(wsMaxMessage(s.liveOpts().MaxPayload))
-	c := newConn(s, wsConn{nc, wc}, s.nextID.Add(1))
+	ws := &wsConn{Conn: nc, ws: wc}
+	c := newConn(s, ws, s.nextID.Add(1))
+	ws.reason = func() string {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.reason
+	}
 	c.ws = true
 	s.admit(c)
 }
@@ -232,16 +238,51 @@ func wsHeaderHas(h http.Header, name, token string) bool {
 // handshake before anything else. NetConn's own Close first cancels the
 // context a blocked Read waits on, which makes the library drop the
 // socket at once, racing the close frame and the last -ERR: a client
-// then sees a reset instead of "Authorization Violation".
+// then sees a reset instead of "Authorization Violation". reason is the
+// connection's close reason, for the close frame's status and text.
 type wsConn struct {
 	net.Conn
-	ws *websocket.Conn
+	ws     *websocket.Conn
+	reason func() string
 }
 
-func (w wsConn) Close() error {
-	err := w.ws.Close(websocket.StatusNormalClosure, "")
+func (w *wsConn) Close() error {
+	reason := ""
+	if w.reason != nil {
+		reason = w.reason()
+	}
+	code := wsCloseStatus(reason)
+	if len(reason) > wsMaxCloseReason {
+		reason = reason[:wsMaxCloseReason]
+	}
+	err := w.ws.Close(code, reason)
 	_ = w.Conn.Close() // stops NetConn's deadline timers
 	return err
+}
+
+// wsMaxCloseReason fits a close frame's text in a control frame's 125
+// bytes beside the status.
+const wsMaxCloseReason = 123
+
+// wsCloseStatus is the close frame's status for a close reason, as the
+// reference chooses it.
+func wsCloseStatus(reason string) websocket.StatusCode {
+	switch {
+	case reason == "" || reason == "Client Closed":
+		return websocket.StatusNormalClosure
+	case reason == errAuthViolation.text, reason == errAuthTimeout.text, strings.HasPrefix(reason, "Slow Consumer"),
+		reason == errMaxConnections.text, reason == errMaxControlLine.text, reason == errMaxSubscriptions.text:
+		return websocket.StatusPolicyViolation
+	case reason == errMaxPayload.text:
+		return websocket.StatusMessageTooBig
+	case reason == "Server Shutdown", reason == "Stale Connection", strings.HasPrefix(reason, "Read Error"),
+		strings.HasPrefix(reason, "Write Error"):
+		return websocket.StatusGoingAway
+	case reason == "Protocol Violation", strings.HasPrefix(reason, "Protocol Error"), reason == errUnknownOp.text,
+		reason == errBadClientProtocol.text:
+		return websocket.StatusProtocolError
+	}
+	return websocket.StatusInternalError
 }
 
 // wsRefuse answers a handshake the reference would refuse, with its

@@ -2,9 +2,11 @@ package tests
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"reflect"
@@ -207,4 +209,86 @@ func TestWebSocketVarzMatchesReference(t *testing.T) {
 	if !reflect.DeepEqual(gm, rm) {
 		t.Errorf("websocket varz\n got %s\n ref %s", got, ref)
 	}
+}
+
+// wsReadClose reads frames from r until a close frame and returns its
+// status (0 if the connection ends first).
+func wsReadClose(r *bufio.Reader) uint16 {
+	for {
+		var h [2]byte
+		if _, err := io.ReadFull(r, h[:]); err != nil {
+			return 0
+		}
+		n := int(h[1] & 0x7f)
+		switch n {
+		case 126:
+			var l [2]byte
+			_, _ = io.ReadFull(r, l[:])
+			n = int(binary.BigEndian.Uint16(l[:]))
+		case 127:
+			var l [8]byte
+			_, _ = io.ReadFull(r, l[:])
+			n = int(binary.BigEndian.Uint64(l[:]))
+		}
+		p := make([]byte, n)
+		if _, err := io.ReadFull(r, p); err != nil {
+			return 0
+		}
+		if h[0]&0x0f == 8 && n >= 2 {
+			return binary.BigEndian.Uint16(p)
+		}
+	}
+}
+
+// The close frame's status for the reasons a server hangs up is the
+// reference's: 1008 for bad credentials, 1009 for a publish over
+// max_payload. (On an unknown op the reference hangs up without a close
+// frame; bus sends 1002, protocol error.)
+func TestWebSocketCloseCodesMatchReference(t *testing.T) {
+	p := startWSPair(t, server.WebSocketOptions{}, wsUsers())
+	masked := func(s string) []byte {
+		out := []byte{0x82}
+		if len(s) < 126 {
+			out = append(out, 0x80|byte(len(s)))
+		} else {
+			out = append(out, 0x80|126, byte(len(s)>>8), byte(len(s)))
+		}
+		return append(append(out, 0, 0, 0, 0), s...) // zero mask: the payload as is
+	}
+	good := `CONNECT {"verbose":false,"user":"alice","pass":"pa"}` + "\r\n"
+	for _, tc := range []struct{ name, input string }{
+		{"bad_auth", `CONNECT {"verbose":false,"user":"alice","pass":"no"}` + "\r\n"},
+		{"max_payload", good + "PUB a 99999999\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			codes := map[string]uint16{}
+			for who, addr := range map[string]string{"ref": p.ref, "bus": p.bus} {
+				nc, r := wsOpen(t, addr)
+				_, _ = nc.Write(masked(tc.input))
+				codes[who] = wsReadClose(r)
+			}
+			if codes["bus"] != codes["ref"] {
+				t.Fatalf("close status %d, reference %d", codes["bus"], codes["ref"])
+			}
+		})
+	}
+}
+
+// wsOpen upgrades a raw connection to addr.
+func wsOpen(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = nc.Close() })
+	_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
+	_, _ = io.WriteString(nc, "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+	r := bufio.NewReader(nc)
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("upgrade: %v %v", resp, err)
+	}
+	return nc, r
 }
