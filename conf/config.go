@@ -71,6 +71,11 @@ type Config struct {
 	// node (leafnodes.go); nil when absent. Set only from a file.
 	LeafNodes *LeafNodes
 
+	// WebSocket is the websocket block: the listener for browsers and
+	// WebSocket clients (websocket.go); nil when absent. Set only from a
+	// file.
+	WebSocket *WebSocket
+
 	// Keys nats-server accepts that shape INFO or shutdown in a cluster;
 	// bus accepts them so that configs carry over, and has no cluster for
 	// them to act on (see bus.example.yaml).

@@ -71,6 +71,8 @@ func keys(c *Config) []key {
 			usage: "subject mappings applied to clients' publishes (file only; see docs/mappings.md)"},
 		{name: "leafnodes", aliases: []string{"leaf"}, value: leafNodesValue{&c.LeafNodes}, fileOnly: true,
 			usage: "hubs to join as a leaf node: remotes with url, credentials or nkey, tls (file only; see bus.example.yaml)"},
+		{name: "websocket", aliases: []string{"ws"}, value: webSocketValue{&c.WebSocket}, fileOnly: true,
+			usage: "the WebSocket listener for browsers: host, port, tls or no_tls, allowed_origins, compression (file only; see bus.example.yaml)"},
 		{name: "client_advertise", value: stringValue{&c.ClientAdvertise},
 			usage: "address advertised to clients in INFO (nats-server's key; not in bus yet, so only \"\" is accepted)"},
 		{name: "no_advertise", value: boolValue{&c.NoAdvertise},

@@ -32,8 +32,6 @@ const removeIt = "remove it"
 var unsupportedKeys = map[string]string{
 	"cluster":                  "bus runs as a single server and has no cluster (routes); " + removeIt + ", and link servers with leafnodes.remotes",
 	"gateway":                  "bus has no gateways; " + removeIt + ", and link servers with leafnodes.remotes",
-	"websocket":                "bus has no WebSocket listener; " + removeIt + " (clients connect over TCP)",
-	"ws":                       "bus has no WebSocket listener; " + removeIt + " (clients connect over TCP)",
 	"mqtt":                     "bus has no MQTT listener; " + removeIt,
 	"operator":                 noJWT,
 	"operators":                noJWT,

@@ -44,6 +44,9 @@ type conn struct {
 	// leaf is set on a leaf link's connection (leaflink.go), which is a
 	// hub's, not a client's.
 	leaf *leafState
+	// ws is set on a WebSocket client's connection (ws.go): nc is then
+	// the WebSocket stream, and TLS was the HTTP server's.
+	ws bool
 
 	// Owned by the reader goroutine.
 	parser  *parser

@@ -232,6 +232,9 @@ func (c *conn) connInfo(now time.Time, rtt time.Duration, d clientDesc, numSubs 
 		Name:    d.name, Lang: d.lang, Version: d.version,
 		RoundTrip: rtt,
 	}
+	if c.ws {
+		ci.Type = "websocket" // the reference's type for its WebSocket clients
+	}
 	if addr, ok := c.raw.RemoteAddr().(*net.TCPAddr); ok {
 		ci.Port = addr.Port
 	}

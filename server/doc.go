@@ -27,6 +27,13 @@
 //     non-blocking write on a plain TCP socket, and leaves what the socket
 //     does not take to the writer (inline.go): the reader never waits on
 //     a socket and never blocks on another client.
+//   - The WebSocket listener's, with a websocket block (ws.go): net/http's
+//     serve loop (in Server.wg) and one goroutine per socket until its
+//     upgrade, which then becomes an ordinary connection with the two
+//     goroutines above over the library's stream (github.com/coder/websocket
+//     reads and writes frames inside the reader's and writer's calls; it
+//     starts no goroutine of its own per connection). stopWebSocket
+//     closes the listener and waits for the sockets and handlers.
 //   - The monitoring front end's, when enabled (see server/monitor): its
 //     serve loops and history sampler, which Shutdown stops and waits
 //     for (monitor.Server.Shutdown) before JetStream stops. They call
@@ -49,7 +56,9 @@
 // map. The trie guards itself (subjects.Trie). interestWatchers.mu guards the watched deliver
 // subjects; it is taken after conn.mu (a SUB or UNSUB tells the watchers
 // while holding its connection's lock) and the notify functions under it
-// only signal a channel. monitorState.mu guards the CPU sample of /varz
+// only signal a channel. An upgrade handler takes Server.mu (to admit
+// the connection), so nothing waits for the handlers while holding it.
+// monitorState.mu guards the CPU sample of /varz
 // and is taken alone. No lock is held across network I/O.
 //
 // Lock order: Server.mu → conn.mu → interestWatchers.mu, and Server.mu →

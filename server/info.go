@@ -56,6 +56,16 @@ func (s *Server) infoFor(c *conn) string {
 
 // infoFields is the INFO for c, as a value.
 func (s *Server) infoFields(c *conn) serverInfo {
+	if c.ws {
+		// As the reference: a WebSocket client's TLS is the listener's.
+		info := s.tcpInfoFields(c)
+		info.TLSRequired, info.TLSVerify = s.ws.tls, false
+		return info
+	}
+	return s.tcpInfoFields(c)
+}
+
+func (s *Server) tcpInfoFields(c *conn) serverInfo {
 	return serverInfo{
 		Identity:   s.identity(),
 		Headers:    true,

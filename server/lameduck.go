@@ -43,6 +43,7 @@ func (s *Server) LameDuck(ctx context.Context) error {
 	s.log.Info("entering lame duck mode, stop accepting new clients",
 		"duration", live.LameDuckDuration, "grace_period", live.LameDuckGracePeriod)
 	_ = ln.Close()
+	s.stopWebSocket()
 	s.stopJetStream()
 
 	s.mu.Lock()

@@ -112,6 +112,9 @@ type Options struct {
 	// none by default.
 	LeafNodes LeafNodeOptions
 
+	// WebSocket is the WebSocket listener (ws.go); off by default.
+	WebSocket WebSocketOptions
+
 	// LameDuckDuration is the time LameDuck spreads the closing of the
 	// clients over, LameDuckGracePeriod (less than it) the wait before the
 	// first close; 0 means DefaultLameDuckDuration and
@@ -183,6 +186,7 @@ func (o Options) WithDefaults() Options {
 		o.FirstPingDelay = 2 * time.Second
 	}
 	o.LeafNodes = o.LeafNodes.withDefaults()
+	o.WebSocket = o.WebSocket.withDefaults()
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -239,6 +243,9 @@ func (o Options) validate() error {
 		return err
 	}
 	if err := o.LeafNodes.validate(); err != nil {
+		return err
+	}
+	if err := o.WebSocket.validate(); err != nil {
 		return err
 	}
 	return o.SystemAccount.validate(o.Authorization)

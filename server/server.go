@@ -55,6 +55,7 @@ type Server struct {
 	leafInterest *leafInterest
 	leafLinks    []*leafLink
 	port         int           // the client port actually bound, set by Start
+	ws           *wsState      // the WebSocket listener (ws.go); nil when off
 	mon          *monitorState // the document builders' own state (monitor.go)
 
 	mu       sync.Mutex // guards the fields below
@@ -166,9 +167,21 @@ func (s *Server) Start() error {
 			return err
 		}
 	}
+	if s.opts.WebSocket.enabled() {
+		if err := s.startWebSocket(); err != nil {
+			_ = ln.Close()
+			if s.js != nil {
+				s.js.Shutdown()
+			}
+			return err
+		}
+	}
 	if s.opts.HTTPPort != 0 || s.opts.HTTPSPort != 0 {
 		if err := s.startMonitoring(); err != nil {
 			_ = ln.Close()
+			if s.ws != nil {
+				_ = s.ws.http.Close() // not stopWebSocket: its handlers may wait on s.mu, held here
+			}
 			if s.js != nil {
 				s.js.Shutdown()
 			}
@@ -253,8 +266,13 @@ func (s *Server) acceptLoop(ln net.Listener) {
 // accept registers a new connection, sends INFO and starts its reader and
 // writer goroutines.
 func (s *Server) accept(nc net.Conn) {
-	id := s.nextID.Add(1)
-	c := newConn(s, nc, id)
+	s.admit(newConn(s, nc, s.nextID.Add(1)))
+}
+
+// admit is accept for a connection of either listener: TCP, or WebSocket
+// (ws.go), whose TLS if any was the HTTP server's.
+func (s *Server) admit(c *conn) {
+	id, nc := c.id, c.nc
 	if s.auth().nonce {
 		c.nonce = newNonce()
 	}
@@ -269,7 +287,7 @@ func (s *Server) accept(nc net.Conn) {
 	full := len(s.conns) >= live.MaxConnections
 	// Connections yet to authenticate have a budget of their own, so
 	// that idle sockets cannot take every slot from real clients.
-	full = full || s.auth().required && s.unauthenticated.Load() >= int64(live.MaxUnauthenticated)
+	full = full || s.auth().required && s.preAuth() >= int64(live.MaxUnauthenticated)
 	if !full {
 		s.conns[id] = c
 	}
@@ -284,7 +302,7 @@ func (s *Server) accept(nc net.Conn) {
 	}
 	c.log.Info("client connected")
 	c.countUnauthenticated()
-	if s.opts.TLS.enabled() {
+	if s.opts.TLS.enabled() && !c.ws {
 		// The handshake waits on the client: it runs on the reader
 		// goroutine, which starts the writer once the socket is TLS.
 		go func() { defer s.wg.Done(); c.serveTLS(info) }()
@@ -378,6 +396,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if ln != nil {
 		_ = ln.Close()
 	}
+	s.stopWebSocket()
 	s.stopExtensions()
 	s.stopSysRequests()
 	if mon != nil {

@@ -73,6 +73,7 @@ func (s *Server) Varz() Varz {
 		v.SystemAccount = s.opts.SystemAccount.name()
 	}
 	v.JetStream = s.jetStreamVarz()
+	v.Websocket = s.wsVarz()
 	// Every connection is a client's.
 	v.InClientMsgs, v.InClientBytes, v.OutClientMsgs, v.OutClientBytes = v.InMsgs, v.InBytes, v.OutMsgs, v.OutBytes
 	return v

@@ -44,6 +44,7 @@ func options(cfg conf.Config, log *slog.Logger) server.Options {
 		MaxUnauthenticated:    cfg.MaxUnauthenticated,
 		Mappings:              mappings(cfg.Mappings),
 		LeafNodes:             leafNodes(cfg.LeafNodes),
+		WebSocket:             webSocket(cfg.WebSocket),
 		LameDuckDuration:      cfg.LameDuckDuration,
 		LameDuckGracePeriod:   cfg.LameDuckGracePeriod,
 		Logger:                log,
@@ -147,6 +148,18 @@ func subjectPermission(p *conf.SubjectPermission) *server.SubjectPermission {
 		return nil
 	}
 	return &server.SubjectPermission{Allow: p.Allow, Deny: p.Deny}
+}
+
+// webSocket maps the websocket block (nil: no listener).
+func webSocket(w *conf.WebSocket) server.WebSocketOptions {
+	if w == nil {
+		return server.WebSocketOptions{}
+	}
+	return server.WebSocketOptions{
+		Host: w.Host, Port: w.Port, Advertise: w.Advertise, TLS: tlsOptions(w.TLS), NoTLS: w.NoTLS,
+		SameOrigin: w.SameOrigin, AllowedOrigins: w.AllowedOrigins, Compression: w.Compression,
+		HandshakeTimeout: w.HandshakeTimeout,
+	}
 }
 
 // tlsOptions maps the tls block (nil: none).

@@ -159,3 +159,22 @@ func TestLeafNodesErrorsExitTwo(t *testing.T) {
 		})
 	}
 }
+
+func TestOptionsMapsWebSocket(t *testing.T) {
+	t.Parallel()
+	cfg := conf.Default()
+	if got := options(cfg, nil).WebSocket; !reflect.DeepEqual(got, server.WebSocketOptions{}) {
+		t.Errorf("no block: %+v", got)
+	}
+	cfg.WebSocket = &conf.WebSocket{
+		Host: "0.0.0.0", Port: 8443, Advertise: "ws.example.com:443", TLS: &conf.TLS{CertFile: "c", KeyFile: "k"},
+		SameOrigin: true, AllowedOrigins: []string{"https://a"}, Compression: true, HandshakeTimeout: 3,
+	}
+	want := server.WebSocketOptions{
+		Host: "0.0.0.0", Port: 8443, Advertise: "ws.example.com:443", TLS: server.TLSOptions{CertFile: "c", KeyFile: "k"},
+		SameOrigin: true, AllowedOrigins: []string{"https://a"}, Compression: true, HandshakeTimeout: 3,
+	}
+	if got := options(cfg, nil).WebSocket; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+}

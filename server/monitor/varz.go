@@ -26,7 +26,7 @@ type Varz struct {
 	Gateway          struct{}      `json:"gateway"`
 	LeafNode         struct{}      `json:"leaf"`
 	MQTT             struct{}      `json:"mqtt"`
-	Websocket        struct{}      `json:"websocket"`
+	Websocket        WebSocketVarz `json:"websocket"`
 	// JetStream is JetStream's own section (jetstream.Varz), written as
 	// it is; the server always sets it (its zero value is written {}).
 	JetStream        any               `json:"jetstream"`
@@ -64,6 +64,19 @@ type Varz struct {
 	SystemAccount        string     `json:"system_account,omitempty"`
 	SlowConsumerStats    *KindStats `json:"slow_consumer_stats"`
 	StaleConnectionStats *KindStats `json:"stale_connection_stats,omitempty"`
+}
+
+// WebSocketVarz is /varz's websocket section, the reference's fields
+// that bus has; all empty (written {}) without a WebSocket listener.
+type WebSocketVarz struct {
+	Host             string        `json:"host,omitempty"`
+	Port             int           `json:"port,omitempty"`
+	Advertise        string        `json:"advertise,omitempty"`
+	HandshakeTimeout time.Duration `json:"handshake_timeout,omitempty"`
+	NoTLS            bool          `json:"no_tls,omitempty"`
+	SameOrigin       bool          `json:"same_origin,omitempty"`
+	AllowedOrigins   []string      `json:"allowed_origins,omitempty"`
+	Compression      bool          `json:"compression,omitempty"`
 }
 
 // KindStats splits a count by connection kind; bus has clients only.
