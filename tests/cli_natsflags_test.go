@@ -14,8 +14,13 @@ import (
 // nats-server's command line over a .conf file: the flags beat the file,
 // in bus as in the reference (issue 23). Each server gets its own free
 // port from -p, and both get the same -n and --user/--pass.
+//
+// Not parallel: the reference's ConfigureOptions keeps the flags in a
+// package global (FlagSnapshot) that its ReloadOptions merges into every
+// later reload, so a reload test running beside this one got our -p and
+// failed with "config reload not supported for Port". The global is
+// cleared before any parallel test runs.
 func TestCLINATSFlagsBeatTheFileLikeReference(t *testing.T) {
-	t.Parallel()
 	path := filepath.Join(t.TempDir(), "nats.conf")
 	conf := "listen: 127.0.0.1:1\nserver_name: from-file\nmax_payload: 2MB\nauthorization { user: a, password: b }\n"
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
@@ -33,6 +38,7 @@ func TestCLINATSFlagsBeatTheFileLikeReference(t *testing.T) {
 	p := startBusArgs(t, bin, append(flags(busPort), "-m", "0")...)
 
 	opts, err := natsserver.ConfigureOptions(flag.NewFlagSet("nats-server", flag.ContinueOnError), flags(refPort), nil, nil, nil)
+	natsserver.FlagSnapshot = nil
 	if err != nil {
 		t.Fatalf("reference refuses the command line: %v", err)
 	}
