@@ -113,11 +113,10 @@ func (svc *Service) consumerCreate(r apiRequest, kind createSubject, streamName,
 		svc.respondErr(r.reply, typeConsumerCreate, e)
 		return
 	}
-	if e := svc.mayConsume(r.from, cfg, st.config()); e != nil {
+	if e := svc.mayConsume(r.from, &cfg, st.config()); e != nil {
 		svc.respondErr(r.reply, typeConsumerCreate, e)
 		return
 	}
-	cfg.owner = ownerOf(r.from)
 	existed := st.consumer(cfg.Name) != nil
 	c, e := st.createConsumer(cfg, req.Action)
 	if e != nil {

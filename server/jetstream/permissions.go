@@ -13,11 +13,13 @@ func (svc *Service) mayRead(from Rights, subject string) bool {
 	return from == nil || svc.sh.referenceReads || from.MayRead(subject)
 }
 
-// mayConsume checks a consumer config against its creator's rights
+// mayConsume makes the sender of a consumer create or update cfg's
+// owner, if its rights cover what the consumer makes the server do
 // (owner.go): its filters (every subject the stream may hold when it has
-// none) must be readable, its push and dead-letter subjects publishable.
-func (svc *Service) mayConsume(from Rights, cfg consumerConfig, scfg streamConfig) *apiError {
-	return svc.sh.authorize(from, svc.sh.consumerFlow(cfg, scfg))
+// none) readable, its push and dead-letter subjects publishable.
+func (svc *Service) mayConsume(from Rights, cfg *consumerConfig, scfg streamConfig) *apiError {
+	cfg.owner = ownerOf(from)
+	return svc.sh.authorize(from, svc.sh.consumerFlow(*cfg, scfg))
 }
 
 // mayOwn makes the sender of a stream create or update cfg's owner, if
