@@ -58,15 +58,17 @@ func startDeployProc(t *testing.T, argv []string, env ...string) *deployProc {
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
+			// Logged before it is signalled: a waiter reads the log with
+			// its serving line in it.
+			p.mu.Lock()
+			p.log.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
 			if m := servingAddrs.FindStringSubmatch(sc.Text()); m != nil {
 				select {
 				case p.addrs <- m[1:]:
 				default:
 				}
 			}
-			p.mu.Lock()
-			p.log.WriteString(sc.Text() + "\n")
-			p.mu.Unlock()
 		}
 		err := p.cmd.Wait()
 		var ee *exec.ExitError
