@@ -280,6 +280,9 @@ func TestDrain(t *testing.T) {
 	if _, err := nc.Subscribe("d", func(*nats.Msg) { mu.Lock(); count++; mu.Unlock() }); err != nil {
 		t.Fatal(err)
 	}
+	if err := nc.Flush(); err != nil { // the server has the subscription before anything is published
+		t.Fatal(err)
+	}
 	pub := connect(t, busURL(s))
 	for i := 0; i < 100; i++ {
 		_ = pub.Publish("d", nil)
