@@ -17,14 +17,7 @@ import (
 // makes a missing one a failure).
 func nodeScript(t *testing.T, script, url string) {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	modules := filepath.Join("node", "node_modules")
-	if _, serr := os.Stat(modules); err != nil || serr != nil {
-		if os.Getenv("REQUIRE_NODE_TESTS") == "1" {
-			t.Fatalf("node (%v) or %s (%v) missing", err, modules, serr)
-		}
-		t.Skip("node or tests/node/node_modules missing: cd tests/node && npm ci")
-	}
+	node := nodeInstalled(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, script, url)
@@ -34,6 +27,22 @@ func nodeScript(t *testing.T, script, url string) {
 		t.Fatalf("node %s against %s: %v\n%s", script, url, err, out)
 	}
 	t.Logf("%s", out)
+}
+
+// nodeInstalled is node's path, once node and tests/node's npm packages
+// are there; it skips the test otherwise, or fails it with
+// REQUIRE_NODE_TESTS=1.
+func nodeInstalled(t *testing.T) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	modules := filepath.Join("node", "node_modules")
+	if _, serr := os.Stat(modules); err != nil || serr != nil {
+		if os.Getenv("REQUIRE_NODE_TESTS") == "1" {
+			t.Fatalf("node (%v) or %s (%v) missing", err, modules, serr)
+		}
+		t.Skip("node or tests/node/node_modules missing: cd tests/node && npm ci")
+	}
+	return node
 }
 
 // TestNodeClientKeyValueAndObjectStore: the JavaScript client's
