@@ -27,6 +27,7 @@ import (
 //	      no_randomize: true                       # or dont_randomize
 //	      tls { ca_file, cert_file, key_file, insecure, timeout }
 //	      dial_timeout: 1s, first_info_timeout: 1s
+//	      ws_compression: true, ws_no_masking: true  # for ws:// and wss:// urls
 //	      disabled: false
 //	    }
 //	  ]
@@ -35,7 +36,7 @@ import (
 // bus is a leaf, not a hub: the keys with which nats-server listens for
 // leaf nodes (port, authorization, tls at the top of the block …) and
 // those that shape features bus's leaf connections lack (compression,
-// websocket, proxy …) are refused, naming the key, rather than ignored,
+// proxy …) are refused, naming the key, rather than ignored,
 // since a config that sets them expects something bus would not do. An
 // off value of such a key (compression: off, hub: false) asks for nothing
 // and is accepted.
@@ -52,8 +53,9 @@ type LeafNodes struct {
 
 // LeafRemote is one entry of leafnodes.remotes.
 type LeafRemote struct {
-	// URLs are nats://, tls:// or nats-leaf:// URLs, duplicates dropped
-	// as nats-server drops them; user and password may be in them.
+	// URLs are nats://, tls:// or nats-leaf:// URLs, or all ws:// or
+	// wss:// (the hub's websocket listener), duplicates dropped as
+	// nats-server drops them; user and password may be in them.
 	URLs        []string
 	NoRandomize bool
 	// Credentials is a .creds file; Nkey a user nkey seed. At most one.
@@ -71,6 +73,10 @@ type LeafRemote struct {
 	FirstInfoTimeout time.Duration
 	// Disabled remotes are kept in the config but never dialed.
 	Disabled bool
+	// WSCompression and WSNoMasking are ws_compression and
+	// ws_no_masking, for ws:// and wss:// URLs.
+	WSCompression bool
+	WSNoMasking   bool
 }
 
 // LeafTLS is a remote's tls block.
@@ -105,8 +111,6 @@ var (
 	}
 	leafRemoteUnsupported = map[string]string{
 		"hub":                       "bus cannot be the hub side of a link it dials",
-		"ws_compression":            "bus does not dial websocket remotes",
-		"ws_no_masking":             "bus does not dial websocket remotes",
 		"jetstream_cluster_migrate": "bus has no JetStream cluster to migrate",
 		"isolate_leafnode_interest": "bus's leaf connections do not isolate interest",
 		"request_isolation":         "bus's leaf connections do not isolate interest",
@@ -121,7 +125,7 @@ var (
 		{"cert_match_skip_invalid"}, {"ocsp_peer"}, {"certs", "certificates"}, {"min_version"},
 	}
 	leafOffOK = []string{
-		"compression", "isolate_leafnode_interest", "no_advertise", "hub", "ws_compression", "ws_no_masking",
+		"compression", "isolate_leafnode_interest", "no_advertise", "hub",
 		"jetstream_cluster_migrate", "request_isolation", "ignore_discovered_servers", "handshake_first",
 	}
 )
@@ -238,6 +242,10 @@ func (p *blockParser) leafRemote(path string, m map[string]any) (LeafRemote, boo
 			r.FirstInfoTimeout = p.duration(fpath, v)
 		case "disabled":
 			r.Disabled = p.boolean(fpath, v)
+		case "ws_compression":
+			r.WSCompression = p.boolean(fpath, v)
+		case "ws_no_masking":
+			r.WSNoMasking = p.boolean(fpath, v)
 		default:
 			p.unsupported(fpath, v, leafRemoteUnsupported[name])
 		}
@@ -247,6 +255,15 @@ func (p *blockParser) leafRemote(path string, m map[string]any) (LeafRemote, boo
 	}
 	if r.Credentials != "" && r.Nkey != "" {
 		p.bad(path, "credentials and nkey are exclusive: set one")
+	}
+	ws := 0
+	for _, u := range r.URLs {
+		if strings.HasPrefix(u, "ws://") || strings.HasPrefix(u, "wss://") {
+			ws++
+		}
+	}
+	if ws != 0 && ws != len(r.URLs) {
+		p.bad(path+".url", "cannot mix websocket (ws://, wss://) and other urls, as nats-server refuses")
 	}
 	return r, len(p.errs) == before
 }
@@ -289,10 +306,8 @@ func leafURLProblem(s string) string {
 	switch {
 	case err != nil:
 		return "does not parse as a URL"
-	case u.Scheme == "ws" || u.Scheme == "wss":
-		return "is a websocket URL; bus dials nats://, tls:// or nats-leaf:// remotes"
-	case u.Scheme != "nats" && u.Scheme != "tls" && u.Scheme != "nats-leaf":
-		return "needs the scheme nats://, tls:// or nats-leaf://"
+	case !slices.Contains([]string{"nats", "tls", "nats-leaf", "ws", "wss"}, u.Scheme):
+		return "needs the scheme nats://, tls://, nats-leaf://, ws:// or wss://"
 	case u.Hostname() == "":
 		return "has no host"
 	}

@@ -85,6 +85,30 @@ disabled = true
 	}
 }
 
+// A remote reaching its hub's websocket listener, in nats-server's
+// format with its aliases for the websocket keys.
+func TestLeafNodesWebSocketRemote(t *testing.T) {
+	t.Parallel()
+	got, err := Load(writeConfig(t, "nats.conf", `
+leafnodes {
+  remotes [
+    { urls: ["wss://hub1:443", "wss://hub2"], ws_compression: true, ws_no_masking: true }
+    { url: "ws://hub3:8080", websocket_compress: true, websocket_no_masking: false }
+  ]
+}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []LeafRemote{
+		{URLs: []string{"wss://hub1:443", "wss://hub2"}, WSCompression: true, WSNoMasking: true},
+		{URLs: []string{"ws://hub3:8080"}, WSCompression: true},
+	}
+	if !reflect.DeepEqual(got.LeafNodes.Remotes, want) {
+		t.Errorf("remotes:\n got %+v\nwant %+v", got.LeafNodes.Remotes, want)
+	}
+}
+
 // nats-server's aliases name the same settings.
 func TestLeafNodesAliases(t *testing.T) {
 	t.Parallel()
@@ -128,7 +152,6 @@ leafnodes:
     - url: nats://hub
       hub: false
       compression: disabled
-      ws_compression: false
       ignore_discovered_servers: false
       tls: {handshake_first: false}
 `), nil)
@@ -160,7 +183,8 @@ func TestLeafNodesBadValues(t *testing.T) {
 		{"no_url", "  remotes: [{account: $G}]", "leafnodes.remotes[0]", ErrBadValue, "needs a url"},
 		{"url_scheme", "  remotes: [{url: http://hub:7422}]", "leafnodes.remotes[0].url", ErrBadValue, `"http://hub:7422" needs the scheme nats://`},
 		{"url_no_scheme", "  remotes: [{url: hub:7422}]", "leafnodes.remotes[0].url", ErrBadValue, "needs the scheme"},
-		{"url_websocket", "  remotes: [{url: ws://hub:443}]", "leafnodes.remotes[0].url", ErrBadValue, "websocket"},
+		{"url_websocket_mixed", "  remotes: [{urls: [ws://hub:443, nats://hub]}]", "leafnodes.remotes[0].url", ErrBadValue, "cannot mix websocket"},
+		{"ws_compression_not_bool", "  remotes: [{url: wss://hub, ws_compression: maybe}]", "leafnodes.remotes[0].ws_compression", ErrBadValue, `"maybe" is not a boolean`},
 		{"url_no_host", "  remotes: [{url: \"nats://:7422\"}]", "leafnodes.remotes[0].url", ErrBadValue, "has no host"},
 		{"url_port", "  remotes: [{url: \"nats://hub:70000\"}]", "leafnodes.remotes[0].url", ErrBadValue, "port out of range"},
 		{"url_password_hidden", "  remotes: [{url: \"http://u:secret@hub\"}]", "leafnodes.remotes[0].url", ErrBadValue, `"http://u:xxxxx@hub"`},
@@ -197,7 +221,6 @@ func TestLeafNodesBadValues(t *testing.T) {
 		// Remote features bus's link lacks.
 		{"hub", "  remotes: [{url: nats://hub, hub: true}]", "leafnodes.remotes[0].hub", ErrOutOfRange, "hub side"},
 		{"proxy", "  remotes: [{url: nats://hub, proxy: {url: \"http://p:3128\"}}]", "leafnodes.remotes[0].proxy", ErrOutOfRange, "proxy"},
-		{"ws_alias", "  remotes: [{url: nats://hub, websocket_no_masking: true}]", "leafnodes.remotes[0].ws_no_masking", ErrOutOfRange, "websocket"},
 		{"compression", "  remotes: [{url: nats://hub, compression: s2_fast}]", "leafnodes.remotes[0].compression", ErrOutOfRange, "not compressed"},
 		{"js_migrate", "  remotes: [{url: nats://hub, js_cluster_migrate: true}]", "leafnodes.remotes[0].jetstream_cluster_migrate", ErrOutOfRange, "no JetStream cluster"},
 	}

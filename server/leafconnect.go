@@ -12,14 +12,17 @@ import (
 
 // leafInfo is what bus reads of a hub's INFO on a leaf link.
 type leafInfo struct {
-	ServerID      string   `json:"server_id"`
-	Name          string   `json:"server_name"`
-	CID           uint64   `json:"client_id"`
-	Nonce         string   `json:"nonce"`
-	TLSRequired   bool     `json:"tls_required"`
-	Headers       bool     `json:"headers"`
-	Domain        string   `json:"domain"`
-	LeafNodeURLs  []string `json:"leafnode_urls"`
+	ServerID     string   `json:"server_id"`
+	Name         string   `json:"server_name"`
+	CID          uint64   `json:"client_id"`
+	Nonce        string   `json:"nonce"`
+	TLSRequired  bool     `json:"tls_required"`
+	Headers      bool     `json:"headers"`
+	Domain       string   `json:"domain"`
+	LeafNodeURLs []string `json:"leafnode_urls"`
+	// WSConnectURLs are the hub cluster's WebSocket listeners, which a
+	// link dialed over ws:// or wss:// learns in place of LeafNodeURLs.
+	WSConnectURLs []string `json:"ws_connect_urls"`
 	InfoOnConnect bool     `json:"info_on_connect"`
 	// Import and Export are the leaf user's rights on the hub: what bus
 	// may receive (subscribe to) and send (publish) across the link.

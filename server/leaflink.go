@@ -157,27 +157,13 @@ func (l *leafLink) nextURL() *url.URL {
 func (l *leafLink) connect() (*conn, error) {
 	s, r := l.srv, &l.remote
 	u := l.nextURL()
-	ctx, cancel := context.WithTimeout(context.Background(), r.DialTimeout)
-	defer cancel()
-	var d net.Dialer
-	raw, err := d.DialContext(ctx, "tcp", u.Host)
+	dial := l.dialTCP
+	if isWebSocketURL(u) {
+		dial = l.dialWebSocket
+	}
+	raw, nc, info, err := dial(u)
 	if err != nil {
 		return nil, err
-	}
-	info, rest, err := readLeafInfo(raw, r.FirstInfoTimeout)
-	if err != nil {
-		_ = raw.Close()
-		return nil, fmt.Errorf("%s: %w", u.Redacted(), err)
-	}
-	var nc net.Conn = raw
-	if rest != nil {
-		nc = rest
-	}
-	if info.TLSRequired || u.Scheme == "tls" || r.TLS != nil {
-		if nc, err = l.handshake(raw, u); err != nil {
-			_ = raw.Close()
-			return nil, fmt.Errorf("%s: tls: %w", u.Redacted(), err)
-		}
 	}
 	connect, err := s.leafConnect(r, u, info.Nonce)
 	if err != nil {
@@ -185,6 +171,9 @@ func (l *leafLink) connect() (*conn, error) {
 		return nil, err
 	}
 	c := s.newLeafConn(l, raw, nc, u, info)
+	if ws, ok := raw.(*wsConn); ok {
+		ws.reason = c.closeReason
+	}
 	c.out.appendControl(connect)
 	if !l.up(c) {
 		c.out.close()
@@ -198,6 +187,36 @@ func (l *leafLink) connect() (*conn, error) {
 	go func() { defer s.wg.Done(); c.readLoop() }()
 	s.log.Info("leafnode connected", "remote", u.Redacted(), "hub", info.ServerID, "hub_name", info.Name, "cid", c.id)
 	return c, nil
+}
+
+// dialTCP opens a nats:// or tls:// link up to the hub's INFO,
+// upgrading to TLS when asked. raw is the socket, nc what the reader and
+// writer use (raw, or TLS over it, or either with bytes read ahead).
+func (l *leafLink) dialTCP(u *url.URL) (raw, nc net.Conn, info leafInfo, err error) {
+	r := &l.remote
+	ctx, cancel := context.WithTimeout(context.Background(), r.DialTimeout)
+	defer cancel()
+	var d net.Dialer
+	raw, err = d.DialContext(ctx, "tcp", u.Host)
+	if err != nil {
+		return nil, nil, info, err
+	}
+	info, rest, err := readLeafInfo(raw, r.FirstInfoTimeout)
+	if err != nil {
+		_ = raw.Close()
+		return nil, nil, info, fmt.Errorf("%s: %w", u.Redacted(), err)
+	}
+	nc = raw
+	if rest != nil {
+		nc = rest
+	}
+	if info.TLSRequired || u.Scheme == "tls" || r.TLS != nil {
+		if nc, err = l.handshake(raw, u); err != nil {
+			_ = raw.Close()
+			return nil, nil, info, fmt.Errorf("%s: tls: %w", u.Redacted(), err)
+		}
+	}
+	return raw, nc, info, nil
 }
 
 // up records c as the link's connection and counts its goroutines;
@@ -275,32 +294,9 @@ func (b *bufferedConn) Read(p []byte) (int, error) { return b.r.Read(p) }
 // handshake makes the link TLS, verifying the hub as the remote's tls
 // block says.
 func (l *leafLink) handshake(raw net.Conn, u *url.URL) (net.Conn, error) {
-	cfg := &tls.Config{ServerName: u.Hostname(), MinVersion: tls.VersionTLS12}
-	timeout := DefaultTLSTimeout
-	if t := l.remote.TLS; t != nil {
-		timeout = t.Timeout
-		if t.ServerName != "" {
-			cfg.ServerName = t.ServerName
-		}
-		cfg.InsecureSkipVerify = t.InsecureSkipVerify
-		if t.CAFile != "" {
-			pem, err := os.ReadFile(t.CAFile)
-			if err != nil {
-				return nil, fmt.Errorf("ca_file: %w", err)
-			}
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("ca_file %q holds no PEM certificate", t.CAFile)
-			}
-			cfg.RootCAs = pool
-		}
-		if t.CertFile != "" {
-			cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
-			if err != nil {
-				return nil, err
-			}
-			cfg.Certificates = []tls.Certificate{cert}
-		}
+	cfg, timeout, err := l.tlsConfig(u)
+	if err != nil {
+		return nil, err
 	}
 	tc := tls.Client(raw, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -309,6 +305,41 @@ func (l *leafLink) handshake(raw net.Conn, u *url.URL) (net.Conn, error) {
 		return nil, err
 	}
 	return tc, nil
+}
+
+// tlsConfig is the client side of the remote's tls block for a dial of
+// u, and the bound on its handshake.
+func (l *leafLink) tlsConfig(u *url.URL) (*tls.Config, time.Duration, error) {
+	cfg := &tls.Config{ServerName: u.Hostname(), MinVersion: tls.VersionTLS12}
+	timeout := DefaultTLSTimeout
+	t := l.remote.TLS
+	if t == nil {
+		return cfg, timeout, nil
+	}
+	timeout = t.Timeout
+	if t.ServerName != "" {
+		cfg.ServerName = t.ServerName
+	}
+	cfg.InsecureSkipVerify = t.InsecureSkipVerify
+	if t.CAFile != "" {
+		pem, err := os.ReadFile(t.CAFile)
+		if err != nil {
+			return nil, 0, fmt.Errorf("ca_file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, 0, fmt.Errorf("ca_file %q holds no PEM certificate", t.CAFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if t.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		if err != nil {
+			return nil, 0, err
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, timeout, nil
 }
 
 // newLeafConn makes the conn of a joined link: the hub's protocol
@@ -322,7 +353,11 @@ func (s *Server) newLeafConn(l *leafLink, raw, nc net.Conn, u *url.URL, info lea
 	ls := &leafState{link: l, url: u, info: info, down: make(chan struct{})}
 	ls.setRights(info, &l.remote)
 	c.leaf = ls
-	l.learnURLs(info.LeafNodeURLs, u)
+	if isWebSocketURL(u) {
+		l.learnURLs(info.WSConnectURLs, u)
+	} else {
+		l.learnURLs(info.LeafNodeURLs, u)
+	}
 	return c
 }
 

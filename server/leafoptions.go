@@ -2,7 +2,9 @@ package server
 
 import (
 	"fmt"
+	"net"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/bus-dev/bus/subjects"
@@ -65,6 +67,13 @@ type LeafRemote struct {
 	// means the defaults.
 	DialTimeout      time.Duration
 	FirstInfoTimeout time.Duration
+	// WebSocketCompression offers permessage-deflate on ws:// and wss://
+	// URLs (nats-server's ws_compression); WebSocketNoMasking is its
+	// ws_no_masking, accepted for its configs: bus masks its frames
+	// anyway (leafws.go). Neither does anything on other URLs, as in
+	// the reference.
+	WebSocketCompression bool
+	WebSocketNoMasking   bool
 }
 
 // LeafTLS is a remote's tls block.
@@ -112,10 +121,18 @@ func (o LeafNodeOptions) validate() error {
 		if len(r.URLs) == 0 {
 			return fmt.Errorf("%s: no url", where)
 		}
-		for _, u := range r.URLs {
-			if _, err := parseLeafURL(u); err != nil {
+		ws := 0
+		for _, raw := range r.URLs {
+			u, err := parseLeafURL(raw)
+			if err != nil {
 				return fmt.Errorf("%s: %w", where, err)
 			}
+			if isWebSocketURL(u) {
+				ws++
+			}
+		}
+		if ws != 0 && ws != len(r.URLs) {
+			return fmt.Errorf("%s: cannot have a mix of websocket and non-websocket urls", where)
 		}
 		if r.Credentials != "" && r.Nkey != "" {
 			return fmt.Errorf("%s: credentials and nkey are exclusive", where)
@@ -146,16 +163,21 @@ func parseLeafURL(raw string) (*url.URL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("url %q: %w", raw, err)
 	}
+	port := DefaultLeafPort
 	switch u.Scheme {
 	case "nats", "tls", "nats-leaf":
+	case "ws":
+		port = 80
+	case "wss":
+		port = 443
 	default:
-		return nil, fmt.Errorf("url %q: scheme must be nats:// or tls://", raw)
+		return nil, fmt.Errorf("url %q: scheme must be nats://, tls://, ws:// or wss://", raw)
 	}
 	if u.Hostname() == "" {
 		return nil, fmt.Errorf("url %q: no host", raw)
 	}
 	if u.Port() == "" {
-		u.Host = fmt.Sprintf("%s:%d", u.Hostname(), DefaultLeafPort)
+		u.Host = net.JoinHostPort(u.Hostname(), strconv.Itoa(port))
 	}
 	return u, nil
 }

@@ -188,11 +188,7 @@ func (s *Server) wsUpgrade(w http.ResponseWriter, r *http.Request) {
 	wc.SetReadLimit(wsMaxMessage(s.liveOpts().MaxPayload))
 	ws := &wsConn{Conn: nc, ws: wc}
 	c := newConn(s, ws, s.nextID.Add(1))
-	ws.reason = func() string {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.reason
-	}
+	ws.reason = c.closeReason
 	c.ws = true
 	s.admit(c)
 }
@@ -244,6 +240,30 @@ type wsConn struct {
 	net.Conn
 	ws     *websocket.Conn
 	reason func() string
+	// sock, when set, is the socket under a stream bus dialed, whose
+	// addresses the stream does not know.
+	sock net.Conn
+}
+
+func (w *wsConn) RemoteAddr() net.Addr {
+	if w.sock != nil {
+		return w.sock.RemoteAddr()
+	}
+	return w.Conn.RemoteAddr()
+}
+
+func (w *wsConn) LocalAddr() net.Addr {
+	if w.sock != nil {
+		return w.sock.LocalAddr()
+	}
+	return w.Conn.LocalAddr()
+}
+
+// closeReason is why the connection closed, "" while it is open.
+func (c *conn) closeReason() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reason
 }
 
 func (w *wsConn) Close() error {

@@ -81,6 +81,7 @@ func leafNodes(l *conf.LeafNodes) server.LeafNodeOptions {
 			URLs: r.URLs, NoRandomize: r.NoRandomize, Credentials: r.Credentials, Nkey: r.Nkey,
 			DenyImports: r.DenyImports, DenyExports: r.DenyExports, Account: r.Account,
 			DialTimeout: r.DialTimeout, FirstInfoTimeout: r.FirstInfoTimeout,
+			WebSocketCompression: r.WSCompression, WebSocketNoMasking: r.WSNoMasking,
 		}
 		if t := r.TLS; t != nil {
 			remote.TLS = &server.LeafTLS{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, InsecureSkipVerify: t.Insecure, Timeout: t.Timeout}

@@ -127,6 +127,7 @@ func TestOptionsMapsLeafNodes(t *testing.T) {
 			TLS: &conf.LeafTLS{CAFile: "ca", CertFile: "c", KeyFile: "k", Insecure: true, Timeout: 5}},
 		{URLs: []string{"nats://off:1"}, Disabled: true},
 		{URLs: []string{"tls://b:2", "tls://c:3"}, Nkey: "SU…"},
+		{URLs: []string{"wss://hub:443/nats"}, WSCompression: true, WSNoMasking: true},
 	}}
 	got := options(cfg, nil).LeafNodes
 	want := server.LeafNodeOptions{ReconnectInterval: 2, Remotes: []server.LeafRemote{
@@ -134,6 +135,7 @@ func TestOptionsMapsLeafNodes(t *testing.T) {
 			DenyImports: []string{"i"}, DenyExports: []string{"e"}, DialTimeout: 3, FirstInfoTimeout: 4,
 			TLS: &server.LeafTLS{CAFile: "ca", CertFile: "c", KeyFile: "k", InsecureSkipVerify: true, Timeout: 5}},
 		{URLs: []string{"tls://b:2", "tls://c:3"}, Nkey: "SU…"},
+		{URLs: []string{"wss://hub:443/nats"}, WebSocketCompression: true, WebSocketNoMasking: true},
 	}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("leafnodes:\n got %+v\nwant %+v", got, want)
