@@ -33,7 +33,9 @@
 //     goroutines above over the library's stream (github.com/coder/websocket
 //     reads and writes frames inside the reader's and writer's calls; it
 //     starts no goroutine of its own per connection). stopWebSocket
-//     closes the listener and waits for the sockets and handlers.
+//     closes the listener and waits for the sockets and handlers. A leaf
+//     link to a ws:// or wss:// remote (leafws.go) is dialed the same way
+//     from its supervisor goroutine and then runs as any leaf link.
 //   - The monitoring front end's, when enabled (see server/monitor): its
 //     serve loops and history sampler, which Shutdown stops and waits
 //     for (monitor.Server.Shutdown) before JetStream stops. They call
