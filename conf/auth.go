@@ -31,6 +31,10 @@ type User struct {
 	Password    string
 	Nkey        string
 	Permissions *Permissions
+	// AllowedConnectionTypes are nats-server's allowed_connection_types
+	// (STANDARD, WEBSOCKET, LEAFNODE, LEAFNODE_WS, MQTT, MQTT_WS,
+	// IN_PROCESS), upper-cased; nil allows every type.
+	AllowedConnectionTypes []string
 }
 
 // Permissions are a user's publish and subscribe rights.
@@ -221,6 +225,7 @@ func (p *blockParser) users(path string, raw any) []User {
 		var u User
 		f := p.fields(upath, m, [][]string{
 			{"user", "username"}, {"password", "pass"}, {"nkey"}, {"permissions", "permission", "authorization"},
+			{"allowed_connection_types", "connection_types", "clients"},
 		})
 		for _, name := range slices.Sorted(maps.Keys(f)) {
 			v, fpath := f[name], upath+"."+name
@@ -233,6 +238,8 @@ func (p *blockParser) users(path string, raw any) []User {
 				u.Nkey = p.str(fpath, v)
 			case "permissions":
 				u.Permissions = p.permissions(fpath, v)
+			case "allowed_connection_types":
+				u.AllowedConnectionTypes = p.connectionTypes(fpath, v)
 			}
 		}
 		if u.Name == "" && u.Nkey == "" {
@@ -241,6 +248,25 @@ func (p *blockParser) users(path string, raw any) []User {
 		users = append(users, u)
 	}
 	return users
+}
+
+// connectionTypes are nats-server's names for how a client connects.
+var connectionTypes = []string{"STANDARD", "WEBSOCKET", "LEAFNODE", "LEAFNODE_WS", "MQTT", "MQTT_WS", "IN_PROCESS"}
+
+// connectionTypes reads allowed_connection_types: a name or a list of
+// them, in any case.
+func (p *blockParser) connectionTypes(path string, raw any) []string {
+	list := p.strings(path, raw)
+	out := make([]string, 0, len(list))
+	for _, t := range list {
+		up := strings.ToUpper(t)
+		if !slices.Contains(connectionTypes, up) {
+			p.bad(path, "%q is not a connection type (%s)", t, strings.Join(connectionTypes, ", "))
+			continue
+		}
+		out = append(out, up)
+	}
+	return out
 }
 
 func (p *blockParser) permissions(path string, raw any) *Permissions {

@@ -3,6 +3,7 @@ package conf
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -143,5 +144,36 @@ func TestAuthorizationIsFileOnly(t *testing.T) {
 	errs := keyErrors(t, err)
 	if len(errs) != 1 || errs[0].Key != "BUS_AUTHORIZATION" || !errors.Is(errs[0], ErrUnknownKey) {
 		t.Errorf("got %v, want an unknown BUS_AUTHORIZATION", err)
+	}
+}
+
+// A user's allowed_connection_types, in nats-server's format and with its
+// aliases, upper-cased; an unknown type is refused naming it.
+func TestLoadAllowedConnectionTypes(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(writeConfig(t, "nats.conf", `
+authorization {
+  users: [
+    {user: web, password: p, allowed_connection_types: ["websocket", "STANDARD"]}
+    {user: leaf, password: p, connection_types: LEAFNODE}
+    {user: any, password: p}
+  ]
+}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := [][]string{}
+	for _, u := range cfg.Authorization.Users {
+		got = append(got, u.AllowedConnectionTypes)
+	}
+	want := [][]string{{"WEBSOCKET", "STANDARD"}, {"LEAFNODE"}, nil}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("allowed connection types: got %q, want %q", got, want)
+	}
+	_, err = Load(writeConfig(t, "nats.conf", `authorization { users: [{user: a, password: p, clients: [STANDARD, HTTP]}] }`), nil)
+	kes := keyErrors(t, err)
+	if len(kes) != 1 || kes[0].Key != "authorization.users[0].allowed_connection_types" || !strings.Contains(kes[0].Error(), `"HTTP" is not a connection type`) {
+		t.Errorf("an unknown connection type: %v", err)
 	}
 }

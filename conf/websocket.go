@@ -42,18 +42,17 @@ type WebSocket struct {
 
 // wsUnsupported are the block's keys bus refuses, with why.
 var wsUnsupported = map[string]string{
-	"authorization":      "bus's WebSocket clients authenticate like TCP ones (the top-level authorization block); a WebSocket-only override is not in bus yet",
-	"no_auth_user":       "bus's WebSocket clients take the top-level no_auth_user; a WebSocket-only one is not in bus yet",
-	"jwt_cookie":         noJWT,
-	"user_cookie":        "bus does not read credentials from cookies yet; clients send them in CONNECT",
-	"pass_cookie":        "bus does not read credentials from cookies yet; clients send them in CONNECT",
-	"token_cookie":       "bus does not read credentials from cookies yet; clients send them in CONNECT",
-	"headers":            "bus does not add response headers to the WebSocket handshake yet",
-	"ping_interval":      "bus pings WebSocket clients at the top-level ping_interval",
-	"tls_map":            "bus does not map WebSocket client certificates to users",
-	"tls_pinned_certs":   "bus does not pin WebSocket client certificates",
-	"tls_ocsp_peer":      "bus does not check OCSP",
-	"allowed_conn_types": "bus has no allowed_connection_types yet",
+	"authorization":    "bus's WebSocket clients authenticate like TCP ones (the top-level authorization block); a WebSocket-only override is not in bus yet",
+	"no_auth_user":     "bus's WebSocket clients take the top-level no_auth_user; a WebSocket-only one is not in bus yet",
+	"jwt_cookie":       noJWT,
+	"user_cookie":      "bus does not read credentials from cookies yet; clients send them in CONNECT",
+	"pass_cookie":      "bus does not read credentials from cookies yet; clients send them in CONNECT",
+	"token_cookie":     "bus does not read credentials from cookies yet; clients send them in CONNECT",
+	"headers":          "bus does not add response headers to the WebSocket handshake yet",
+	"ping_interval":    "bus pings WebSocket clients at the top-level ping_interval",
+	"tls_map":          "bus does not map WebSocket client certificates to users",
+	"tls_pinned_certs": "bus does not pin WebSocket client certificates",
+	"tls_ocsp_peer":    "bus does not check OCSP",
 }
 
 // websocket parses the block.

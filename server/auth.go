@@ -19,6 +19,9 @@ import (
 type identity struct {
 	name  string       // user name or public nkey, for logs; "" for a token or no auth
 	perms *permissions // nil allows everything
+	// connTypes are the connection types the user may connect as; nil
+	// allows every type (conntypes.go).
+	connTypes map[string]bool
 	// system marks a user of the system account (sysaccount.go), whose
 	// connections live in its own subject space.
 	system bool
@@ -84,6 +87,7 @@ func newAuthenticator(a Authorization, tlsMap bool) *authenticator {
 			perms = compilePermissions(u.Permissions)
 		}
 		e := &identityEntry{password: u.Password, nkey: u.Nkey, id: &identity{name: u.label(), perms: perms, nkey: u.Nkey, secret: u.Password}}
+		e.id.connTypes, _ = compileConnTypes(u.AllowedConnectionTypes) // validated
 		if u.Nkey != "" {
 			au.nkeys[u.Nkey] = e
 		} else {

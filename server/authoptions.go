@@ -69,6 +69,10 @@ type User struct {
 	// Permissions are what the user may do; nil takes
 	// Authorization.DefaultPermissions, and nil there allows everything.
 	Permissions *Permissions
+	// AllowedConnectionTypes limits how the user may connect, by
+	// nats-server's names (ConnTypeStandard, ConnTypeWebSocket …, in
+	// any case); empty allows every type.
+	AllowedConnectionTypes []string
 }
 
 // label is how logs name the user: its name, or its public nkey, never a
@@ -151,6 +155,9 @@ func (a Authorization) validate() error {
 		seen[u.label()] = true
 		if err := u.Permissions.validate(); err != nil {
 			return fmt.Errorf("server: authorization users[%d] (%q) permissions: %w", i, u.label(), err)
+		}
+		if _, err := compileConnTypes(u.AllowedConnectionTypes); err != nil {
+			return fmt.Errorf("server: authorization users[%d] (%q) allowed_connection_types: %w", i, u.label(), err)
 		}
 	}
 	if a.NoAuthUser != "" && !seen[a.NoAuthUser] {

@@ -89,6 +89,9 @@ func (c *conn) authenticate(cr credentials) error {
 		return nil
 	}
 	id, fail := a.authenticate(cr, c.nonce, c.peerCert)
+	if fail == nil && !id.allowsConnType(c.connType()) {
+		fail = &authFailure{user: id.name, reason: "connection type " + c.connType() + " not allowed"}
+	}
 	if fail != nil {
 		c.srv.authFailures.Add(1)
 		c.log.Warn("authorization violation", "user", fail.user, "reason", fail.reason)

@@ -102,6 +102,9 @@ func restartKeys(old, new Options) []string {
 	check("max_pending_total", old.MaxPendingTotal == new.MaxPendingTotal)
 	check("mappings", reflect.DeepEqual(old.Mappings, new.Mappings))
 	check("leafnodes", reflect.DeepEqual(old.LeafNodes, new.LeafNodes))
+	// As in the reference, the websocket block takes no reload: its
+	// users and permissions are authorization's, which does.
+	check("websocket", reflect.DeepEqual(old.WebSocket, new.WebSocket))
 	check("system_account", old.SystemAccount.name() == new.SystemAccount.name())
 	check("authorization.reference_stored_reads", old.Authorization.ReferenceStoredReads == new.Authorization.ReferenceStoredReads)
 	o, n := old.TLS, new.TLS
@@ -117,7 +120,7 @@ func restartKeys(old, new Options) []string {
 		o.PingInterval, o.MaxPingsOut, o.WriteDeadline, o.MaxUnauthenticated, o.FirstPingDelay = 0, 0, 0, 0, 0
 		o.LameDuckDuration, o.LameDuckGracePeriod = 0, 0
 		o.JetStreamLimits, o.JetStreamBatchLimits = live.JetStreamLimits, live.JetStreamBatchLimits
-		o.LeafNodes = live.LeafNodes
+		o.LeafNodes, o.WebSocket = live.LeafNodes, live.WebSocket
 		return o
 	}
 	if !reflect.DeepEqual(rest(old), rest(new)) {
@@ -177,7 +180,7 @@ func (c *conn) reauthorize(au *authenticator) {
 		return
 	}
 	id := au.reidentify(old)
-	if id == nil || id.system != old.system {
+	if id == nil || id.system != old.system || !id.allowsConnType(c.connType()) {
 		c.revoke(old.name)
 		return
 	}

@@ -65,6 +65,9 @@ func (a SystemAccount) validate(auth Authorization) error {
 		if err := u.Permissions.validate(); err != nil {
 			return fmt.Errorf("server: system account users[%d] (%q) permissions: %w", i, u.label(), err)
 		}
+		if _, err := compileConnTypes(u.AllowedConnectionTypes); err != nil {
+			return fmt.Errorf("server: system account users[%d] (%q) allowed_connection_types: %w", i, u.label(), err)
+		}
 	}
 	return nil
 }
@@ -85,6 +88,7 @@ func (au *authenticator) addSystemUsers(a SystemAccount) {
 	}
 	for _, u := range a.Users {
 		id := &identity{name: u.label(), perms: compilePermissions(u.Permissions), system: true, nkey: u.Nkey, secret: u.Password}
+		id.connTypes, _ = compileConnTypes(u.AllowedConnectionTypes) // validated
 		e := &identityEntry{password: u.Password, nkey: u.Nkey, id: id}
 		if u.Nkey != "" {
 			keys[u.Nkey] = e

@@ -60,13 +60,27 @@ func refOptions(a server.Authorization) *natsserver.Options {
 		if p == nil {
 			p = a.DefaultPermissions
 		}
+		types := refConnTypes(u.AllowedConnectionTypes)
 		if u.Nkey != "" {
-			o.Nkeys = append(o.Nkeys, &natsserver.NkeyUser{Nkey: u.Nkey, Permissions: refPermissions(p)})
+			o.Nkeys = append(o.Nkeys, &natsserver.NkeyUser{Nkey: u.Nkey, Permissions: refPermissions(p), AllowedConnectionTypes: types})
 			continue
 		}
-		o.Users = append(o.Users, &natsserver.User{Username: u.Name, Password: u.Password, Permissions: refPermissions(p)})
+		o.Users = append(o.Users, &natsserver.User{Username: u.Name, Password: u.Password, Permissions: refPermissions(p), AllowedConnectionTypes: types})
 	}
 	return o
+}
+
+// refConnTypes is a user's allowed connection types as the reference
+// keeps them (upper-cased, as its config parser leaves them); nil for none.
+func refConnTypes(list []string) map[string]struct{} {
+	if len(list) == 0 {
+		return nil
+	}
+	m := map[string]struct{}{}
+	for _, t := range list {
+		m[strings.ToUpper(t)] = struct{}{}
+	}
+	return m
 }
 
 func refPermissions(p *server.Permissions) *natsserver.Permissions {

@@ -109,7 +109,7 @@ func authorization(a *conf.Authorization, noAuthUser string) server.Authorizatio
 	if a.Users != nil {
 		out.Users = make([]server.User, len(a.Users))
 		for i, u := range a.Users {
-			out.Users[i] = server.User{Name: u.Name, Password: u.Password, Nkey: u.Nkey, Permissions: permissions(u.Permissions)}
+			out.Users[i] = user(u)
 		}
 	}
 	return out
@@ -125,9 +125,14 @@ func systemAccount(cfg conf.Config) server.SystemAccount {
 	}
 	out := server.SystemAccount{Name: name, Users: make([]server.User, len(a.Users))}
 	for i, u := range a.Users {
-		out.Users[i] = server.User{Name: u.Name, Password: u.Password, Nkey: u.Nkey, Permissions: permissions(u.Permissions)}
+		out.Users[i] = user(u)
 	}
 	return out
+}
+
+func user(u conf.User) server.User {
+	return server.User{Name: u.Name, Password: u.Password, Nkey: u.Nkey, Permissions: permissions(u.Permissions),
+		AllowedConnectionTypes: u.AllowedConnectionTypes}
 }
 
 func permissions(p *conf.Permissions) *server.Permissions {
