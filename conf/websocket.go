@@ -18,12 +18,17 @@ import (
 //	  allowed_origins: ["https://app.example.com"]
 //	  compression: true
 //	  handshake_timeout: "2s"
+//	  ping_interval: "30s"
+//	  headers { "Strict-Transport-Security": "max-age=31536000" }
+//	  authorization { user: web, password: s3cr3t, timeout: 2 }  # or token
+//	  no_auth_user: guest
+//	  user_cookie: nats_user, pass_cookie: nats_pass, token_cookie: nats_token
 //	}
 //
-// The keys bus does not act on yet (authorization, no_auth_user,
-// cookies, headers, ping_interval …) are refused, naming the key,
-// rather than ignored: a config that sets them expects what bus would
-// not do. Their off value is accepted.
+// The keys bus does not act on (jwt_cookie: bus has no JWT accounts; the
+// tls_ keys it has no certificate mapping for) are refused, naming the
+// key, rather than ignored: a config that sets them expects what bus
+// would not do. Their off value is accepted.
 
 // WebSocket is the websocket block.
 type WebSocket struct {
@@ -38,18 +43,25 @@ type WebSocket struct {
 	AllowedOrigins   []string
 	Compression      bool
 	HandshakeTimeout time.Duration // 0: the server's default (2s)
+	PingInterval     time.Duration // 0: the top-level ping_interval
+	Headers          map[string]string
+	// Authorization is the block's own user and password or token,
+	// for WebSocket clients in place of the top-level ones.
+	Authorization                       *WebSocketAuth
+	NoAuthUser                          string
+	UserCookie, PassCookie, TokenCookie string
+}
+
+// WebSocketAuth is the websocket block's authorization: nats-server's
+// simple form, without a users list.
+type WebSocketAuth struct {
+	User, Password, Token string
+	Timeout               time.Duration // 0: the top-level timeout
 }
 
 // wsUnsupported are the block's keys bus refuses, with why.
 var wsUnsupported = map[string]string{
-	"authorization":    "bus's WebSocket clients authenticate like TCP ones (the top-level authorization block); a WebSocket-only override is not in bus yet",
-	"no_auth_user":     "bus's WebSocket clients take the top-level no_auth_user; a WebSocket-only one is not in bus yet",
 	"jwt_cookie":       noJWT,
-	"user_cookie":      "bus does not read credentials from cookies yet; clients send them in CONNECT",
-	"pass_cookie":      "bus does not read credentials from cookies yet; clients send them in CONNECT",
-	"token_cookie":     "bus does not read credentials from cookies yet; clients send them in CONNECT",
-	"headers":          "bus does not add response headers to the WebSocket handshake yet",
-	"ping_interval":    "bus pings WebSocket clients at the top-level ping_interval",
 	"tls_map":          "bus does not map WebSocket client certificates to users",
 	"tls_pinned_certs": "bus does not pin WebSocket client certificates",
 	"tls_ocsp_peer":    "bus does not check OCSP",
@@ -99,6 +111,20 @@ func (p *blockParser) websocket(raw any) *WebSocket {
 			ws.Compression = p.boolean(path, v)
 		case "handshake_timeout":
 			ws.HandshakeTimeout = p.duration(path, v)
+		case "ping_interval":
+			ws.PingInterval = p.duration(path, v)
+		case "headers":
+			ws.Headers = p.headers(path, v)
+		case "authorization":
+			ws.Authorization = p.wsAuthorization(path, v)
+		case "no_auth_user":
+			ws.NoAuthUser = p.str(path, v)
+		case "user_cookie":
+			ws.UserCookie = p.str(path, v)
+		case "pass_cookie":
+			ws.PassCookie = p.str(path, v)
+		case "token_cookie":
+			ws.TokenCookie = p.str(path, v)
 		default:
 			if !isOff(v) && v != "" {
 				p.errs = append(p.errs, &nestedError{path: path, reason: wsUnsupported[name], err: ErrOutOfRange})
@@ -117,6 +143,52 @@ func (p *blockParser) websocket(raw any) *WebSocket {
 		p.bad(".no_tls", "contradicts the tls block: set one")
 	}
 	return ws
+}
+
+// headers reads the block's extra response headers: a map of strings.
+func (p *blockParser) headers(path string, raw any) map[string]string {
+	m, ok := p.block(path, raw)
+	if !ok {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		s, ok := v.(string)
+		if !ok {
+			p.bad(path+"."+k, "%s is not a header value (a string)", describe(v))
+			continue
+		}
+		out[k] = s
+	}
+	return out
+}
+
+// wsAuthorization reads the block's authorization: a user and password
+// or a token, and a timeout.
+func (p *blockParser) wsAuthorization(path string, raw any) *WebSocketAuth {
+	m, ok := p.block(path, raw)
+	if !ok {
+		return nil
+	}
+	f := p.fields(path, m, [][]string{{"user", "username"}, {"password", "pass"}, {"token"}, {"timeout"}})
+	a := &WebSocketAuth{}
+	for _, name := range slices.Sorted(maps.Keys(f)) {
+		v, fpath := f[name], path+"."+name
+		switch name {
+		case "user":
+			a.User = p.str(fpath, v)
+		case "password":
+			a.Password = p.str(fpath, v)
+		case "token":
+			a.Token = p.str(fpath, v)
+		case "timeout":
+			a.Timeout = p.seconds(fpath, v)
+		}
+	}
+	if a.Token != "" && (a.User != "" || a.Password != "") {
+		p.bad(path, "cannot have a user/pass and token")
+	}
+	return a
 }
 
 // DefaultWebSocketPort is the port of a websocket block without one,

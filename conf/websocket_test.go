@@ -55,7 +55,29 @@ ws:
 			}
 		})
 	}
-	cfg, err := Load(writeConfig(t, "nats.conf", "websocket { no_tls: true }"), nil)
+	cfg, err := Load(writeConfig(t, "nats.conf", `
+websocket {
+  no_tls: true
+  ping_interval: "30s"
+  headers { "Strict-Transport-Security": "max-age=31536000", "X-Frame-Options": "DENY" }
+  authorization { username: web, pass: s3cr3t, timeout: 1.5 }
+  no_auth_user: guest
+  username_cookie: u, password_cookie: p, token_cookie: t
+}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := &WebSocket{Port: DefaultWebSocketPort, NoTLS: true, PingInterval: 30 * time.Second,
+		// Keys come lower-cased, as every key of the file; HTTP header
+		// names are case-insensitive, and the server writes them
+		// canonically.
+		Headers:       map[string]string{"strict-transport-security": "max-age=31536000", "x-frame-options": "DENY"},
+		Authorization: &WebSocketAuth{User: "web", Password: "s3cr3t", Timeout: 1500 * time.Millisecond},
+		NoAuthUser:    "guest", UserCookie: "u", PassCookie: "p", TokenCookie: "t"}
+	if !reflect.DeepEqual(cfg.WebSocket, auth) {
+		t.Errorf("the block's auth, cookies, headers and ping:\n got %+v\nwant %+v", cfg.WebSocket, auth)
+	}
+	cfg, err = Load(writeConfig(t, "nats.conf", "websocket { no_tls: true }"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,11 +103,11 @@ func TestWebSocketBadValues(t *testing.T) {
 		{"timeout", "handshake_timeout: soon", "websocket.handshake_timeout", ErrBadValue, "not a duration"},
 		{"tls_and_no_tls", "tls { cert_file: c, key_file: k }", "websocket.no_tls", ErrBadValue, "contradicts"},
 		{"unknown", "compresion: true", "websocket.compresion", ErrUnknownKey, `did you mean "compression"?`},
-		{"authorization", "authorization { user: a, password: b }", "websocket.authorization", ErrOutOfRange, "not in bus yet"},
-		{"no_auth_user", "no_auth_user: alice", "websocket.no_auth_user", ErrOutOfRange, "not in bus yet"},
-		{"cookie", "user_cookie: u", "websocket.user_cookie", ErrOutOfRange, "cookies"},
-		{"headers", `headers { "X-A": "b" }`, "websocket.headers", ErrOutOfRange, "response headers"},
-		{"ping_interval", "ping_interval: 5s", "websocket.ping_interval", ErrOutOfRange, "ping_interval"},
+		{"authorization_user_and_token", "authorization { user: a, token: t }", "websocket.authorization", ErrBadValue, "user/pass and token"},
+		{"authorization_users", "authorization { users: [] }", "websocket.authorization.users", ErrUnknownKey, ""},
+		{"headers_not_strings", `headers { "X-A": 1 }`, "websocket.headers.x-a", ErrBadValue, "not a header value"},
+		{"ping_interval", "ping_interval: soon", "websocket.ping_interval", ErrBadValue, "not a duration"},
+		{"jwt_cookie", "jwt_cookie: jwt", "websocket.jwt_cookie", ErrOutOfRange, "JWT"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -47,6 +47,8 @@ type conn struct {
 	// ws is set on a WebSocket client's connection (ws.go): nc is then
 	// the WebSocket stream, and TLS was the HTTP server's.
 	ws bool
+	// wsCookies are the credentials of the upgrade's cookies (wsauth.go).
+	wsCookies credentials
 
 	// Owned by the reader goroutine.
 	parser  *parser
@@ -542,6 +544,9 @@ func (c *conn) pingTimerFired() {
 	now := time.Now()
 	live := c.srv.liveOpts()
 	interval := live.PingInterval
+	if c.ws && live.WebSocket.PingInterval > 0 {
+		interval = live.WebSocket.PingInterval
+	}
 	measured := !c.pingSentAt.IsZero() && now.Sub(c.pingSentAt) < rttMeasureInterval
 	if measured && now.Sub(time.Unix(0, c.lastIn.Load())) < interval {
 		c.pingTimer = time.AfterFunc(interval, c.pingTimerFired)

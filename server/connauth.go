@@ -29,7 +29,7 @@ const replyPruneEvery = 1024
 // authenticate, when clients must; accept calls it before the TLS
 // handshake, so that sockets stuck in one count too.
 func (c *conn) countUnauthenticated() {
-	if c.srv.auth().required && c.pendingAuth.CompareAndSwap(false, true) {
+	if c.auth().required && c.pendingAuth.CompareAndSwap(false, true) {
 		c.srv.unauthenticated.Add(1)
 	}
 }
@@ -38,7 +38,7 @@ func (c *conn) countUnauthenticated() {
 // authenticate (after the TLS handshake, as the reference), and counts it
 // as unauthenticated if accept did not already.
 func (c *conn) startAuth() {
-	a := c.srv.auth()
+	a := c.auth()
 	if !a.required {
 		return
 	}
@@ -48,7 +48,7 @@ func (c *conn) startAuth() {
 	c.parser.connectFirst = a.noAuth == nil
 	c.needAuth = true
 	c.mu.Lock()
-	c.authTimer = time.AfterFunc(c.srv.liveOpts().Authorization.Timeout, c.authTimerFired)
+	c.authTimer = time.AfterFunc(c.authTimeout(), c.authTimerFired)
 	c.mu.Unlock()
 }
 
@@ -64,7 +64,7 @@ func (c *conn) authTimerFired() {
 	c.authTimedOut = true
 	c.mu.Unlock()
 	c.srv.authFailures.Add(1)
-	c.log.Warn("authentication timeout", "timeout", c.srv.liveOpts().Authorization.Timeout)
+	c.log.Warn("authentication timeout", "timeout", c.authTimeout())
 	c.closeWithErr(errAuthTimeout.text, errAuthTimeout.text)
 }
 
@@ -84,9 +84,12 @@ func (c *conn) stopAuthTimer() bool {
 // makes the connection that user. Bad ones are logged with the user and
 // the reason, never the secret, and refused with the reference's error.
 func (c *conn) authenticate(cr credentials) error {
-	a := c.srv.auth()
+	a := c.auth()
 	if !a.required {
 		return nil
+	}
+	if c.ws {
+		cr = c.withCookies(cr)
 	}
 	id, fail := a.authenticate(cr, c.nonce, c.peerCert)
 	if fail == nil && !id.allowsConnType(c.connType()) {
@@ -98,7 +101,7 @@ func (c *conn) authenticate(cr credentials) error {
 		return errAuthViolation
 	}
 	c.becomeUser(id)
-	if cur := c.srv.auth(); cur != a {
+	if cur := c.auth(); cur != a {
 		// A reload came between the check and now and may have missed
 		// this connection: check it against the new configuration.
 		c.reauthorize(cur)
@@ -146,7 +149,7 @@ func (c *conn) authNoCredentials() error {
 	if !c.stopAuthTimer() {
 		return errConnClosed
 	}
-	noAuth := c.srv.auth().noAuth
+	noAuth := c.auth().noAuth
 	if noAuth == nil { // a reload took it away
 		return errAuthViolation
 	}

@@ -77,7 +77,7 @@ func (s *Server) tcpInfoFields(c *conn) serverInfo {
 		ClientIP:   c.ip,
 		// With a no_auth_user a client need not authenticate, and the
 		// reference then leaves auth_required out.
-		AuthRequired: s.auth().required && s.auth().noAuth == nil,
+		AuthRequired: c.auth().required && c.auth().noAuth == nil,
 		Nonce:        c.nonce,
 		TLSRequired:  s.opts.TLS.enabled(),
 		TLSVerify:    s.opts.TLS.verifying(),

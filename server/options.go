@@ -248,5 +248,8 @@ func (o Options) validate() error {
 	if err := o.WebSocket.validate(); err != nil {
 		return err
 	}
+	if err := o.validateWebSocketAuth(); err != nil {
+		return err
+	}
 	return o.SystemAccount.validate(o.Authorization)
 }

@@ -59,18 +59,18 @@ func (s *Server) Reload(opts Options) error {
 		}
 		s.tlsConf.Store(cfg)
 	}
-	au := newAuthenticator(opts.Authorization, opts.TLS.VerifyAndMap)
-	au.addSystemUsers(opts.SystemAccount)
+	au, wsAu := newAuthenticators(opts)
 	opts.Logger = old.Logger
 	s.live.Store(&opts)
 	s.authn.Store(au)
+	s.wsAuthn.Store(wsAu)
 	changed := changedKeys(*old, opts)
 	if len(changed) == 0 {
 		changed = []string{"none"} // a reload that found nothing to apply
 	}
 	s.log.Info("config reloaded", "changed", strings.Join(changed, ","))
 	if !reflect.DeepEqual(old.Authorization, opts.Authorization) || !reflect.DeepEqual(old.SystemAccount, opts.SystemAccount) {
-		s.reauthorize(au)
+		s.reauthorize()
 		if s.js != nil {
 			// What users set up earlier is checked against their new
 			// rights too (docs/security.md).
@@ -155,7 +155,7 @@ func changedKeys(old, new Options) []string {
 }
 
 // reauthorize checks every connection against au after a reload.
-func (s *Server) reauthorize(au *authenticator) {
+func (s *Server) reauthorize() {
 	s.mu.Lock()
 	conns := make([]*conn, 0, len(s.conns))
 	for _, c := range s.conns {
@@ -163,7 +163,7 @@ func (s *Server) reauthorize(au *authenticator) {
 	}
 	s.mu.Unlock()
 	for _, c := range conns {
-		c.reauthorize(au)
+		c.reauthorize(c.auth())
 	}
 }
 

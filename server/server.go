@@ -41,9 +41,12 @@ type Server struct {
 	js      *jetstream.Service // nil unless Options.JetStream
 	// authn is who may connect, and live the settings that may change
 	// while running; Reload swaps both (reload.go), readers Load them.
-	authn  atomic.Pointer[authenticator]
-	live   atomic.Pointer[Options]
-	mapper *mapper // nil without Options.Mappings; immutable (mappings.go)
+	authn atomic.Pointer[authenticator]
+	// wsAuthn is who WebSocket clients may connect as (wsauth.go); nil
+	// without a websocket listener.
+	wsAuthn atomic.Pointer[authenticator]
+	live    atomic.Pointer[Options]
+	mapper  *mapper // nil without Options.Mappings; immutable (mappings.go)
 	// tlsConf is the client port's TLS configuration, nil without TLS;
 	// ReloadTLS swaps it for new connections.
 	tlsConf atomic.Pointer[tls.Config]
@@ -117,9 +120,9 @@ func New(opts Options) (*Server, error) {
 			s.leafLinks = append(s.leafLinks, newLeafLink(s, r))
 		}
 	}
-	au := newAuthenticator(opts.Authorization, opts.TLS.VerifyAndMap)
-	au.addSystemUsers(opts.SystemAccount)
+	au, wsAu := newAuthenticators(opts)
 	s.authn.Store(au)
+	s.wsAuthn.Store(wsAu)
 	s.live.Store(&opts)
 	if s.mapper, err = newMapper(opts.Mappings); err != nil {
 		return nil, err

@@ -168,6 +168,9 @@ func (s *Server) wsUpgrade(w http.ResponseWriter, r *http.Request) {
 		s.wsRefuse(w, r, http.StatusForbidden, "origin not allowed: "+err.Error())
 		return
 	}
+	for k, v := range s.opts.WebSocket.Headers {
+		w.Header().Set(k, v)
+	}
 	mode := websocket.CompressionDisabled
 	if s.opts.WebSocket.Compression {
 		mode = websocket.CompressionNoContextTakeover
@@ -190,6 +193,7 @@ func (s *Server) wsUpgrade(w http.ResponseWriter, r *http.Request) {
 	c := newConn(s, ws, s.nextID.Add(1))
 	ws.reason = c.closeReason
 	c.ws = true
+	c.wsCookies = s.opts.WebSocket.cookies(r)
 	s.admit(c)
 }
 
@@ -372,6 +376,7 @@ func (s *Server) wsVarz() monitor.WebSocketVarz {
 	v := monitor.WebSocketVarz{
 		Host: o.Host, Port: o.Port, Advertise: o.Advertise, HandshakeTimeout: o.HandshakeTimeout,
 		NoTLS: o.NoTLS, SameOrigin: o.SameOrigin, AllowedOrigins: o.AllowedOrigins, Compression: o.Compression,
+		NoAuthUser: o.NoAuthUser, AuthTimeout: o.Authorization.Timeout.Seconds(),
 	}
 	if a, ok := s.WebSocketAddr().(*net.TCPAddr); ok {
 		v.Port = a.Port

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -47,6 +48,18 @@ type WebSocketOptions struct {
 	// HandshakeTimeout bounds the upgrade; 0 means
 	// DefaultWebSocketHandshakeTimeout.
 	HandshakeTimeout time.Duration
+	// Headers are added to every upgrade's response (headers).
+	Headers map[string]string
+	// PingInterval, when set, is how often WebSocket clients are pinged,
+	// in place of Options.PingInterval.
+	PingInterval time.Duration
+	// Authorization and NoAuthUser override the top-level ones for
+	// WebSocket clients; UserCookie, PassCookie and TokenCookie name
+	// the upgrade's cookies that stand in for CONNECT's credentials
+	// (wsauth.go).
+	Authorization                       WebSocketAuth
+	NoAuthUser                          string
+	UserCookie, PassCookie, TokenCookie string
 }
 
 // enabled says the listener is configured.
@@ -76,6 +89,17 @@ func (w WebSocketOptions) validate() error {
 		return errors.New("server: websocket handshake timeout must not be negative")
 	case w.TLS.VerifyAndMap:
 		return errors.New("server: websocket tls verify_and_map is not supported")
+	case w.PingInterval < 0:
+		return errors.New("server: websocket ping interval must not be negative")
+	}
+	for k, v := range w.Headers {
+		if !validHeader(k, v) {
+			return fmt.Errorf("server: websocket header %q: not a valid HTTP header name and value", k)
+		}
+		switch http.CanonicalHeaderKey(k) {
+		case "Upgrade", "Connection", "Sec-Websocket-Accept", "Sec-Websocket-Extensions", "Sec-Websocket-Protocol":
+			return fmt.Errorf("server: websocket header %q is the handshake's own", k)
+		}
 	}
 	for _, o := range w.AllowedOrigins {
 		if _, err := parseOrigin(o); err != nil {
@@ -86,6 +110,25 @@ func (w WebSocketOptions) validate() error {
 		return w.TLS.validate()
 	}
 	return nil
+}
+
+// validHeader says k: v can be written as a response header: k an HTTP
+// token, v without control characters but tab.
+func validHeader(k, v string) bool {
+	if k == "" {
+		return false
+	}
+	for _, r := range k {
+		if r <= ' ' || r >= 0x7f || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r) {
+			return false
+		}
+	}
+	for _, r := range v {
+		if r < ' ' && r != '\t' || r == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // origin is an Origin reduced to what is compared: scheme, lower-case

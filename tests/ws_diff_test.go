@@ -37,6 +37,10 @@ func startWSPair(t *testing.T, ws server.WebSocketOptions, auth server.Authoriza
 	ro.Websocket = natsserver.WebsocketOpts{
 		Host: "127.0.0.1", Port: -1, NoTLS: true, SameOrigin: ws.SameOrigin,
 		AllowedOrigins: ws.AllowedOrigins, Compression: ws.Compression, HandshakeTimeout: 2 * time.Second,
+		Headers: ws.Headers, PingInterval: ws.PingInterval, NoAuthUser: ws.NoAuthUser,
+		UsernameCookie: ws.UserCookie, PasswordCookie: ws.PassCookie, TokenCookie: ws.TokenCookie,
+		Username: ws.Authorization.User, Password: ws.Authorization.Password, Token: ws.Authorization.Token,
+		AuthTimeout: ws.Authorization.Timeout.Seconds(),
 	}
 	ns, err := natsserver.NewServer(ro)
 	if err != nil {

@@ -161,11 +161,16 @@ func webSocket(w *conf.WebSocket) server.WebSocketOptions {
 	if w == nil {
 		return server.WebSocketOptions{}
 	}
-	return server.WebSocketOptions{
+	out := server.WebSocketOptions{
 		Host: w.Host, Port: w.Port, Advertise: w.Advertise, TLS: tlsOptions(w.TLS), NoTLS: w.NoTLS,
 		SameOrigin: w.SameOrigin, AllowedOrigins: w.AllowedOrigins, Compression: w.Compression,
-		HandshakeTimeout: w.HandshakeTimeout,
+		HandshakeTimeout: w.HandshakeTimeout, PingInterval: w.PingInterval, Headers: w.Headers,
+		NoAuthUser: w.NoAuthUser, UserCookie: w.UserCookie, PassCookie: w.PassCookie, TokenCookie: w.TokenCookie,
 	}
+	if a := w.Authorization; a != nil {
+		out.Authorization = server.WebSocketAuth{User: a.User, Password: a.Password, Token: a.Token, Timeout: a.Timeout}
+	}
+	return out
 }
 
 // tlsOptions maps the tls block (nil: none).

@@ -72,7 +72,9 @@ type WebSocketVarz struct {
 	Host             string        `json:"host,omitempty"`
 	Port             int           `json:"port,omitempty"`
 	Advertise        string        `json:"advertise,omitempty"`
+	NoAuthUser       string        `json:"no_auth_user,omitempty"`
 	HandshakeTimeout time.Duration `json:"handshake_timeout,omitempty"`
+	AuthTimeout      float64       `json:"auth_timeout,omitempty"` // seconds; the block's own only
 	NoTLS            bool          `json:"no_tls,omitempty"`
 	SameOrigin       bool          `json:"same_origin,omitempty"`
 	AllowedOrigins   []string      `json:"allowed_origins,omitempty"`
