@@ -20,6 +20,12 @@ import (
 const (
 	minReadBuf = 512
 	maxReadBuf = 64 * 1024
+	// shortReadsToShrink is how many reads in a row must use under an
+	// eighth of the buffer before it halves. A stream read in messages
+	// (WebSocket) alternates a full read with a short one at each
+	// message's end; halving at the first short read made a new buffer
+	// every two reads (see BenchmarkWebSocketPubSub).
+	shortReadsToShrink = 16
 )
 
 // maxDeferredWakes bounds the list of writers a read wakes at its end;
@@ -152,6 +158,7 @@ func newConn(s *Server, nc net.Conn, id uint64) *conn {
 // connection fails or breaks the protocol.
 func (c *conn) readLoop() {
 	buf := make([]byte, minReadBuf)
+	short := 0 // reads in a row that used under an eighth of buf
 	for {
 		n, err := c.nc.Read(buf)
 		if c.reauth.Load() != nil {
@@ -181,9 +188,13 @@ func (c *conn) readLoop() {
 				// Unauthenticated: CONNECT is one line of at most
 				// MaxControlLine, so keep the smallest buffer.
 			case n == len(buf) && len(buf) < maxReadBuf:
-				buf = make([]byte, 2*len(buf))
-			case n < len(buf)/8 && len(buf) > minReadBuf:
-				buf = make([]byte, len(buf)/2)
+				buf, short = make([]byte, 2*len(buf)), 0
+			case n >= len(buf)/8:
+				short = 0
+			case len(buf) > minReadBuf:
+				if short++; short >= shortReadsToShrink {
+					buf, short = make([]byte, len(buf)/2), 0
+				}
 			}
 		}
 		if err != nil {

@@ -115,9 +115,10 @@ func (rc *rawConn) drain() {
 
 func (rc *rawConn) close() { rc.c.Close() }
 
-// openIdle opens n connections with `workers` dialers in parallel and
-// returns them once the server has answered PING on every one.
-func openIdle(ctx context.Context, addr string, n, workers int) ([]*rawConn, error) {
+// openIdle opens n connections with `workers` dialers in parallel, each
+// with dial (dialRaw, dialWS), and returns them once the server has
+// answered PING on every one.
+func openIdle(ctx context.Context, addr string, n, workers int, dial func(context.Context, string) (*rawConn, error)) ([]*rawConn, error) {
 	conns := make([]*rawConn, n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -129,7 +130,7 @@ func openIdle(ctx context.Context, addr string, n, workers int) ([]*rawConn, err
 				if i >= n || ctx.Err() != nil {
 					return
 				}
-				rc, err := dialRaw(ctx, addr)
+				rc, err := dial(ctx, addr)
 				if err != nil {
 					errs[w] = fmt.Errorf("connection %d: %w", i, err)
 					return

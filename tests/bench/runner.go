@@ -99,7 +99,7 @@ func (r *runner) once(ctx context.Context, sc scenario, f flavor, run int) ([]fl
 	defer os.RemoveAll(dir)
 	ctx, cancel := context.WithTimeout(ctx, sc.timeout)
 	defer cancel()
-	srv, err := startServer(ctx, f, dir, sc.jetstream)
+	srv, err := startServer(ctx, f, dir, sc.jetstream, sc.websocket)
 	if err != nil {
 		return nil, cost{}, nil, err
 	}

@@ -18,6 +18,7 @@ type metric struct {
 type scenario struct {
 	name      string
 	jetstream bool          // needs JetStream; the reference gets -js
+	websocket bool          // both servers get a websocket listener (-c with a websocket block)
 	timeout   time.Duration // bounds one run, server start to stop
 	metrics   []metric
 	// msgs is how many messages the measured part of a run moves: what
@@ -32,18 +33,18 @@ type scenario struct {
 // sizes scales message counts: the default set aims at about two seconds
 // per run on a 2-core machine, the quick set at well under one.
 type sizes struct {
-	core, large, fanout, queue, reqrep, interest, jsSync, jsAsync int // messages
-	idleConns, memSubs                                            int
-	quick                                                         bool
+	core, large, fanout, queue, reqrep, interest, jsSync, jsAsync, ws int // messages
+	idleConns, memSubs                                                int
+	quick                                                             bool
 }
 
 func sizesFor(quick bool) sizes {
 	if quick {
-		return sizes{core: 200_000, large: 2_000, fanout: 50_000, queue: 100_000,
+		return sizes{core: 200_000, large: 2_000, fanout: 50_000, queue: 100_000, ws: 100_000,
 			reqrep: 2_000, interest: 100_000, jsSync: 2_000, jsAsync: 50_000,
 			idleConns: 5_000, memSubs: 250_000, quick: true}
 	}
-	return sizes{core: 1_000_000, large: 10_000, fanout: 200_000, queue: 500_000,
+	return sizes{core: 1_000_000, large: 10_000, fanout: 200_000, queue: 500_000, ws: 500_000,
 		reqrep: 10_000, interest: 500_000, jsSync: 10_000, jsAsync: 200_000,
 		idleConns: 10_000, memSubs: 1_000_000}
 }
@@ -83,6 +84,16 @@ func scenarios(s sizes) []scenario {
 		run:     idleConns{n: s.idleConns}.run})
 	add(false, scenario{name: "RSS " + count(s.memSubs) + " subs", timeout: 2 * minute,
 		metrics: []metric{{unit: "MiB", lowerIsBetter: true}}, run: manySubs{n: s.memSubs, conns: 4}.run})
+	ws := func(fullOnly bool, name string, p wsPubSub) {
+		add(fullOnly, scenario{name: name, websocket: true, metrics: throughput, msgs: p.n, run: p.run})
+	}
+	ws(false, "WebSocket pub→sub 16 B", wsPubSub{n: s.ws, size: 16})
+	ws(false, "WebSocket pub→sub 16 B, compressed", wsPubSub{n: s.ws, size: 16, compression: true})
+	ws(false, "WebSocket pub→sub 1 KiB", wsPubSub{n: s.ws / 2, size: 1024})
+	ws(false, "WebSocket pub→sub 1 KiB, compressed", wsPubSub{n: s.ws / 2, size: 1024, compression: true})
+	add(false, scenario{name: "RSS WebSocket", websocket: true,
+		metrics: []metric{{label: "idle", unit: "MiB", lowerIsBetter: true}, {label: count(s.idleConns) + " idle conns", unit: "MiB", lowerIsBetter: true}},
+		run:     wsIdleConns{n: s.idleConns}.run})
 	js := func(fullOnly bool, name string, msgs int, run func(context.Context, *env) ([]float64, error)) {
 		add(fullOnly, scenario{name: name, jetstream: true, metrics: throughput, msgs: msgs, run: run})
 	}

@@ -56,6 +56,7 @@ type server struct {
 	cmd       *exec.Cmd
 	addr      string // host:port for clients
 	url       string // nats://host:port
+	wsURL     string // ws://host:port of the websocket listener, "" without one
 	httpURL   string // http://host:port of the monitoring endpoint
 	jetstream bool   // the INFO it sent advertised JetStream
 	logPath   string
@@ -64,8 +65,11 @@ type server struct {
 }
 
 // startServer starts f on free loopback ports with a store under dir and
-// returns once it has sent INFO to a client and answers /varz.
-func startServer(ctx context.Context, f flavor, dir string, jetstream bool) (*server, error) {
+// returns once it has sent INFO to a client and answers /varz. With
+// websocket, both flavors also read a config file (nats-server's
+// syntax, which bus reads too) with a plain websocket listener that
+// offers compression.
+func startServer(ctx context.Context, f flavor, dir string, jetstream, websocket bool) (*server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -85,6 +89,18 @@ func startServer(ctx context.Context, f flavor, dir string, jetstream bool) (*se
 	}
 	defer logFile.Close() // the child holds its own descriptor
 	argv := f.argv(port, httpPort, store, jetstream)
+	wsPort := 0
+	if websocket {
+		if wsPort, err = freePort(); err != nil {
+			return nil, err
+		}
+		conf := filepath.Join(dir, "websocket.conf")
+		block := fmt.Sprintf("websocket {\n  host: \"127.0.0.1\"\n  port: %d\n  no_tls: true\n  compression: true\n}\n", wsPort)
+		if err := os.WriteFile(conf, []byte(block), 0o644); err != nil {
+			return nil, err
+		}
+		argv = append(argv, "-c", conf)
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = childAttr()
@@ -99,6 +115,9 @@ func startServer(ctx context.Context, f flavor, dir string, jetstream bool) (*se
 		done:    make(chan struct{}),
 	}
 	s.url = "nats://" + s.addr
+	if wsPort != 0 {
+		s.wsURL = "ws://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(wsPort))
+	}
 	go func() {
 		s.waitErr = cmd.Wait()
 		close(s.done)

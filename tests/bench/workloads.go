@@ -255,7 +255,7 @@ func (c idleConns) run(ctx context.Context, e *env) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	conns, err := openIdle(ctx, e.srv.addr, c.n, 8)
+	conns, err := openIdle(ctx, e.srv.addr, c.n, 8, dialRaw)
 	if err != nil {
 		return nil, err
 	}
