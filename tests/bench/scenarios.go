@@ -93,7 +93,7 @@ func scenarios(s sizes) []scenario {
 	ws(false, "WebSocket pub→sub 1 KiB, compressed", wsPubSub{n: s.ws / 2, size: 1024, compression: true})
 	add(false, scenario{name: "RSS WebSocket", websocket: true,
 		metrics: []metric{{label: "idle", unit: "MiB", lowerIsBetter: true}, {label: count(s.idleConns) + " idle conns", unit: "MiB", lowerIsBetter: true}},
-		run:     wsIdleConns{n: s.idleConns}.run})
+		run:     idleConns{n: s.idleConns, websocket: true}.run})
 	js := func(fullOnly bool, name string, msgs int, run func(context.Context, *env) ([]float64, error)) {
 		add(fullOnly, scenario{name: name, jetstream: true, metrics: throughput, msgs: msgs, run: run})
 	}

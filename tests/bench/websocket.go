@@ -19,7 +19,7 @@ import (
 // The WebSocket scenarios: pub→sub through each server's websocket
 // listener with nats.go's ws:// client (compressed or not; natscli has
 // no WebSocket compression switch), and the memory of idle WebSocket
-// connections beside the TCP figure of the RSS row.
+// connections (idleConns through dialWS) beside the TCP figure of the RSS row.
 
 // wsPubSub is one nats.go subscriber and one publisher over ws://.
 type wsPubSub struct {
@@ -75,28 +75,6 @@ func (w wsPubSub) run(ctx context.Context, e *env) ([]float64, error) {
 		return nil, fmt.Errorf("subscriber got %d of %d messages (slow consumer?): %w", got.Load(), w.n, ctx.Err())
 	}
 	return []float64{float64(w.n) / time.Since(start).Seconds()}, nil
-}
-
-// wsIdleConns reports the server's RSS before and after n idle
-// WebSocket connections.
-type wsIdleConns struct{ n int }
-
-func (c wsIdleConns) run(ctx context.Context, e *env) ([]float64, error) {
-	e.note(fmt.Sprintf("(in process) %d raw WebSocket connections: upgrade, CONNECT, PING, wait for PONG; then VmRSS from /proc/<pid>/status", c.n))
-	idle, err := e.srv.rss()
-	if err != nil {
-		return nil, err
-	}
-	conns, err := openIdle(ctx, e.srv.wsURL, c.n, 8, dialWS)
-	if err != nil {
-		return nil, err
-	}
-	defer closeAll(conns)
-	loaded, err := e.srv.rss()
-	if err != nil {
-		return nil, err
-	}
-	return []float64{mib(idle), mib(loaded)}, nil
 }
 
 // dialWS is dialRaw through a WebSocket upgrade: the protocol lines go

@@ -247,15 +247,22 @@ func interestPattern(i int) string {
 
 // idleConns reports the server's RSS when idle and after n connections
 // that did CONNECT and PING and then sit idle.
-type idleConns struct{ n int }
+type idleConns struct {
+	n         int
+	websocket bool // through the websocket listener (dialWS)
+}
 
 func (c idleConns) run(ctx context.Context, e *env) ([]float64, error) {
-	e.note(fmt.Sprintf("(in process) %d raw TCP connections: CONNECT, PING, wait for PONG; then VmRSS from /proc/<pid>/status", c.n))
+	kind, addr, dial := "TCP", e.srv.addr, dialRaw
+	if c.websocket {
+		kind, addr, dial = "WebSocket (upgrade, then)", e.srv.wsURL, dialWS
+	}
+	e.note(fmt.Sprintf("(in process) %d raw %s connections: CONNECT, PING, wait for PONG; then VmRSS from /proc/<pid>/status", c.n, kind))
 	idle, err := e.srv.rss()
 	if err != nil {
 		return nil, err
 	}
-	conns, err := openIdle(ctx, e.srv.addr, c.n, 8, dialRaw)
+	conns, err := openIdle(ctx, addr, c.n, 8, dial)
 	if err != nil {
 		return nil, err
 	}
