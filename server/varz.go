@@ -82,7 +82,7 @@ func (s *Server) Varz() Varz {
 // traffic is the open connections and the messages and bytes in and out
 // of every connection since start.
 type traffic struct {
-	conns                              int
+	conns, wsConns                     int // wsConns: those of WebSocket clients, counted in conns too
 	inMsgs, inBytes, outMsgs, outBytes int64
 }
 
@@ -99,6 +99,9 @@ func (s *Server) traffic() traffic {
 		outMsgs: s.closedOutMsgs.Load(), outBytes: s.closedOutBytes.Load(),
 	}
 	for _, c := range conns {
+		if c.ws {
+			t.wsConns++
+		}
 		outMsgs, outBytes := c.out.counts()
 		t.inMsgs += c.inMsgs.Load()
 		t.inBytes += c.inBytes.Load()

@@ -184,7 +184,8 @@ func TestWebSocketTLS(t *testing.T) {
 }
 
 // TestWebSocketConnz: a WebSocket client is listed in /connz with the
-// reference's type "websocket"; a TCP client keeps "nats".
+// reference's type "websocket"; a TCP client keeps "nats". /metrics
+// counts the WebSocket clients among the connections.
 func TestWebSocketConnz(t *testing.T) {
 	s, wsURL := startWSBus(t, server.Options{HTTPPort: -1})
 	connect(t, wsURL, nats.Name("over-ws"))
@@ -210,5 +211,16 @@ func TestWebSocketConnz(t *testing.T) {
 	}
 	if types["over-ws"] != "websocket" || types["over-tcp"] != "nats" {
 		t.Fatalf("connz types %v", types)
+	}
+	resp, err = http.Get("http://" + s.HTTPAddr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	metrics, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{`bus_websocket_connections{server_id="` + s.ID() + `"} 1`, `bus_connections{server_id="` + s.ID() + `"} 2`} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }

@@ -59,6 +59,7 @@ var (
 // construction; a scrapeCollector turns one snapshot into metrics.
 type collector struct {
 	info, uptime, connections, totalConnections, subscriptions *prometheus.Desc
+	wsConnections                                              *prometheus.Desc
 	inMsgs, outMsgs, inBytes, outBytes, slowConsumers          *prometheus.Desc
 	authFailures, leafUp                                       *prometheus.Desc
 	// The exporter's /varz gauges, for dashboards built on them.
@@ -77,6 +78,7 @@ func newCollector() *collector {
 	c.info = d("bus_info", "Always 1; the labels name the server and its version.", []string{"server_id", "server_name", "version"})
 	c.uptime = d("bus_uptime_seconds", "Seconds since the server started.", serverLabels)
 	c.connections = d("bus_connections", "Client connections open now.", serverLabels)
+	c.wsConnections = d("bus_websocket_connections", "WebSocket client connections open now (counted in bus_connections too).", serverLabels)
 	c.totalConnections = d("bus_connections_total", "Client connections accepted since the server started.", serverLabels)
 	c.subscriptions = d("bus_subscriptions", "Client subscriptions now.", serverLabels)
 	c.inMsgs = d("bus_in_messages_total", "Messages received from clients.", serverLabels)
@@ -124,7 +126,7 @@ type scrapeCollector struct {
 // Describe sends every descriptor.
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
-		c.info, c.uptime, c.connections, c.totalConnections, c.subscriptions,
+		c.info, c.uptime, c.connections, c.wsConnections, c.totalConnections, c.subscriptions,
 		c.inMsgs, c.outMsgs, c.inBytes, c.outBytes, c.slowConsumers, c.authFailures, c.leafUp,
 		c.jsDisabled, c.jsStreams, c.jsConsumers, c.jsMessages, c.jsBytes,
 		c.jsAPI, c.jsAPIErrors, c.jsDeadLettered, c.jsDeadLost,
@@ -156,6 +158,7 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.uptime, time.Since(c.c.Start).Seconds(), id)
 	v := varzValues(c.c)
 	gauge(c.connections, float64(v[0]), id)
+	gauge(c.wsConnections, float64(c.c.WebSocketConnections), id)
 	counter(c.totalConnections, float64(v[1]), id)
 	gauge(c.subscriptions, float64(v[2]), id)
 	counter(c.inMsgs, float64(v[3]), id)

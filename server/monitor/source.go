@@ -71,6 +71,7 @@ type Counters struct {
 	ServerID, ServerName, Version string
 	Start                         time.Time
 	Connections                   int // open now
+	WebSocketConnections          int // of Connections, those of WebSocket clients
 	TotalConnections              int64
 	Subscriptions                 int // the clients' (not the server's own)
 	InMsgs, InBytes               int64
