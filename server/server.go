@@ -164,6 +164,11 @@ func (s *Server) Start() error {
 	if err != nil {
 		return fmt.Errorf("server: listen on %s: %w", addr, err)
 	}
+	// Before the WebSocket listener serves: its clients' INFO names the
+	// client port.
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
+		s.port = tcp.Port
+	}
 	if s.opts.JetStream {
 		if err := s.startJetStream(); err != nil {
 			_ = ln.Close()
@@ -192,9 +197,6 @@ func (s *Server) Start() error {
 		}
 	}
 	s.ln = ln
-	if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
-		s.port = tcp.Port
-	}
 	s.started = time.Now()
 	s.startExtensions()
 	if err := s.startSysRequests(); err != nil {
