@@ -75,6 +75,10 @@ func (id *identity) MayPublish(subject string) bool {
 // is configured any more.
 func (j jetstreamCore) UserRights(user string) (Rights, bool) {
 	id, ok := j.s.auth().identityOf(user)
+	if ws := j.s.wsAuthn.Load(); !ok && ws != nil {
+		// The websocket block's own user (wsauth.go).
+		id, ok = ws.identityOf(user)
+	}
 	if !ok {
 		return nil, false
 	}

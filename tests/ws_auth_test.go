@@ -12,6 +12,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bus-dev/bus/server"
 )
@@ -153,5 +154,41 @@ func TestWebSocketPingIntervalMatchesReference(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The block's own user owns what it makes in JetStream like any user:
+// its stream and consumer serve it, and a reload (which checks owners'
+// rights again) leaves them so.
+func TestWebSocketAuthUserOwnsItsStreams(t *testing.T) {
+	opts := server.Options{Host: "127.0.0.1", StoreDir: t.TempDir(), JetStream: true,
+		Authorization: server.Authorization{Token: "tcp-token"},
+		WebSocket:     server.WebSocketOptions{Host: "127.0.0.1", Port: -1, NoTLS: true, Authorization: server.WebSocketAuth{User: "web", Password: "pw"}}}
+	s, wsURL := startWSBus(t, opts)
+	nc := connect(t, wsURL, nats.UserInfo("web", "pw"))
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	stream, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "WEB", Subjects: []string{"web.>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons, err := stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "page", AckPolicy: jetstream.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reload := opts
+	reload.Authorization.Token = "another-tcp-token" // authorization changed: owners are checked again
+	if err := s.Reload(reload); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx, "web.click", []byte("c1")); err != nil {
+		t.Fatal(err)
+	}
+	m, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
+	if err != nil || string(m.Data()) != "c1" {
+		t.Fatalf("the owner's consumer after a reload: %v %v", m, err)
 	}
 }
