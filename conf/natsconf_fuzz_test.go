@@ -29,6 +29,9 @@ func FuzzNATSConf(f *testing.F) {
 		"cluster { port: 6222 }\nlogtime: false\nmax_payload: 99EB\n",
 		"a { b { c { d { e { f { g { h { } } } } } } } }",
 		"ping_interval: 2020-01-01T00:00:00Z",
+		"websocket { no_tls: true, headers { a: b, c: 1 }, authorization { user: u, token: t }, ping_interval: 1s, user_cookie: u }",
+		"leafnodes { remotes [ {urls: [\"wss://h\", \"ws://g:80\"], ws_compression: true, ws_no_masking: yes} ] }",
+		"authorization { users = [ {user: a, password: b, allowed_connection_types: [websocket, 7]} ] }",
 	} {
 		f.Add(seed)
 	}

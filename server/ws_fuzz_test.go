@@ -100,9 +100,13 @@ func FuzzWebSocketInput(f *testing.F) {
 	f.Add(false, []byte("GET /leafnode HTTP/1.1\r\nHost: x\r\n\r\n"))
 	f.Add(false, []byte("GET / HTTP/1.1\r\nHost: x\r\nOrigin: http://[::1\r\n\r\n"))
 	f.Add(false, []byte("\x16\x03\x01\x00\x05hello"))
+	f.Add(false, []byte("GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"+
+		"Cookie: u=\"a;b\"; p=; t=\x00; u=again\r\n\r\n\x82\x80\x00\x00\x00\x00"))
 
 	s, err := New(Options{Host: "127.0.0.1", MaxPayload: 64 << 10,
-		WebSocket: WebSocketOptions{Port: -1, Host: "127.0.0.1", NoTLS: true, SameOrigin: true, AllowedOrigins: []string{"http://x"}, HandshakeTimeout: time.Second}})
+		Authorization: Authorization{Users: []User{{Name: "a", Password: "b"}}},
+		WebSocket: WebSocketOptions{Port: -1, Host: "127.0.0.1", NoTLS: true, SameOrigin: true, AllowedOrigins: []string{"http://x"}, HandshakeTimeout: time.Second,
+			UserCookie: "u", PassCookie: "p", TokenCookie: "t", Headers: map[string]string{"X-A": "b"}, NoAuthUser: "a"}})
 	if err != nil {
 		f.Fatal(err)
 	}
