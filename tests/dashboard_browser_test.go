@@ -40,8 +40,8 @@ func chromium(t *testing.T) string {
 }
 
 // browser starts a headless Chromium with the flags this machine's
-// closed network needs, closed when the test ends.
-func browser(t *testing.T) context.Context {
+// closed network needs, and extra ones, closed when the test ends.
+func browser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium(t)),
@@ -52,6 +52,7 @@ func browser(t *testing.T) context.Context {
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1400, 1000),
 	)
+	opts = append(opts, extra...)
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() {

@@ -94,9 +94,13 @@ func pageServer(t *testing.T, script []byte) (*httptest.Server, <-chan pageResul
 // from an allowed origin and connects, subscribes, publishes, requests,
 // creates a stream, publishes to it and consumes, and puts and watches a
 // KV key. The same page runs against the reference, so its expectations
-// are the reference's. What the page did is then read over TCP.
+// are the reference's, and against bus over wss:// (the browser trusts
+// any certificate: the test's CA is not the system's). What the page did
+// is then read over TCP.
 func TestWebSocketInBrowser(t *testing.T) {
-	ctx := browser(t)
+	ctx := browser(t, chromedp.Flag("ignore-certificate-errors", true))
+	ca := newTestCA(t, "browser")
+	cert, key := ca.serverCert(t)
 	page, results := pageServer(t, bundlePage(t))
 	auth := server.Authorization{Users: []server.User{{Name: "web", Password: "pw"}}}
 	targets := []struct {
@@ -106,6 +110,12 @@ func TestWebSocketInBrowser(t *testing.T) {
 		{"bus", func(t *testing.T) (string, string) {
 			s, ws := startWSBus(t, server.Options{JetStream: true, Authorization: auth,
 				WebSocket: server.WebSocketOptions{AllowedOrigins: []string{page.URL}}})
+			return ws, s.Addr().String()
+		}},
+		{"bus wss", func(t *testing.T) (string, string) {
+			s, ws := startWSBus(t, server.Options{JetStream: true, Authorization: auth,
+				WebSocket: server.WebSocketOptions{AllowedOrigins: []string{page.URL},
+					TLS: server.TLSOptions{CertFile: cert, KeyFile: key}}})
 			return ws, s.Addr().String()
 		}},
 		{"reference", func(t *testing.T) (string, string) {
