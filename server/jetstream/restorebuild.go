@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bus-dev/bus/jetlog"
+	"github.com/bus-dev/bus/subjects"
 )
 
 // verifySnapshot reads the whole snapshot once, checking the format
@@ -81,7 +82,7 @@ func readSnapshot(path string, onHeader func(snapHeader) error, onMsg func(snapM
 			if err := json.Unmarshal(c.Config, &cfg); err != nil {
 				return fmt.Errorf("snapshot is damaged: consumer %q config: %w", c.Name, err)
 			}
-			if !validName(c.Name) {
+			if !subjects.ValidName(c.Name) {
 				return fmt.Errorf("snapshot is damaged: consumer name %q", c.Name)
 			}
 			consumers++
