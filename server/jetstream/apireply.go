@@ -105,6 +105,13 @@ func (svc *Service) lookupConsumer(streamName, name string) (*stream, *consumer,
 	return st, c, nil
 }
 
+// storageFailed logs a failed stream operation with everything (paths
+// included) and returns the client's error, without the server's paths.
+func (svc *Service) storageFailed(typ, stream string, err error) *apiError {
+	svc.sh.log.Error("stream operation failed", "op", typ, "stream", stream, "err", err)
+	return errStreamGeneric(err)
+}
+
 // respondErr answers e as an error response of type typ: the handlers'
 // way until they return their errors.
 func (svc *Service) respondErr(reply, typ string, e *apiError) {

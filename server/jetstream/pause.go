@@ -54,7 +54,7 @@ func (svc *Service) consumerPause(r apiRequest, streamName, name string) {
 	}
 	until := req.PauseUntil.UTC()
 	if err := c.setPause(until); err != nil {
-		svc.storageFailed(r.reply, typeConsumerPause, streamName, err)
+		svc.respondErr(r.reply, typeConsumerPause, svc.storageFailed(typeConsumerPause, streamName, err))
 		return
 	}
 	now := svc.sh.now()
