@@ -24,11 +24,11 @@ func (svc *Service) handleConsumer(r apiRequest, t []string) {
 	case len(t) == 3 && t[0] == "DELETE":
 		svc.replyTo(r.reply, typeConsumerDelete).send(svc.consumerDelete(t[1], t[2]))
 	case len(t) == 3 && t[0] == "PAUSE":
-		svc.consumerPause(r, t[1], t[2])
+		svc.replyTo(r.reply, typeConsumerPause).send(svc.consumerPause(r, t[1], t[2]))
 	case len(t) == 3 && t[0] == "UNPIN":
-		svc.consumerUnpin(r, t[1], t[2])
+		svc.replyTo(r.reply, typeConsumerUnpin).send(svc.consumerUnpin(r, t[1], t[2]))
 	case len(t) == 3 && t[0] == "RESET":
-		svc.consumerReset(r, t[1], t[2])
+		svc.replyTo(r.reply, typeConsumerReset).send(svc.consumerReset(r, t[1], t[2]))
 	case len(t) == 2 && t[0] == "LIST":
 		svc.replyTo(r.reply, typeConsumerList).send(svc.consumerList(r, t[1]))
 	case len(t) == 2 && t[0] == "NAMES":

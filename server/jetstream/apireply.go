@@ -111,9 +111,3 @@ func (svc *Service) storageFailed(typ, stream string, err error) *apiError {
 	svc.sh.log.Error("stream operation failed", "op", typ, "stream", stream, "err", err)
 	return errStreamGeneric(err)
 }
-
-// respondErr answers e as an error response of type typ: the handlers'
-// way until they return their errors.
-func (svc *Service) respondErr(reply, typ string, e *apiError) {
-	svc.replyTo(reply, typ).send(nil, e)
-}
