@@ -11,14 +11,7 @@ import (
 //	go test ./server/jetstream -run '^$' -bench APIResponse
 func BenchmarkAPIResponse(b *testing.B) {
 	core := newFakeCore()
-	svc, err := New(core, Options{Dir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := svc.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(svc.Shutdown)
+	svc := startService(b, core)
 	svc.handle(apiRequest{subject: apiPrefix + "STREAM.CREATE.S", reply: "_INBOX.mk", body: []byte(`{"name":"S","subjects":["s.>"]}`)})
 	svc.handle(apiRequest{subject: apiPrefix + "CONSUMER.CREATE.S.C", reply: "_INBOX.mk", body: []byte(`{"stream_name":"S","config":{"durable_name":"C","ack_policy":"explicit"}}`)})
 	if svc.stream("S") == nil || svc.stream("S").consumer("C") == nil {
