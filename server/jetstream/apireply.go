@@ -4,9 +4,9 @@ import "encoding/json"
 
 // The API's one response path, in the manner of Prometheus's apiFunc: a
 // handler returns what to answer, (response, nil) or (nil, error), and
-// apiReply.send alone writes it, counts it and audits it. The handlers
-// never publish themselves; what else this package sends to a client is
-// not a JSON API response: publish acks, direct gets (apidirect.go),
+// apiReply.send alone writes it, counts it and audits it. No handler
+// writes its response itself; what else this package sends to a client
+// is not a JSON API response: publish acks, direct gets (apidirect.go),
 // snapshot chunks and restore chunk acks.
 
 // apiReply is where one request's answer goes: its reply subject and the
