@@ -61,6 +61,17 @@
 //	reader goroutine ──AppendAsync──► appender: write, fdatasync
 //	                                     └─ done: pub ack to the reply inbox, wake consumers
 //
+// # API responses
+//
+// An API handler (api*.go and the handlers beside their features)
+// returns its response or its error and writes nothing: apiReply.send
+// (apireply.go) is the one place a JSON API response is marshalled,
+// counted, audited and published, and what must follow it (advisories,
+// a snapshot's chunks) rides along with the response. lookup and
+// lookupConsumer give the not-found errors of every request that names a
+// stream or a consumer. Publish acks are written where the publish ends
+// (streampublish.go, batchcommit.go, counter.go).
+//
 // # Locks
 //
 // Service.mu guards the stream map and the subject owners; stream.mu its

@@ -44,53 +44,44 @@ type restoreResponse struct {
 
 func errRestore(err error) *apiError { return newAPIError(500, 10062, "restore failed: %v", err) }
 
-func (svc *Service) streamRestore(r apiRequest, name string) {
+func (svc *Service) streamRestore(r apiRequest, name string) (any, *apiError) {
 	if len(bytes.TrimSpace(r.body)) == 0 {
-		svc.respondErr(r.reply, typeStreamRestore, newAPIError(400, 10003, "bad request"))
-		return
+		return nil, newAPIError(400, 10003, "bad request")
 	}
 	var req restoreRequest
 	if e := decodeBody(r.body, &req); e != nil {
-		svc.respondErr(r.reply, typeStreamRestore, e)
-		return
+		return nil, e
 	}
 	cfg := req.Config
 	if cfg.Name == "" {
 		cfg.Name = name
 	}
 	if cfg.Name != name {
-		svc.respondErr(r.reply, typeStreamRestore, newAPIError(400, 10056, "stream name in subject does not match request"))
-		return
+		return nil, newAPIError(400, 10056, "stream name in subject does not match request")
 	}
 	if e := unknownField(cfg.extra, referenceStreamFields); e != nil {
-		svc.respondErr(r.reply, typeStreamRestore, e)
-		return
+		return nil, e
 	}
 	svc.sh.limits.streamDefaults(&cfg)
 	if e := cfg.normalize(); e != nil {
-		svc.respondErr(r.reply, typeStreamRestore, e)
-		return
+		return nil, e
 	}
 	if e := svc.sh.limits.checkStream(&cfg); e != nil {
-		svc.respondErr(r.reply, typeStreamRestore, e)
-		return
+		return nil, e
 	}
 	// The restored stream, and its consumers, are the restorer's.
 	if e := svc.mayOwn(r.from, &cfg); e != nil {
-		svc.respondErr(r.reply, typeStreamRestore, e)
-		return
+		return nil, e
 	}
 	if e := svc.reserveRestore(cfg); e != nil {
-		svc.respondErr(r.reply, typeStreamRestore, e)
-		return
+		return nil, e
 	}
 	rs, err := svc.newRestore(cfg)
 	if err != nil {
 		svc.unreserveRestore(cfg)
-		svc.respondErr(r.reply, typeStreamRestore, errRestore(err))
-		return
+		return nil, errRestore(err)
 	}
-	svc.respond(r.reply, restoreResponse{Type: typeStreamRestore, DeliverSubject: rs.deliver})
+	return restoreResponse{Type: typeStreamRestore, DeliverSubject: rs.deliver}, nil
 }
 
 // reserveRestore holds the name and subjects for the restore, as a create
@@ -187,7 +178,7 @@ func (rs *restore) chunk(_, reply []byte, hdr int, msg []byte) bool {
 	}
 	if _, err := rs.spool.Write(msg); err != nil {
 		rs.endLocked()
-		rs.svc.respondErr(string(reply), typeStreamCreate, errRestore(err))
+		rs.svc.replyTo(string(reply), typeStreamCreate).send(nil, errRestore(err))
 		return true
 	}
 	rs.size += int64(len(msg))
@@ -226,11 +217,11 @@ func (rs *restore) finish(reply string, spoolErr error) {
 	if err != nil {
 		svc.unreserveRestore(rs.cfg)
 		svc.sh.log.Warn("restore refused", "stream", rs.cfg.Name, "bytes", rs.size, "err", err)
-		svc.respondErr(reply, typeStreamCreate, errRestore(err))
+		svc.replyTo(reply, typeStreamCreate).send(nil, errRestore(err))
 		return
 	}
 	svc.sh.log.Info("restore completed", "stream", rs.cfg.Name, "bytes", rs.size)
-	svc.respond(reply, st.info(typeStreamCreate))
+	svc.replyTo(reply, typeStreamCreate).send(st.info(typeStreamCreate), nil)
 	svc.sh.adviseStream(rs.cfg.Name, actionCreate)
 }
 

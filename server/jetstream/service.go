@@ -395,31 +395,6 @@ func (svc *Service) Fenced() []DamagedStream {
 // cold stream's files are reopened on use.
 const maxOpenFiles = 1024
 
-// respond sends an API response; v is marshalled to JSON.
-func (svc *Service) respond(reply string, v any) {
-	if reply == "" {
-		return
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		svc.sh.log.Error("encode api response", "err", err)
-		return
-	}
-	svc.sh.core.Publish(reply, "", nil, b)
-	svc.audit(reply, b)
-}
-
-// apiResponse is the envelope of every error response.
-type apiResponse struct {
-	Type  string    `json:"type"`
-	Error *apiError `json:"error,omitempty"`
-}
-
-func (svc *Service) respondErr(reply, typ string, e *apiError) {
-	svc.apiErrors.Add(1)
-	svc.respond(reply, apiResponse{Type: typ, Error: e})
-}
-
 // Shutdown stops the API and closes every stream; waiting pulls are told
 // the server is shutting down.
 func (svc *Service) Shutdown() {
@@ -452,20 +427,6 @@ func (svc *Service) closeStreams() {
 		}
 		svc.files = nil
 	}
-}
-
-// lookup finds a stream for an API request: not found, or offline when
-// its files are there but could not be opened.
-func (svc *Service) lookup(name string) (*stream, *apiError) {
-	svc.mu.Lock()
-	defer svc.mu.Unlock()
-	if st := svc.streams[name]; st != nil {
-		return st, nil
-	}
-	if d, ok := svc.damaged[name]; ok {
-		return nil, errStreamOffline(d.Error)
-	}
-	return nil, errStreamNotFound()
 }
 
 func (svc *Service) stream(name string) *stream {
