@@ -81,6 +81,7 @@ func (l *Log) run() {
 			expire = expiry.C
 		}
 	}
+	l.keepIndexBound() // a replay at Open loads every section
 	resume()
 	var consumerSync <-chan time.Time
 	if l.durability() == DurabilityInterval {
@@ -113,13 +114,17 @@ func (l *Log) run() {
 				syncTimer.Reset(max(time.Until(l.ap.lastSync.Add(l.cfg.SyncInterval)), 0))
 			}
 			resume()
+		case <-l.loadKick:
+			if expire == nil {
+				l.freshenClock()
+			}
+			l.keepIndexBound()
+			resume()
 		case now := <-expire:
 			l.recountIfStale()
 			l.expire()
 			l.cat.clock.Store(now.UnixNano())
-			if l.opts.EvictAfter > 0 {
-				l.evictIdle(now.Add(-l.opts.EvictAfter).UnixNano())
-			}
+			l.evictIdleSections(now)
 			expire = nil
 			resume()
 		case <-syncTimer.C:
@@ -135,12 +140,13 @@ func (l *Log) run() {
 }
 
 // idle reports whether the background expiry has nothing to do: no msg
-// id to forget, no message that can age out, no sealed segment whose
-// section could be evicted. Called on the appender goroutine, which owns
-// what it reads.
+// id to forget, no message that can age out, no sealed segment's
+// section loaded that could be evicted (a reader's load wakes the
+// appender: loadKick). Called on the appender goroutine, which owns what
+// it reads.
 func (l *Log) idle() bool {
 	c := &l.cat
-	return len(l.ap.dd.ids) == 0 && (l.cfg.MaxAge <= 0 || c.msgs == 0) && (l.memory || len(c.segs) < 2) && len(l.ap.ttl.due) == 0
+	return len(l.ap.dd.ids) == 0 && (l.cfg.MaxAge <= 0 || c.msgs == 0) && (l.memory || l.indexCharged == 0) && len(l.ap.ttl.due) == 0
 }
 
 // gather adds every request already waiting to batch. In always mode it
