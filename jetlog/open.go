@@ -108,6 +108,11 @@ func Open(dir string, cfg StreamConfig, opts Options) (*Log, error) {
 		l.opts.Logger.Warn("jetlog: truncated torn tail", "dir", l.dir, "segment", l.report.TornSegment, "bytes", l.report.TruncatedBytes)
 	}
 	l.noteActiveSize() // before the appender runs, so DiskBytes counts the active segment at once
+	for _, seg := range l.cat.segs {
+		if cf, ok := seg.f.(*cachedFile); ok {
+			cf.drop() // recovery read it; the first use opens it again
+		}
+	}
 	go l.run()
 	return l, nil
 }
