@@ -93,9 +93,12 @@ func (l *Log) run() {
 	syncTimer.Stop()
 	defer syncTimer.Stop()
 	for {
+		// Company: the last batch had several requests, or one queued
+		// while it ran.
+		company := len(batch) > 1 || len(l.reqs) > 0
 		select {
 		case r := <-l.reqs:
-			batch = l.gather(append(batch[:0], r))
+			batch = l.gather(append(batch[:0], r), company)
 			if l.process(batch) {
 				return
 			}
@@ -107,7 +110,7 @@ func (l *Log) run() {
 			if batch = l.takeDeferred(batch[:0], false); len(batch) == 0 {
 				continue
 			}
-			if l.process(l.gather(batch)) {
+			if l.process(l.gather(batch, true)) {
 				return
 			}
 			if l.ap.dirty && l.durability() == DurabilityInterval {
@@ -149,14 +152,18 @@ func (l *Log) idle() bool {
 	return len(l.ap.dd.ids) == 0 && (l.cfg.MaxAge <= 0 || c.msgs == 0) && (l.memory || l.indexCharged == 0) && len(l.ap.ttl.due) == 0
 }
 
-// gather adds every request already waiting to batch. In always mode it
-// also yields the processor a few times while that brings more requests:
-// the writers released by the previous commit are about to come back, and
-// taking them into this commit halves the number of fsyncs.
+// gather adds every request already waiting to batch. In always mode,
+// when there are several writers (company: the previous batch had
+// several requests, or one was waiting as it ended), it also yields the processor a few times while that
+// brings more requests: the writers released by the previous commit are
+// about to come back, and taking them into this commit halves the number
+// of fsyncs. A lone writer is not kept waiting: on a busy machine a yield
+// can cost a whole time slice of another goroutine, which was the tail of
+// a lone synchronous publisher (issue #30).
 // see BenchmarkAppend
-func (l *Log) gather(batch []*request) []*request {
+func (l *Log) gather(batch []*request, company bool) []*request {
 	yields := 0
-	if l.durability() == DurabilityAlways {
+	if l.durability() == DurabilityAlways && company {
 		yields = gatherYields
 	}
 	for {

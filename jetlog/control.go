@@ -83,6 +83,9 @@ func (l *Log) roll() error {
 	}
 	l.cat.load(old) // before its index file changes
 	old.loadOrder.Store(l.cat.loads.Add(1))
+	// The appender's writes are not a use: unless a reader (or a limit)
+	// uses the section from now on, the next tick drops it.
+	old.used.Store(0)
 	old.sealed.Store(true)
 	if err := l.writeIndex(old); err != nil {
 		// The segment is intact; recovery rescans it without an index.

@@ -22,7 +22,9 @@ import (
 // over, so the bound can be exceeded for as long as one load and one
 // appender turn take, and by the Logs whose sections are all in use.
 // Independently of the bound, a section unused for Options.EvictAfter
-// is dropped, and then the memory it held is handed back to the
+// is dropped (a segment just sealed counts as unused since long ago: the
+// appender's own writes are not a use, so unless a reader uses it its
+// section goes at the appender's next tick), and then the memory it held is handed back to the
 // operating system (debug.FreeOSMemory, at most once per
 // releaseInterval), because a Go process that has gone idle would
 // otherwise keep it until its next garbage collection.
