@@ -319,7 +319,21 @@ func (c *catalog) fill(seg *segment, records func(seg *segment, visit func(e *en
 		subjects[n] = c.subjects[name] // nil: unknown, so not live
 	}
 	c.subjMu.RUnlock()
+	// Each subject's seqs get a slice of their exact length, counted
+	// first: growing them by append would leave as much again as garbage
+	// (see BenchmarkSectionLoad).
+	counts := make([]int, len(names))
+	for _, n := range local {
+		if n != 0 {
+			counts[n-1]++
+		}
+	}
 	perSubject := make([][]uint64, len(names))
+	for n, k := range counts {
+		if subjects[n] != nil {
+			perSubject[n] = make([]uint64, 0, k)
+		}
+	}
 	found := 0
 	for i, n := range local {
 		if n == 0 || subjects[n-1] == nil {

@@ -186,11 +186,15 @@ func (p *scaleProc) fds() int {
 func publishAsync(t *testing.T, js jetstream.JetStream, n, size int) {
 	t.Helper()
 	data := make([]byte, size)
+	var stall time.Duration // the longest a publish waited for room: the server's longest pause
 	for i := range n {
-		if _, err := js.PublishAsync("scale.x", data); err != nil {
+		start := time.Now()
+		if _, err := js.PublishAsync("scale.x", data, jetstream.WithStallWait(time.Minute)); err != nil {
 			t.Fatalf("publish %d: %v", i, err)
 		}
+		stall = max(stall, time.Since(start))
 	}
+	t.Logf("longest wait for a publish slot: %v", stall.Round(time.Millisecond))
 	select {
 	case <-js.PublishAsyncComplete():
 	case <-time.After(10 * time.Minute):
