@@ -16,6 +16,7 @@ import (
 //	  max_file_store: 100GB   # bytes all file streams may hold together
 //	  domain: hub             # the JetStream domain
 //	  sync_interval: 10s      # or "always" (bus's default)
+//	  max_index_memory: 64MB  # bus's: per-message indexes of sealed segments held at once
 //	  enabled: true
 //	  limits {                # what clients may set (jetstreamlimits.go)
 //	    max_ack_pending: 10000
@@ -41,6 +42,10 @@ type JetStream struct {
 	// x_bus_durability sync at most this often instead of before every
 	// ack ("always", 0, bus's default).
 	SyncInterval time.Duration
+	// MaxIndexMemory bounds the bytes the per-message indexes of sealed
+	// segments take in memory across every stream (bus's own key); 0
+	// means the default.
+	MaxIndexMemory int64
 	// Limits bound what clients may set on streams and consumers.
 	Limits JetStreamLimits
 }
@@ -60,7 +65,8 @@ var jetstreamKeys = map[string]string{
 	"domain":        "domain",
 	"sync_interval": "sync_interval", "sync": "sync_interval",
 	"enabled": "enabled", "enable": "enabled",
-	"limits": "limits",
+	"max_index_memory": "max_index_memory",
+	"limits":           "limits",
 }
 
 func (v jetstreamValue) set(raw any) error {
@@ -95,6 +101,8 @@ func (v jetstreamValue) set(raw any) error {
 			err = syncInterval(&next.SyncInterval, val)
 		case canonical == "enabled":
 			err = boolValue{&next.Enabled}.set(val)
+		case canonical == "max_index_memory":
+			err = sizeValue{&next.MaxIndexMemory}.set(val)
 		case canonical == "limits":
 			err = jetstreamLimits(&next.Limits, val)
 		}

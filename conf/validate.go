@@ -74,6 +74,9 @@ func (c Config) check() []*KeyError {
 	if c.JetStream.MaxMemory < 0 || c.JetStream.MaxStore < 0 {
 		bad("jetstream", "max_memory_store and max_file_store must not be negative")
 	}
+	if m := c.JetStream.MaxIndexMemory; m != 0 && (m < 1<<20 || m > 1<<40) {
+		bad("jetstream", "max_index_memory %s must be between 1MB and 1TB", formatSize(m))
+	}
 	if si := c.JetStream.SyncInterval; si != 0 && (si < time.Millisecond || si > 10*time.Minute) {
 		bad("jetstream", "sync_interval %s must be \"always\" or between 1ms and 10m", formatDuration(si))
 	}

@@ -209,6 +209,10 @@ type Options struct {
 	// for the appender before a caller blocks (see AppendAsync); zero
 	// means DefaultAppendQueue. Each slot costs a pointer per stream.
 	AppendQueue int
+	// IndexCache, if set, bounds the memory the sections of sealed
+	// segments take across every Log sharing it (see IndexCache); nil
+	// gives the Log a bound of its own of DefaultIndexCacheBytes.
+	IndexCache *IndexCache
 	// FileCache, if set, opens the stream's segment files on demand and
 	// bounds how many are open across every Log sharing it (see
 	// FileCache); the stream directory is then guarded by the cache

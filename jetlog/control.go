@@ -20,6 +20,7 @@ func (l *Log) control(r *request) {
 		r.err = l.flushTomb(true)
 	case opEvict:
 		r.n = l.evictIdle(r.idle)
+		l.accountSections()
 	case opLastMsgID:
 		var id []byte
 		if id, r.err = l.lastMsgID(); r.err == nil {
@@ -81,6 +82,10 @@ func (l *Log) roll() error {
 		l.opts.Logger.Warn("jetlog: seal segment", "segment", old.name, "err", err)
 	}
 	l.cat.load(old) // before its index file changes
+	old.loadOrder.Store(l.cat.loads.Add(1))
+	// The appender's writes are not a use: unless a reader (or a limit)
+	// uses the section from now on, the next tick drops it.
+	old.used.Store(0)
 	old.sealed.Store(true)
 	if err := l.writeIndex(old); err != nil {
 		// The segment is intact; recovery rescans it without an index.
@@ -118,6 +123,7 @@ func (l *Log) roll() error {
 		l.ap.tomb.floor = l.cat.first()
 	}
 	l.removeSegments(dead)
+	l.keepIndexBound() // the sealed section counts from now on
 	return nil
 }
 
@@ -195,6 +201,7 @@ func (l *Log) removeSegments(dead []*segment) {
 	if err := l.fs.SyncDir(l.dir); err != nil {
 		l.opts.Logger.Warn("jetlog: sync dir", "dir", l.dir, "err", err)
 	}
+	l.accountSections()
 }
 
 // doClose flushes, syncs, writes the active index and the clean marker.
@@ -255,6 +262,11 @@ func (l *Log) doClose() error {
 	}
 	if cerr := l.releaseLock(); cerr != nil && err == nil {
 		err = cerr
+	}
+	l.index.bytes.Add(-l.indexCharged)
+	l.indexCharged = 0
+	if l.ownIndex {
+		_ = l.index.Close() // only waits for a hand-back
 	}
 	return err
 }

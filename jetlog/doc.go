@@ -86,7 +86,9 @@
 // by Close to stop new ones; Log.deferMu only around the DeleteAsync
 // list. Neither nests with another lock. FileCache.mu is a leaf: it is
 // taken (briefly, never across I/O) under any of the above, and nothing
-// is taken under it.
+// is taken under it. So is IndexCache.mu. The index cache's hand-back of
+// freed memory (debug.FreeOSMemory) and the file cache's close of idle
+// files run on timers' goroutines, which Close of each cache waits for.
 //
 // # Files
 //
@@ -97,7 +99,8 @@
 // expect.go (preconditions), control.go (roll, tombstones, Close),
 // limits.go, purge.go, read.go, filter.go, catalog.go, section.go,
 // catalogsnap.go, segment.go, segindex.go, seqmark.go (seq.mark),
-// filecache.go (segment files opened on demand), record.go, scan.go, dedup.go,
+// filecache.go (segment files opened on demand), indexcache.go (the bound
+// on sections in memory), record.go, scan.go, dedup.go,
 // header.go, meta.go (stream.meta and atomic file writes), config.go
 // (StreamConfig, Options, UpdateConfig); consumers: consumer.go (the
 // Consumer), consumerstate.go (the ConsumerState value), consumerjournal.go
@@ -187,8 +190,22 @@
 // # Index files
 //
 //	"JLIX" | version u8 | entries... | segment size u64 | count u32 | crc32c u32
-//	entry: kind u8 | seq u64 | ts i64 | offset u64 | size u32 | subject len u16 | subject
-//	       [tombstone only: payload len u32 | payload]
+//	version 1 entry: kind u8 | seq u64 | ts i64 | offset u64 | size u32 | subject len u16 | subject
+//	                 [tombstone only: payload len u32 | payload]
+//	version 2 entry: kind u8 | seq Δ varint | ts Δ varint | offset Δ varint | size uvarint |
+//	                 subject ref uvarint [0 or 1: subject len uvarint | subject]
+//	                 [tombstone only: payload len uvarint | payload]
+//
+// Version 2 (written since issue #30; version 1 is still read, and an
+// active segment's version 1 index is rewritten as version 2 when it is
+// resumed) stores each entry as deltas from the entry before (zero for
+// the first): seq and ts from its seq and ts, offset from its offset plus
+// size (0 for records laid end to end). Varints are Go's encoding/binary
+// ones (signed: zig-zag). A subject ref of 0 is a literal subject, 1 a
+// subject that is also appended to the index's subject table, n >= 2 the
+// table's entry n-2; the writer adds at most 1,024 subjects to the table.
+// A message of 64 bytes on a repeated subject costs 7 to 10 index bytes
+// instead of 31 plus its subject.
 //
 // An index is written when its segment is sealed (roll) and for the active
 // segment at Close. It is trusted only if its checksum holds and its

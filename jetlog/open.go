@@ -24,21 +24,27 @@ func Open(dir string, cfg StreamConfig, opts Options) (*Log, error) {
 	}
 	opts = opts.withDefaults(cfg)
 	l := &Log{
-		dir:    path.Clean(dir),
-		fs:     opts.FS,
-		opts:   opts,
-		memory: cfg.Storage == StorageMemory,
-		cfg:    cfg,
-		cat:    newCatalog(),
-		reqs:   make(chan *request, opts.AppendQueue),
-		wake:   make(chan struct{}, 1),
-		done:   make(chan struct{}),
-		io:     newIOStats(),
+		dir:      path.Clean(dir),
+		fs:       opts.FS,
+		opts:     opts,
+		memory:   cfg.Storage == StorageMemory,
+		cfg:      cfg,
+		cat:      newCatalog(),
+		reqs:     make(chan *request, opts.AppendQueue),
+		wake:     make(chan struct{}, 1),
+		index:    opts.IndexCache,
+		loadKick: make(chan struct{}, 1),
+		done:     make(chan struct{}),
+		io:       newIOStats(),
 	}
 	if l.memory {
 		l.dir = "/mem"
 	}
 	l.cat.entries = l.segmentEntries
+	l.cat.onLoad = l.noteLoad
+	if l.index == nil {
+		l.index, l.ownIndex = NewIndexCache(IndexCacheOptions{}), true
+	}
 	l.cat.clock.Store(time.Now().UnixNano()) // real time, like the ticker that advances it
 	l.ap.dd = newDedup(int64(cfg.DuplicateWindow))
 	// The directory must be durable before anything stored in it is
@@ -102,6 +108,11 @@ func Open(dir string, cfg StreamConfig, opts Options) (*Log, error) {
 		l.opts.Logger.Warn("jetlog: truncated torn tail", "dir", l.dir, "segment", l.report.TornSegment, "bytes", l.report.TruncatedBytes)
 	}
 	l.noteActiveSize() // before the appender runs, so DiskBytes counts the active segment at once
+	for _, seg := range l.cat.segs {
+		if cf, ok := seg.f.(*cachedFile); ok {
+			cf.drop() // recovery read it; the first use opens it again
+		}
+	}
 	go l.run()
 	return l, nil
 }

@@ -31,6 +31,7 @@ func (s *Server) startJetStream() error {
 		MaxMemory:            s.opts.JetStreamMaxMemory,
 		MaxStorage:           s.opts.JetStreamMaxStore,
 		DefaultSyncInterval:  s.opts.JetStreamSyncInterval,
+		MaxIndexMemory:       s.opts.JetStreamIndexMemory,
 		Limits:               s.opts.JetStreamLimits,
 		Batch:                s.opts.JetStreamBatchLimits,
 	})

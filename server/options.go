@@ -57,6 +57,10 @@ type Options struct {
 	// (x_bus_durability "interval") instead of before every ack
 	// (nats-server's sync_interval).
 	JetStreamSyncInterval time.Duration
+	// JetStreamIndexMemory bounds the bytes the per-message indexes of
+	// sealed segments take in memory across every stream
+	// (max_index_memory); 0 means jetlog.DefaultIndexCacheBytes.
+	JetStreamIndexMemory int64
 	// JetStreamLimits and JetStreamBatchLimits bound what clients set on
 	// streams, consumers and atomic batches (nats-server's jetstream {
 	// limits {} }); zero values leave a bound unset.

@@ -97,7 +97,7 @@ func restartKeys(old, new Options) []string {
 	check("store_dir", old.StoreDir == new.StoreDir)
 	check("jetstream", old.JetStream == new.JetStream && old.JetStreamDomain == new.JetStreamDomain &&
 		old.JetStreamMaxMemory == new.JetStreamMaxMemory && old.JetStreamMaxStore == new.JetStreamMaxStore &&
-		old.JetStreamSyncInterval == new.JetStreamSyncInterval &&
+		old.JetStreamSyncInterval == new.JetStreamSyncInterval && old.JetStreamIndexMemory == new.JetStreamIndexMemory &&
 		old.JetStreamLimits == new.JetStreamLimits && old.JetStreamBatchLimits == new.JetStreamBatchLimits)
 	check("max_pending_total", old.MaxPendingTotal == new.MaxPendingTotal)
 	check("mappings", reflect.DeepEqual(old.Mappings, new.Mappings))
@@ -112,6 +112,7 @@ func restartKeys(old, new Options) []string {
 		live := Options{}
 		o.Host, o.Port, o.HTTPPort, o.HTTPSPort, o.ServerName, o.StoreDir, o.JetStream, o.Mappings = live.Host, 0, 0, 0, "", "", false, nil
 		o.JetStreamDomain, o.JetStreamMaxMemory, o.JetStreamMaxStore, o.JetStreamSyncInterval, o.MaxPendingTotal = "", 0, 0, 0, 0
+		o.JetStreamIndexMemory = 0
 		o.Authorization, o.SystemAccount, o.TLS, o.Logger = live.Authorization, live.SystemAccount, live.TLS, nil
 		o.MaxPayload, o.MaxControlLine, o.MaxConnections, o.MaxSubscriptions, o.MaxPending = 0, 0, 0, 0, 0
 		o.PingInterval, o.MaxPingsOut, o.WriteDeadline, o.MaxUnauthenticated, o.FirstPingDelay = 0, 0, 0, 0, 0

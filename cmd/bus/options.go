@@ -25,6 +25,7 @@ func options(cfg conf.Config, log *slog.Logger) server.Options {
 		JetStreamMaxMemory:    cfg.JetStream.MaxMemory,
 		JetStreamMaxStore:     cfg.JetStream.MaxStore,
 		JetStreamSyncInterval: cfg.JetStream.SyncInterval,
+		JetStreamIndexMemory:  cfg.JetStream.MaxIndexMemory,
 		JetStreamLimits:       jetstreamLimits(cfg.JetStream.Limits),
 		JetStreamBatchLimits:  jetstreamBatchLimits(cfg.JetStream.Limits.Batch),
 		MaxPayload:            int(cfg.MaxPayload), // at most 64MB, checked by conf

@@ -64,6 +64,12 @@ type Usage struct {
 	Accounts        int      `json:"accounts"`
 	HAAssets        int      `json:"ha_assets"`
 	API             APIStats `json:"api"`
+	// The store's in-memory indexes and open files, in /jsz and /varz
+	// only (bus extension): now and their bounds.
+	IndexMemory    int64 `json:"x_bus_index_memory,omitempty"`
+	MaxIndexMemory int64 `json:"x_bus_max_index_memory,omitempty"`
+	OpenFiles      int   `json:"x_bus_open_files,omitempty"`
+	MaxOpenFiles   int   `json:"x_bus_max_open_files,omitempty"`
 }
 
 // APIStats counts API requests as /jsz writes them. Level is the API
@@ -164,6 +170,12 @@ func (svc *Service) Jsz(serverID string, o JszOptions) Jsz {
 	}
 	api := APIStats{Level: APILevel, Total: uint64(svc.apiTotal.Load()), Errors: uint64(svc.apiErrors.Load())}
 	out.Usage = Usage{Memory: acc.Memory, Storage: acc.Storage, Accounts: 1, API: api}
+	idx := svc.sh.index.Stats()
+	out.IndexMemory, out.MaxIndexMemory = idx.Bytes, idx.MaxBytes
+	if svc.sh.files != nil {
+		files := svc.sh.files.Stats()
+		out.OpenFiles, out.MaxOpenFiles = files.Open, files.MaxOpen
+	}
 	// An account without limits reserves "all": -1 as the reference
 	// writes it, unsigned.
 	acc.ReservedMemory, acc.ReservedStorage, acc.API = math.MaxUint64, math.MaxUint64, api

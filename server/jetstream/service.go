@@ -53,6 +53,10 @@ type Options struct {
 	// DefaultSyncInterval, when not 0, makes streams created without
 	// x_bus_durability use "interval" durability with this interval.
 	DefaultSyncInterval time.Duration
+	// MaxIndexMemory bounds the per-message indexes of sealed segments
+	// held in memory across every stream; 0 means
+	// jetlog.DefaultIndexCacheBytes.
+	MaxIndexMemory int64
 	// Batch bounds atomic batch publishing (batch.go).
 	Batch BatchLimits
 	// Limits bound what clients set on streams and consumers (jslimits.go).
@@ -67,9 +71,10 @@ type shared struct {
 	now          func() time.Time
 	random       func() float64
 	server       string
-	files        *jetlog.FileCache // shared by every stream's log
-	fs           jetlog.FS         // the streams' file system, see Options.FS
-	deadLettered atomic.Int64      // messages given up on, all consumers
+	files        *jetlog.FileCache  // shared by every stream's log
+	index        *jetlog.IndexCache // likewise: the bound of their in-memory indexes
+	fs           jetlog.FS          // the streams' file system, see Options.FS
+	deadLettered atomic.Int64       // messages given up on, all consumers
 	// deadLettersLost counts dead letters nothing stored.
 	deadLettersLost atomic.Int64
 	// lookup finds a stream by name (a mirror's or source's origin).
@@ -106,7 +111,8 @@ type Service struct {
 	// ownersMu serialises the checks of owners' rights (rightscheck.go).
 	ownersMu sync.Mutex
 	// files is shared by every stream's log: segment and journal files
-	// open on demand, at most maxOpenFiles at once, so descriptors follow
+	// open on demand, at most maxOpenFiles() at once and closed once
+	// idle (jetlog.DefaultCloseIdleAfter), so descriptors follow
 	// the working set, not the number of streams; its lock on the store's
 	// LOCK file keeps a second process out.
 	files *jetlog.FileCache
@@ -210,6 +216,7 @@ func New(core Core, opts Options) (*Service, error) {
 	svc.sh.lookup = svc.stream
 	svc.sh.domain = opts.Domain
 	svc.maxMemory, svc.maxStorage, svc.defaultSync = opts.MaxMemory, opts.MaxStorage, opts.DefaultSyncInterval
+	svc.sh.index = jetlog.NewIndexCache(jetlog.IndexCacheOptions{MaxBytes: opts.MaxIndexMemory})
 	if opts.Domain != "" && !ValidDomain(opts.Domain) {
 		return nil, fmt.Errorf("jetstream: invalid domain name %q: may not contain ., * or >", opts.Domain)
 	}
@@ -224,7 +231,7 @@ func (svc *Service) Start() error {
 	if err := vfs.MkdirAllDurable(vfs.OSFS{}, svc.dir, 0o755); err != nil {
 		return fmt.Errorf("jetstream: store %s: %w", svc.dir, err)
 	}
-	files, err := jetlog.NewFileCache(jetlog.FileCacheOptions{MaxOpen: maxOpenFiles, LockFile: filepath.Join(svc.dir, "LOCK")})
+	files, err := jetlog.NewFileCache(jetlog.FileCacheOptions{MaxOpen: maxOpenFiles(), LockFile: filepath.Join(svc.dir, "LOCK")})
 	if err != nil {
 		return fmt.Errorf("jetstream: store %s: %w", svc.dir, err)
 	}
@@ -391,9 +398,9 @@ func (svc *Service) Fenced() []DamagedStream {
 	return out
 }
 
-// maxOpenFiles bounds the store's open segment and journal files; a
-// cold stream's files are reopened on use.
-const maxOpenFiles = 1024
+// maxStoreFiles is the most segment and journal files the store keeps
+// open at once (see maxOpenFiles).
+const maxStoreFiles = 1024
 
 // Shutdown stops the API and closes every stream; waiting pulls are told
 // the server is shutting down.
@@ -427,6 +434,7 @@ func (svc *Service) closeStreams() {
 		}
 		svc.files = nil
 	}
+	_ = svc.sh.index.Close() // waits for a hand-back of freed memory; no error
 }
 
 func (svc *Service) stream(name string) *stream {

@@ -80,7 +80,7 @@ func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
 			go st.storeMarkers(subjects)
 		}
 	}
-	l, err := jetlog.Open(dir, cfg.logConfig(), jetlog.Options{FS: sh.fs, Logger: sh.log, Now: sh.now, FileCache: sh.files, OnSubjectExpired: expired})
+	l, err := jetlog.Open(dir, cfg.logConfig(), jetlog.Options{FS: sh.fs, Logger: sh.log, Now: sh.now, FileCache: sh.files, IndexCache: sh.index, OnSubjectExpired: expired})
 	if err != nil {
 		return nil, err
 	}
