@@ -217,7 +217,7 @@ func (l *Log) doClose() error {
 				err = l.writeIndex(seg)
 			}
 			if err == nil {
-				err = writeCheckedStream(l.fs, path.Join(l.dir, dedupFile), l.ap.dd.snapshot())
+				err = writeCheckedStream(l.fs, l.seal, path.Join(l.dir, dedupFile), l.ap.dd.snapshot())
 			}
 			if err == nil { // exact: nothing is assigned after this
 				err = l.storeMark(l.cat.last)
@@ -229,7 +229,7 @@ func (l *Log) doClose() error {
 				// Checked after the snapshot, which saw every load that
 				// finished: a load that found damage leaves no snapshot.
 				if !l.cat.damaged.Load() {
-					err = writeChecked(l.fs, path.Join(l.dir, catalogFile), snap)
+					err = writeChecked(l.fs, l.seal, path.Join(l.dir, catalogFile), snap)
 				}
 			}
 			if err == nil { // last: it vouches for the index and the snapshots
