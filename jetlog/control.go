@@ -124,8 +124,8 @@ func (l *Log) roll() error {
 // writeIndex writes the index file of a segment whose records are all
 // written (its entries are in l.ap.idx).
 func (l *Log) writeIndex(seg *segment) error {
-	data := l.ap.idx.finish(seg.size)
 	name := segPath(l.dir, idxName(seg.id))
+	data := l.seal.sealFile(l.ap.idx.finish(seg.size), name)
 	f, err := l.fs.Create(name)
 	if err != nil {
 		return err
