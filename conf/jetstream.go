@@ -16,6 +16,9 @@ import (
 //	  max_file_store: 100GB   # bytes all file streams may hold together
 //	  domain: hub             # the JetStream domain
 //	  sync_interval: 10s      # or "always" (bus's default)
+//	  cipher: chachapoly      # or aes: encryption at rest (with key)
+//	  key: $JS_KEY            # the encryption key; $NAME reads an environment variable
+//	  prev_encryption_key: $JS_OLD_KEY  # the key being rotated away from
 //	  enabled: true
 //	  limits {                # what clients may set (jetstreamlimits.go)
 //	    max_ack_pending: 10000
@@ -43,6 +46,10 @@ type JetStream struct {
 	SyncInterval time.Duration
 	// Limits bound what clients may set on streams and consumers.
 	Limits JetStreamLimits
+	// Cipher ("chachapoly" or "aes", "" for the default chachapoly), Key
+	// and PrevKey are encryption at rest (encryption.go); Key "" stores
+	// plaintext.
+	Cipher, Key, PrevKey string
 }
 
 // jetstreamValue binds the jetstream key; a block's store_dir sets the
@@ -61,6 +68,9 @@ var jetstreamKeys = map[string]string{
 	"sync_interval": "sync_interval", "sync": "sync_interval",
 	"enabled": "enabled", "enable": "enabled",
 	"limits": "limits",
+	"cipher": "cipher",
+	"key":    "key", "ek": "key", "encryption_key": "key",
+	"prev_encryption_key": "prev_encryption_key", "prev_key": "prev_encryption_key", "prev_ek": "prev_encryption_key",
 }
 
 func (v jetstreamValue) set(raw any) error {
@@ -97,10 +107,19 @@ func (v jetstreamValue) set(raw any) error {
 			err = boolValue{&next.Enabled}.set(val)
 		case canonical == "limits":
 			err = jetstreamLimits(&next.Limits, val)
+		case canonical == "cipher":
+			err = cipherValue(&next.Cipher, val)
+		case canonical == "key":
+			err = secretValue(&next.Key, val)
+		case canonical == "prev_encryption_key":
+			err = secretValue(&next.PrevKey, val)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %v", k, err))
 		}
+	}
+	if err := next.checkEncryption(); err != nil {
+		errs = append(errs, err.Error())
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))

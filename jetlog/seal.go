@@ -301,3 +301,16 @@ func tornFrames(tail []byte, lastGood uint64) (SeqRange, bool) {
 	}
 	return r, r.Last >= r.First
 }
+
+// Describe names the keyring for a log line: its cipher, and whether a
+// previous key is being rotated away from; "none" for a nil keyring.
+// It never shows a key.
+func (k *Keyring) Describe() string {
+	switch {
+	case k == nil:
+		return "none"
+	case len(k.keks) > 1:
+		return string(k.cipher) + " (rotating from the previous key)"
+	}
+	return string(k.cipher)
+}

@@ -115,7 +115,7 @@ func buildStream(sh *shared, cfg streamConfig, spool, dir string) (err error) {
 	if cfg.Storage == jetlog.StorageMemory {
 		return errors.New("memory streams are not restored")
 	}
-	l, err := jetlog.Open(dir, cfg.logConfig(), jetlog.Options{FS: sh.fs, Logger: sh.log, Now: sh.now, FileCache: sh.files})
+	l, err := jetlog.Open(dir, cfg.logConfig(), sh.logOptions())
 	if err != nil {
 		return err
 	}
