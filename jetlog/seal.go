@@ -134,14 +134,20 @@ type sealer struct {
 }
 
 func newSealer(dir string, c Cipher, dataKey []byte) (*sealer, error) {
-	aead, err := newAEAD(c, dataKey)
-	if err != nil {
-		return nil, err
-	}
-	s := &sealer{dir: dir, aead: aead, ns: aead.NonceSize()}
+	s := &sealer{dir: dir}
 	if _, err := rand.Read(s.base[:]); err != nil {
 		return nil, fmt.Errorf("jetlog: nonce base: %w", err)
 	}
+	var err error
+	if c == ChaChaPoly {
+		s.aead, err = newXChaCha(dataKey, s.base[:])
+	} else {
+		s.aead, err = newAEAD(c, dataKey)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.ns = s.aead.NonceSize()
 	return s, nil
 }
 

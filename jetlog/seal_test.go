@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/chacha20poly1305"
 )
 
 // Keyrings cost an argon2 derivation each: tests share these.
@@ -404,5 +406,38 @@ func TestNewKeyringChecks(t *testing.T) {
 	}
 	if _, err := ParseCipher("AES-128"); err == nil {
 		t.Error("ParseCipher accepted AES-128")
+	}
+}
+
+// The subkey-keeping XChaCha is XChaCha20-Poly1305: what one seals the
+// library's opens, and the other way round, across nonce bases.
+func TestXChaChaMatchesLibrary(t *testing.T) {
+	key := bytes.Repeat([]byte{3}, dataKeySize)
+	lib, err := chacha20poly1305.NewX(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		base := bytes.Repeat([]byte{byte(i)}, 24)
+		x, err := newXChaCha(key, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range 3 {
+			nonce := bytes.Repeat([]byte{byte(i + j)}, 24) // j > 0: not the base's prefix
+			want := lib.Seal(nil, nonce, []byte("plain text"), []byte("ad"))
+			kept := bytes.Clone(nonce)
+			got := x.Seal(nil, nonce, []byte("plain text"), []byte("ad"))
+			if !bytes.Equal(got, want) || !bytes.Equal(nonce, kept) {
+				t.Fatalf("base %d nonce %d: Seal differs from XChaCha20-Poly1305 (or changed the nonce)", i, j)
+			}
+			if p, err := x.Open(nil, nonce, want, []byte("ad")); err != nil || string(p) != "plain text" {
+				t.Fatalf("Open of the library's: %q, %v", p, err)
+			}
+			want[0] ^= 1
+			if _, err := x.Open(nil, nonce, want, []byte("ad")); err == nil {
+				t.Fatal("Open accepted a flipped byte")
+			}
+		}
 	}
 }
