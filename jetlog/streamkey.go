@@ -98,7 +98,7 @@ func loadSealer(fsys FS, dir string, keys *Keyring, mode keyMode) (*sealer, erro
 		}
 		dataKey, rotated, err := keys.unwrap(sk)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s", err, dir)
+			return nil, fmt.Errorf("%w: %s (configure the key it was encrypted with as jetstream.key, or as prev_encryption_key to rotate from it)", err, dir)
 		}
 		if rotated && mode == keyCreate {
 			wrapped, err := keys.wrap(sk.Cipher, dataKey)
