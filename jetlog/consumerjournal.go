@@ -146,6 +146,9 @@ func journalFrameAt(s *sealer, data []byte, pos int) bool {
 		_, _, ok := journalRecordAt(nil, nil, data, pos)
 		return ok
 	}
+	if pos < 0 || len(data)-pos < recordFixed {
+		return false
+	}
 	n, ok := frameLen(data[pos:])
 	return ok && pos+frameSize+n <= len(data) && s.frame(data[pos:pos+frameSize+n]) == ""
 }
