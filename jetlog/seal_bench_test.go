@@ -2,7 +2,6 @@ package jetlog
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"testing"
 )
@@ -67,56 +66,8 @@ func benchSealedAppend(b *testing.B, mode Durability, size int, keys *Keyring) {
 // record: a sealed read decrypts and authenticates it).
 func BenchmarkSealedRead(b *testing.B) {
 	for _, c := range benchCiphers {
-		b.Run("cipher="+c, func(b *testing.B) { benchSealedRead(b, benchKeys(b, c)) })
+		b.Run("cipher="+c, func(b *testing.B) { benchRead(b, Options{Keys: benchKeys(b, c)}, 50_000) })
 	}
-}
-
-func benchSealedRead(b *testing.B, keys *Keyring) {
-	const n = 50_000
-	l, err := Open(b.TempDir(), StreamConfig{Name: "R", Durability: DurabilityNone}, Options{Keys: keys})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		if err := l.Close(); err != nil {
-			b.Error(err)
-		}
-	}()
-	batch := make([]Msg, 1000)
-	for i := range batch {
-		batch[i] = Msg{Subject: "read.subject", Data: make([]byte, 128)}
-	}
-	for range n / len(batch) {
-		if _, err := l.AppendBatch(batch); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.Run("sequential", func(b *testing.B) {
-		b.SetBytes(128)
-		b.ReportAllocs()
-		read := 0
-		for read < b.N {
-			for _, err := range l.Messages(1) {
-				if err != nil {
-					b.Fatal(err)
-				}
-				read++
-				if read == b.N {
-					break
-				}
-			}
-		}
-	})
-	b.Run("random", func(b *testing.B) {
-		b.SetBytes(128)
-		b.ReportAllocs()
-		rng := rand.New(rand.NewPCG(1, 1))
-		for b.Loop() {
-			if _, err := l.Get(1 + rng.Uint64N(n)); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
 }
 
 // BenchmarkSealRecord measures encoding and decoding one record alone,
