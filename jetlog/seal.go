@@ -78,7 +78,10 @@ type Keyring struct {
 }
 
 // kekSalt separates bus's key derivation from any other use of the same
-// secret. Part of the disk format: never change it.
+// secret. It is fixed (a salt per stream would cost the derivation per
+// stream at every start), so the key should be random rather than a
+// passphrase (docs/encryption.md). Part of the disk format: never change
+// it.
 const kekSalt = "bus jetlog key-encryption key v1"
 
 // NewKeyring derives the key-encryption keys from the configured secrets
@@ -108,9 +111,6 @@ func NewKeyring(c Cipher, key, prevKey string) (*Keyring, error) {
 	return k, nil
 }
 
-// Cipher is the cipher new streams are created with.
-func (k *Keyring) Cipher() Cipher { return k.cipher }
-
 // sealer seals and opens one stream's records and files under its data
 // key. A nil *sealer is a plaintext stream: its methods then encode and
 // decode the plain formats.
@@ -121,10 +121,9 @@ func (k *Keyring) Cipher() Cipher { return k.cipher }
 // opens collide only if their random bases land within one run of each
 // other: about opens^2 * records per open / 2^96 for AES-GCM's 96-bit
 // nonces (2^-44 for 2^10 opens of 2^32 records each), and negligible for
-// XChaCha's 192 bits. A
-// record rewritten after a crash (a torn tail cut off and written again)
-// gets a fresh nonce, which a nonce derived from its seq or its offset
-// would not.
+// XChaCha's 192 bits. A record rewritten after a crash (a torn tail cut
+// off and written again) gets a fresh nonce, which a nonce derived from
+// its seq or its offset would not.
 type sealer struct {
 	dir  string // the stream directory: sealed files are bound to their names in it
 	aead cipher.AEAD
