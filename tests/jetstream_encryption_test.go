@@ -328,3 +328,22 @@ func TestJetStreamEncryptionBackupRestoreCLI(t *testing.T) {
 		t.Fatalf("a restore into an encrypted server wrote plaintext:\n%s", strings.Join(found, "\n"))
 	}
 }
+
+// server.New refuses encryption options that would not do what they say.
+func TestJetStreamEncryptionOptionsChecked(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		enc  server.JetStreamEncryption
+		want string
+	}{
+		{server.JetStreamEncryption{Cipher: "aes"}, "without a key"},
+		{server.JetStreamEncryption{Cipher: "des", Key: "k"}, "unknown cipher"},
+		{server.JetStreamEncryption{PrevKey: "k"}, "without a key"},
+		{server.JetStreamEncryption{Key: "k", PrevKey: "k"}, "equals key"},
+	} {
+		_, err := server.New(server.Options{JetStream: true, StoreDir: t.TempDir(), JetStreamEncryption: tc.enc})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: New = %v, want an error saying %q", tc.enc, err, tc.want)
+		}
+	}
+}
