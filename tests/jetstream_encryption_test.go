@@ -205,6 +205,9 @@ func TestJetStreamEncryptionWrongKeyRefused(t *testing.T) {
 				t.Fatalf("%s key: no error naming stream %s and saying %q:\n%s", tc.name, name, tc.want, strings.Join(logs.lines(), "\n"))
 			}
 		}
+		if len(logs.lines("level=ERROR", "streams not loaded for their encryption", "ENC,KV_CFG,", "OBJ_FILES")) == 0 {
+			t.Errorf("%s key: no summary line naming the refused streams", tc.name)
+		}
 		// The server still serves new streams (encrypted or not, as configured).
 		if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "NEW_" + tc.name, Subjects: []string{"new." + tc.name}}); err != nil {
 			t.Fatalf("%s key: create another stream: %v", tc.name, err)

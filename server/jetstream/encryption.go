@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/bus-dev/bus/jetlog"
 )
@@ -75,4 +76,14 @@ func onlyKeyFiles(names []os.DirEntry) bool {
 // or wrong key, or a key for a plaintext stream.
 func keyMismatch(err error) bool {
 	return errors.Is(err, jetlog.ErrNoKey) || errors.Is(err, jetlog.ErrWrongKey) || errors.Is(err, jetlog.ErrNotEncrypted)
+}
+
+// reportKeyMismatches sums up, after the streams are loaded, those left
+// offline for their encryption, so one line names them all.
+func (svc *Service) reportKeyMismatches(names []string) {
+	if len(names) == 0 {
+		return
+	}
+	svc.sh.log.Error("streams not loaded for their encryption: check jetstream.key and prev_encryption_key (docs/encryption.md)",
+		"streams", strings.Join(names, ","), "count", len(names), "encryption", svc.sh.keys.Describe())
 }

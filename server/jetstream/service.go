@@ -309,6 +309,8 @@ func (svc *Service) loadStreams() error {
 	stop, ticking := make(chan struct{}), make(chan struct{})
 	go func() { defer close(ticking); progress.run(loadProgressEvery, stop) }()
 	defer func() { close(stop); <-ticking; progress.finish() }()
+	var keyless []string // streams refused for their encryption
+	defer func() { svc.reportKeyMismatches(keyless) }()
 	for _, e := range entries {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") { // .restore: restores in progress
 			continue
@@ -323,6 +325,7 @@ func (svc *Service) loadStreams() error {
 		if err != nil {
 			progress.streamDone(0)
 			if keyMismatch(err) {
+				keyless = append(keyless, e.Name())
 				svc.sh.log.Error("stream not loaded: its encryption does not match the configured key; its files are left as found", "stream", e.Name(), "dir", dir, "err", err)
 			} else {
 				svc.sh.log.Error("stream damaged; not loaded, its files are left as found", "stream", e.Name(), "dir", dir, "err", err)
