@@ -303,14 +303,14 @@ func BenchmarkAppendAsync(b *testing.B) {
 		for _, publishers := range []int{1, 16} {
 			for _, size := range []int{128, 4096} {
 				name := fmt.Sprintf("mode=%s/publishers=%d/size=%d", mode, publishers, size)
-				b.Run(name, func(b *testing.B) { benchAppendAsync(b, mode, publishers, size) })
+				b.Run(name, func(b *testing.B) { benchAppendAsync(b, mode, publishers, size, Options{}) })
 			}
 		}
 	}
 }
 
-func benchAppendAsync(b *testing.B, mode Durability, publishers, size int) {
-	l, err := Open(b.TempDir(), StreamConfig{Name: "B", Durability: mode}, Options{})
+func benchAppendAsync(b *testing.B, mode Durability, publishers, size int, opts Options) {
+	l, err := Open(b.TempDir(), StreamConfig{Name: "B", Durability: mode}, opts)
 	if err != nil {
 		b.Fatal(err)
 	}

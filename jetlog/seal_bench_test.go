@@ -3,7 +3,6 @@ package jetlog
 import (
 	"fmt"
 	"runtime"
-	"sync"
 	"testing"
 )
 
@@ -26,40 +25,11 @@ func BenchmarkSealedAppend(b *testing.B) {
 		for _, size := range []int{128, 4096} {
 			for _, c := range benchCiphers {
 				b.Run(fmt.Sprintf("mode=%s/size=%d/cipher=%s", mode, size, c), func(b *testing.B) {
-					benchSealedAppend(b, mode, size, benchKeys(b, c))
+					benchAppendAsync(b, mode, 1, size, Options{Keys: benchKeys(b, c)})
 				})
 			}
 		}
 	}
-}
-
-func benchSealedAppend(b *testing.B, mode Durability, size int, keys *Keyring) {
-	l, err := Open(b.TempDir(), StreamConfig{Name: "B", Durability: mode}, Options{Keys: keys})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		if err := l.Close(); err != nil {
-			b.Error(err)
-		}
-	}()
-	payload := make([]byte, size)
-	var acked sync.WaitGroup
-	done := func(_ PubAck, err error) {
-		if err != nil {
-			b.Error(err)
-		}
-		acked.Done()
-	}
-	m := Msg{Subject: "bench.subject", Data: payload}
-	b.SetBytes(int64(size))
-	b.ReportAllocs()
-	b.ResetTimer()
-	acked.Add(b.N)
-	for range b.N {
-		l.AppendAsync(m, Expect{}, done)
-	}
-	acked.Wait()
 }
 
 // BenchmarkSealedRead measures sequential iteration and random Get of
