@@ -92,12 +92,24 @@ func (c *Consumer) replayJournal(data []byte) int64 {
 	for pos < len(data) {
 		var n int
 		var ok bool
+		// Asked first: a sealed record that fails to open is cleared in
+		// place, and its frame could not be checked after.
+		whole := c.seal != nil && journalFrameAt(c.seal, data, pos)
 		ops, n, ok = journalRecordAt(c.seal, ops[:0], data, pos)
 		if ok {
 			for _, op := range ops {
 				c.state.replay(op)
 			}
 			pos += n
+			end = pos
+			continue
+		}
+		if whole {
+			// Whole, but it does not open (journalRecordAt failed): damage
+			// in place, not a torn tail, so what follows it stays.
+			c.recovered = append(c.recovered, &CorruptError{Segment: path.Join(consumersDir, path.Base(c.dir), journalName(c.gen)), Offset: int64(pos), Reason: "damaged journal record"})
+			n, _ := frameLen(data[pos:])
+			pos += frameSize + n
 			end = pos
 			continue
 		}

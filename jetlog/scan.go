@@ -48,6 +48,12 @@ func scanSegment(s *sealer, name string, data []byte, lastSeq uint64) scanResult
 			pos += n
 			continue
 		}
+		if reason == reasonAuth { // whole and in place, but not what was written
+			res.corrupt = append(res.corrupt, &CorruptError{Segment: name, Offset: int64(pos), Reason: reason})
+			n, _ := frameLen(data[pos:])
+			pos += frameSize + n
+			continue
+		}
 		next := resync(s, data, pos+1, lastSeq, seen)
 		if next < 0 {
 			res.tornAt = int64(pos)

@@ -211,10 +211,16 @@ func (s *sealer) decode(b []byte) (record, string) {
 	ct := b[frameSize+s.ns:]
 	plain, err := s.aead.Open(ct[:0], nonce, ct, b[0:4])
 	if err != nil {
-		return record{}, "authentication failed"
+		return record{}, reasonAuth
 	}
 	return decodeBody(plain)
 }
+
+// reasonAuth is why a sealed record whose frame and crc hold failed to
+// open. A torn write cannot cause it (its crc would not hold), so it is
+// damage in place, never a torn tail: the scan reports it and goes on
+// after it (scanSegment, Consumer.replayJournal).
+const reasonAuth = "authentication failed"
 
 // frame checks a sealed record's length and crc without opening it: what
 // a scan that resynchronises after damage may ask of every offset, since

@@ -441,3 +441,109 @@ func TestXChaChaMatchesLibrary(t *testing.T) {
 		}
 	}
 }
+
+// flipSealedAt is flipSealedRecord for the record at off.
+func flipSealedAt(t *testing.T, file string, off int) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := data[off:]
+	n := binary.LittleEndian.Uint32(b)
+	b[frameSize+30] ^= 0x10
+	crc := crc32.Update(0, castagnoli, b[0:4])
+	crc = crc32.Update(crc, castagnoli, b[frameSize:frameSize+int(n)])
+	binary.LittleEndian.PutUint32(b[4:], crc)
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lastFrame is the offset of the last record of a file of records.
+func lastFrame(t *testing.T, file string) int {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := -1
+	for pos := 0; pos+frameSize <= len(data); {
+		n, ok := frameLen(data[pos:])
+		if !ok {
+			break
+		}
+		last = pos
+		pos += frameSize + n
+	}
+	if last < 0 {
+		t.Fatalf("%s holds no record", file)
+	}
+	return last
+}
+
+// A tampered last record is damage, not a torn tail: it is reported and
+// kept in place, nothing after it is cut, and appends go on; the same in
+// a consumer journal.
+func TestSealedTamperedTailIsNotTorn(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "S")
+	opts := Options{Keys: testKeys(t, "aes")}
+	cfg := StreamConfig{Name: "S"}
+	l, err := Open(dir, cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		mustAppend(t, l, "s.x", fmt.Sprintf("m%d", i))
+	}
+	c, err := l.OpenConsumer("C", ConsumerConfig{Name: "C", AckWait: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := uint64(1); seq <= 3; seq++ {
+		if _, err := c.Deliver(seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Ack(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	seg := filepath.Join(dir, segName(1))
+	flipSealedAt(t, seg, lastFrame(t, seg))
+	journal := filepath.Join(dir, consumersDir, "C", journalName(0))
+	flipSealedAt(t, journal, lastFrame(t, journal))
+	for _, f := range []string{idxName(1), catalogFile, cleanFile} {
+		_ = os.Remove(filepath.Join(dir, f))
+	}
+	sizeBefore, _ := os.Stat(seg)
+
+	l = openLog(t, dir, cfg, opts)
+	rep := l.Recovery()
+	if len(rep.Corrupt) != 1 || rep.Corrupt[0].Reason != reasonAuth || rep.TruncatedBytes != 0 {
+		t.Fatalf("recovery: corrupt %+v, truncated %d", rep.Corrupt, rep.TruncatedBytes)
+	}
+	if sizeAfter, _ := os.Stat(seg); sizeAfter.Size() < sizeBefore.Size() {
+		t.Fatalf("the segment was cut from %d to %d bytes", sizeBefore.Size(), sizeAfter.Size())
+	}
+	if _, err := l.Get(10); err == nil {
+		t.Fatal("the tampered last message was returned")
+	}
+	if ack, err := l.Append("s.x", nil, []byte("after")); err != nil || ack.Seq != 11 {
+		t.Fatalf("append after a tampered tail: %+v, %v", ack, err)
+	}
+	c, err = l.OpenConsumer("C", ConsumerConfig{Name: "C", AckWait: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close() //nolint:errcheck // test
+	if len(c.Corrupt()) != 1 {
+		t.Fatalf("consumer journal damage: %+v", c.Corrupt())
+	}
+}
