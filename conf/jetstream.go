@@ -17,6 +17,9 @@ import (
 //	  domain: hub             # the JetStream domain
 //	  sync_interval: 10s      # or "always" (bus's default)
 //	  max_index_memory: 64MB  # bus's: per-message indexes of sealed segments held at once
+//	  cipher: chachapoly      # or aes: encryption at rest (with key)
+//	  key: $JS_KEY            # the encryption key; $NAME reads an environment variable
+//	  prev_encryption_key: $JS_OLD_KEY  # the key being rotated away from
 //	  enabled: true
 //	  limits {                # what clients may set (jetstreamlimits.go)
 //	    max_ack_pending: 10000
@@ -48,6 +51,10 @@ type JetStream struct {
 	MaxIndexMemory int64
 	// Limits bound what clients may set on streams and consumers.
 	Limits JetStreamLimits
+	// Cipher ("chachapoly" or "aes", "" for the default chachapoly), Key
+	// and PrevKey are encryption at rest (encryption.go); Key "" stores
+	// plaintext.
+	Cipher, Key, PrevKey string
 }
 
 // jetstreamValue binds the jetstream key; a block's store_dir sets the
@@ -67,6 +74,9 @@ var jetstreamKeys = map[string]string{
 	"enabled": "enabled", "enable": "enabled",
 	"max_index_memory": "max_index_memory",
 	"limits":           "limits",
+	"cipher":           "cipher",
+	"key":              "key", "ek": "key", "encryption_key": "key",
+	"prev_encryption_key": "prev_encryption_key", "prev_key": "prev_encryption_key", "prev_ek": "prev_encryption_key",
 }
 
 func (v jetstreamValue) set(raw any) error {
@@ -105,10 +115,19 @@ func (v jetstreamValue) set(raw any) error {
 			err = sizeValue{&next.MaxIndexMemory}.set(val)
 		case canonical == "limits":
 			err = jetstreamLimits(&next.Limits, val)
+		case canonical == "cipher":
+			err = cipherValue(&next.Cipher, val)
+		case canonical == "key":
+			err = secretValue(&next.Key, val)
+		case canonical == "prev_encryption_key":
+			err = secretValue(&next.PrevKey, val)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %v", k, err))
 		}
+	}
+	if err := next.checkEncryption(); err != nil {
+		errs = append(errs, err.Error())
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))

@@ -117,7 +117,7 @@ func TestLoadNATSConfRefusesWhatBusLacks(t *testing.T) {
 		{"websocket_cookie", "websocket { port: 8080, no_tls: true, jwt_cookie: jwt }", "websocket.jwt_cookie", ErrOutOfRange, "operator/JWT"},
 		{"websocket_no_tls", "websocket { port: 8080 }", "websocket", ErrBadValue, "no_tls"},
 		{"operator", "operator: /etc/op.jwt", "operator", ErrUnsupportedKey, "authorization block"},
-		{"jetstream_cipher", "jetstream { cipher: aes, key: k }", "jetstream.cipher", ErrUnsupportedKey, "encrypt the volume"},
+		{"jetstream_tpm", "jetstream { tpm { keys_file: /k } }", "jetstream.tpm", ErrUnsupportedKey, "TPM"},
 		{"http_host_differs", "http: localhost:8222", "http", ErrUnsupportedKey, "client interface (0.0.0.0)"},
 		{"listen_and_port", "listen: 0.0.0.0:4222\nport: 4333", "listen", ErrDuplicateKey, "port"},
 		{"listen_bad", "listen: nowhere", "listen", ErrBadValue, "host:port"},

@@ -111,13 +111,10 @@ var jetstreamTuningKeys = []string{
 
 // jetstreamUnsupported are the jetstream block's keys bus refuses.
 var jetstreamUnsupported = map[string]string{
-	"cipher":   noCipher,
-	"key":      noCipher,
-	"prev_key": noCipher,
-	"tpm":      noCipher,
+	"tpm": noTPM,
 }
 
-const noCipher = "bus does not encrypt stored messages; " + removeIt + " and encrypt the volume under store_dir instead"
+const noTPM = "bus does not read keys sealed in a TPM; " + removeIt + " and give the key as jetstream.key (from an environment variable: key: $NAME)"
 
 // natsKeys rewrites nats-server's spellings at the top level of a file's
 // settings (keys lowercased) into bus's keys, refusing what bus does not

@@ -331,14 +331,14 @@ func (l *Log) commit(run []*request) int {
 			off := seg.size + int64(len(ap.buf))
 			data, compressed := l.compress(m.Data)
 			if compressed {
-				size = recordSize(m.Subject, m.Header, data)
+				size = recordSize(m.Subject, m.Header, data) + l.seal.overhead()
 			}
 			mts := max(ts, newest)
 			if ex.KeepTime && !m.Time.IsZero() {
 				mts = max(m.Time.UnixNano(), newest)
 			}
 			newest = mts
-			ap.buf = appendRecordFlags(ap.buf, kindMsg, next, mts, m.Subject, m.Header, data, recordFlagsFor(compressed, r.atomic && i < len(r.msgs)-1))
+			ap.buf = l.seal.appendRecord(ap.buf, kindMsg, next, mts, m.Subject, m.Header, data, recordFlagsFor(compressed, r.atomic && i < len(r.msgs)-1))
 			ap.idx.add(kindMsg, next, mts, off, size, m.Subject, nil)
 			ap.staged = append(ap.staged, stagedMsg{req: r, idx: i, seq: next, ts: mts, off: off, size: uint32(size), id: id})
 			r.acks = append(r.acks, PubAck{Seq: next, TS: mts})
@@ -479,7 +479,7 @@ func (l *Log) admit(m *Msg, ex *Expect, next, stagedBytes uint64, now int64) (Pu
 	if !storable(m.Subject) {
 		return PubAck{}, 0, nil, fmt.Errorf("jetlog: append %q: %w", m.Subject, ErrBadSubject)
 	}
-	size := recordSize(m.Subject, m.Header, m.Data)
+	size := recordSize(m.Subject, m.Header, m.Data) + l.seal.overhead()
 	if size-frameSize > maxBody || (cfg.MaxMsgSize > 0 && len(m.Header)+len(m.Data) > int(cfg.MaxMsgSize)) {
 		return PubAck{}, 0, nil, fmt.Errorf("jetlog: append %q (%d bytes): %w", m.Subject, len(m.Header)+len(m.Data), ErrMsgTooLarge)
 	}
@@ -539,8 +539,8 @@ func (l *Log) encodeTomb(seg *segment, last uint64, ts int64, deletes []uint64) 
 	ap.tombBuf = appendTombstone(ap.tombBuf[:0], t.floor, slices.Compact(seqs))
 	p := ap.tombBuf
 	off := seg.size + int64(len(ap.buf))
-	ap.buf = appendRecord(ap.buf, kindDelete, last, ts, "", nil, p)
-	ap.idx.add(kindDelete, last, ts, off, recordFixed+len(p), "", p)
+	ap.buf = l.seal.appendRecord(ap.buf, kindDelete, last, ts, "", nil, p, 0)
+	ap.idx.add(kindDelete, last, ts, off, recordFixed+l.seal.overhead()+len(p), "", p)
 }
 
 // write appends buf to seg at its end and syncs per the durability mode.

@@ -130,8 +130,8 @@ func (l *Log) roll() error {
 // writeIndex writes the index file of a segment whose records are all
 // written (its entries are in l.ap.idx).
 func (l *Log) writeIndex(seg *segment) error {
-	data := l.ap.idx.finish(seg.size)
 	name := segPath(l.dir, idxName(seg.id))
+	data := l.seal.sealFile(l.ap.idx.finish(seg.size), name)
 	f, err := l.fs.Create(name)
 	if err != nil {
 		return err
@@ -224,7 +224,7 @@ func (l *Log) doClose() error {
 				err = l.writeIndex(seg)
 			}
 			if err == nil {
-				err = writeCheckedStream(l.fs, path.Join(l.dir, dedupFile), l.ap.dd.snapshot())
+				err = writeCheckedStream(l.fs, l.seal, path.Join(l.dir, dedupFile), l.ap.dd.snapshot())
 			}
 			if err == nil { // exact: nothing is assigned after this
 				err = l.storeMark(l.cat.last)
@@ -236,7 +236,7 @@ func (l *Log) doClose() error {
 				// Checked after the snapshot, which saw every load that
 				// finished: a load that found damage leaves no snapshot.
 				if !l.cat.damaged.Load() {
-					err = writeChecked(l.fs, path.Join(l.dir, catalogFile), snap)
+					err = writeChecked(l.fs, l.seal, path.Join(l.dir, catalogFile), snap)
 				}
 			}
 			if err == nil { // last: it vouches for the index and the snapshots

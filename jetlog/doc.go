@@ -104,10 +104,15 @@
 // header.go, meta.go (stream.meta and atomic file writes), config.go
 // (StreamConfig, Options, UpdateConfig); consumers: consumer.go (the
 // Consumer), consumerstate.go (the ConsumerState value), consumerjournal.go
-// (its snapshot and journal files), consumerrecord.go (run records).
+// (its snapshot and journal files), consumerrecord.go (run records);
+// encryption: seal.go (Keyring, the sealer of records and files),
+// sealxchacha.go (XChaCha20-Poly1305 with its subkey kept), streamkey.go
+// (stream.key, the key checks at Open).
 //
 // # Directory layout
 //
+//	<dir>/stream.key                 crc32c + msgpack{v, cipher, wrapped}: an encrypted
+//	                                 stream's data key (see Encryption); never sealed
 //	<dir>/stream.meta                crc32c u32 LE + msgpack{v, config, created}
 //	<dir>/clean                      exists only after a clean Close
 //	<dir>/dedup.snap                 crc32c + msgpack{ids, seqs, ts}: the dedup window at a clean Close
@@ -249,6 +254,40 @@
 // segment, or a tombstone, records it, so sequences never go back. A
 // store without seq.mark (written before it existed) opens as before and
 // gets one.
+//
+// # Encryption
+//
+// With Options.Keys a new file stream is encrypted: Open draws a random
+// 256-bit data key, wraps it (AEAD, random nonce, the cipher's name as
+// associated data) under the key-encryption key the Keyring derived from
+// the configured secret (argon2id), and writes stream.key, durably,
+// before any file it seals. Every later file of the stream is sealed
+// under the data key with the stream's cipher, XChaCha20-Poly1305 or
+// AES-256-GCM, chosen at creation and kept:
+//
+//   - a record (segments, consumer journals) is
+//     len u32 | crc u32 | nonce (24 or 12) | AEAD(body, ad = len) | tag 16,
+//     body being a plain record's; the crc covers all after it, as in a
+//     plain record, so torn tails and resynchronisation work without
+//     opening anything, and the AEAD then vouches for the contents: a
+//     record that fails it is a *CorruptError "authentication failed",
+//     never data. A reader opens it in place, once. Sealing adds 40
+//     bytes (XChaCha) or 28 (AES) per record, counted in DiskBytes, not
+//     in State.Bytes (accounting.go);
+//   - every other file (stream.meta, seq.mark, the indexes, catalog.snap,
+//     dedup.snap, consumer.meta, state.snap) is "JLSE" | nonce |
+//     AEAD(its plain contents, ad = its path in the stream directory);
+//     clean and LOCK are empty and stay so.
+//
+// Nonces are a base drawn at each Open plus a counter (seal.go says why
+// they never repeat). A keyring with a previous key opens a stream.key
+// it wrapped and rewraps it to the current key (atomically): rotation
+// rewrites one small file per stream and no data. Open refuses, before
+// writing anything, an encrypted stream without keys (ErrNoKey), with
+// keys that do not open its stream.key (ErrWrongKey), and a plaintext
+// stream with keys (ErrNotEncrypted). What stays visible: file names
+// (the stream's and consumers' names are directory names), sizes, and
+// each record's length.
 //
 // # Recovery
 //

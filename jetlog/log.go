@@ -102,6 +102,7 @@ type Log struct {
 	fs     FS
 	opts   Options
 	memory bool
+	seal   *sealer // the stream's data key; nil for a plaintext stream
 
 	reqs chan *request // to the appender; Options.AppendQueue deep
 	done chan struct{} // closed when the appender has exited

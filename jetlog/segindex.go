@@ -177,7 +177,8 @@ func (l *Log) rebuildIndex(seg *segment, entries []entry, segSize int64) error {
 	for _, e := range entries {
 		b.add(e.kind, e.seq, e.ts, e.off, int(e.size), string(e.subject), e.tomb)
 	}
-	return writeFileAtomic(l.fs, segPath(l.dir, idxName(seg.id)), b.finish(segSize))
+	name := segPath(l.dir, idxName(seg.id))
+	return writeFileAtomic(l.fs, name, l.seal.sealFile(b.finish(segSize), name))
 }
 
 // decodeIndex parses an index file. It returns false for any damage, in

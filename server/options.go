@@ -66,6 +66,10 @@ type Options struct {
 	// limits {} }); zero values leave a bound unset.
 	JetStreamLimits      JetStreamLimits
 	JetStreamBatchLimits JetStreamBatchLimits
+	// JetStreamEncryption encrypts the file streams at rest (nats-server's
+	// jetstream { cipher, key, prev_encryption_key }); a zero value stores
+	// plaintext. It cannot change on reload.
+	JetStreamEncryption JetStreamEncryption
 	// StoreFS is the file system the streams' files go through; nil
 	// means the operating system's. It is for fault injection in tests
 	// (a full disk or a read-only directory for one stream).
@@ -218,6 +222,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("server: invalid JetStream domain %q: may not contain ., * or >", o.JetStreamDomain)
 	case o.JetStreamMaxMemory < 0 || o.JetStreamMaxStore < 0:
 		return fmt.Errorf("server: JetStream storage limits must not be negative")
+	case o.JetStreamEncryption.Check() != nil:
+		return fmt.Errorf("server: %w", o.JetStreamEncryption.Check())
 	case o.MaxPendingTotal < -1 || o.MaxPendingTotal > 0 && o.MaxPendingTotal < o.MaxPending:
 		return fmt.Errorf("server: max pending total %d must be -1 (no bound) or at least max pending %d", o.MaxPendingTotal, o.MaxPending)
 	case o.PingInterval < 0 || o.WriteDeadline < 0 || o.FirstPingDelay < 0:

@@ -98,7 +98,8 @@ func restartKeys(old, new Options) []string {
 	check("jetstream", old.JetStream == new.JetStream && old.JetStreamDomain == new.JetStreamDomain &&
 		old.JetStreamMaxMemory == new.JetStreamMaxMemory && old.JetStreamMaxStore == new.JetStreamMaxStore &&
 		old.JetStreamSyncInterval == new.JetStreamSyncInterval && old.JetStreamIndexMemory == new.JetStreamIndexMemory &&
-		old.JetStreamLimits == new.JetStreamLimits && old.JetStreamBatchLimits == new.JetStreamBatchLimits)
+		old.JetStreamLimits == new.JetStreamLimits && old.JetStreamBatchLimits == new.JetStreamBatchLimits &&
+		old.JetStreamEncryption == new.JetStreamEncryption)
 	check("max_pending_total", old.MaxPendingTotal == new.MaxPendingTotal)
 	check("mappings", reflect.DeepEqual(old.Mappings, new.Mappings))
 	check("leafnodes", reflect.DeepEqual(old.LeafNodes, new.LeafNodes))
@@ -117,7 +118,7 @@ func restartKeys(old, new Options) []string {
 		o.MaxPayload, o.MaxControlLine, o.MaxConnections, o.MaxSubscriptions, o.MaxPending = 0, 0, 0, 0, 0
 		o.PingInterval, o.MaxPingsOut, o.WriteDeadline, o.MaxUnauthenticated, o.FirstPingDelay = 0, 0, 0, 0, 0
 		o.LameDuckDuration, o.LameDuckGracePeriod = 0, 0
-		o.JetStreamLimits, o.JetStreamBatchLimits = live.JetStreamLimits, live.JetStreamBatchLimits
+		o.JetStreamLimits, o.JetStreamBatchLimits, o.JetStreamEncryption = live.JetStreamLimits, live.JetStreamBatchLimits, live.JetStreamEncryption
 		o.LeafNodes = live.LeafNodes
 		return o
 	}

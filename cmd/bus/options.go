@@ -28,6 +28,7 @@ func options(cfg conf.Config, log *slog.Logger) server.Options {
 		JetStreamIndexMemory:  cfg.JetStream.MaxIndexMemory,
 		JetStreamLimits:       jetstreamLimits(cfg.JetStream.Limits),
 		JetStreamBatchLimits:  jetstreamBatchLimits(cfg.JetStream.Limits.Batch),
+		JetStreamEncryption:   server.JetStreamEncryption{Cipher: cfg.JetStream.Cipher, Key: cfg.JetStream.Key, PrevKey: cfg.JetStream.PrevKey},
 		MaxPayload:            int(cfg.MaxPayload), // at most 64MB, checked by conf
 		MaxControlLine:        int(cfg.MaxControlLine),
 		MaxConnections:        cfg.MaxConnections,

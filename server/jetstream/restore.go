@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -119,7 +120,8 @@ type restore struct {
 	sub     Subscription
 
 	mu    sync.Mutex
-	spool *os.File
+	spool io.WriteCloser
+	file  spool // where the chunks are spooled (restorespool.go)
 	size  int64
 	idle  *time.Timer
 	ended bool
@@ -132,11 +134,17 @@ func (svc *Service) newRestore(cfg streamConfig) (*restore, error) {
 	if err := os.MkdirAll(rs.stage, 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.Create(filepath.Join(rs.stage, "snapshot"))
+	sp, err := newSpool(filepath.Join(rs.stage, "snapshot"), svc.sh.keys != nil)
 	if err != nil {
 		_ = os.RemoveAll(rs.stage)
 		return nil, err
 	}
+	f, err := sp.create()
+	if err != nil {
+		_ = os.RemoveAll(rs.stage)
+		return nil, err
+	}
+	rs.file = sp
 	rs.spool = f
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
@@ -229,12 +237,11 @@ func (rs *restore) build(spoolErr error) (*stream, error) {
 	if spoolErr != nil {
 		return nil, spoolErr
 	}
-	spool := filepath.Join(rs.stage, "snapshot")
-	if err := verifySnapshot(spool); err != nil {
+	if err := verifySnapshot(rs.file); err != nil {
 		return nil, err
 	}
 	built := filepath.Join(rs.stage, rs.cfg.Name)
-	if err := buildStream(rs.svc.sh, rs.cfg, spool, built); err != nil {
+	if err := buildStream(rs.svc.sh, rs.cfg, rs.file, built); err != nil {
 		return nil, err
 	}
 	return rs.svc.installRestored(rs.cfg, built)

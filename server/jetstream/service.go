@@ -61,6 +61,9 @@ type Options struct {
 	Batch BatchLimits
 	// Limits bound what clients set on streams and consumers (jslimits.go).
 	Limits Limits
+	// Encryption, when its Key is set, encrypts new file streams and
+	// opens encrypted ones (encryption.go).
+	Encryption Encryption
 }
 
 // shared is what every stream and consumer of a service uses: the core,
@@ -73,6 +76,7 @@ type shared struct {
 	server       string
 	files        *jetlog.FileCache  // shared by every stream's log
 	index        *jetlog.IndexCache // likewise: the bound of their in-memory indexes
+	keys         *jetlog.Keyring    // encryption at rest; nil: plaintext (Options.Encryption)
 	fs           jetlog.FS          // the streams' file system, see Options.FS
 	deadLettered atomic.Int64       // messages given up on, all consumers
 	// deadLettersLost counts dead letters nothing stored.
@@ -214,6 +218,11 @@ func New(core Core, opts Options) (*Service, error) {
 		svc.changes[i] = make(chan apiRequest, apiLaneLen)
 	}
 	svc.sh.lookup = svc.stream
+	keys, err := opts.Encryption.keyring()
+	if err != nil {
+		return nil, err
+	}
+	svc.sh.keys = keys
 	svc.sh.domain = opts.Domain
 	svc.maxMemory, svc.maxStorage, svc.defaultSync = opts.MaxMemory, opts.MaxStorage, opts.DefaultSyncInterval
 	svc.sh.index = jetlog.NewIndexCache(jetlog.IndexCacheOptions{MaxBytes: opts.MaxIndexMemory})
@@ -281,7 +290,7 @@ func (svc *Service) Start() error {
 	for range apiReaders {
 		go svc.serve(svc.reads)
 	}
-	svc.sh.log.Info("jetstream enabled", "store_dir", svc.dir, "streams", len(svc.streams))
+	svc.sh.log.Info("jetstream enabled", "store_dir", svc.dir, "streams", len(svc.streams), "encryption", svc.sh.keys.Describe())
 	return nil
 }
 
@@ -307,6 +316,8 @@ func (svc *Service) loadStreams() error {
 	stop, ticking := make(chan struct{}), make(chan struct{})
 	go func() { defer close(ticking); progress.run(loadProgressEvery, stop) }()
 	defer func() { close(stop); <-ticking; progress.finish() }()
+	var keyless []string // streams refused for their encryption
+	defer func() { svc.reportKeyMismatches(keyless) }()
 	for _, e := range entries {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") { // .restore: restores in progress
 			continue
@@ -320,7 +331,12 @@ func (svc *Service) loadStreams() error {
 		}
 		if err != nil {
 			progress.streamDone(0)
-			svc.sh.log.Error("stream damaged; not loaded, its files are left as found", "stream", e.Name(), "dir", dir, "err", err)
+			if keyMismatch(err) {
+				keyless = append(keyless, e.Name())
+				svc.sh.log.Error("stream not loaded: its encryption does not match the configured key; its files are left as found", "stream", e.Name(), "dir", dir, "err", err)
+			} else {
+				svc.sh.log.Error("stream damaged; not loaded, its files are left as found", "stream", e.Name(), "dir", dir, "err", err)
+			}
 			svc.mu.Lock()
 			svc.damaged[e.Name()] = damagedStream(e.Name(), err)
 			svc.mu.Unlock()
@@ -342,9 +358,9 @@ var errEmptyDir = errors.New("jetstream: empty stream directory")
 
 // loadStream opens the stream stored in dir.
 func (svc *Service) loadStream(dir string) (*stream, error) {
-	lcfg, _, err := jetlog.LoadConfig(svc.sh.fs, dir)
+	lcfg, _, err := jetlog.LoadConfigWith(dir, svc.sh.logOptions())
 	if errors.Is(err, fs.ErrNotExist) {
-		if names, rerr := os.ReadDir(dir); rerr == nil && len(names) == 0 {
+		if names, rerr := os.ReadDir(dir); rerr == nil && onlyKeyFiles(names) {
 			return nil, errEmptyDir
 		}
 		return nil, fmt.Errorf("stream.meta is missing: %w", err)

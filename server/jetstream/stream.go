@@ -80,7 +80,9 @@ func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
 			go st.storeMarkers(subjects)
 		}
 	}
-	l, err := jetlog.Open(dir, cfg.logConfig(), jetlog.Options{FS: sh.fs, Logger: sh.log, Now: sh.now, FileCache: sh.files, IndexCache: sh.index, OnSubjectExpired: expired})
+	lopts := sh.logOptions()
+	lopts.OnSubjectExpired = expired
+	l, err := jetlog.Open(dir, cfg.logConfig(), lopts)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +92,7 @@ func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
 	}
 	created := sh.now().UTC()
 	if cfg.Storage != jetlog.StorageMemory {
-		if _, t, err := jetlog.LoadConfig(sh.fs, dir); err == nil && !t.IsZero() {
+		if _, t, err := jetlog.LoadConfigWith(dir, sh.logOptions()); err == nil && !t.IsZero() {
 			created = t.UTC()
 		}
 	}
