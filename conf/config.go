@@ -76,10 +76,15 @@ type Config struct {
 	// file.
 	WebSocket *WebSocket
 
+	// ClientAdvertise is the host[:port] INFO and /varz advertise
+	// instead of the listen address; "" advertises that.
+	ClientAdvertise string
+	// NoHeaderSupport turns message headers off for clients.
+	NoHeaderSupport bool
+
 	// Keys nats-server accepts that shape INFO or shutdown in a cluster;
 	// bus accepts them so that configs carry over, and has no cluster for
 	// them to act on (see bus.example.yaml).
-	ClientAdvertise       string        // address advertised to clients in connect_urls
 	NoAdvertise           bool          // do not advertise cluster peers to clients
 	ConnectErrorReports   int           // log every Nth error connecting to a route
 	ReconnectErrorReports int           // log every Nth error reconnecting to a route

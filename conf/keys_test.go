@@ -129,6 +129,7 @@ func TestAddFlagsShowsDefaults(t *testing.T) {
 		{"no-auth-user", "string", ""},
 		{"system-account", "string", ""},
 		{"client-advertise", "string", ""},
+		{"no-header-support", "bool", "false"},
 		{"no-advertise", "bool", "false"},
 		{"connect-error-reports", "int", "3600"},
 		{"reconnect-error-reports", "int", "1"},

@@ -100,6 +100,19 @@ leafnodes {
 	}
 }
 
+// client_advertise and no_header_support mean what they mean to
+// nats-server (the server's tests compare them with the reference).
+func TestLoadNATSConfAdvertiseAndHeaders(t *testing.T) {
+	t.Parallel()
+	got, err := Load(writeConfig(t, "nats.conf", "client_advertise: \"nats.example.com\"\nno_header_support: true\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ClientAdvertise != "nats.example.com" || !got.NoHeaderSupport {
+		t.Errorf("client_advertise %q, no_header_support %v", got.ClientAdvertise, got.NoHeaderSupport)
+	}
+}
+
 // Keys bus does not implement are refused naming the key and what to do;
 // tuning keys are accepted and listed; every problem is reported.
 func TestLoadNATSConfRefusesWhatBusLacks(t *testing.T) {
@@ -121,8 +134,7 @@ func TestLoadNATSConfRefusesWhatBusLacks(t *testing.T) {
 		{"http_host_differs", "http: localhost:8222", "http", ErrUnsupportedKey, "client interface (0.0.0.0)"},
 		{"listen_and_port", "listen: 0.0.0.0:4222\nport: 4333", "listen", ErrDuplicateKey, "port"},
 		{"listen_bad", "listen: nowhere", "listen", ErrBadValue, "host:port"},
-		{"client_advertise", "client_advertise: nats.example.com:4222", "client_advertise", ErrUnsupportedKey, "not in bus yet"},
-		{"no_header_support", "no_header_support: true", "no_header_support", ErrUnsupportedKey, "headers"},
+		{"client_advertise_bad", `client_advertise: "addr:::123"`, "client_advertise", ErrOutOfRange, "host:port"},
 		{"typo", "max_paylod: 1MB", "max_paylod", ErrUnknownKey, `did you mean "max_payload"`},
 		{"unused_variable", "UNUSED = 5", "unused", ErrUnknownKey, ""},
 	}

@@ -79,7 +79,6 @@ var offOnlyKeys = map[string]string{
 	"logfile":           noLogFile,
 	"syslog":            noLogFile,
 	"remote_syslog":     noLogFile,
-	"no_header_support": "bus always offers headers to clients (turning them off is not in bus yet); " + removeIt,
 	"no_system_account": noNoSys,
 	"no_system":         noNoSys,
 	"no_sys_acc":        noNoSys,

@@ -403,6 +403,8 @@ func (c *conn) processConnect(js []byte) error {
 	if opts.Protocol < 0 || opts.Protocol > 1 {
 		return errBadClientProtocol
 	}
+	// Headers need both sides, as in the reference.
+	opts.Headers = opts.Headers && !c.srv.opts.NoHeaderSupport
 	if opts.NoResponders && !opts.Headers {
 		return errNoRespNeedsHeaders
 	}

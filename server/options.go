@@ -115,6 +115,15 @@ type Options struct {
 	// WebSocket is the WebSocket listener (ws.go); off by default.
 	WebSocket WebSocketOptions
 
+	// ClientAdvertise is the host[:port] INFO and /varz give clients
+	// instead of the listen address (advertise.go); "" advertises Host
+	// and the bound port.
+	ClientAdvertise string
+	// NoHeaderSupport turns message headers off: INFO says headers
+	// false, an HPUB closes the connection and subscribers get messages
+	// without their headers, as in the reference.
+	NoHeaderSupport bool
+
 	// LameDuckDuration is the time LameDuck spreads the closing of the
 	// clients over, LameDuckGracePeriod (less than it) the wait before the
 	// first close; 0 means DefaultLameDuckDuration and
@@ -237,6 +246,9 @@ func (o Options) validate() error {
 		return fmt.Errorf("server: tls verify_and_map needs authorization users to map certificates to")
 	}
 	if err := o.TLS.validate(); err != nil {
+		return err
+	}
+	if _, _, err := advertised(o.ClientAdvertise, 0); err != nil {
 		return err
 	}
 	if err := o.Authorization.validate(); err != nil {

@@ -18,7 +18,11 @@ type subscription struct {
 	// remote marks a leaf link's subscription: interest its hub
 	// announced (LS+), which conn's leaf link carries across.
 	remote bool
-	sid    []byte // exactly as the client sent it
+	// noHeaders marks a subscription of a client that did not ask for
+	// headers in CONNECT (or of a server with no_header_support): it gets
+	// messages without their header block, as in the reference.
+	noHeaders bool
+	sid       []byte // exactly as the client sent it
 	// rights are the subscriber's permissions when they limit what it may
 	// receive, else nil; a config reload swaps them (reload.go).
 	rights atomic.Pointer[subRights]
@@ -192,6 +196,9 @@ func (c *conn) deliver(sub *subscription, subject, reply []byte, hdr int, msg []
 	if limit > 0 && n > limit {
 		return false
 	}
+	if hdr >= 0 && sub.noHeaders {
+		msg, hdr = msg[hdr:], -1
+	}
 	to := sub.conn
 	if r := sub.rights.Load(); r != nil && r.perms.responses != nil && len(reply) > 0 {
 		to.grantReply(r.perms, reply)
@@ -310,10 +317,11 @@ func (c *conn) processSub(o *op) error {
 		return nil
 	}
 	sub := &subscription{
-		conn:    c,
-		subject: string(o.subject),
-		queue:   string(o.queue),
-		sid:     append([]byte(nil), o.sid...),
+		conn:      c,
+		subject:   string(o.subject),
+		queue:     string(o.queue),
+		noHeaders: !c.opts.Headers,
+		sid:       append([]byte(nil), o.sid...),
 	}
 	if p != nil {
 		sub.rights.Store(newSubRights(p, sub.subject, sub.queue))

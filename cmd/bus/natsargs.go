@@ -56,7 +56,6 @@ var natsRefused = map[string]string{
 	"routes":             "bus runs as a single server and has no cluster",
 	"no_advertise":       "bus runs as a single server and has no cluster",
 	"connect_retries":    "bus runs as a single server and has no cluster",
-	"client_advertise":   "advertising another address in INFO is not in bus yet",
 	"ports_file_dir":     "bus writes no ports file; the \"serving\" log line has the bound addresses",
 	"profile":            "bus has no profiling port",
 	"log_size_limit":     "bus logs to stderr and rotates nothing",

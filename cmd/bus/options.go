@@ -45,6 +45,8 @@ func options(cfg conf.Config, log *slog.Logger) server.Options {
 		Mappings:              mappings(cfg.Mappings),
 		LeafNodes:             leafNodes(cfg.LeafNodes),
 		WebSocket:             webSocket(cfg.WebSocket),
+		ClientAdvertise:       cfg.ClientAdvertise,
+		NoHeaderSupport:       cfg.NoHeaderSupport,
 		LameDuckDuration:      cfg.LameDuckDuration,
 		LameDuckGracePeriod:   cfg.LameDuckGracePeriod,
 		Logger:                log,
