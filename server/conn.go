@@ -255,6 +255,9 @@ func (c *conn) writeLoop() {
 
 // queueControl queues a protocol line for this connection's own writer.
 func (c *conn) queueControl(line string) {
+	if c.srv.tracer.Load() != nil {
+		c.traceOut(line)
+	}
 	c.out.appendControl(line)
 	c.deferWake(c)
 }
@@ -346,12 +349,18 @@ func (c *conn) closeWithErr(text, reason string) {
 		c.reason = reason
 	}
 	c.mu.Unlock()
+	if c.srv.tracer.Load() != nil {
+		c.traceOut("-ERR '" + text + "'")
+	}
 	c.out.appendLast("-ERR '" + text + "'\r\n")
 	c.close(reason, true)
 }
 
 // handleOp acts on one op; see opHandler.
 func (c *conn) handleOp(o *op) error {
+	if t := c.srv.tracer.Load(); t != nil {
+		c.traceIn(t, o)
+	}
 	if c.needAuth && o.kind != opConnect {
 		// Only reachable with a no_auth_user; else the parser refused.
 		if err := c.authNoCredentials(); err != nil {
@@ -559,6 +568,9 @@ func (c *conn) pingTimerFired() {
 	c.pingSentAt = now
 	c.pingTimer = time.AfterFunc(interval, c.pingTimerFired)
 	c.mu.Unlock()
+	if c.srv.tracer.Load() != nil {
+		c.traceOut("PING")
+	}
 	c.out.appendControl("PING\r\n")
 	c.out.signal()
 }

@@ -66,6 +66,7 @@ func (s *Server) Reload(opts Options) error {
 	opts.Logger = old.Logger
 	s.live.Store(&opts)
 	s.authn.Store(au)
+	s.tracer.Store(newTracer(opts))
 	changed := changedKeys(*old, opts)
 	if len(changed) == 0 {
 		changed = []string{"none"} // a reload that found nothing to apply
@@ -125,6 +126,7 @@ func restartKeys(old, new Options) []string {
 		o.JetStreamLimits, o.JetStreamBatchLimits = live.JetStreamLimits, live.JetStreamBatchLimits
 		o.LeafNodes = live.LeafNodes
 		o.ClientAdvertise, o.NoHeaderSupport = "", false
+		o.Trace, o.TraceVerbose, o.TraceHeaders, o.MaxTracedMsgLen = false, false, false, 0
 		return o
 	}
 	if !reflect.DeepEqual(rest(old), rest(new)) {
@@ -156,6 +158,10 @@ func changedKeys(old, new Options) []string {
 	add("lame_duck_grace_period", old.LameDuckGracePeriod == new.LameDuckGracePeriod)
 	add("tls", reflect.DeepEqual(old.TLS, new.TLS))
 	add("client_advertise", old.ClientAdvertise == new.ClientAdvertise)
+	add("trace", old.Trace == new.Trace)
+	add("trace_verbose", old.TraceVerbose == new.TraceVerbose)
+	add("trace_headers", old.TraceHeaders == new.TraceHeaders)
+	add("max_traced_msg_len", old.MaxTracedMsgLen == new.MaxTracedMsgLen)
 	return keys
 }
 

@@ -203,6 +203,9 @@ func (c *conn) deliver(sub *subscription, subject, reply []byte, hdr int, msg []
 	if r := sub.rights.Load(); r != nil && r.perms.responses != nil && len(reply) > 0 {
 		to.grantReply(r.perms, reply)
 	}
+	if t := to.srv.tracer.Load(); t != nil {
+		to.traceDeliver(t, subject, sub.sid, reply, hdr, msg)
+	}
 	res := to.out.appendMsg(subject, sub.sid, reply, hdr, msg)
 	if res.overLimit {
 		to.slowConsumer()
