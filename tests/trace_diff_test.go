@@ -70,11 +70,11 @@ func (l *traceLines) WithAttrs([]slog.Attr) slog.Handler { return l }
 func (l *traceLines) WithGroup(string) slog.Handler      { return l }
 
 // The reference's natsserver.Logger.
-func (l *traceLines) Noticef(string, ...any)        {}
-func (l *traceLines) Warnf(string, ...any)          {}
-func (l *traceLines) Fatalf(string, ...any)         {}
-func (l *traceLines) Errorf(string, ...any)         {}
-func (l *traceLines) Debugf(string, ...any)         {}
+func (l *traceLines) Noticef(string, ...any)       {}
+func (l *traceLines) Warnf(string, ...any)         {}
+func (l *traceLines) Fatalf(string, ...any)        {}
+func (l *traceLines) Errorf(string, ...any)        {}
+func (l *traceLines) Debugf(string, ...any)        {}
 func (l *traceLines) Tracef(f string, args ...any) { l.add(fmt.Sprintf(f, args...)) }
 
 // A connection's protocol trace is the reference's, line for line: ops
