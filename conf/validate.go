@@ -3,8 +3,8 @@ package conf
 import (
 	"fmt"
 	"net"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -105,6 +105,7 @@ func (c Config) check() []*KeyError {
 	if c.LameDuckGracePeriod >= c.LameDuckDuration && c.LameDuckDuration > 0 {
 		bad("lame_duck_grace_period", "%s must be less than lame_duck_duration (%s)", formatDuration(c.LameDuckGracePeriod), formatDuration(c.LameDuckDuration))
 	}
+	c.checkLog(bad)
 	c.checkAccounts(bad)
 
 	if !slices.Contains(levelNames(), strings.ToLower(c.LogLevel.String())) {
