@@ -54,7 +54,10 @@ type conn struct {
 	wakes   []*conn       // writers to wake once the current read is processed
 	stallOn chan struct{} // a subscriber this read filled past 3/4 of its limit
 	scratch []byte        // for building status headers
-	fanout  leafFanout    // the leaf links a message this reader routes crosses
+	// msgTrace is the traced publish this reader is routing, else nil
+	// (msgtrace.go).
+	msgTrace *msgTrace
+	fanout   leafFanout // the leaf links a message this reader routes crosses
 	// Authentication and permissions (connauth.go), reader-owned.
 	user      *identity       // nil until authenticated (or when auth is off)
 	needAuth  bool            // clients must authenticate and this one has not

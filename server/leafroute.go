@@ -93,6 +93,9 @@ func (f *leafFanout) addQueue(link *conn, to, subject []byte, queue string) {
 // took it. c is the publisher (nil for the server), whose reader wakes
 // the links' writers once its read is done.
 func (f *leafFanout) send(c *conn, to, subject, reply []byte, hdr int, msg []byte) int {
+	if c != nil && c.msgTrace != nil {
+		return f.sendTraced(c.msgTrace, c, to, subject, reply, hdr, msg)
+	}
 	sent := 0
 	for _, t := range f.targets {
 		if t.link.sendLeafMsg(c, to, subject, reply, t.queues, hdr, msg) {

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"math/rand/v2"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/bus-dev/bus/subjects"
@@ -22,7 +24,11 @@ type subscription struct {
 	// headers in CONNECT (or of a server with no_header_support): it gets
 	// messages without their header block, as in the reference.
 	noHeaders bool
-	sid       []byte // exactly as the client sent it
+	// capture marks a stream's capture subscription (request is set):
+	// the one internal subscription a trace-only publish reaches
+	// (msgtrace.go).
+	capture bool
+	sid     []byte // exactly as the client sent it
 	// rights are the subscriber's permissions when they limit what it may
 	// receive, else nil; a config reload swaps them (reload.go).
 	rights atomic.Pointer[subRights]
@@ -185,6 +191,9 @@ func queueMember(groups []subjects.Group[*subscription], first, n int) *subscrip
 // auto-unsubscribe and the slow-consumer limit.
 // c is the publishing connection, or nil for the server itself.
 func (c *conn) deliver(sub *subscription, subject, reply []byte, hdr int, msg []byte) bool {
+	if c != nil && c.msgTrace != nil {
+		return c.deliverTraced(c.msgTrace, sub, subject, reply, hdr, msg)
+	}
 	if sub.handler != nil {
 		return sub.handler(subject, reply, hdr, msg)
 	}
@@ -269,16 +278,30 @@ func (c *conn) processPub(o *op) error {
 	}
 	c.inMsgs.Add(1)
 	c.inBytes.Add(int64(len(o.msg)))
+	var mt *msgTrace // a traced publish (msgtrace.go)
+	if o.hdr >= 0 && bytes.Contains(o.msg[:o.hdr], traceDestHeaderBytes) {
+		var skip bool
+		if mt, skip = c.startMsgTrace(o); skip {
+			return nil
+		}
+	}
 	// As in the reference, a mapping applies first: what follows sees the
 	// mapped subject (empty for a dropped message).
 	subject := o.subject
 	if c.srv.mapper != nil && !c.inSystemAccount() { // the mappings are the global account's
 		subject = c.srv.mapper.apply(subject)
+		if mt != nil && string(subject) != string(o.subject) {
+			mt.mapped(subject)
+		}
 	}
 	// In the reference's order: reserved subjects, permissions, reserved
 	// replies; a refused message gets no +OK.
 	if reservedPublish(subject) || c.pubPerms != nil && !c.pubAllowed(subject) {
 		c.pubViolation(subject)
+		if mt != nil {
+			mt.refused("Permissions Violation for Publish to " + strconv.Quote(string(subject)))
+			mt.send()
+		}
 		return nil
 	}
 	if reservedReply(o.reply) {
@@ -286,6 +309,10 @@ func (c *conn) processPub(o *op) error {
 		return nil
 	}
 	c.ok()
+	if mt != nil {
+		c.publishTraced(mt, subject, o.reply, o.hdr, o.msg)
+		return nil
+	}
 	if c.publish(subject, o.reply, o.hdr, o.msg) == 0 && len(o.reply) > 0 && c.opts.NoResponders {
 		c.sendNoResponders(subject, o.reply)
 	}

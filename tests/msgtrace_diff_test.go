@@ -1,0 +1,209 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/bus-dev/bus/server"
+)
+
+// traceShape is a trace event without what differs by nature (ids,
+// times, the server's identity): its request and its events, each
+// without ts and cid, sorted (the order of one message's subscriptions
+// is not part of the protocol).
+func traceShape(t *testing.T, data []byte) string {
+	t.Helper()
+	var ev struct {
+		Server  map[string]any   `json:"server"`
+		Request map[string]any   `json:"request"`
+		Hops    int              `json:"hops"`
+		Events  []map[string]any `json:"events"`
+	}
+	if err := json.Unmarshal(data, &ev); err != nil {
+		t.Fatalf("trace event %s: %v", data, err)
+	}
+	for _, k := range []string{"name", "id", "ver", "time", "seq", "host", "jetstream"} {
+		if _, ok := ev.Server[k]; !ok {
+			t.Errorf("trace event's server has no %q: %s", k, data)
+		}
+	}
+	var events []string
+	for _, e := range ev.Events {
+		if _, ok := e["ts"]; !ok {
+			t.Errorf("trace event without ts: %v", e)
+		}
+		delete(e, "ts")
+		delete(e, "cid")
+		if e["type"] == "in" && e["kind"] == float64(4) {
+			e["name"] = "<the leaf's server id>"
+		}
+		b, _ := json.Marshal(e)
+		events = append(events, string(b))
+	}
+	slices.Sort(events)
+	req, _ := json.Marshal(ev.Request)
+	return fmt.Sprintf("request %s hops %d\n  %s", req, ev.Hops, strings.Join(events, "\n  "))
+}
+
+// A traced publish (Nats-Trace-Dest) yields the reference's trace event:
+// ingress, an egress per core subscriber and queue group, the stream's
+// "js" event; with Nats-Trace-Only the message reaches no subscriber and
+// no stream stores it (issue 23).
+func TestMsgTraceMatchesReference(t *testing.T) {
+	t.Parallel()
+	b := startBus(t, server.Options{JetStream: true})
+	r := startReference(t, true)
+	shapes := map[string][]string{}
+	for _, side := range []struct{ name, url string }{{"bus", busURL(b)}, {"reference", r.ClientURL()}} {
+		pub := connect(t, side.url, nats.Name("pub"))
+		subs := connect(t, side.url, nats.Name("subber"))
+		plain, err := subs.SubscribeSync("orders.new")
+		if err != nil {
+			t.Fatal(err)
+		}
+		queue, err := subs.QueueSubscribeSync("orders.*", "workers")
+		if err != nil {
+			t.Fatal(err)
+		}
+		flushAll(t, subs)
+		js, err := jetstream.New(pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		stream, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dest, err := pub.SubscribeSync("trace.dest")
+		if err != nil {
+			t.Fatal(err)
+		}
+		flushAll(t, pub)
+		for _, only := range []string{"", "true", "on"} {
+			m := nats.NewMsg("orders.new")
+			m.Data = []byte("hello")
+			m.Header.Set("Nats-Trace-Dest", "trace.dest")
+			if only != "" {
+				m.Header.Set("Nats-Trace-Only", only)
+			}
+			if err := pub.PublishMsg(m); err != nil {
+				t.Fatal(err)
+			}
+			ev, err := dest.NextMsg(5 * time.Second)
+			if err != nil {
+				t.Fatalf("%s: no trace event (only %q): %v", side.name, only, err)
+			}
+			shapes[side.name] = append(shapes[side.name], traceShape(t, ev.Data))
+		}
+		// One delivery each, of the first (traced, not trace-only) publish.
+		for _, s := range []*nats.Subscription{plain, queue} {
+			if _, err := s.NextMsg(2 * time.Second); err != nil {
+				t.Errorf("%s: the traced publish did not reach %s: %v", side.name, s.Subject, err)
+			}
+			flushAll(t, pub, subs)
+			if m, err := s.NextMsg(100 * time.Millisecond); err == nil {
+				t.Errorf("%s: a trace-only publish reached %s: %q", side.name, s.Subject, m.Header)
+			}
+		}
+		info, err := stream.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State.Msgs != 1 {
+			t.Errorf("%s: the stream holds %d messages, want 1 (trace-only publishes are never stored)", side.name, info.State.Msgs)
+		}
+		stored, err := stream.GetMsg(ctx, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := stored.Header.Get("Nats-Trace-Dest"); got != "trace disabled" {
+			t.Errorf("%s: stored Nats-Trace-Dest %q, want \"trace disabled\"", side.name, got)
+		}
+	}
+	for i := range shapes["reference"] {
+		if i >= len(shapes["bus"]) || shapes["bus"][i] != shapes["reference"][i] {
+			t.Errorf("trace event %d differs\n  bus: %s\n  ref: %s", i, at(shapes["bus"], i), shapes["reference"][i])
+		}
+	}
+}
+
+func at(s []string, i int) string {
+	if i < len(s) {
+		return s[i]
+	}
+	return "<none>"
+}
+
+// A traced publish that crosses a leaf link gets an egress of kind leaf
+// with hop 1, and the hub, which sees Nats-Trace-Hop, traces its own part
+// to the same destination; a trace-only one still crosses, and the hub
+// delivers it to no one. The same as from a reference leaf (issue 23).
+func TestMsgTraceAcrossLeafMatchesReference(t *testing.T) {
+	t.Parallel()
+	shapes := map[string][]string{}
+	for _, side := range []string{"bus", "reference"} {
+		hub := startHubCluster(t, 1, false, nil)
+		var leafURL string
+		if side == "bus" {
+			leafURL = busURL(startBusLeaf(t, hub, server.Options{}, server.LeafRemote{URLs: hub.leafURLs()}))
+		} else {
+			leafURL = startReferenceLeaf(t, hub, server.LeafRemote{URLs: hub.leafURLs()}).ClientURL()
+		}
+		far := connect(t, hub.clientURL(0), nats.Name("far"))
+		remote, err := far.SubscribeSync("orders.new")
+		if err != nil {
+			t.Fatal(err)
+		}
+		flushAll(t, far)
+		pub := connect(t, leafURL, nats.Name("pub"))
+		awaitRoute(t, pub, remote, "orders.new")
+		dest, err := pub.SubscribeSync("trace.dest")
+		if err != nil {
+			t.Fatal(err)
+		}
+		awaitRoute(t, far, dest, "trace.dest")
+		for _, only := range []string{"", "true"} {
+			m := nats.NewMsg("orders.new")
+			m.Data = []byte("hello")
+			m.Header.Set("Nats-Trace-Dest", "trace.dest")
+			if only != "" {
+				m.Header.Set("Nats-Trace-Only", only)
+			}
+			if err := pub.PublishMsg(m); err != nil {
+				t.Fatal(err)
+			}
+			var events []string
+			for range 2 { // the leaf's and the hub's
+				ev, err := dest.NextMsg(5 * time.Second)
+				if err != nil {
+					t.Fatalf("%s: trace events (only %q): %v", side, only, err)
+				}
+				events = append(events, traceShape(t, ev.Data))
+			}
+			slices.Sort(events)
+			shapes[side] = append(shapes[side], strings.Join(events, "\n"))
+		}
+		if _, err := remote.NextMsg(2 * time.Second); err != nil {
+			t.Errorf("%s: the traced publish did not cross: %v", side, err)
+		}
+		flushAll(t, pub, far)
+		if m, err := remote.NextMsg(200 * time.Millisecond); err == nil {
+			t.Errorf("%s: a trace-only publish was delivered across the link: %q", side, m.Header)
+		}
+	}
+	for i := range shapes["reference"] {
+		if at(shapes["bus"], i) != shapes["reference"][i] {
+			t.Errorf("trace events %d differ\n  bus:\n%s\n  ref:\n%s", i, at(shapes["bus"], i), shapes["reference"][i])
+		}
+	}
+}
