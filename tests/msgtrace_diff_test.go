@@ -74,31 +74,14 @@ func TestMsgTraceMatchesReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		flushAll(t, subs)
-		js, err := jetstream.New(pub)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		stream, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		ctx, stream := ordersStream(t, pub)
 		dest, err := pub.SubscribeSync("trace.dest")
 		if err != nil {
 			t.Fatal(err)
 		}
 		flushAll(t, pub)
 		for _, only := range []string{"", "true", "on"} {
-			m := nats.NewMsg("orders.new")
-			m.Data = []byte("hello")
-			m.Header.Set("Nats-Trace-Dest", "trace.dest")
-			if only != "" {
-				m.Header.Set("Nats-Trace-Only", only)
-			}
-			if err := pub.PublishMsg(m); err != nil {
-				t.Fatal(err)
-			}
+			publishTraced(t, pub, only)
 			ev, err := dest.NextMsg(5 * time.Second)
 			if err != nil {
 				t.Fatalf("%s: no trace event (only %q): %v", side.name, only, err)
@@ -137,6 +120,38 @@ func TestMsgTraceMatchesReference(t *testing.T) {
 	}
 }
 
+// publishTraced publishes "hello" on orders.new traced to trace.dest,
+// with Nats-Trace-Only: only unless it is "".
+func publishTraced(t *testing.T, nc *nats.Conn, only string) {
+	t.Helper()
+	m := nats.NewMsg("orders.new")
+	m.Data = []byte("hello")
+	m.Header.Set("Nats-Trace-Dest", "trace.dest")
+	if only != "" {
+		m.Header.Set("Nats-Trace-Only", only)
+	}
+	if err := nc.PublishMsg(m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ordersStream creates the stream ORDERS on orders.> through nc, and a
+// context for the test's JetStream calls.
+func ordersStream(t *testing.T, nc *nats.Conn) (context.Context, jetstream.Stream) {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	stream, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, stream
+}
+
 func at(s []string, i int) string {
 	if i < len(s) {
 		return s[i]
@@ -173,15 +188,7 @@ func TestMsgTraceAcrossLeafMatchesReference(t *testing.T) {
 		}
 		awaitRoute(t, far, dest, "trace.dest")
 		for _, only := range []string{"", "true"} {
-			m := nats.NewMsg("orders.new")
-			m.Data = []byte("hello")
-			m.Header.Set("Nats-Trace-Dest", "trace.dest")
-			if only != "" {
-				m.Header.Set("Nats-Trace-Only", only)
-			}
-			if err := pub.PublishMsg(m); err != nil {
-				t.Fatal(err)
-			}
+			publishTraced(t, pub, only)
 			var events []string
 			for range 2 { // the leaf's and the hub's
 				ev, err := dest.NextMsg(5 * time.Second)

@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"context"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bus-dev/bus/server"
 )
@@ -33,16 +31,7 @@ func TestNATSTraceAsReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		flushAll(t, subs)
-		js, err := jetstream.New(subs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		stream, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		ctx, stream := ordersStream(t, subs)
 		for _, args := range [][]string{{"trace", "orders.new", "hello"}, {"trace", "--deliver", "orders.new", "hello"}} {
 			cmd := exec.Command(cli, append([]string{"--server", side.url, "--connection-name", "tracer"}, args...)...)
 			out, err := cmd.CombinedOutput()
