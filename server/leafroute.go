@@ -108,6 +108,9 @@ func (f *leafFanout) send(c *conn, to, subject, reply []byte, hdr int, msg []byt
 // sendLeafMsg queues one message on leaf link l. A link over its pending
 // limit is cut, as a slow route is, and dialed again.
 func (l *conn) sendLeafMsg(c *conn, to, subject, reply, queues []byte, hdr int, msg []byte) bool {
+	if t := l.srv.tracer.Load(); t != nil {
+		l.traceLeafOut(t, to, reply, queues, hdr, msg)
+	}
 	res := l.out.appendLeafMsg(to, subject, reply, queues, hdr, msg)
 	if res.overLimit {
 		l.slowConsumer()

@@ -94,6 +94,29 @@ func (c *conn) traceDeliver(t *tracer, subject, sid, reply []byte, hdr int, msg 
 	c.traceMsg(t, "->>", hdr, msg)
 }
 
+// traceLeafOut logs a message queued to a leaf link, as its LMSG (or
+// HMSG) line reads.
+func (c *conn) traceLeafOut(t *tracer, to, reply, queues []byte, hdr int, msg []byte) {
+	parts := []string{"LMSG", string(to)}
+	if hdr >= 0 {
+		parts[0] = "HMSG"
+	}
+	if len(queues) > 0 {
+		parts = append(parts, map[bool]string{true: "+", false: "|"}[len(reply) > 0])
+	}
+	if len(reply) > 0 {
+		parts = append(parts, string(reply))
+	}
+	if len(queues) > 0 {
+		parts = append(parts, string(queues))
+	}
+	if hdr >= 0 {
+		parts = append(parts, strconv.Itoa(hdr))
+	}
+	c.trace("->> [" + strings.Join(append(parts, strconv.Itoa(len(msg))), " ") + "]")
+	c.traceMsg(t, "->>", hdr, msg)
+}
+
 // traceMsg logs a message's payload (its headers with trace_headers),
 // cut at max_traced_msg_len; an empty one is not logged, as by the
 // reference.

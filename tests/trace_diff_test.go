@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -126,5 +127,60 @@ func TestProtocolTraceMatchesReference(t *testing.T) {
 				t.Errorf("trace differs\n  bus:\n    %s\n  reference:\n    %s", strings.Join(got, "\n    "), strings.Join(want, "\n    "))
 			}
 		})
+	}
+}
+
+// A message a leaf sends its hub is traced as the reference's leaf
+// traces it: "->> [LMSG subject size]" and its payload.
+func TestProtocolTraceOfLeafMatchesReference(t *testing.T) {
+	t.Parallel()
+	got := map[string][]string{}
+	for _, side := range []string{"bus", "reference"} {
+		hub := startHubCluster(t, 1, false, nil)
+		var lines traceLines
+		var leafURL string
+		if side == "bus" {
+			leafURL = busURL(startBusLeaf(t, hub, server.Options{Trace: true, Logger: slog.New(&lines)}, server.LeafRemote{URLs: hub.leafURLs()}))
+		} else {
+			// The reference takes a connection's trace flag when the
+			// connection is made: the logger goes in before Start.
+			u, err := url.Parse(hub.leafURLs()[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoSigs: true, Trace: true,
+				LeafNode: natsserver.LeafNodeOpts{Remotes: []*natsserver.RemoteLeafOpts{{URLs: []*url.URL{u}}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ns.SetLogger(&lines, false, true)
+			go ns.Start()
+			t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+			if !ns.ReadyForConnections(10 * time.Second) {
+				t.Fatal("reference leaf not ready")
+			}
+			eventually(t, 10*time.Second, func() bool { return ns.NumLeafNodes() > 0 })
+			leafURL = ns.ClientURL()
+		}
+		far := connect(t, hub.clientURL(0))
+		sub, err := far.SubscribeSync("orders.new")
+		if err != nil {
+			t.Fatal(err)
+		}
+		flushAll(t, far)
+		pub := connect(t, leafURL)
+		awaitRoute(t, pub, sub, "orders.new")
+		if err := pub.Publish("orders.new", []byte("hello")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sub.NextMsg(5 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+		lines.waitFor(t, `->> MSG_PAYLOAD: ["hello"]`)
+		all := lines.snapshot()
+		got[side] = all[len(all)-2:]
+	}
+	if strings.Join(got["bus"], "\n") != strings.Join(got["reference"], "\n") {
+		t.Errorf("leaf trace: bus %q, reference %q", got["bus"], got["reference"])
 	}
 }
