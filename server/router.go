@@ -306,14 +306,20 @@ func (c *conn) processPub(o *op) error {
 	}
 	if reservedReply(o.reply) {
 		c.replyViolation(o.reply)
+		if mt != nil {
+			mt.refused("Permissions Violation for Publish with Reply of " + strconv.Quote(string(o.reply)))
+			mt.send()
+		}
 		return nil
 	}
 	c.ok()
+	var n int
 	if mt != nil {
-		c.publishTraced(mt, subject, o.reply, o.hdr, o.msg)
-		return nil
+		n = c.publishTraced(mt, subject, o.reply, o.hdr, o.msg)
+	} else {
+		n = c.publish(subject, o.reply, o.hdr, o.msg)
 	}
-	if c.publish(subject, o.reply, o.hdr, o.msg) == 0 && len(o.reply) > 0 && c.opts.NoResponders {
+	if n == 0 && len(o.reply) > 0 && c.opts.NoResponders {
 		c.sendNoResponders(subject, o.reply)
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -212,5 +213,55 @@ func TestMsgTraceAcrossLeafMatchesReference(t *testing.T) {
 		if at(shapes["bus"], i) != shapes["reference"][i] {
 			t.Errorf("trace events %d differ\n  bus:\n%s\n  ref:\n%s", i, at(shapes["bus"], i), shapes["reference"][i])
 		}
+	}
+}
+
+// A traced publish the user may not make is refused as usual and its
+// event says why on the ingress, as the reference's; one whose trace
+// destination the user may not publish to is refused and not traced.
+func TestMsgTracePermissionsMatchReference(t *testing.T) {
+	t.Parallel()
+	auth := server.Authorization{Users: []server.User{{Name: "u", Password: "p", Permissions: &server.Permissions{
+		Publish: &server.SubjectPermission{Allow: []string{"orders.>", "trace.>"}}}}}}
+	b := startBus(t, server.Options{Authorization: auth})
+	r := startReferenceWith(t, func(o *natsserver.Options) { *o = *refOptions(auth) })
+	shapes := map[string]string{}
+	for _, side := range []struct{ name, url string }{{"bus", busURL(b)}, {"reference", r.ClientURL()}} {
+		errs := make(chan error, 4)
+		nc := connect(t, side.url, nats.UserInfo("u", "p"), nats.Name("pub"),
+			nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { errs <- err }))
+		dest, err := nc.SubscribeSync("trace.dest")
+		if err != nil {
+			t.Fatal(err)
+		}
+		flushAll(t, nc)
+		m := nats.NewMsg("billing.new")
+		m.Header.Set("Nats-Trace-Dest", "trace.dest")
+		if err := nc.PublishMsg(m); err != nil {
+			t.Fatal(err)
+		}
+		ev, err := dest.NextMsg(5 * time.Second)
+		if err != nil {
+			t.Fatalf("%s: no trace event for a refused publish: %v", side.name, err)
+		}
+		shapes[side.name] = traceShape(t, ev.Data)
+		m = nats.NewMsg("orders.new")
+		m.Header.Set("Nats-Trace-Dest", "elsewhere")
+		if err := nc.PublishMsg(m); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			select {
+			case err := <-errs:
+				if !strings.Contains(strings.ToLower(err.Error()), "permissions violation") {
+					t.Errorf("%s: %v", side.name, err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("%s: no permissions violation", side.name)
+			}
+		}
+	}
+	if shapes["bus"] != shapes["reference"] {
+		t.Errorf("trace event of a refused publish\n  bus: %s\n  ref: %s", shapes["bus"], shapes["reference"])
 	}
 }
