@@ -177,6 +177,16 @@ func (c *conn) processLeafMsg(o *op) {
 		subject, reply = reply[at+1:], reply[:at]
 	}
 	c.leaf.queues = o.queues
+	if o.hdr >= 0 && bytes.Contains(o.msg[:o.hdr], traceDestHeaderBytes) {
+		if mt := c.startLeafTrace(o); mt != nil {
+			c.msgTrace = mt
+			c.srv.route(c, to, subject, reply, o.hdr, o.msg)
+			c.msgTrace = nil
+			c.leaf.queues = nil
+			mt.send()
+			return
+		}
+	}
 	c.srv.route(c, to, subject, reply, o.hdr, o.msg)
 	c.leaf.queues = nil
 }

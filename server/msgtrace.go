@@ -145,13 +145,7 @@ func (c *conn) startMsgTrace(o *op) (mt *msgTrace, skip bool) {
 	if !ok {
 		return nil, false
 	}
-	only := false
-	if v := headers[traceOnlyHeader]; len(v) > 0 {
-		switch strings.ToLower(v[0]) {
-		case "1", "true", "on":
-			only = true
-		}
-	}
+	only := traceOnly(headers)
 	dest := headers[traceDestHeader][0]
 	if !subjects.ValidLiteral(dest) {
 		c.log.Warn("message trace destination is not a valid subject; not traced", "dest", dest)
@@ -165,14 +159,42 @@ func (c *conn) startMsgTrace(o *op) (mt *msgTrace, skip bool) {
 	if c.inSystemAccount() {
 		account = c.srv.opts.SystemAccount.name()
 	}
-	mt = &msgTrace{srv: c.srv, from: c, dest: dest, only: only, account: account}
-	mt.event.Request = msgTraceRequest{Header: headers, MsgSize: len(o.msg)}
 	c.mu.Lock()
 	name := c.desc.name
 	c.mu.Unlock()
-	mt.add(&traceIngress{traceBase: traceNow(traceIngressType), Kind: traceKindClient, CID: c.id, Name: name,
+	return newMsgTrace(c, o, headers, only, traceKindClient, name, account), false
+}
+
+// newMsgTrace is the trace of o, which c sent, with its ingress event.
+func newMsgTrace(c *conn, o *op, headers map[string][]string, only bool, kind int, name, account string) *msgTrace {
+	mt := &msgTrace{srv: c.srv, from: c, dest: headers[traceDestHeader][0], only: only}
+	mt.event.Request = msgTraceRequest{Header: headers, MsgSize: len(o.msg)}
+	mt.add(&traceIngress{traceBase: traceNow(traceIngressType), Kind: kind, CID: c.id, Name: name,
 		Account: account, Subject: string(o.subject)})
-	return mt, false
+	return mt
+}
+
+// startLeafTrace begins tracing a message the hub sent with a trace
+// destination (it numbered the hop with Nats-Trace-Hop): bus traces its
+// own part, as a nats-server leaf does, and for a trace-only message
+// delivers nothing. nil when the message is not traced after all.
+func (c *conn) startLeafTrace(o *op) *msgTrace {
+	headers, ok := traceHeaders(o.msg[:o.hdr])
+	if !ok || !subjects.ValidLiteral(headers[traceDestHeader][0]) {
+		return nil
+	}
+	return newMsgTrace(c, o, headers, traceOnly(headers), traceKindLeaf, c.leaf.info.Name, traceGlobalAccount)
+}
+
+// traceOnly reads Nats-Trace-Only as nats-server does.
+func traceOnly(headers map[string][]string) bool {
+	if v := headers[traceOnlyHeader]; len(v) > 0 {
+		switch strings.ToLower(v[0]) {
+		case "1", "true", "on":
+			return true
+		}
+	}
+	return false
 }
 
 func traceNow(typ string) traceBase { return traceBase{Type: typ, TS: time.Now().UTC()} }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/bus-dev/bus/server"
 )
+
+var serverIDRE = regexp.MustCompile(`^N[A-Z0-9]{55}$`)
 
 // traceShape is a trace event without what differs by nature (ids,
 // times, the server's identity): its request and its events, each
@@ -43,8 +46,8 @@ func traceShape(t *testing.T, data []byte) string {
 		}
 		delete(e, "ts")
 		delete(e, "cid")
-		if e["type"] == "in" && e["kind"] == float64(4) {
-			e["name"] = "<the leaf's server id>"
+		if name, _ := e["name"].(string); serverIDRE.MatchString(name) {
+			e["name"] = "<a server id>" // a leaf's, named by the hub
 		}
 		b, _ := json.Marshal(e)
 		events = append(events, string(b))
@@ -207,6 +210,62 @@ func TestMsgTraceAcrossLeafMatchesReference(t *testing.T) {
 		flushAll(t, pub, far)
 		if m, err := remote.NextMsg(200 * time.Millisecond); err == nil {
 			t.Errorf("%s: a trace-only publish was delivered across the link: %q", side, m.Header)
+		}
+	}
+	for i := range shapes["reference"] {
+		if at(shapes["bus"], i) != shapes["reference"][i] {
+			t.Errorf("trace events %d differ\n  bus:\n%s\n  ref:\n%s", i, at(shapes["bus"], i), shapes["reference"][i])
+		}
+	}
+}
+
+// A traced publish from the hub that reaches a subscriber on the leaf:
+// the leaf traces its part (ingress of kind leaf named for the hub, an
+// egress to its subscriber) as a nats-server leaf does, and a trace-only
+// one it delivers to no one (issue 23).
+func TestMsgTraceFromHubMatchesReference(t *testing.T) {
+	t.Parallel()
+	shapes := map[string][]string{}
+	for _, side := range []string{"bus", "reference"} {
+		hub := startHubCluster(t, 1, false, nil)
+		var leafURL string
+		if side == "bus" {
+			leafURL = busURL(startBusLeaf(t, hub, server.Options{}, server.LeafRemote{URLs: hub.leafURLs()}))
+		} else {
+			leafURL = startReferenceLeaf(t, hub, server.LeafRemote{URLs: hub.leafURLs()}).ClientURL()
+		}
+		near := connect(t, leafURL, nats.Name("near"))
+		local, err := near.SubscribeSync("orders.new")
+		if err != nil {
+			t.Fatal(err)
+		}
+		flushAll(t, near)
+		pub := connect(t, hub.clientURL(0), nats.Name("pub"))
+		awaitRoute(t, pub, local, "orders.new")
+		dest, err := pub.SubscribeSync("trace.dest")
+		if err != nil {
+			t.Fatal(err)
+		}
+		flushAll(t, pub)
+		for _, only := range []string{"", "true"} {
+			publishTraced(t, pub, only)
+			var events []string
+			for range 2 { // the hub's and the leaf's
+				ev, err := dest.NextMsg(5 * time.Second)
+				if err != nil {
+					t.Fatalf("%s: trace events (only %q): %v", side, only, err)
+				}
+				events = append(events, traceShape(t, ev.Data))
+			}
+			slices.Sort(events)
+			shapes[side] = append(shapes[side], strings.Join(events, "\n"))
+		}
+		if _, err := local.NextMsg(2 * time.Second); err != nil {
+			t.Errorf("%s: the traced publish did not reach the leaf's subscriber: %v", side, err)
+		}
+		flushAll(t, pub, near)
+		if m, err := local.NextMsg(200 * time.Millisecond); err == nil {
+			t.Errorf("%s: a trace-only publish was delivered on the leaf: %q", side, m.Header)
 		}
 	}
 	for i := range shapes["reference"] {
