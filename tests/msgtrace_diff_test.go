@@ -117,11 +117,7 @@ func TestMsgTraceMatchesReference(t *testing.T) {
 			t.Errorf("%s: stored Nats-Trace-Dest %q, want \"trace disabled\"", side.name, got)
 		}
 	}
-	for i := range shapes["reference"] {
-		if i >= len(shapes["bus"]) || shapes["bus"][i] != shapes["reference"][i] {
-			t.Errorf("trace event %d differs\n  bus: %s\n  ref: %s", i, at(shapes["bus"], i), shapes["reference"][i])
-		}
-	}
+	sameTraceShapes(t, shapes)
 }
 
 // publishTraced publishes "hello" on orders.new traced to trace.dest,
@@ -169,6 +165,25 @@ func at(s []string, i int) string {
 // delivers it to no one. The same as from a reference leaf (issue 23).
 func TestMsgTraceAcrossLeafMatchesReference(t *testing.T) {
 	t.Parallel()
+	sameTraceShapes(t, leafTraceShapes(t, false))
+}
+
+// A traced publish from the hub that reaches a subscriber on the leaf:
+// the leaf traces its part (ingress of kind leaf named for the hub, an
+// egress to its subscriber) as a nats-server leaf does, and a trace-only
+// one it delivers to no one (issue 23).
+func TestMsgTraceFromHubMatchesReference(t *testing.T) {
+	t.Parallel()
+	sameTraceShapes(t, leafTraceShapes(t, true))
+}
+
+// leafTraceShapes runs, with bus and then a reference server as the
+// leaf of a reference hub, a traced publish and a trace-only one across
+// the link (from a client of the leaf to one of the hub, or the other way
+// fromHub) and returns, per side, the two servers' events of each,
+// sorted. It checks that the first is delivered and the second is not.
+func leafTraceShapes(t *testing.T, fromHub bool) map[string][]string {
+	t.Helper()
 	shapes := map[string][]string{}
 	for _, side := range []string{"bus", "reference"} {
 		hub := startHubCluster(t, 1, false, nil)
@@ -178,14 +193,18 @@ func TestMsgTraceAcrossLeafMatchesReference(t *testing.T) {
 		} else {
 			leafURL = startReferenceLeaf(t, hub, server.LeafRemote{URLs: hub.leafURLs()}).ClientURL()
 		}
-		far := connect(t, hub.clientURL(0), nats.Name("far"))
-		remote, err := far.SubscribeSync("orders.new")
+		pubURL, subURL := leafURL, hub.clientURL(0)
+		if fromHub {
+			pubURL, subURL = subURL, pubURL
+		}
+		far := connect(t, subURL, nats.Name("far"))
+		target, err := far.SubscribeSync("orders.new")
 		if err != nil {
 			t.Fatal(err)
 		}
 		flushAll(t, far)
-		pub := connect(t, leafURL, nats.Name("pub"))
-		awaitRoute(t, pub, remote, "orders.new")
+		pub := connect(t, pubURL, nats.Name("pub"))
+		awaitRoute(t, pub, target, "orders.new")
 		dest, err := pub.SubscribeSync("trace.dest")
 		if err != nil {
 			t.Fatal(err)
@@ -204,70 +223,20 @@ func TestMsgTraceAcrossLeafMatchesReference(t *testing.T) {
 			slices.Sort(events)
 			shapes[side] = append(shapes[side], strings.Join(events, "\n"))
 		}
-		if _, err := remote.NextMsg(2 * time.Second); err != nil {
+		if _, err := target.NextMsg(2 * time.Second); err != nil {
 			t.Errorf("%s: the traced publish did not cross: %v", side, err)
 		}
 		flushAll(t, pub, far)
-		if m, err := remote.NextMsg(200 * time.Millisecond); err == nil {
+		if m, err := target.NextMsg(200 * time.Millisecond); err == nil {
 			t.Errorf("%s: a trace-only publish was delivered across the link: %q", side, m.Header)
 		}
 	}
-	for i := range shapes["reference"] {
-		if at(shapes["bus"], i) != shapes["reference"][i] {
-			t.Errorf("trace events %d differ\n  bus:\n%s\n  ref:\n%s", i, at(shapes["bus"], i), shapes["reference"][i])
-		}
-	}
+	return shapes
 }
 
-// A traced publish from the hub that reaches a subscriber on the leaf:
-// the leaf traces its part (ingress of kind leaf named for the hub, an
-// egress to its subscriber) as a nats-server leaf does, and a trace-only
-// one it delivers to no one (issue 23).
-func TestMsgTraceFromHubMatchesReference(t *testing.T) {
-	t.Parallel()
-	shapes := map[string][]string{}
-	for _, side := range []string{"bus", "reference"} {
-		hub := startHubCluster(t, 1, false, nil)
-		var leafURL string
-		if side == "bus" {
-			leafURL = busURL(startBusLeaf(t, hub, server.Options{}, server.LeafRemote{URLs: hub.leafURLs()}))
-		} else {
-			leafURL = startReferenceLeaf(t, hub, server.LeafRemote{URLs: hub.leafURLs()}).ClientURL()
-		}
-		near := connect(t, leafURL, nats.Name("near"))
-		local, err := near.SubscribeSync("orders.new")
-		if err != nil {
-			t.Fatal(err)
-		}
-		flushAll(t, near)
-		pub := connect(t, hub.clientURL(0), nats.Name("pub"))
-		awaitRoute(t, pub, local, "orders.new")
-		dest, err := pub.SubscribeSync("trace.dest")
-		if err != nil {
-			t.Fatal(err)
-		}
-		flushAll(t, pub)
-		for _, only := range []string{"", "true"} {
-			publishTraced(t, pub, only)
-			var events []string
-			for range 2 { // the hub's and the leaf's
-				ev, err := dest.NextMsg(5 * time.Second)
-				if err != nil {
-					t.Fatalf("%s: trace events (only %q): %v", side, only, err)
-				}
-				events = append(events, traceShape(t, ev.Data))
-			}
-			slices.Sort(events)
-			shapes[side] = append(shapes[side], strings.Join(events, "\n"))
-		}
-		if _, err := local.NextMsg(2 * time.Second); err != nil {
-			t.Errorf("%s: the traced publish did not reach the leaf's subscriber: %v", side, err)
-		}
-		flushAll(t, pub, near)
-		if m, err := local.NextMsg(200 * time.Millisecond); err == nil {
-			t.Errorf("%s: a trace-only publish was delivered on the leaf: %q", side, m.Header)
-		}
-	}
+// sameTraceShapes compares bus's trace events with the reference's.
+func sameTraceShapes(t *testing.T, shapes map[string][]string) {
+	t.Helper()
 	for i := range shapes["reference"] {
 		if at(shapes["bus"], i) != shapes["reference"][i] {
 			t.Errorf("trace events %d differ\n  bus:\n%s\n  ref:\n%s", i, at(shapes["bus"], i), shapes["reference"][i])
