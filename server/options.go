@@ -123,6 +123,24 @@ type Options struct {
 	// WebSocket is the WebSocket listener (ws.go); off by default.
 	WebSocket WebSocketOptions
 
+	// ClientAdvertise is the host[:port] INFO and /varz give clients
+	// instead of the listen address (advertise.go); "" advertises Host
+	// and the bound port.
+	ClientAdvertise string
+	// Trace logs every connection's protocol traffic at LevelTrace
+	// (trace.go), as nats-server's trace; TraceVerbose (trace_verbose)
+	// is the same in bus, which has no internal system client of its
+	// own to trace besides. TraceHeaders traces a message's headers
+	// instead of its payload; MaxTracedMsgLen cuts a traced payload
+	// (0: whole). All reloadable.
+	Trace, TraceVerbose, TraceHeaders bool
+	MaxTracedMsgLen                   int
+
+	// NoHeaderSupport turns message headers off: INFO says headers
+	// false, an HPUB closes the connection and subscribers get messages
+	// without their headers, as in the reference.
+	NoHeaderSupport bool
+
 	// LameDuckDuration is the time LameDuck spreads the closing of the
 	// clients over, LameDuckGracePeriod (less than it) the wait before the
 	// first close; 0 means DefaultLameDuckDuration and
@@ -233,6 +251,8 @@ func (o Options) validate() error {
 	case o.LameDuckGracePeriod >= o.LameDuckDuration:
 		// The reference's rule and words.
 		return fmt.Errorf("server: lame duck grace period (%v) should be strictly lower than lame duck duration (%v)", o.LameDuckGracePeriod, o.LameDuckDuration)
+	case o.MaxTracedMsgLen < 0:
+		return fmt.Errorf("server: max traced msg len %d is negative", o.MaxTracedMsgLen)
 	case o.MaxPingsOut < 0:
 		return fmt.Errorf("server: max pings out %d is negative", o.MaxPingsOut)
 	case o.MaxUnauthenticated < 0:
@@ -247,6 +267,9 @@ func (o Options) validate() error {
 		return fmt.Errorf("server: tls verify_and_map needs authorization users to map certificates to")
 	}
 	if err := o.TLS.validate(); err != nil {
+		return err
+	}
+	if _, _, err := advertised(o.ClientAdvertise, 0); err != nil {
 		return err
 	}
 	if err := o.Authorization.validate(); err != nil {

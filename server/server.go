@@ -44,6 +44,8 @@ type Server struct {
 	authn  atomic.Pointer[authenticator]
 	live   atomic.Pointer[Options]
 	mapper *mapper // nil without Options.Mappings; immutable (mappings.go)
+	// tracer is protocol tracing, nil when off (trace.go); Reload swaps it.
+	tracer atomic.Pointer[tracer]
 	// tlsConf is the client port's TLS configuration, nil without TLS;
 	// ReloadTLS swaps it for new connections.
 	tlsConf atomic.Pointer[tls.Config]
@@ -121,6 +123,7 @@ func New(opts Options) (*Server, error) {
 	au.addSystemUsers(opts.SystemAccount)
 	s.authn.Store(au)
 	s.live.Store(&opts)
+	s.tracer.Store(newTracer(opts))
 	if s.mapper, err = newMapper(opts.Mappings); err != nil {
 		return nil, err
 	}

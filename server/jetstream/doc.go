@@ -55,8 +55,10 @@
 // (jetlog.AppendAsync), with the Nats-Expected-* preconditions the
 // appender checks where it assigns the seq; the completion, on the
 // appender goroutine, acks the publisher, applies interest retention
-// and wakes the consumers. So a publish takes one hop to the disk and
-// one back:
+// and wakes the consumers. A traced publish (Nats-Trace-Dest) brings
+// Rights that are a MsgTrace: the capture adds the stream's trace event
+// and, for Nats-Trace-Only, stores nothing (msgtrace.go). So a publish
+// takes one hop to the disk and one back:
 //
 //	reader goroutine ──AppendAsync──► appender: write, fdatasync
 //	                                     └─ done: pub ack to the reply inbox, wake consumers

@@ -80,13 +80,14 @@ type APIStats struct {
 	Errors uint64 `json:"errors"`
 }
 
-// JSConfig is JetStream's configuration. The server fills in the limits:
-// bus has none of its own, so it reports what the reference would take
-// by default (see server/sysinfo_linux.go).
+// JSConfig is JetStream's configuration. The server fills in the limits
+// (the configured ones, or the reference's defaults; see
+// server/sysinfo_linux.go) and the domain.
 type JSConfig struct {
 	MaxMemory  int64  `json:"max_memory"`
 	MaxStorage int64  `json:"max_storage"`
 	StoreDir   string `json:"store_dir,omitempty"`
+	Domain     string `json:"domain,omitempty"`
 }
 
 // AccountDetail is one account in /jsz.

@@ -141,7 +141,7 @@ func (st *stream) subscribe() error {
 	}
 	st.capture = st.capture[:0]
 	for _, subj := range st.cfg.Subjects {
-		sub, err := st.sh.core.SubscribeRequests(subj, st.captureMsg)
+		sub, err := subscribeCapture(st.sh.core, subj, st.captureMsg)
 		if err != nil {
 			return err
 		}
@@ -172,6 +172,11 @@ type pub struct {
 // full appender queue blocks it (the publisher waits for the disk).
 // from is the publisher's Rights (nil: the server's own).
 func (st *stream) captureMsg(from Rights, subject, reply []byte, hdr int, msg []byte) bool {
+	if hdr >= 0 {
+		if mt, ok := from.(MsgTrace); ok {
+			return st.captureTraced(mt, subject, reply, hdr, msg)
+		}
+	}
 	if st.noAck.Load() {
 		reply = nil
 	}
