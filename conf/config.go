@@ -76,10 +76,15 @@ type Config struct {
 	// file.
 	WebSocket *WebSocket
 
+	// ClientAdvertise is the host[:port] INFO and /varz advertise
+	// instead of the listen address; "" advertises that.
+	ClientAdvertise string
+	// NoHeaderSupport turns message headers off for clients.
+	NoHeaderSupport bool
+
 	// Keys nats-server accepts that shape INFO or shutdown in a cluster;
 	// bus accepts them so that configs carry over, and has no cluster for
 	// them to act on (see bus.example.yaml).
-	ClientAdvertise       string        // address advertised to clients in connect_urls
 	NoAdvertise           bool          // do not advertise cluster peers to clients
 	ConnectErrorReports   int           // log every Nth error connecting to a route
 	ReconnectErrorReports int           // log every Nth error reconnecting to a route
@@ -89,6 +94,28 @@ type Config struct {
 	LogLevel  slog.Level // one of slog.LevelDebug, LevelInfo, LevelWarn, LevelError
 	LogFormat string     // LogText or LogJSON
 	PidFile   string     // where bus serve writes its process id ("": nowhere)
+
+	// nats-server's logging keys (logging.go). LogTime stamps each line
+	// (logtime), in UTC with LogTimeUTC (logtime_utc). LogFile is a file
+	// to log to instead of standard error (log_file); past LogSizeLimit
+	// bytes (logfile_size_limit, 0: never) it is renamed with a time
+	// suffix and a new one started, and LogMaxFiles (logfile_max_num, 0:
+	// all) bounds how many are kept, the current one included. Syslog
+	// logs to the local syslog, RemoteSyslog to udp://host:514,
+	// tcp://host:514 or unix:///dev/log; LogFile wins over both, as in
+	// nats-server.
+	LogTime, LogTimeUTC bool
+	LogFile             string
+	LogSizeLimit        int64
+	LogMaxFiles         int
+	Syslog              bool
+	RemoteSyslog        string
+	// Trace logs each connection's protocol traffic (trace);
+	// TraceVerbose is trace in bus (trace_verbose). TraceHeaders traces
+	// a message's headers instead of its payload (trace_headers), and
+	// MaxTracedMsgLen cuts traced payloads (max_traced_msg_len; 0: whole).
+	Trace, TraceVerbose, TraceHeaders bool
+	MaxTracedMsgLen                   int
 }
 
 // Limits that are not defaults. nats-server documents 64MB as the largest
@@ -124,5 +151,6 @@ func Default() Config {
 
 		LogLevel:  slog.LevelInfo,
 		LogFormat: LogText,
+		LogTime:   true,
 	}
 }

@@ -16,6 +16,10 @@ import (
 //	  max_file_store: 100GB   # bytes all file streams may hold together
 //	  domain: hub             # the JetStream domain
 //	  sync_interval: 10s      # or "always" (bus's default)
+//	  max_index_memory: 64MB  # bus's: per-message indexes of sealed segments held at once
+//	  cipher: chachapoly      # or aes: encryption at rest (with key)
+//	  key: $JS_KEY            # the encryption key; $NAME reads an environment variable
+//	  prev_encryption_key: $JS_OLD_KEY  # the key being rotated away from
 //	  enabled: true
 //	  limits {                # what clients may set (jetstreamlimits.go)
 //	    max_ack_pending: 10000
@@ -41,8 +45,16 @@ type JetStream struct {
 	// x_bus_durability sync at most this often instead of before every
 	// ack ("always", 0, bus's default).
 	SyncInterval time.Duration
+	// MaxIndexMemory bounds the bytes the per-message indexes of sealed
+	// segments take in memory across every stream (bus's own key); 0
+	// means the default.
+	MaxIndexMemory int64
 	// Limits bound what clients may set on streams and consumers.
 	Limits JetStreamLimits
+	// Cipher ("chachapoly" or "aes", "" for the default chachapoly), Key
+	// and PrevKey are encryption at rest (encryption.go); Key "" stores
+	// plaintext.
+	Cipher, Key, PrevKey string
 }
 
 // jetstreamValue binds the jetstream key; a block's store_dir sets the
@@ -60,7 +72,11 @@ var jetstreamKeys = map[string]string{
 	"domain":        "domain",
 	"sync_interval": "sync_interval", "sync": "sync_interval",
 	"enabled": "enabled", "enable": "enabled",
-	"limits": "limits",
+	"max_index_memory": "max_index_memory",
+	"limits":           "limits",
+	"cipher":           "cipher",
+	"key":              "key", "ek": "key", "encryption_key": "key",
+	"prev_encryption_key": "prev_encryption_key", "prev_key": "prev_encryption_key", "prev_ek": "prev_encryption_key",
 }
 
 func (v jetstreamValue) set(raw any) error {
@@ -95,12 +111,23 @@ func (v jetstreamValue) set(raw any) error {
 			err = syncInterval(&next.SyncInterval, val)
 		case canonical == "enabled":
 			err = boolValue{&next.Enabled}.set(val)
+		case canonical == "max_index_memory":
+			err = sizeValue{&next.MaxIndexMemory}.set(val)
 		case canonical == "limits":
 			err = jetstreamLimits(&next.Limits, val)
+		case canonical == "cipher":
+			err = cipherValue(&next.Cipher, val)
+		case canonical == "key":
+			err = secretValue(&next.Key, val)
+		case canonical == "prev_encryption_key":
+			err = secretValue(&next.PrevKey, val)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %v", k, err))
 		}
+	}
+	if err := next.checkEncryption(); err != nil {
+		errs = append(errs, err.Error())
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))

@@ -129,6 +129,7 @@ func TestAddFlagsShowsDefaults(t *testing.T) {
 		{"no-auth-user", "string", ""},
 		{"system-account", "string", ""},
 		{"client-advertise", "string", ""},
+		{"no-header-support", "bool", "false"},
 		{"no-advertise", "bool", "false"},
 		{"connect-error-reports", "int", "3600"},
 		{"reconnect-error-reports", "int", "1"},
@@ -137,6 +138,17 @@ func TestAddFlagsShowsDefaults(t *testing.T) {
 		{"pid-file", "string", ""},
 		{"log-level", "level", "info"},
 		{"log-format", "string", "text"},
+		{"logtime", "bool", "true"},
+		{"logtime-utc", "bool", "false"},
+		{"log-file", "string", ""},
+		{"logfile-size-limit", "size", "0"},
+		{"logfile-max-num", "int", "0"},
+		{"syslog", "bool", "false"},
+		{"remote-syslog", "string", ""},
+		{"trace", "bool", "false"},
+		{"trace-verbose", "bool", "false"},
+		{"trace-headers", "bool", "false"},
+		{"max-traced-msg-len", "int", "0"},
 	}
 	n := 0
 	for _, k := range keys(new(Config)) {

@@ -422,9 +422,11 @@ func (p *blockParser) subjects(path string, raw any) []string {
 }
 
 // validSubject applies nats-server's subject rules: non-empty tokens
-// separated by dots, no whitespace, and > only as the last token.
+// separated by dots, no whitespace, and > only as the last token. conf
+// imports nothing of ours, so this is subjects.ValidSubject written
+// again; TestValidSubjectIsSubjectsRule pins the two together.
 func validSubject(s string) bool {
-	if s == "" || strings.ContainsAny(s, " \t\r\n") {
+	if s == "" || strings.ContainsAny(s, " \t\r\n\f") {
 		return false
 	}
 	tokens := strings.Split(s, ".")

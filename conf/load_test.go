@@ -241,11 +241,12 @@ jetstream:
   max_file_store: 10GB
   domain: hub
   sync_interval: 10s
+  max_index_memory: 128MB
 `), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := JetStream{Enabled: true, Domain: "hub", MaxMemory: 1 << 30, MaxStore: 10 << 30, SyncInterval: 10 * time.Second}
+	want := JetStream{Enabled: true, Domain: "hub", MaxMemory: 1 << 30, MaxStore: 10 << 30, SyncInterval: 10 * time.Second, MaxIndexMemory: 128 << 20}
 	if cfg.JetStream != want || cfg.StoreDir != "/tmp/js" {
 		t.Fatalf("jetstream %+v, store_dir %q; want %+v and /tmp/js", cfg.JetStream, cfg.StoreDir, want)
 	}
@@ -258,6 +259,8 @@ jetstream:
 		"jetstream:\n  domain: a.b\n",
 		"jetstream:\n  max_file_store: lots\n",
 		"jetstream:\n  sync_interval: sometimes\n",
+		"jetstream:\n  max_index_memory: 1KB\n",
+		"jetstream:\n  max_index_memory: lots\n",
 	} {
 		if _, err := Load(writeConfig(t, "bus.yaml", bad), nil); err == nil || !strings.Contains(err.Error(), "jetstream") {
 			t.Errorf("%q: error %v, want one naming jetstream", bad, err)

@@ -3,6 +3,7 @@ package conf
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -100,6 +101,51 @@ leafnodes {
 	}
 }
 
+// nats-server's logging keys set bus's, aliases included.
+func TestLoadNATSConfLogging(t *testing.T) {
+	t.Parallel()
+	got, err := Load(writeConfig(t, "nats.conf", `
+debug: true
+trace: true
+trace_headers: true
+max_traced_msg_len: 64
+logtime: false
+logtime_utc: true
+logfile: "/var/log/bus.log"
+log_size_limit: 10MB
+log_max_num: 3
+syslog: false
+remote_syslog: "tcp://logs.example.com:514"
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.LogLevel != slog.LevelDebug || !got.Trace || !got.TraceHeaders || got.MaxTracedMsgLen != 64 ||
+		got.LogTime || !got.LogTimeUTC || got.LogFile != "/var/log/bus.log" || got.LogSizeLimit != 10<<20 ||
+		got.LogMaxFiles != 3 || got.RemoteSyslog != "tcp://logs.example.com:514" {
+		t.Errorf("logging keys: %+v", got)
+	}
+	for remote, want := range map[string]string{"logs:514": "udp logs:514", "tcp://logs:601": "tcp logs:601", "unix:///dev/log": "unix /dev/log"} {
+		network, addr, err := SyslogAddr(remote)
+		if err != nil || network+" "+addr != want {
+			t.Errorf("SyslogAddr(%q) = %s %s, %v; want %s", remote, network, addr, err, want)
+		}
+	}
+}
+
+// client_advertise and no_header_support mean what they mean to
+// nats-server (the server's tests compare them with the reference).
+func TestLoadNATSConfAdvertiseAndHeaders(t *testing.T) {
+	t.Parallel()
+	got, err := Load(writeConfig(t, "nats.conf", "client_advertise: \"nats.example.com\"\nno_header_support: true\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ClientAdvertise != "nats.example.com" || !got.NoHeaderSupport {
+		t.Errorf("client_advertise %q, no_header_support %v", got.ClientAdvertise, got.NoHeaderSupport)
+	}
+}
+
 // Keys bus does not implement are refused naming the key and what to do;
 // tuning keys are accepted and listed; every problem is reported.
 func TestLoadNATSConfRefusesWhatBusLacks(t *testing.T) {
@@ -111,18 +157,16 @@ func TestLoadNATSConfRefusesWhatBusLacks(t *testing.T) {
 		reason     string // substring of the error
 	}{
 		{"cluster", "cluster { port: 6222 }", "cluster", ErrUnsupportedKey, "leafnodes.remotes"},
-		{"trace_on", "trace: true", "trace", ErrUnsupportedKey, "tracing is not in bus yet"},
-		{"log_file", "log_file: /var/log/nats.log", "log_file", ErrUnsupportedKey, "stderr"},
-		{"logtime_off", "logtime: false", "logtime", ErrUnsupportedKey, "always carry a time"},
+		{"remote_syslog_bad", `remote_syslog: "http://logs:514"`, "remote_syslog", ErrOutOfRange, "udp://"},
+		{"logfile_max_num_negative", "logfile_max_num: -1", "logfile_max_num", ErrOutOfRange, "negative"},
 		{"websocket_cookie", "websocket { port: 8080, no_tls: true, jwt_cookie: jwt }", "websocket.jwt_cookie", ErrOutOfRange, "operator/JWT"},
 		{"websocket_no_tls", "websocket { port: 8080 }", "websocket", ErrBadValue, "no_tls"},
 		{"operator", "operator: /etc/op.jwt", "operator", ErrUnsupportedKey, "authorization block"},
-		{"jetstream_cipher", "jetstream { cipher: aes, key: k }", "jetstream.cipher", ErrUnsupportedKey, "encrypt the volume"},
+		{"jetstream_tpm", "jetstream { tpm { keys_file: /k } }", "jetstream.tpm", ErrUnsupportedKey, "TPM"},
 		{"http_host_differs", "http: localhost:8222", "http", ErrUnsupportedKey, "client interface (0.0.0.0)"},
 		{"listen_and_port", "listen: 0.0.0.0:4222\nport: 4333", "listen", ErrDuplicateKey, "port"},
 		{"listen_bad", "listen: nowhere", "listen", ErrBadValue, "host:port"},
-		{"client_advertise", "client_advertise: nats.example.com:4222", "client_advertise", ErrUnsupportedKey, "not in bus yet"},
-		{"no_header_support", "no_header_support: true", "no_header_support", ErrUnsupportedKey, "headers"},
+		{"client_advertise_bad", `client_advertise: "addr:::123"`, "client_advertise", ErrOutOfRange, "host:port"},
 		{"typo", "max_paylod: 1MB", "max_paylod", ErrUnknownKey, `did you mean "max_payload"`},
 		{"unused_variable", "UNUSED = 5", "unused", ErrUnknownKey, ""},
 	}
@@ -145,7 +189,7 @@ func TestLoadNATSConfRefusesWhatBusLacks(t *testing.T) {
 	if _, err := Load(path, nil); err != nil {
 		t.Fatalf("tuning keys and off values refused: %v", err)
 	}
-	if got, want := IgnoredKeys(path), []string{"jetstream.max_buffered_msgs", "max_traced_msg_len", "no_sublist_cache"}; !slices.Equal(got, want) {
+	if got, want := IgnoredKeys(path), []string{"jetstream.max_buffered_msgs", "no_sublist_cache"}; !slices.Equal(got, want) {
 		t.Errorf("IgnoredKeys %v, want %v", got, want)
 	}
 }

@@ -16,7 +16,7 @@ import (
 //   - spelled differently: listen is host and port, http and https are
 //     http_port and https_port, debug is log_level: debug;
 //   - accepted when off, since off asks for nothing bus lacks, and
-//     refused when on (trace: true), with what to do;
+//     refused when on (no_system_account: true), with what to do;
 //   - refused whatever its value, with what to do (cluster);
 //   - a pure tuning knob of the reference's internals that changes
 //     nothing a client or monitor can see: accepted, dropped, and listed
@@ -71,34 +71,19 @@ const noJWT = "bus has no operator/JWT mode; " + removeIt + ", and list users (w
 
 // offOnlyKeys are accepted when off (false, "", 0) and refused when on.
 var offOnlyKeys = map[string]string{
-	"trace":             noTrace,
-	"trace_verbose":     noTrace,
-	"trace_headers":     noTrace,
-	"logtime_utc":       "bus logs times in the process's time zone; " + removeIt + " and run bus with TZ=UTC",
-	"log_file":          noLogFile,
-	"logfile":           noLogFile,
-	"syslog":            noLogFile,
-	"remote_syslog":     noLogFile,
-	"no_header_support": "bus always offers headers to clients (turning them off is not in bus yet); " + removeIt,
 	"no_system_account": noNoSys,
 	"no_system":         noNoSys,
 	"no_sys_acc":        noNoSys,
 	"allow_non_tls":     "with the tls block bus requires TLS of every client; " + removeIt,
 }
 
-const (
-	noTrace   = "protocol tracing is not in bus yet; " + removeIt + " (log_level: debug logs connections)"
-	noLogFile = "bus logs to stderr; " + removeIt + " and let the init system keep the log (journald, docker logs), or redirect stderr"
-	noNoSys   = "bus has a system account only when the accounts block has one; " + removeIt + " and leave the system account out"
-)
+const noNoSys = "bus has a system account only when the accounts block has one; " + removeIt + " and leave the system account out"
 
 // tuningKeys change how nats-server works inside, not what bus or its
-// clients observe: bus has no sublist cache to disable, no protocol
-// trace for max_traced_msg_len to shorten, no profiler whose block rate
-// to set, never stalls fast producers, and writes no log file to rotate.
+// clients observe: bus has no sublist cache to disable, no profiler
+// whose block rate to set, and never stalls fast producers.
 var tuningKeys = []string{
-	"disable_sublist_cache", "no_sublist_cache", "max_traced_msg_len", "prof_block_rate",
-	"no_fast_producer_stall", "logfile_size_limit", "log_size_limit", "logfile_max_num", "log_max_num",
+	"disable_sublist_cache", "no_sublist_cache", "prof_block_rate", "no_fast_producer_stall",
 }
 
 // jetstreamTuningKeys are the jetstream block's tuning keys: catch-up,
@@ -111,13 +96,10 @@ var jetstreamTuningKeys = []string{
 
 // jetstreamUnsupported are the jetstream block's keys bus refuses.
 var jetstreamUnsupported = map[string]string{
-	"cipher":   noCipher,
-	"key":      noCipher,
-	"prev_key": noCipher,
-	"tpm":      noCipher,
+	"tpm": noTPM,
 }
 
-const noCipher = "bus does not encrypt stored messages; " + removeIt + " and encrypt the volume under store_dir instead"
+const noTPM = "bus does not read keys sealed in a TPM; " + removeIt + " and give the key as jetstream.key (from an environment variable: key: $NAME)"
 
 // natsKeys rewrites nats-server's spellings at the top level of a file's
 // settings (keys lowercased) into bus's keys, refusing what bus does not
@@ -151,13 +133,6 @@ func natsKeys(settings map[string]any, source string) (map[string]any, []*KeyErr
 			continue
 		}
 		switch name {
-		case "logtime":
-			// bus's log lines always carry a time.
-			if isOff(val) {
-				refuse(name, "bus's log lines always carry a time; "+removeIt, ErrUnsupportedKey)
-				continue
-			}
-			delete(out, name)
 		case "debug":
 			delete(out, name)
 			if isOff(val) {

@@ -2,7 +2,9 @@ package conf
 
 import (
 	"fmt"
+	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -74,6 +76,9 @@ func (c Config) check() []*KeyError {
 	if c.JetStream.MaxMemory < 0 || c.JetStream.MaxStore < 0 {
 		bad("jetstream", "max_memory_store and max_file_store must not be negative")
 	}
+	if m := c.JetStream.MaxIndexMemory; m != 0 && (m < 1<<20 || m > 1<<40) {
+		bad("jetstream", "max_index_memory %s must be between 1MB and 1TB", formatSize(m))
+	}
 	if si := c.JetStream.SyncInterval; si != 0 && (si < time.Millisecond || si > 10*time.Minute) {
 		bad("jetstream", "sync_interval %s must be \"always\" or between 1ms and 10m", formatDuration(si))
 	}
@@ -84,11 +89,8 @@ func (c Config) check() []*KeyError {
 	positive("max_pings_out", c.MaxPingsOut > 0, fmt.Sprint(c.MaxPingsOut))
 	positive("write_deadline", c.WriteDeadline > 0, formatDuration(c.WriteDeadline))
 
-	// Accepting it and advertising the listen address instead would send
-	// clients behind a NAT or a proxy to an address they cannot reach.
-	if c.ClientAdvertise != "" {
-		errs = append(errs, &KeyError{Key: "client_advertise", Err: ErrUnsupportedKey,
-			Reason: "advertising another address in INFO and connect_urls is not in bus yet; remove it (clients keep the address they dialled)"})
+	if a := c.ClientAdvertise; a != "" && !validAdvertise(a) {
+		bad("client_advertise", "%q is not host, host:port or [ipv6]:port", a)
 	}
 	positive("max_unauthenticated", c.MaxUnauthenticated > 0, fmt.Sprint(c.MaxUnauthenticated))
 	if c.ConnectErrorReports < 0 {
@@ -106,6 +108,7 @@ func (c Config) check() []*KeyError {
 	if c.LameDuckGracePeriod >= c.LameDuckDuration && c.LameDuckDuration > 0 {
 		bad("lame_duck_grace_period", "%s must be less than lame_duck_duration (%s)", formatDuration(c.LameDuckGracePeriod), formatDuration(c.LameDuckDuration))
 	}
+	c.checkLog(bad)
 	c.checkAccounts(bad)
 
 	if !slices.Contains(levelNames(), strings.ToLower(c.LogLevel.String())) {
@@ -115,4 +118,19 @@ func (c Config) check() []*KeyError {
 		bad("log_format", "%q is not one of %s, %s", c.LogFormat, LogText, LogJSON)
 	}
 	return errs
+}
+
+// validAdvertise reports whether a client_advertise is one the server
+// can advertise: host, host:port or [ipv6]:port, as nats-server reads it
+// (a missing port is the client port's).
+func validAdvertise(a string) bool {
+	host, port, err := net.SplitHostPort(a)
+	if err != nil {
+		host, port, err = net.SplitHostPort(a + ":0")
+	}
+	if err != nil || strings.TrimSpace(host) == "" {
+		return false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(port))
+	return err == nil && n >= -1 && n <= 65535
 }

@@ -23,7 +23,7 @@ func (l *Log) overhead() uint64 {
 	if l.memory {
 		return recordFixed - memoryFraming
 	}
-	return recordFixed - fileFraming
+	return uint64(recordFixed+l.seal.overhead()) - fileFraming
 }
 
 // accounted is the accounted size of msgs messages whose records take

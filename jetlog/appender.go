@@ -81,6 +81,7 @@ func (l *Log) run() {
 			expire = expiry.C
 		}
 	}
+	l.keepIndexBound() // a replay at Open loads every section
 	resume()
 	var consumerSync <-chan time.Time
 	if l.durability() == DurabilityInterval {
@@ -92,9 +93,12 @@ func (l *Log) run() {
 	syncTimer.Stop()
 	defer syncTimer.Stop()
 	for {
+		// Company: the last batch had several requests, or one queued
+		// while it ran.
+		company := len(batch) > 1 || len(l.reqs) > 0
 		select {
 		case r := <-l.reqs:
-			batch = l.gather(append(batch[:0], r))
+			batch = l.gather(append(batch[:0], r), company)
 			if l.process(batch) {
 				return
 			}
@@ -106,20 +110,24 @@ func (l *Log) run() {
 			if batch = l.takeDeferred(batch[:0], false); len(batch) == 0 {
 				continue
 			}
-			if l.process(l.gather(batch)) {
+			if l.process(l.gather(batch, true)) {
 				return
 			}
 			if l.ap.dirty && l.durability() == DurabilityInterval {
 				syncTimer.Reset(max(time.Until(l.ap.lastSync.Add(l.cfg.SyncInterval)), 0))
 			}
 			resume()
+		case <-l.loadKick:
+			if expire == nil {
+				l.freshenClock()
+			}
+			l.keepIndexBound()
+			resume()
 		case now := <-expire:
 			l.recountIfStale()
 			l.expire()
 			l.cat.clock.Store(now.UnixNano())
-			if l.opts.EvictAfter > 0 {
-				l.evictIdle(now.Add(-l.opts.EvictAfter).UnixNano())
-			}
+			l.evictIdleSections(now)
 			expire = nil
 			resume()
 		case <-syncTimer.C:
@@ -135,22 +143,27 @@ func (l *Log) run() {
 }
 
 // idle reports whether the background expiry has nothing to do: no msg
-// id to forget, no message that can age out, no sealed segment whose
-// section could be evicted. Called on the appender goroutine, which owns
-// what it reads.
+// id to forget, no message that can age out, no sealed segment's
+// section loaded that could be evicted (a reader's load wakes the
+// appender: loadKick). Called on the appender goroutine, which owns what
+// it reads.
 func (l *Log) idle() bool {
 	c := &l.cat
-	return len(l.ap.dd.ids) == 0 && (l.cfg.MaxAge <= 0 || c.msgs == 0) && (l.memory || len(c.segs) < 2) && len(l.ap.ttl.due) == 0
+	return len(l.ap.dd.ids) == 0 && (l.cfg.MaxAge <= 0 || c.msgs == 0) && (l.memory || l.indexCharged == 0) && len(l.ap.ttl.due) == 0
 }
 
-// gather adds every request already waiting to batch. In always mode it
-// also yields the processor a few times while that brings more requests:
-// the writers released by the previous commit are about to come back, and
-// taking them into this commit halves the number of fsyncs.
+// gather adds every request already waiting to batch. In always mode,
+// when there are several writers (company: the previous batch had
+// several requests, or one was waiting as it ended), it also yields the processor a few times while that
+// brings more requests: the writers released by the previous commit are
+// about to come back, and taking them into this commit halves the number
+// of fsyncs. A lone writer is not kept waiting: on a busy machine a yield
+// can cost a whole time slice of another goroutine, which was the tail of
+// a lone synchronous publisher (issue #30).
 // see BenchmarkAppend
-func (l *Log) gather(batch []*request) []*request {
+func (l *Log) gather(batch []*request, company bool) []*request {
 	yields := 0
-	if l.durability() == DurabilityAlways {
+	if l.durability() == DurabilityAlways && company {
 		yields = gatherYields
 	}
 	for {
@@ -318,14 +331,14 @@ func (l *Log) commit(run []*request) int {
 			off := seg.size + int64(len(ap.buf))
 			data, compressed := l.compress(m.Data)
 			if compressed {
-				size = recordSize(m.Subject, m.Header, data)
+				size = recordSize(m.Subject, m.Header, data) + l.seal.overhead()
 			}
 			mts := max(ts, newest)
 			if ex.KeepTime && !m.Time.IsZero() {
 				mts = max(m.Time.UnixNano(), newest)
 			}
 			newest = mts
-			ap.buf = appendRecordFlags(ap.buf, kindMsg, next, mts, m.Subject, m.Header, data, recordFlagsFor(compressed, r.atomic && i < len(r.msgs)-1))
+			ap.buf = l.seal.appendRecord(ap.buf, kindMsg, next, mts, m.Subject, m.Header, data, recordFlagsFor(compressed, r.atomic && i < len(r.msgs)-1))
 			ap.idx.add(kindMsg, next, mts, off, size, m.Subject, nil)
 			ap.staged = append(ap.staged, stagedMsg{req: r, idx: i, seq: next, ts: mts, off: off, size: uint32(size), id: id})
 			r.acks = append(r.acks, PubAck{Seq: next, TS: mts})
@@ -466,7 +479,7 @@ func (l *Log) admit(m *Msg, ex *Expect, next, stagedBytes uint64, now int64) (Pu
 	if !storable(m.Subject) {
 		return PubAck{}, 0, nil, fmt.Errorf("jetlog: append %q: %w", m.Subject, ErrBadSubject)
 	}
-	size := recordSize(m.Subject, m.Header, m.Data)
+	size := recordSize(m.Subject, m.Header, m.Data) + l.seal.overhead()
 	if size-frameSize > maxBody || (cfg.MaxMsgSize > 0 && len(m.Header)+len(m.Data) > int(cfg.MaxMsgSize)) {
 		return PubAck{}, 0, nil, fmt.Errorf("jetlog: append %q (%d bytes): %w", m.Subject, len(m.Header)+len(m.Data), ErrMsgTooLarge)
 	}
@@ -526,8 +539,8 @@ func (l *Log) encodeTomb(seg *segment, last uint64, ts int64, deletes []uint64) 
 	ap.tombBuf = appendTombstone(ap.tombBuf[:0], t.floor, slices.Compact(seqs))
 	p := ap.tombBuf
 	off := seg.size + int64(len(ap.buf))
-	ap.buf = appendRecord(ap.buf, kindDelete, last, ts, "", nil, p)
-	ap.idx.add(kindDelete, last, ts, off, recordFixed+len(p), "", p)
+	ap.buf = l.seal.appendRecord(ap.buf, kindDelete, last, ts, "", nil, p, 0)
+	ap.idx.add(kindDelete, last, ts, off, recordFixed+l.seal.overhead()+len(p), "", p)
 }
 
 // write appends buf to seg at its end and syncs per the durability mode.

@@ -69,9 +69,12 @@ func benchAppend(b *testing.B, mode Durability, writers, size int) {
 
 // BenchmarkRead measures sequential iteration and random Get over a
 // stream of 128-byte messages.
-func BenchmarkRead(b *testing.B) {
-	const n = 100_000
-	l, err := Open(b.TempDir(), StreamConfig{Name: "R", Durability: DurabilityNone}, Options{})
+func BenchmarkRead(b *testing.B) { benchRead(b, Options{}, 100_000) }
+
+// benchRead is BenchmarkRead over n messages of a stream opened with
+// opts.
+func benchRead(b *testing.B, opts Options, n int) {
+	l, err := Open(b.TempDir(), StreamConfig{Name: "R", Durability: DurabilityNone}, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -111,7 +114,7 @@ func BenchmarkRead(b *testing.B) {
 		b.ReportAllocs()
 		rng := rand.New(rand.NewPCG(1, 1))
 		for b.Loop() {
-			if _, err := l.Get(1 + rng.Uint64N(n)); err != nil {
+			if _, err := l.Get(1 + rng.Uint64N(uint64(n))); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -300,14 +303,14 @@ func BenchmarkAppendAsync(b *testing.B) {
 		for _, publishers := range []int{1, 16} {
 			for _, size := range []int{128, 4096} {
 				name := fmt.Sprintf("mode=%s/publishers=%d/size=%d", mode, publishers, size)
-				b.Run(name, func(b *testing.B) { benchAppendAsync(b, mode, publishers, size) })
+				b.Run(name, func(b *testing.B) { benchAppendAsync(b, mode, publishers, size, Options{}) })
 			}
 		}
 	}
 }
 
-func benchAppendAsync(b *testing.B, mode Durability, publishers, size int) {
-	l, err := Open(b.TempDir(), StreamConfig{Name: "B", Durability: mode}, Options{})
+func benchAppendAsync(b *testing.B, mode Durability, publishers, size int, opts Options) {
+	l, err := Open(b.TempDir(), StreamConfig{Name: "B", Durability: mode}, opts)
 	if err != nil {
 		b.Fatal(err)
 	}

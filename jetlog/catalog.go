@@ -40,6 +40,11 @@ type catalog struct {
 	// entries visits a segment's records for a lazy load, in order
 	// (Log.segmentEntries).
 	entries func(seg *segment, visit func(e *entry))
+	// onLoad is told of each section loaded from its records (Log.noteLoad).
+	onLoad func(seg *segment)
+	// loads stamps each section loaded or sealed (section.loadOrder), the
+	// tie-break of least recently used within one clock tick.
+	loads atomic.Uint64
 	// damaged is set when a lazy load disagreed with the summary (records
 	// gone since the clean shutdown): the next Close then writes no catalog
 	// snapshot, so the next Open rebuilds from the log and reports the loss.

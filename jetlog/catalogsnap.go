@@ -168,7 +168,7 @@ func (s *catalogSnapshot) consistent(ids []uint64, idxs map[uint64]bool) error {
 func (l *Log) restoreCatalog(ids []uint64, idxs map[uint64]bool) (bool, error) {
 	name := path.Join(l.dir, catalogFile)
 	var snap catalogSnapshot
-	err := readChecked(l.fs, name, &snap)
+	err := readChecked(l.fs, l.seal, name, &snap)
 	if rerr := l.fs.Remove(name); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 		return false, fmt.Errorf("jetlog: remove %s: %w", catalogFile, rerr)
 	}
@@ -214,11 +214,11 @@ func (l *Log) restoreCatalog(ids []uint64, idxs map[uint64]bool) (bool, error) {
 	// index builder) and its tail must hold whole records; its section
 	// loads on first use like the others (before its first append).
 	active := segs[len(segs)-1]
-	data, err := readAll(l.fs, segPath(l.dir, idxName(active.id)))
+	data, err := readSealed(l.fs, l.seal, segPath(l.dir, idxName(active.id)))
 	size, count, ok := checkIndex(data)
 	ok = ok && err == nil && size == active.size && snap.TailOff >= 0 && snap.TailOff <= size
 	if ok {
-		active.tailOff, ok = recordsFrom(active.f, snap.TailOff, size)
+		active.tailOff, ok = recordsFrom(l.seal, active.f, snap.TailOff, size)
 	}
 	if !ok {
 		fail()
@@ -260,7 +260,7 @@ func (l *Log) restoreCatalog(ids []uint64, idxs map[uint64]bool) (bool, error) {
 // then rewriting the index). Problems are logged; the load compares what
 // it finds with the summary.
 func (l *Log) segmentEntries(seg *segment, visit func(e *entry)) {
-	data, err := readAll(l.fs, segPath(l.dir, idxName(seg.id)))
+	data, err := readSealed(l.fs, l.seal, segPath(l.dir, idxName(seg.id)))
 	if err == nil {
 		// The index must describe the segment as it was summarised; walk
 		// it once to validate, so a damaged one is not half used.
@@ -276,7 +276,7 @@ func (l *Log) segmentEntries(seg *segment, visit func(e *entry)) {
 		l.opts.Logger.Error("jetlog: read segment", "dir", l.dir, "segment", seg.name, "err", err)
 		return
 	}
-	sc := scanSegment(seg.name, data, 0)
+	sc := scanSegment(l.seal, seg.name, data, 0)
 	for _, ce := range sc.corrupt {
 		l.opts.Logger.Error("jetlog: corrupt record", "dir", l.dir, "segment", ce.Segment, "offset", ce.Offset, "reason", ce.Reason)
 	}

@@ -209,12 +209,21 @@ type Options struct {
 	// for the appender before a caller blocks (see AppendAsync); zero
 	// means DefaultAppendQueue. Each slot costs a pointer per stream.
 	AppendQueue int
+	// IndexCache, if set, bounds the memory the sections of sealed
+	// segments take across every Log sharing it (see IndexCache); nil
+	// gives the Log a bound of its own of DefaultIndexCacheBytes.
+	IndexCache *IndexCache
 	// FileCache, if set, opens the stream's segment files on demand and
 	// bounds how many are open across every Log sharing it (see
 	// FileCache); the stream directory is then guarded by the cache
 	// instead of a LOCK file of its own. nil keeps every segment open
 	// while the Log is, and flocks LOCK. Memory streams ignore it.
 	FileCache *FileCache
+	// Keys, if set, encrypts a new file stream and opens an encrypted one
+	// (seal.go, streamkey.go); nil stores plaintext. Open refuses a
+	// stream whose encryption does not match (ErrNoKey, ErrWrongKey,
+	// ErrNotEncrypted). Memory streams ignore it.
+	Keys *Keyring
 }
 
 // DefaultAppendQueue is the default Options.AppendQueue: enough for one
@@ -291,10 +300,11 @@ func (l *Log) doUpdateConfig(cfg StreamConfig) error {
 	}
 	var created time.Time
 	if !l.memory {
-		if _, c, err := LoadConfig(l.fs, l.dir); err == nil {
-			created = c
+		var m streamMeta
+		if err := readChecked(l.fs, l.seal, path.Join(l.dir, metaFile), &m); err == nil {
+			created = m.Created
 		}
-		if err := writeChecked(l.fs, path.Join(l.dir, metaFile), streamMeta{Version: 1, Config: cfg, Created: created}); err != nil {
+		if err := writeChecked(l.fs, l.seal, path.Join(l.dir, metaFile), streamMeta{Version: 1, Config: cfg, Created: created}); err != nil {
 			return fmt.Errorf("jetlog: store config: %w", err)
 		}
 	}

@@ -47,6 +47,7 @@ type consumerSnapshot struct {
 // use. Close it before the Log.
 type Consumer struct {
 	fs         FS
+	seal       *sealer // the stream's: nil for a plaintext one
 	dir        string
 	durability Durability
 	interval   time.Duration
@@ -103,6 +104,7 @@ func (l *Log) OpenConsumer(name string, cfg ConsumerConfig) (*Consumer, error) {
 		now:        l.opts.Now,
 		compactAt:  l.opts.CompactBytes,
 		files:      l.files,
+		seal:       l.seal,
 		cfg:        cfg,
 		state:      NewConsumerState(cfg.AckWait, cfg.Backoff, l.opts.Now),
 	}
@@ -113,7 +115,7 @@ func (l *Log) OpenConsumer(name string, cfg ConsumerConfig) (*Consumer, error) {
 	}
 	metaName := path.Join(c.dir, consumerMetaFile)
 	_, statErr := readAll(c.fs, metaName)
-	if err := writeChecked(c.fs, metaName, cfg); err != nil {
+	if err := writeChecked(c.fs, c.seal, metaName, cfg); err != nil {
 		return nil, fmt.Errorf("jetlog: store consumer %q config: %w", name, err)
 	}
 	if errors.Is(statErr, fs.ErrNotExist) {
@@ -166,7 +168,7 @@ func (l *Log) LoadConsumerConfig(name string) (ConsumerConfig, error) {
 		return ConsumerConfig{}, fmt.Errorf("jetlog: load consumer %q config: %w", name, ErrBadConsumerName)
 	}
 	var cfg ConsumerConfig
-	if err := readChecked(l.fs, path.Join(l.dir, consumersDir, name, consumerMetaFile), &cfg); err != nil {
+	if err := readChecked(l.fs, l.seal, path.Join(l.dir, consumersDir, name, consumerMetaFile), &cfg); err != nil {
 		return ConsumerConfig{}, fmt.Errorf("jetlog: load consumer %q config: %w", name, notFound(err))
 	}
 	return cfg, nil
@@ -202,7 +204,7 @@ func (c *Consumer) SetRaw(raw []byte) error {
 	defer c.mu.Unlock()
 	cfg := c.cfg
 	cfg.Raw = raw
-	if err := writeChecked(c.fs, path.Join(c.dir, consumerMetaFile), cfg); err != nil {
+	if err := writeChecked(c.fs, c.seal, path.Join(c.dir, consumerMetaFile), cfg); err != nil {
 		return fmt.Errorf("jetlog: store consumer %q config: %w", cfg.Name, err)
 	}
 	c.cfg = cfg
@@ -358,7 +360,7 @@ func (c *Consumer) updateSync(fn func(*ConsumerState) error, sync bool) error {
 		c.mu.Unlock()
 		return nil
 	}
-	c.pend, c.payload = appendOps(c.pend, c.payload, c.state.ops)
+	c.pend, c.payload = appendOps(c.seal, c.pend, c.payload, c.state.ops)
 	c.state.ops = c.state.ops[:0]
 	c.enqueued++
 	mine := c.enqueued

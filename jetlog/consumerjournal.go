@@ -22,7 +22,7 @@ import (
 // load reads the snapshot and replays the journal that follows it.
 func (c *Consumer) load() error {
 	var snap consumerSnapshot
-	err := readChecked(c.fs, path.Join(c.dir, snapFile), &snap)
+	err := readChecked(c.fs, c.seal, path.Join(c.dir, snapFile), &snap)
 	var ce *CorruptError
 	switch {
 	case err == nil:
@@ -92,7 +92,10 @@ func (c *Consumer) replayJournal(data []byte) int64 {
 	for pos < len(data) {
 		var n int
 		var ok bool
-		ops, n, ok = journalRecordAt(ops[:0], data, pos)
+		// Asked first: a sealed record that fails to open is cleared in
+		// place, and its frame could not be checked after.
+		whole := c.seal != nil && journalFrameAt(c.seal, data, pos)
+		ops, n, ok = journalRecordAt(c.seal, ops[:0], data, pos)
 		if ok {
 			for _, op := range ops {
 				c.state.replay(op)
@@ -101,9 +104,18 @@ func (c *Consumer) replayJournal(data []byte) int64 {
 			end = pos
 			continue
 		}
+		if whole {
+			// Whole, but it does not open (journalRecordAt failed): damage
+			// in place, not a torn tail, so what follows it stays.
+			c.recovered = append(c.recovered, &CorruptError{Segment: path.Join(consumersDir, path.Base(c.dir), journalName(c.gen)), Offset: int64(pos), Reason: "damaged journal record"})
+			n, _ := frameLen(data[pos:])
+			pos += frameSize + n
+			end = pos
+			continue
+		}
 		next := -1
 		for p := pos + 1; p+recordFixed <= len(data); p++ {
-			if _, _, ok := journalRecordAt(ops[:0], data, p); ok {
+			if journalFrameAt(c.seal, data, p) {
 				next = p
 				break
 			}
@@ -120,7 +132,7 @@ func (c *Consumer) replayJournal(data []byte) int64 {
 // journalRecordAt decodes the journal record at pos, appending the
 // changes it stands for to ops (a run record stands for many), and
 // returns its length; false for a torn, damaged or foreign record.
-func journalRecordAt(ops []consumerOp, data []byte, pos int) ([]consumerOp, int, bool) {
+func journalRecordAt(s *sealer, ops []consumerOp, data []byte, pos int) ([]consumerOp, int, bool) {
 	rest := data[pos:]
 	if len(rest) < recordFixed {
 		return ops, 0, false
@@ -129,12 +141,28 @@ func journalRecordAt(ops []consumerOp, data []byte, pos int) ([]consumerOp, int,
 	if !ok || frameSize+n > len(rest) {
 		return ops, 0, false
 	}
-	r, reason := decodeRecord(rest[:frameSize+n])
+	r, reason := s.decode(rest[:frameSize+n])
 	if reason != "" {
 		return ops, 0, false
 	}
 	ops, ok = decodeOps(ops, r)
 	return ops, frameSize + n, ok
+}
+
+// journalFrameAt says whether a journal record may start at pos, for
+// resynchronising after damage: a plain record that decodes, or a sealed
+// one whose frame and crc hold (opening it is left to journalRecordAt,
+// since it opens in place, once).
+func journalFrameAt(s *sealer, data []byte, pos int) bool {
+	if s == nil {
+		_, _, ok := journalRecordAt(nil, nil, data, pos)
+		return ok
+	}
+	if pos < 0 || len(data)-pos < recordFixed {
+		return false
+	}
+	n, ok := frameLen(data[pos:])
+	return ok && pos+frameSize+n <= len(data) && s.frame(data[pos:pos+frameSize+n]) == ""
 }
 
 // newestJournal returns the highest journal generation present.
@@ -158,7 +186,7 @@ func journalName(gen uint64) string { return journalPrefix + strconv.FormatUint(
 func (c *Consumer) compact(snap *consumerSnapshot) error {
 	slices.SortFunc(snap.Pending, func(a, b Pending) int { return cmp.Compare(a.Stream, b.Stream) })
 	snap.Gen = c.gen + 1
-	if err := writeChecked(c.fs, path.Join(c.dir, snapFile), snap); err != nil {
+	if err := writeChecked(c.fs, c.seal, path.Join(c.dir, snapFile), snap); err != nil {
 		return fmt.Errorf("consumer snapshot: %w", err)
 	}
 	jname := path.Join(c.dir, journalName(snap.Gen))

@@ -30,9 +30,10 @@ const maxRunOps = 4096
 
 // appendOps encodes ops as journal records onto dst: a run of two or
 // more deliveries or acks as one run record, anything else as a record
-// of its own. scratch is payload space to reuse; both are returned.
+// of its own, sealed by s unless it is nil. scratch is payload space to
+// reuse; both are returned.
 // see BenchmarkConsumerJournalEncode
-func appendOps(dst, scratch []byte, ops []consumerOp) ([]byte, []byte) {
+func appendOps(s *sealer, dst, scratch []byte, ops []consumerOp) ([]byte, []byte) {
 	for i := 0; i < len(ops); {
 		op := ops[i]
 		j := i + 1
@@ -51,7 +52,7 @@ func appendOps(dst, scratch []byte, ops []consumerOp) ([]byte, []byte) {
 		case j-i == 1:
 			p = binary.AppendUvarint(p, op.consumer)
 			p = binary.AppendUvarint(p, op.deliveries)
-			dst = appendRecord(dst, op.kind, op.stream, op.deadline, "", nil, p)
+			dst = s.appendRecord(dst, op.kind, op.stream, op.deadline, "", nil, p, 0)
 		case op.kind == kindDelivered:
 			p = binary.AppendUvarint(p, op.consumer)
 			p = binary.AppendUvarint(p, op.deliveries)
@@ -59,7 +60,7 @@ func appendOps(dst, scratch []byte, ops []consumerOp) ([]byte, []byte) {
 				p = binary.AppendUvarint(p, ops[k].stream-ops[k-1].stream)
 				p = binary.AppendVarint(p, ops[k].deadline-ops[k-1].deadline)
 			}
-			dst = appendRecord(dst, kindDeliveredRun, op.stream, op.deadline, "", nil, p)
+			dst = s.appendRecord(dst, kindDeliveredRun, op.stream, op.deadline, "", nil, p, 0)
 		default: // acks, as ranges of consecutive seqs
 			start, n, end := op.stream, uint64(1), uint64(0)
 			for k := i + 1; k <= j; k++ {
@@ -76,7 +77,7 @@ func appendOps(dst, scratch []byte, ops []consumerOp) ([]byte, []byte) {
 					start, n = ops[k].stream, 1
 				}
 			}
-			dst = appendRecord(dst, kindAckedRun, op.stream, 0, "", nil, p)
+			dst = s.appendRecord(dst, kindAckedRun, op.stream, 0, "", nil, p, 0)
 		}
 		scratch = p
 		i = j

@@ -90,7 +90,7 @@ func decodeAll(t *testing.T, data []byte) []consumerOp {
 	for pos := 0; pos < len(data); {
 		var n int
 		var ok bool
-		if ops, n, ok = journalRecordAt(ops, data, pos); !ok {
+		if ops, n, ok = journalRecordAt(nil, ops, data, pos); !ok {
 			t.Fatalf("record at %d of %d does not decode", pos, len(data))
 		}
 		pos += n
@@ -114,7 +114,7 @@ func TestConsumerRunRecordsRoundTrip(t *testing.T) {
 		for step := range 40 {
 			randomStep(rng, &s, &next, clock)
 			var rec []byte
-			rec, scratch = appendOps(nil, scratch, s.ops)
+			rec, scratch = appendOps(nil, nil, scratch, s.ops)
 			got := decodeAll(t, rec)
 			if len(got) != len(s.ops) {
 				t.Fatalf("seed %d step %d: %d ops decoded from %d", seed, step, len(got), len(s.ops))
@@ -154,7 +154,7 @@ func TestConsumerRunRecordsAreSmall(t *testing.T) {
 			s.Ack(seq)
 		}
 	}
-	rec, _ := appendOps(nil, nil, s.ops)
+	rec, _ := appendOps(nil, nil, nil, s.ops)
 	if perMsg := float64(len(rec)) / 500; perMsg > 4 {
 		t.Fatalf("%d journal bytes for 500 deliveries and acks: %.1f a message", len(rec), perMsg)
 	}
@@ -172,8 +172,8 @@ func TestConsumerJournalEncodeAllocatesNothing(t *testing.T) {
 	for seq := uint64(1); seq <= 500; seq += 2 {
 		s.Ack(seq)
 	}
-	dst, scratch := appendOps(nil, nil, s.ops)
-	if n := testing.AllocsPerRun(50, func() { dst, scratch = appendOps(dst[:0], scratch, s.ops) }); n != 0 {
+	dst, scratch := appendOps(nil, nil, nil, s.ops)
+	if n := testing.AllocsPerRun(50, func() { dst, scratch = appendOps(nil, dst[:0], scratch, s.ops) }); n != 0 {
 		t.Fatalf("%v allocations per step", n)
 	}
 }
@@ -194,7 +194,7 @@ func BenchmarkConsumerJournalEncode(b *testing.B) {
 	var dst, scratch []byte
 	b.ReportAllocs()
 	for b.Loop() {
-		dst, scratch = appendOps(dst[:0], scratch, s.ops)
+		dst, scratch = appendOps(nil, dst[:0], scratch, s.ops)
 	}
 	b.ReportMetric(float64(len(dst))/500, "B/msg")
 }
@@ -270,7 +270,7 @@ func TestConsumerRunRecordsPowerCutAtEveryByte(t *testing.T) {
 	for pos := 0; pos < len(data); {
 		var n int
 		var ok bool
-		ops, n, ok = journalRecordAt(ops[:0], data, pos)
+		ops, n, ok = journalRecordAt(nil, ops[:0], data, pos)
 		if !ok {
 			t.Fatalf("record at %d does not decode", pos)
 		}

@@ -20,6 +20,7 @@ func (l *Log) control(r *request) {
 		r.err = l.flushTomb(true)
 	case opEvict:
 		r.n = l.evictIdle(r.idle)
+		l.accountSections()
 	case opLastMsgID:
 		var id []byte
 		if id, r.err = l.lastMsgID(); r.err == nil {
@@ -81,6 +82,10 @@ func (l *Log) roll() error {
 		l.opts.Logger.Warn("jetlog: seal segment", "segment", old.name, "err", err)
 	}
 	l.cat.load(old) // before its index file changes
+	old.loadOrder.Store(l.cat.loads.Add(1))
+	// The appender's writes are not a use: unless a reader (or a limit)
+	// uses the section from now on, the next tick drops it.
+	old.used.Store(0)
 	old.sealed.Store(true)
 	if err := l.writeIndex(old); err != nil {
 		// The segment is intact; recovery rescans it without an index.
@@ -118,14 +123,15 @@ func (l *Log) roll() error {
 		l.ap.tomb.floor = l.cat.first()
 	}
 	l.removeSegments(dead)
+	l.keepIndexBound() // the sealed section counts from now on
 	return nil
 }
 
 // writeIndex writes the index file of a segment whose records are all
 // written (its entries are in l.ap.idx).
 func (l *Log) writeIndex(seg *segment) error {
-	data := l.ap.idx.finish(seg.size)
 	name := segPath(l.dir, idxName(seg.id))
+	data := l.seal.sealFile(l.ap.idx.finish(seg.size), name)
 	f, err := l.fs.Create(name)
 	if err != nil {
 		return err
@@ -195,6 +201,7 @@ func (l *Log) removeSegments(dead []*segment) {
 	if err := l.fs.SyncDir(l.dir); err != nil {
 		l.opts.Logger.Warn("jetlog: sync dir", "dir", l.dir, "err", err)
 	}
+	l.accountSections()
 }
 
 // doClose flushes, syncs, writes the active index and the clean marker.
@@ -217,7 +224,7 @@ func (l *Log) doClose() error {
 				err = l.writeIndex(seg)
 			}
 			if err == nil {
-				err = writeCheckedStream(l.fs, path.Join(l.dir, dedupFile), l.ap.dd.snapshot())
+				err = writeCheckedStream(l.fs, l.seal, path.Join(l.dir, dedupFile), l.ap.dd.snapshot())
 			}
 			if err == nil { // exact: nothing is assigned after this
 				err = l.storeMark(l.cat.last)
@@ -229,7 +236,7 @@ func (l *Log) doClose() error {
 				// Checked after the snapshot, which saw every load that
 				// finished: a load that found damage leaves no snapshot.
 				if !l.cat.damaged.Load() {
-					err = writeChecked(l.fs, path.Join(l.dir, catalogFile), snap)
+					err = writeChecked(l.fs, l.seal, path.Join(l.dir, catalogFile), snap)
 				}
 			}
 			if err == nil { // last: it vouches for the index and the snapshots
@@ -255,6 +262,11 @@ func (l *Log) doClose() error {
 	}
 	if cerr := l.releaseLock(); cerr != nil && err == nil {
 		err = cerr
+	}
+	l.index.bytes.Add(-l.indexCharged)
+	l.indexCharged = 0
+	if l.ownIndex {
+		_ = l.index.Close() // only waits for a hand-back
 	}
 	return err
 }

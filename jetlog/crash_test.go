@@ -18,6 +18,10 @@ import (
 // appends to until it is killed (see TestMain).
 const crashChildEnv = "JETLOG_CRASH_CHILD"
 
+// crashKeyEnv, if set, is the key the child encrypts its stream with
+// (chachapoly).
+const crashKeyEnv = "JETLOG_CRASH_KEY"
+
 var crashCfg = StreamConfig{Name: "CRASH", Durability: DurabilityAlways}
 
 var crashOpts = Options{SegmentSize: 8 << 10}
@@ -25,7 +29,16 @@ var crashOpts = Options{SegmentSize: 8 << 10}
 // crashChild appends from several goroutines and prints "seq data" for
 // every acknowledged append, until it is killed.
 func crashChild() {
-	l, err := Open(os.Getenv(crashChildEnv), crashCfg, crashOpts)
+	opts := crashOpts
+	if key := os.Getenv(crashKeyEnv); key != "" {
+		keys, err := NewKeyring(ChaChaPoly, key, "")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "keys:", err)
+			os.Exit(2)
+		}
+		opts.Keys = keys
+	}
+	l, err := Open(os.Getenv(crashChildEnv), crashCfg, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		os.Exit(2)
@@ -58,7 +71,15 @@ func crashChild() {
 // contiguous, and appending continues.
 func TestCrashKill(t *testing.T) {
 	t.Parallel()
+	testCrashKill(t, nil, "")
+}
+
+// testCrashKill is TestCrashKill with the child's stream encrypted under
+// key (with keys, the parent's keyring for it) unless key is "".
+func testCrashKill(t *testing.T, keys *Keyring, key string) {
 	dir := t.TempDir()
+	opts := crashOpts
+	opts.Keys = keys
 	rounds := 20
 	if os.Getenv("JETLOG_LONG") != "" {
 		rounds = 100
@@ -67,7 +88,7 @@ func TestCrashKill(t *testing.T) {
 	reported := map[uint64]string{}
 	for round := range rounds {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), crashChildEnv+"="+dir)
+		cmd.Env = append(os.Environ(), crashChildEnv+"="+dir, crashKeyEnv+"="+key)
 		cmd.Stderr = os.Stderr
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
@@ -107,7 +128,7 @@ func TestCrashKill(t *testing.T) {
 			}
 			reported[seq] = data
 		}
-		l, err := Open(dir, crashCfg, crashOpts)
+		l, err := Open(dir, crashCfg, opts)
 		if err != nil {
 			t.Fatalf("round %d: reopen: %v", round, err)
 		}

@@ -160,10 +160,10 @@ func TestDedupSnapshotFormatUnchanged(t *testing.T) {
 	t.Parallel()
 	fsys := vfs.NewMemFS()
 	snap := dedupSnapshot{IDs: []string{"a", strings.Repeat("b", 5000)}, Seqs: []uint64{1, 7}, TS: []int64{10, 20}}
-	if err := writeChecked(fsys, "/old", snap); err != nil {
+	if err := writeChecked(fsys, nil, "/old", snap); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeCheckedStream(fsys, "/new", snap); err != nil {
+	if err := writeCheckedStream(fsys, nil, "/new", snap); err != nil {
 		t.Fatal(err)
 	}
 	old, _ := readAll(fsys, "/old")
@@ -172,13 +172,13 @@ func TestDedupSnapshotFormatUnchanged(t *testing.T) {
 		t.Fatalf("streamed file differs:\n%x\n%x", old, cur)
 	}
 	var got dedupSnapshot
-	if err := readCheckedStream(fsys, "/old", &got); err != nil || !reflect.DeepEqual(got, snap) {
+	if err := readCheckedStream(fsys, nil, "/old", &got); err != nil || !reflect.DeepEqual(got, snap) {
 		t.Fatalf("read %+v, %v", got, err)
 	}
 	for _, off := range []int64{0, 3, 10, int64(len(old) - 1)} {
 		c := fsys.CrashClone(nil)
 		flipBit(t, c, "/old", off, 1)
-		if err := readCheckedStream(c, "/old", &dedupSnapshot{}); !errors.Is(err, ErrCorrupt) {
+		if err := readCheckedStream(c, nil, "/old", &dedupSnapshot{}); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("flip at %d: %v", off, err)
 		}
 	}

@@ -86,7 +86,9 @@
 // by Close to stop new ones; Log.deferMu only around the DeleteAsync
 // list. Neither nests with another lock. FileCache.mu is a leaf: it is
 // taken (briefly, never across I/O) under any of the above, and nothing
-// is taken under it.
+// is taken under it. So is IndexCache.mu. The index cache's hand-back of
+// freed memory (debug.FreeOSMemory) and the file cache's close of idle
+// files run on timers' goroutines, which Close of each cache waits for.
 //
 // # Files
 //
@@ -97,14 +99,20 @@
 // expect.go (preconditions), control.go (roll, tombstones, Close),
 // limits.go, purge.go, read.go, filter.go, catalog.go, section.go,
 // catalogsnap.go, segment.go, segindex.go, seqmark.go (seq.mark),
-// filecache.go (segment files opened on demand), record.go, scan.go, dedup.go,
+// filecache.go (segment files opened on demand), indexcache.go (the bound
+// on sections in memory), record.go, scan.go, dedup.go,
 // header.go, meta.go (stream.meta and atomic file writes), config.go
 // (StreamConfig, Options, UpdateConfig); consumers: consumer.go (the
 // Consumer), consumerstate.go (the ConsumerState value), consumerjournal.go
-// (its snapshot and journal files), consumerrecord.go (run records).
+// (its snapshot and journal files), consumerrecord.go (run records);
+// encryption: seal.go (Keyring, the sealer of records and files),
+// sealxchacha.go (XChaCha20-Poly1305 with its subkey kept), streamkey.go
+// (stream.key, the key checks at Open).
 //
 // # Directory layout
 //
+//	<dir>/stream.key                 crc32c + msgpack{v, cipher, wrapped}: an encrypted
+//	                                 stream's data key (see Encryption); never sealed
 //	<dir>/stream.meta                crc32c u32 LE + msgpack{v, config, created}
 //	<dir>/clean                      exists only after a clean Close
 //	<dir>/dedup.snap                 crc32c + msgpack{ids, seqs, ts}: the dedup window at a clean Close
@@ -187,8 +195,22 @@
 // # Index files
 //
 //	"JLIX" | version u8 | entries... | segment size u64 | count u32 | crc32c u32
-//	entry: kind u8 | seq u64 | ts i64 | offset u64 | size u32 | subject len u16 | subject
-//	       [tombstone only: payload len u32 | payload]
+//	version 1 entry: kind u8 | seq u64 | ts i64 | offset u64 | size u32 | subject len u16 | subject
+//	                 [tombstone only: payload len u32 | payload]
+//	version 2 entry: kind u8 | seq Δ varint | ts Δ varint | offset Δ varint | size uvarint |
+//	                 subject ref uvarint [0 or 1: subject len uvarint | subject]
+//	                 [tombstone only: payload len uvarint | payload]
+//
+// Version 2 (written since issue #30; version 1 is still read, and an
+// active segment's version 1 index is rewritten as version 2 when it is
+// resumed) stores each entry as deltas from the entry before (zero for
+// the first): seq and ts from its seq and ts, offset from its offset plus
+// size (0 for records laid end to end). Varints are Go's encoding/binary
+// ones (signed: zig-zag). A subject ref of 0 is a literal subject, 1 a
+// subject that is also appended to the index's subject table, n >= 2 the
+// table's entry n-2; the writer adds at most 1,024 subjects to the table.
+// A message of 64 bytes on a repeated subject costs 7 to 10 index bytes
+// instead of 31 plus its subject.
 //
 // An index is written when its segment is sealed (roll) and for the active
 // segment at Close. It is trusted only if its checksum holds and its
@@ -232,6 +254,40 @@
 // segment, or a tombstone, records it, so sequences never go back. A
 // store without seq.mark (written before it existed) opens as before and
 // gets one.
+//
+// # Encryption
+//
+// With Options.Keys a new file stream is encrypted: Open draws a random
+// 256-bit data key, wraps it (AEAD, random nonce, the cipher's name as
+// associated data) under the key-encryption key the Keyring derived from
+// the configured secret (argon2id), and writes stream.key, durably,
+// before any file it seals. Every later file of the stream is sealed
+// under the data key with the stream's cipher, XChaCha20-Poly1305 or
+// AES-256-GCM, chosen at creation and kept:
+//
+//   - a record (segments, consumer journals) is
+//     len u32 | crc u32 | nonce (24 or 12) | AEAD(body, ad = len) | tag 16,
+//     body being a plain record's; the crc covers all after it, as in a
+//     plain record, so torn tails and resynchronisation work without
+//     opening anything, and the AEAD then vouches for the contents: a
+//     record that fails it is a *CorruptError "authentication failed",
+//     never data. A reader opens it in place, once. Sealing adds 40
+//     bytes (XChaCha) or 28 (AES) per record, counted in DiskBytes, not
+//     in State.Bytes (accounting.go);
+//   - every other file (stream.meta, seq.mark, the indexes, catalog.snap,
+//     dedup.snap, consumer.meta, state.snap) is "JLSE" | nonce |
+//     AEAD(its plain contents, ad = its path in the stream directory);
+//     clean and LOCK are empty and stay so.
+//
+// Nonces are a base drawn at each Open plus a counter (seal.go says why
+// they never repeat). A keyring with a previous key opens a stream.key
+// it wrapped and rewraps it to the current key (atomically): rotation
+// rewrites one small file per stream and no data. Open refuses, before
+// writing anything, an encrypted stream without keys (ErrNoKey), with
+// keys that do not open its stream.key (ErrWrongKey), and a plaintext
+// stream with keys (ErrNotEncrypted). What stays visible: file names
+// (the stream's and consumers' names are directory names), sizes, and
+// each record's length.
 //
 // # Recovery
 //

@@ -182,7 +182,7 @@ func (l *Log) readMsgID(seq uint64) ([]byte, error) {
 	if m == nil || m.subj == nil {
 		return nil, nil
 	}
-	r, err := seg.readRecord(make([]byte, m.size), m.off)
+	r, err := seg.readRecord(l.seal, make([]byte, m.size), m.off)
 	if err != nil {
 		return nil, err
 	}

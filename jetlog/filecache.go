@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"sync"
+	"time"
 
 	"github.com/bus-dev/bus/jetlog/vfs"
 )
@@ -18,7 +19,9 @@ import (
 // descriptors follow the working set, not the number of streams and
 // consumers: a segment's file is opened when
 // it is read or written and closed again, least recently used first, once
-// more than MaxOpen are open. A file written since its last sync is never
+// more than MaxOpen are open, or once it has been idle for CloseIdleAfter
+// (so that a restart with many streams holds no descriptor until
+// something is read, and what was read once does not stay open). A file written since its last sync is never
 // closed by the cache (a write-back error must reach the fsync that
 // follows, which only the descriptor that wrote is sure to see; streams
 // in DurabilityNone, which never sync, are exempt), nor one in use;
@@ -31,14 +34,20 @@ import (
 // takes on FileCacheOptions.LockFile, if set. It is safe for concurrent
 // use. The zero value is not usable: call NewFileCache.
 type FileCache struct {
-	max    int
-	unlock io.Closer // the LockFile lock, nil without one
+	max       int
+	idleAfter time.Duration
+	unlock    io.Closer // the LockFile lock, nil without one
 
 	mu      sync.Mutex            // guards the fields below
 	open    int                   // files open
 	idle    list.List             // of *cachedFile: open, clean, unused; least recently used first
 	claimed map[claimKey]struct{} // stream directories open through the cache
 	stats   FileCacheStats
+	// sweep, armed while idle files are open, closes those idle for
+	// idleAfter; sweeps waits for one running (Close).
+	sweep  *time.Timer
+	sweeps sync.WaitGroup
+	closed bool
 }
 
 // FileCacheOptions configure NewFileCache.
@@ -46,6 +55,10 @@ type FileCacheOptions struct {
 	// MaxOpen bounds the files open at once; zero means
 	// DefaultMaxOpenFiles.
 	MaxOpen int
+	// CloseIdleAfter closes a file unused for this long; zero means
+	// DefaultCloseIdleAfter, negative keeps idle files open (up to
+	// MaxOpen).
+	CloseIdleAfter time.Duration
 	// LockFile, if set, is locked (flock) for the cache's lifetime, so
 	// that no other process opens the stores guarded by it; nil FS means
 	// the OS's. A store directory's LOCK, for instance.
@@ -56,11 +69,18 @@ type FileCacheOptions struct {
 // DefaultMaxOpenFiles is the default FileCacheOptions.MaxOpen.
 const DefaultMaxOpenFiles = 256
 
+// DefaultCloseIdleAfter is the default FileCacheOptions.CloseIdleAfter.
+const DefaultCloseIdleAfter = 30 * time.Second
+
 // FileCacheStats are the cache's counters.
 type FileCacheStats struct {
 	Open    int    // files open now
+	MaxOpen int    // the bound
 	Opens   uint64 // files opened
 	Evicted uint64 // files closed to stay within MaxOpen
+	// ClosedIdle counts files closed for being unused CloseIdleAfter, or
+	// after Open read them.
+	ClosedIdle uint64
 }
 
 type claimKey struct {
@@ -71,9 +91,12 @@ type claimKey struct {
 // NewFileCache returns a cache. With LockFile set it fails with an error
 // matching ErrLocked when another holder has it.
 func NewFileCache(opts FileCacheOptions) (*FileCache, error) {
-	c := &FileCache{max: opts.MaxOpen, claimed: map[claimKey]struct{}{}}
+	c := &FileCache{max: opts.MaxOpen, idleAfter: opts.CloseIdleAfter, claimed: map[claimKey]struct{}{}}
 	if c.max <= 0 {
 		c.max = DefaultMaxOpenFiles
+	}
+	if c.idleAfter == 0 {
+		c.idleAfter = DefaultCloseIdleAfter
 	}
 	if opts.LockFile != "" {
 		fsys := opts.FS
@@ -93,8 +116,17 @@ func NewFileCache(opts FileCacheOptions) (*FileCache, error) {
 	return c, nil
 }
 
-// Close releases the LockFile lock. Logs still open keep working.
+// Close releases the LockFile lock and stops closing idle files (a sweep
+// running is waited for). Logs still open keep working.
 func (c *FileCache) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	if c.sweep != nil && c.sweep.Stop() {
+		c.sweeps.Done()
+	}
+	c.sweep = nil
+	c.mu.Unlock()
+	c.sweeps.Wait()
 	if c.unlock == nil {
 		return nil
 	}
@@ -108,7 +140,7 @@ func (c *FileCache) Stats() FileCacheStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.stats
-	s.Open = c.open
+	s.Open, s.MaxOpen = c.open, c.max
 	return s
 }
 
@@ -143,22 +175,68 @@ func (c *FileCache) adopt(fsys FS, name string, f vfs.File, unsynced bool) *cach
 	cf.f = f
 	c.open++
 	c.stats.Opens++
-	cf.elem = c.idle.PushBack(cf)
+	c.pushIdleLocked(cf)
 	victims := c.evictLocked()
 	c.mu.Unlock()
 	closeAll(victims)
 	return cf
 }
 
-// file returns the cached handle of an existing file, opened now (so
-// that a missing one is an error here, not on first use) and left open
-// until evicted.
+// file returns the cached handle of an existing file. It is opened now,
+// so that a missing one is an error here, not on first use, and closed
+// again at once: a store of many streams opens holding no descriptor,
+// and each file is opened again when first read or written.
 func (c *FileCache) file(fsys FS, name string, unsynced bool) (*cachedFile, error) {
 	f, err := fsys.OpenFile(name, os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
 	}
-	return c.adopt(fsys, name, f, unsynced), nil
+	if err := f.Close(); err != nil { // never written through this descriptor
+		return nil, err
+	}
+	c.mu.Lock()
+	c.stats.Opens++
+	c.mu.Unlock()
+	return &cachedFile{c: c, fs: fsys, name: name, unsynced: unsynced}, nil
+}
+
+// pushIdleLocked puts an open, clean, unused file at the back of the idle
+// list and arms the sweep that closes it once idle for idleAfter.
+func (c *FileCache) pushIdleLocked(cf *cachedFile) {
+	cf.idleSince = time.Now()
+	cf.elem = c.idle.PushBack(cf)
+	if c.sweep == nil && c.idleAfter > 0 && !c.closed {
+		c.sweeps.Add(1)
+		c.sweep = time.AfterFunc(c.idleAfter, c.closeIdle)
+	}
+}
+
+// closeIdle is the sweep: it closes the files idle for idleAfter and arms
+// itself again for the next one to become so.
+func (c *FileCache) closeIdle() {
+	defer c.sweeps.Done()
+	c.mu.Lock()
+	c.sweep = nil
+	var out []vfs.File
+	now := time.Now()
+	for c.idle.Len() > 0 {
+		cf := c.idle.Front().Value.(*cachedFile)
+		if wait := cf.idleSince.Add(c.idleAfter).Sub(now); wait > 0 {
+			if !c.closed {
+				c.sweeps.Add(1)
+				c.sweep = time.AfterFunc(wait, c.closeIdle)
+			}
+			break
+		}
+		c.idle.Remove(cf.elem)
+		cf.elem = nil
+		out = append(out, cf.f)
+		cf.f = nil
+		c.open--
+		c.stats.ClosedIdle++
+	}
+	c.mu.Unlock()
+	closeAll(out)
 }
 
 // evictLocked detaches the least recently used idle files while more
@@ -191,11 +269,12 @@ type cachedFile struct {
 	unsynced bool // never synced: never dirty (see adopt)
 
 	// Guarded by c.mu.
-	f      vfs.File      // nil while closed
-	users  int           // calls in flight
-	dirty  bool          // written since the last successful Sync
-	elem   *list.Element // in c.idle when open, unused and clean
-	closed bool          // Close was called
+	f         vfs.File      // nil while closed
+	users     int           // calls in flight
+	dirty     bool          // written since the last successful Sync
+	elem      *list.Element // in c.idle when open, unused and clean
+	idleSince time.Time     // when it went into c.idle
+	closed    bool          // Close was called
 }
 
 // get pins the file open for one call; write marks it dirty.
@@ -219,6 +298,26 @@ func (cf *cachedFile) hold() {
 }
 
 func (cf *cachedFile) unhold() { cf.put(false) }
+
+// drop closes the descriptor now if the file is idle (open, clean and
+// unused): Open drops what recovery read, so a stream that is not used
+// holds no descriptor.
+func (cf *cachedFile) drop() {
+	c := cf.c
+	c.mu.Lock()
+	if cf.elem == nil {
+		c.mu.Unlock()
+		return
+	}
+	c.idle.Remove(cf.elem)
+	cf.elem = nil
+	f := cf.f
+	cf.f = nil
+	c.open--
+	c.stats.ClosedIdle++
+	c.mu.Unlock()
+	_ = f.Close() // clean: nothing to lose
+}
 
 // pin counts a user, which keeps the file from being evicted.
 func (cf *cachedFile) pin(write bool) {
@@ -283,7 +382,7 @@ func (cf *cachedFile) put(synced bool) {
 	}
 	var victims []vfs.File
 	if cf.users == 0 && !cf.dirty && cf.f != nil && !cf.closed {
-		cf.elem = c.idle.PushBack(cf)
+		c.pushIdleLocked(cf)
 		victims = c.evictLocked()
 	}
 	c.mu.Unlock()

@@ -26,7 +26,7 @@ func FuzzScanSegment(f *testing.F) {
 	f.Add([]byte{})
 	f.Add(make([]byte, 64))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		res := scanSegment("fuzz.seg", data, 0)
+		res := scanSegment(nil, "fuzz.seg", data, 0)
 		for _, e := range res.entries {
 			if e.off < 0 || e.off+int64(e.size) > int64(len(data)) {
 				t.Fatalf("entry %+v outside %d bytes", e, len(data))
@@ -67,7 +67,7 @@ func catalogFixture(f testing.TB) (*vfs.MemFS, Options, catalogSnapshot) {
 		f.Fatal(err)
 	}
 	var snap catalogSnapshot
-	if err := readChecked(fsys, "/s/"+catalogFile, &snap); err != nil {
+	if err := readChecked(fsys, nil, "/s/"+catalogFile, &snap); err != nil {
 		f.Fatal(err)
 	}
 	return fsys, opts, snap

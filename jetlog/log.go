@@ -102,6 +102,7 @@ type Log struct {
 	fs     FS
 	opts   Options
 	memory bool
+	seal   *sealer // the stream's data key; nil for a plaintext stream
 
 	reqs chan *request // to the appender; Options.AppendQueue deep
 	done chan struct{} // closed when the appender has exited
@@ -117,6 +118,9 @@ type Log struct {
 	deferred  []*request
 	deferStop bool          // the appender took its last deferred requests (closing)
 	wake      chan struct{} // capacity 1: deferred requests are waiting
+	// loadKick (capacity 1) tells the appender that a reader loaded a
+	// sealed section: the index cache may be over its bound.
+	loadKick chan struct{}
 
 	mu        sync.RWMutex // guards the fields below
 	cfg       StreamConfig
@@ -139,6 +143,13 @@ type Log struct {
 	// that segment's id, for DiskBytes.
 	activeSize atomic.Int64
 	activeSeg  atomic.Uint64
+
+	// index is Options.IndexCache, or the Log's own (ownIndex) without
+	// one; indexCharged is what the Log's sections count in it, kept by
+	// the appender (accountSections).
+	index        *IndexCache
+	ownIndex     bool
+	indexCharged int64
 
 	unlock io.Closer  // releases the directory lock; nil without a Locker
 	files  *FileCache // Options.FileCache, nil for memory streams

@@ -18,7 +18,7 @@ import (
 
 // File names in a stream directory. Part of the disk format (see doc.go).
 const (
-	metaFile  = "stream.meta" // crc32c u32 + msgpack(streamMeta)
+	metaFile  = "stream.meta" // crc32c u32 + msgpack(streamMeta), sealed if encrypted
 	cleanFile = "clean"       // present only after a clean Close
 	dedupFile = "dedup.snap"  // crc32c + msgpack(dedupSnapshot), trusted only with cleanFile
 	lockFile  = "LOCK"        // locked while a Log has the stream open
@@ -37,12 +37,28 @@ type streamMeta struct {
 // list its streams before opening them. A nil fsys means the OS's. A
 // missing stream.meta is ErrNotFound (it matches fs.ErrNotExist too); a
 // damaged one a *CorruptError.
+//
+// An encrypted stream's config is sealed: LoadConfig refuses it with
+// ErrNoKey; use LoadConfigWith.
 func LoadConfig(fsys FS, dir string) (StreamConfig, time.Time, error) {
+	return LoadConfigWith(dir, Options{FS: fsys})
+}
+
+// LoadConfigWith is LoadConfig with the file system and encryption keys
+// of opts (Options.FS, Options.Keys). A wrong or missing key, or a key
+// for a stream stored without one, is ErrWrongKey, ErrNoKey or
+// ErrNotEncrypted; nothing is written either way.
+func LoadConfigWith(dir string, opts Options) (StreamConfig, time.Time, error) {
+	fsys := opts.FS
 	if fsys == nil {
 		fsys = vfs.OSFS{}
 	}
+	s, err := loadSealer(fsys, path.Clean(dir), opts.Keys, keyRead)
+	if err != nil {
+		return StreamConfig{}, time.Time{}, fmt.Errorf("jetlog: load config %q: %w", dir, err)
+	}
 	var m streamMeta
-	if err := readChecked(fsys, path.Join(dir, metaFile), &m); err != nil {
+	if err := readChecked(fsys, s, path.Join(dir, metaFile), &m); err != nil {
 		return StreamConfig{}, time.Time{}, fmt.Errorf("jetlog: load config %q: %w", dir, notFound(err))
 	}
 	return m.Config, m.Created, nil
@@ -57,10 +73,11 @@ func notFound(err error) error {
 	return err
 }
 
-// readChecked reads a crc32c-prefixed msgpack file into v. Damage is a
-// *CorruptError; a missing file is fs.ErrNotExist.
-func readChecked(fsys FS, name string, v any) error {
-	data, err := readAll(fsys, name)
+// readChecked reads a crc32c-prefixed msgpack file into v, opening it
+// with s (nil: a plain file). Damage is a *CorruptError; a missing file
+// is fs.ErrNotExist.
+func readChecked(fsys FS, s *sealer, name string, v any) error {
+	data, err := readSealed(fsys, s, name)
 	if err != nil {
 		return err
 	}
@@ -73,24 +90,38 @@ func readChecked(fsys FS, name string, v any) error {
 	return nil
 }
 
-// writeChecked atomically replaces name with crc32c + msgpack(v): write a
-// temporary file, sync it, rename it over name, sync the directory.
-func writeChecked(fsys FS, name string, v any) error {
+// writeChecked atomically replaces name with crc32c + msgpack(v), sealed
+// by s unless it is nil: write a temporary file, sync it, rename it over
+// name, sync the directory.
+func writeChecked(fsys FS, s *sealer, name string, v any) error {
 	body, err := msgpack.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("jetlog: encode %q: %w", name, err)
 	}
 	data := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(body)), crc32.Checksum(body, castagnoli))
 	data = append(data, body...)
-	return writeFileAtomic(fsys, name, data)
+	return writeFileAtomic(fsys, name, s.sealFile(data, name))
+}
+
+// readSealed reads a whole file and opens it with s (nil: as it is).
+func readSealed(fsys FS, s *sealer, name string) ([]byte, error) {
+	data, err := readAll(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	return s.openFile(data, name)
 }
 
 // readCheckedStream is readChecked for files that may be large (the
 // dedup window): it decodes while reading, so the file's bytes are never
 // held beside what they decode to, and checks the CRC once all are read.
 // The format is readChecked's. v may be partly filled when an error
-// returns: use it only after nil.
-func readCheckedStream(fsys FS, name string, v any) error {
+// returns: use it only after nil. A sealed file is read whole (an AEAD
+// vouches for nothing before its end).
+func readCheckedStream(fsys FS, s *sealer, name string, v any) error {
+	if s != nil {
+		return readChecked(fsys, s, name, v)
+	}
 	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
 	if err != nil {
 		return err
@@ -124,8 +155,12 @@ func readCheckedStream(fsys FS, name string, v any) error {
 
 // writeCheckedStream is writeChecked for values that may be large: it
 // encodes straight into the temporary file, so the encoding is never
-// held in memory. The format is writeChecked's.
-func writeCheckedStream(fsys FS, name string, v any) error {
+// held in memory. The format is writeChecked's. A sealed file is
+// encoded whole.
+func writeCheckedStream(fsys FS, s *sealer, name string, v any) error {
+	if s != nil {
+		return writeChecked(fsys, s, name, v)
+	}
 	tmp := name + tmpSuffix
 	f, err := fsys.Create(tmp)
 	if err != nil {

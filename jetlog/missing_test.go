@@ -65,7 +65,7 @@ func segmentSeqs(t *testing.T, fsys *vfs.MemFS) map[uint64]SeqRange {
 			t.Fatal(err)
 		}
 		var r SeqRange
-		for _, e := range scanSegment(n, data, 0).entries {
+		for _, e := range scanSegment(nil, n, data, 0).entries {
 			if e.kind != kindMsg {
 				continue
 			}
@@ -257,7 +257,7 @@ func TestMissingLastSegmentAfterCrashReportsTheReservation(t *testing.T) {
 	t.Parallel()
 	fsys := buildSegments(t, 20, false)
 	var m seqMark
-	if err := readChecked(fsys, path.Join("/s", markFile), &m); err != nil {
+	if err := readChecked(fsys, nil, path.Join("/s", markFile), &m); err != nil {
 		t.Fatal(err)
 	}
 	if m.Durable != 16 || m.Reserved < 20 || m.Seg != 5 || m.FirstSeg != 1 {
@@ -295,7 +295,7 @@ func TestMarkReservesAhead(t *testing.T) {
 		t.Errorf("%d mark writes for %d commits of 10,000 seqs, want 1 to 3", w, st.Commits)
 	}
 	var m seqMark
-	if err := readChecked(fsys, path.Join("/s", markFile), &m); err != nil {
+	if err := readChecked(fsys, nil, path.Join("/s", markFile), &m); err != nil {
 		t.Fatal(err)
 	}
 	if m.Reserved < 10000 {

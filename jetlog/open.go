@@ -24,21 +24,27 @@ func Open(dir string, cfg StreamConfig, opts Options) (*Log, error) {
 	}
 	opts = opts.withDefaults(cfg)
 	l := &Log{
-		dir:    path.Clean(dir),
-		fs:     opts.FS,
-		opts:   opts,
-		memory: cfg.Storage == StorageMemory,
-		cfg:    cfg,
-		cat:    newCatalog(),
-		reqs:   make(chan *request, opts.AppendQueue),
-		wake:   make(chan struct{}, 1),
-		done:   make(chan struct{}),
-		io:     newIOStats(),
+		dir:      path.Clean(dir),
+		fs:       opts.FS,
+		opts:     opts,
+		memory:   cfg.Storage == StorageMemory,
+		cfg:      cfg,
+		cat:      newCatalog(),
+		reqs:     make(chan *request, opts.AppendQueue),
+		wake:     make(chan struct{}, 1),
+		index:    opts.IndexCache,
+		loadKick: make(chan struct{}, 1),
+		done:     make(chan struct{}),
+		io:       newIOStats(),
 	}
 	if l.memory {
 		l.dir = "/mem"
 	}
 	l.cat.entries = l.segmentEntries
+	l.cat.onLoad = l.noteLoad
+	if l.index == nil {
+		l.index, l.ownIndex = NewIndexCache(IndexCacheOptions{}), true
+	}
 	l.cat.clock.Store(time.Now().UnixNano()) // real time, like the ticker that advances it
 	l.ap.dd = newDedup(int64(cfg.DuplicateWindow))
 	// The directory must be durable before anything stored in it is
@@ -81,6 +87,13 @@ func Open(dir string, cfg StreamConfig, opts Options) (*Log, error) {
 		}
 		l.unlock = unlock
 	}
+	if !l.memory {
+		s, err := loadSealer(l.fs, l.dir, opts.Keys, keyCreate)
+		if err != nil {
+			return fail(fmt.Errorf("jetlog: open %q: %w", dir, err))
+		}
+		l.seal = s
+	}
 	if err := l.storeConfig(); err != nil {
 		return fail(err)
 	}
@@ -102,6 +115,11 @@ func Open(dir string, cfg StreamConfig, opts Options) (*Log, error) {
 		l.opts.Logger.Warn("jetlog: truncated torn tail", "dir", l.dir, "segment", l.report.TornSegment, "bytes", l.report.TruncatedBytes)
 	}
 	l.noteActiveSize() // before the appender runs, so DiskBytes counts the active segment at once
+	for _, seg := range l.cat.segs {
+		if cf, ok := seg.f.(*cachedFile); ok {
+			cf.drop() // recovery read it; the first use opens it again
+		}
+	}
 	go l.run()
 	return l, nil
 }
@@ -121,7 +139,7 @@ func (l *Log) releaseLock() error {
 func (l *Log) storeConfig() error {
 	name := path.Join(l.dir, metaFile)
 	var m streamMeta
-	err := readChecked(l.fs, name, &m)
+	err := readChecked(l.fs, l.seal, name, &m)
 	var ce *CorruptError
 	created := false
 	switch {
@@ -138,7 +156,7 @@ func (l *Log) storeConfig() error {
 	if m.Created.IsZero() {
 		m.Created = l.opts.Now().UTC()
 	}
-	if err := writeChecked(l.fs, name, streamMeta{Version: 1, Config: l.cfg, Created: m.Created}); err != nil {
+	if err := writeChecked(l.fs, l.seal, name, streamMeta{Version: 1, Config: l.cfg, Created: m.Created}); err != nil {
 		return fmt.Errorf("jetlog: store config: %w", err)
 	}
 	if created {
@@ -284,7 +302,7 @@ func (l *Log) recover() error {
 func (l *Log) loadDedup() bool {
 	name := path.Join(l.dir, dedupFile)
 	var snap dedupSnapshot
-	err := readCheckedStream(l.fs, name, &snap)
+	err := readCheckedStream(l.fs, l.seal, name, &snap)
 	_ = l.fs.Remove(name) // stale from here on; a failed remove is harmless
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -333,7 +351,7 @@ func (l *Log) liveRecords(segs []*segment, want func(*msgMeta) bool, visit func(
 				continue
 			}
 			buf = growTo(buf, int(m.size))
-			r, err := seg.readRecord(buf, m.off)
+			r, err := seg.readRecord(l.seal, buf, m.off)
 			if err != nil {
 				var ce *CorruptError
 				if errors.As(err, &ce) {

@@ -100,7 +100,7 @@ func createAndUse(dir string, acks *createAcks, opts Options) []*Log {
 
 // checkCreated opens every stream of a crashed copy that had acknowledged
 // something and checks it kept it: the messages, and the consumer's ack.
-func checkCreated(t *testing.T, fsys *vfs.MemFS, want *createAcks, where string) {
+func checkCreated(t *testing.T, fsys *vfs.MemFS, keys *Keyring, want *createAcks, where string) {
 	t.Helper()
 	dirs := map[string]bool{}
 	for dir := range want.msgs {
@@ -110,7 +110,7 @@ func checkCreated(t *testing.T, fsys *vfs.MemFS, want *createAcks, where string)
 		dirs[dir] = true
 	}
 	for dir := range dirs {
-		l, err := Open(dir, StreamConfig{Name: path.Base(dir)}, Options{FS: fsys})
+		l, err := Open(dir, StreamConfig{Name: path.Base(dir)}, Options{FS: fsys, Keys: keys})
 		if err != nil {
 			t.Fatalf("%s: Open %s: %v", where, dir, err)
 		}
@@ -150,6 +150,12 @@ func checkCreated(t *testing.T, fsys *vfs.MemFS, want *createAcks, where string)
 // using them at once, loses nothing acknowledged.
 func TestPowerLossCreatingStreamsEveryStep(t *testing.T) {
 	t.Parallel()
+	testCreatingEveryStep(t, nil)
+}
+
+// testCreatingEveryStep is TestPowerLossCreatingStreamsEveryStep with the
+// given keys (nil: plaintext).
+func testCreatingEveryStep(t *testing.T, keys *Keyring) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for k := 0; ; k++ {
 		fsys := vfs.NewMemFS()
@@ -159,15 +165,15 @@ func TestPowerLossCreatingStreamsEveryStep(t *testing.T) {
 		count := failFrom(fsys, k)
 		acks := newCreateAcks()
 		var logs []*Log
-		logs = append(logs, createAndUse(storeRoot+"/A", acks, Options{FS: fsys})...)
-		logs = append(logs, createAndUse(storeRoot+"/tenant/B", acks, Options{FS: fsys})...)
+		logs = append(logs, createAndUse(storeRoot+"/A", acks, Options{FS: fsys, Keys: keys})...)
+		logs = append(logs, createAndUse(storeRoot+"/tenant/B", acks, Options{FS: fsys, Keys: keys})...)
 		seen := count()
 		crashed := fsys.CrashClone(rng)
 		fsys.SetFault(nil)
 		for _, l := range logs {
 			_ = l.Close() // the original is past its cut: errors expected
 		}
-		checkCreated(t, crashed, acks, fmt.Sprintf("cut after %d ops", k))
+		checkCreated(t, crashed, keys, acks, fmt.Sprintf("cut after %d ops", k))
 		if seen <= k { // the scenario ran to its end before the cut
 			t.Logf("%d cut points", k+1)
 			if len(acks.msgs) != 2 || len(acks.acked1) != 2 {
@@ -236,7 +242,7 @@ func TestPowerLossCreatingStreamsConcurrently(t *testing.T) {
 				delete(want.acked1, dir)
 			}
 		}
-		checkCreated(t, fsys.CrashClone(rng), want, fmt.Sprintf("round %d", round))
+		checkCreated(t, fsys.CrashClone(rng), nil, want, fmt.Sprintf("round %d", round))
 		if t.Failed() {
 			break
 		}
@@ -273,5 +279,5 @@ func TestPowerLossAfterUndurableCreateIsRetried(t *testing.T) {
 	if len(acks.msgs[dir]) != 3 || !acks.acked1[dir] {
 		t.Fatalf("scenario acknowledged %+v", acks)
 	}
-	checkCreated(t, crashed, acks, "after the retried create")
+	checkCreated(t, crashed, nil, acks, "after the retried create")
 }

@@ -32,15 +32,17 @@ func TestPowerLoss(t *testing.T) {
 	for _, mode := range []Durability{DurabilityAlways, DurabilityInterval} {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
-			testPowerLoss(t, mode)
+			testPowerLoss(t, mode, nil, powerLossRounds())
 		})
 	}
 }
 
-func testPowerLoss(t *testing.T, mode Durability) {
+// testPowerLoss runs rounds crash points in mode, encrypted with keys
+// unless nil.
+func testPowerLoss(t *testing.T, mode Durability, keys *Keyring, rounds int) {
 	fsys := vfs.NewMemFS()
 	cfg := StreamConfig{Name: "S", Durability: mode, SyncInterval: 2 * time.Millisecond}
-	opts := Options{FS: fsys, SegmentSize: 2048}
+	opts := Options{FS: fsys, SegmentSize: 2048, Keys: keys}
 	l, err := Open("/s", cfg, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +83,6 @@ func testPowerLoss(t *testing.T, mode Durability) {
 		return d, ok
 	}
 	rng := rand.New(rand.NewPCG(7, uint64(len(mode))))
-	rounds := powerLossRounds()
 	for round := range rounds {
 		for range 3 {
 			select {

@@ -48,12 +48,12 @@ func (l *Log) Get(seq uint64) (Msg, error) {
 	seg.acquire()
 	l.mu.RUnlock()
 	defer seg.done() //nolint:errcheck // read-only reference
-	return readMsg(seg, off, size, make([]byte, size))
+	return l.readMsg(seg, off, size, make([]byte, size))
 }
 
 // readMsg reads a record into buf (which the returned Msg then owns).
-func readMsg(seg *segment, off int64, size uint32, buf []byte) (Msg, error) {
-	r, err := seg.readRecord(buf[:size], off)
+func (l *Log) readMsg(seg *segment, off int64, size uint32, buf []byte) (Msg, error) {
+	r, err := seg.readRecord(l.seal, buf[:size], off)
 	if err != nil {
 		return Msg{}, err
 	}
@@ -125,7 +125,7 @@ func (l *Log) next(from uint64, fs filterSet) (Msg, bool, error) {
 	seg.acquire()
 	l.mu.RUnlock()
 	defer seg.done() //nolint:errcheck // read-only reference
-	m2, err := readMsg(seg, off, size, make([]byte, size))
+	m2, err := l.readMsg(seg, off, size, make([]byte, size))
 	return m2, true, err
 }
 
@@ -234,7 +234,7 @@ func (l *Log) Messages(from uint64) iter.Seq2[Msg, error] {
 				return
 			}
 			for k, lc := range locs {
-				msg, err := readMsg(lc.seg, lc.off, lc.size, make([]byte, lc.size))
+				msg, err := l.readMsg(lc.seg, lc.off, lc.size, make([]byte, lc.size))
 				_ = lc.seg.done() // read-only reference
 				if !yield(msg, err) || err != nil {
 					for _, rest := range locs[k+1:] {
@@ -264,7 +264,7 @@ func (l *Log) LastBySubject(filter string) (Msg, error) {
 	seg.acquire()
 	l.mu.RUnlock()
 	defer seg.done() //nolint:errcheck // read-only reference
-	return readMsg(seg, off, size, make([]byte, size))
+	return l.readMsg(seg, off, size, make([]byte, size))
 }
 
 // LastSeqBySubject returns the seq of the newest message whose subject

@@ -63,7 +63,7 @@ func (l *Log) NextBatch(from uint64, filters []string, max int) ([]Msg, error) {
 	out := make([]Msg, 0, len(picked))
 	for _, p := range picked {
 		rec := raw[p.off-first.off : p.off-first.off+int64(p.size)]
-		r, reason := decodeRecord(rec)
+		r, reason := l.seal.decode(rec)
 		if reason != "" {
 			return out, &CorruptError{Segment: seg.name, Offset: p.off, Reason: reason}
 		}

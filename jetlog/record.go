@@ -119,17 +119,26 @@ func decodeRecord(b []byte) (record, string) {
 	if crc != binary.LittleEndian.Uint32(b[4:8]) {
 		return record{}, "crc mismatch"
 	}
-	r := record{
-		kind: b[8],
-		seq:  binary.LittleEndian.Uint64(b[9:]),
-		ts:   int64(binary.LittleEndian.Uint64(b[17:])),
+	return decodeBody(b[frameSize:])
+}
+
+// decodeBody decodes a record's body (what follows the frame: plain, or
+// opened by a sealer).
+func decodeBody(b []byte) (record, string) {
+	if len(b) < bodyFixed {
+		return record{}, "short record"
 	}
-	sl := int(binary.LittleEndian.Uint16(b[25:]))
-	rawHL := binary.LittleEndian.Uint32(b[27:])
+	r := record{
+		kind: b[0],
+		seq:  binary.LittleEndian.Uint64(b[1:]),
+		ts:   int64(binary.LittleEndian.Uint64(b[9:])),
+	}
+	sl := int(binary.LittleEndian.Uint16(b[17:]))
+	rawHL := binary.LittleEndian.Uint32(b[19:])
 	r.compressed = rawHL&compressedFlag != 0 && r.kind == kindMsg
 	r.more = rawHL&batchFlag != 0 && r.kind == kindMsg
 	hl := int(rawHL &^ recordFlags)
-	rest := b[recordFixed:]
+	rest := b[bodyFixed:]
 	if sl+hl > len(rest) || hl < 0 {
 		return record{}, "field lengths beyond record"
 	}

@@ -55,8 +55,13 @@ func (rp *replayer) torn(r SeqRange, segment string) {
 // tornSeqs returns the seqs of the messages whose records start in a torn
 // tail, read from their headers (which the checksum no longer vouches
 // for, so only seqs counting up from lastGood+1 are believed). A tail too
-// short to show the kind of its first record counts as one message.
-func tornSeqs(tail []byte, lastGood uint64) (SeqRange, bool) {
+// short to show the kind of its first record counts as one message. A
+// sealed record's header cannot be read without its whole record, so in
+// a sealed segment each frame in the tail counts as one message.
+func tornSeqs(s *sealer, tail []byte, lastGood uint64) (SeqRange, bool) {
+	if s != nil {
+		return tornFrames(tail, lastGood)
+	}
 	r := SeqRange{First: lastGood + 1, Last: lastGood}
 	for pos := 0; pos < len(tail); {
 		rest := tail[pos:]
@@ -109,13 +114,13 @@ func (rp *replayer) loadSegment(id uint64, last, trustIndex bool) error {
 	var entries []entry
 	indexed := false
 	if trustIndex || !last {
-		if data, err := readAll(l.fs, segPath(l.dir, idxName(id))); err == nil {
+		if data, err := readSealed(l.fs, l.seal, segPath(l.dir, idxName(id))); err == nil {
 			if segSize, es, ok := decodeIndex(data); ok && segSize == size {
 				entries, indexed = es, true
 			}
 		}
 	}
-	if indexed && last && !tailIntact(f, entries, size) {
+	if indexed && last && !tailIntact(l.seal, f, entries, size) {
 		indexed = false // the tail does not match its index: read it all
 	}
 	if indexed {
@@ -127,7 +132,7 @@ func (rp *replayer) loadSegment(id uint64, last, trustIndex bool) error {
 		if n, err := f.ReadAt(data, 0); n != len(data) {
 			return fmt.Errorf("jetlog: read segment %s: %w", name, err)
 		}
-		sc := scanSegment(name, data, rp.lastSeq)
+		sc := scanSegment(l.seal, name, data, rp.lastSeq)
 		entries = sc.entries
 		if sc.tornAt >= 0 && reservedTail(data[sc.tornAt:]) {
 			seg.size, seg.alloc, sc.tornAt = sc.tornAt, size, -1
@@ -156,7 +161,7 @@ func (rp *replayer) loadSegment(id uint64, last, trustIndex bool) error {
 				for _, e := range sc.entries {
 					lastGood = max(lastGood, e.seq)
 				}
-				if r, ok := tornSeqs(data[sc.tornAt:], lastGood); ok {
+				if r, ok := tornSeqs(l.seal, data[sc.tornAt:], lastGood); ok {
 					rp.torn(r, name)
 				}
 			} else {
@@ -193,7 +198,7 @@ const tailCheckBytes = 64 << 10
 // recordsFrom verifies that the bytes of f from off to size are whole,
 // intact records. It also returns the first record boundary within the
 // last tailCheckBytes, where the next check can start.
-func recordsFrom(f vfs.File, off, size int64) (int64, bool) {
+func recordsFrom(s *sealer, f vfs.File, off, size int64) (int64, bool) {
 	buf := make([]byte, size-off)
 	if n, _ := f.ReadAt(buf, off); n != len(buf) {
 		return 0, false
@@ -203,7 +208,7 @@ func recordsFrom(f vfs.File, off, size int64) (int64, bool) {
 		if off+int64(pos) <= size-tailCheckBytes {
 			tail = off + int64(pos)
 		}
-		_, n, reason := recordAt(buf, pos, 0, false)
+		_, n, reason := recordAt(s, buf, pos, 0, false)
 		if reason != "" {
 			return 0, false
 		}
@@ -214,7 +219,7 @@ func recordsFrom(f vfs.File, off, size int64) (int64, bool) {
 
 // tailIntact verifies the checksums of the records in the last
 // tailCheckBytes of a segment against its index entries.
-func tailIntact(f vfs.File, entries []entry, size int64) bool {
+func tailIntact(s *sealer, f vfs.File, entries []entry, size int64) bool {
 	i := len(entries)
 	for i > 0 && size-entries[i-1].off <= tailCheckBytes {
 		i--
@@ -232,7 +237,7 @@ func tailIntact(f vfs.File, entries []entry, size int64) bool {
 		if hi > int64(len(buf)) {
 			return false
 		}
-		if _, reason := decodeRecord(buf[lo:hi]); reason != "" {
+		if _, reason := s.decode(buf[lo:hi]); reason != "" {
 			return false
 		}
 	}

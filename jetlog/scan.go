@@ -17,7 +17,9 @@ type scanResult struct {
 // among them, lost to a crash in the write that held it all) is part of
 // the torn tail: the records of it that did reach the disk are dropped
 // with it, so the batch is recovered whole or not at all.
-func scanSegment(name string, data []byte, lastSeq uint64) scanResult {
+//
+// s opens a sealed segment's records (nil: a plaintext one).
+func scanSegment(s *sealer, name string, data []byte, lastSeq uint64) scanResult {
 	res := scanResult{tornAt: -1}
 	pos := 0
 	seen := lastSeq > 0
@@ -29,7 +31,7 @@ func scanSegment(name string, data []byte, lastSeq uint64) scanResult {
 		return res
 	}
 	for pos < len(data) {
-		r, n, reason := recordAt(data, pos, lastSeq, seen)
+		r, n, reason := recordAt(s, data, pos, lastSeq, seen)
 		if reason == "" {
 			switch {
 			case r.more && run < 0:
@@ -46,7 +48,13 @@ func scanSegment(name string, data []byte, lastSeq uint64) scanResult {
 			pos += n
 			continue
 		}
-		next := resync(data, pos+1, lastSeq, seen)
+		if reason == reasonAuth { // whole and in place, but not what was written
+			res.corrupt = append(res.corrupt, &CorruptError{Segment: name, Offset: int64(pos), Reason: reason})
+			n, _ := frameLen(data[pos:])
+			pos += frameSize + n
+			continue
+		}
+		next := resync(s, data, pos+1, lastSeq, seen)
 		if next < 0 {
 			res.tornAt = int64(pos)
 			return finish()
@@ -66,7 +74,7 @@ func tombOf(r record) []byte {
 
 // recordAt decodes the record at pos and checks that its seq follows
 // lastSeq. It returns the record, its size, or why it is not valid.
-func recordAt(data []byte, pos int, lastSeq uint64, seen bool) (record, int, string) {
+func recordAt(s *sealer, data []byte, pos int, lastSeq uint64, seen bool) (record, int, string) {
 	rest := data[pos:]
 	if len(rest) < recordFixed {
 		return record{}, 0, "short record"
@@ -78,7 +86,7 @@ func recordAt(data []byte, pos int, lastSeq uint64, seen bool) (record, int, str
 	if frameSize+n > len(rest) {
 		return record{}, 0, "length beyond segment"
 	}
-	r, reason := decodeRecord(rest[:frameSize+n])
+	r, reason := s.decode(rest[:frameSize+n])
 	if reason != "" {
 		return record{}, 0, reason
 	}
@@ -99,10 +107,17 @@ func recordAt(data []byte, pos int, lastSeq uint64, seen bool) (record, int, str
 }
 
 // resync returns the offset of the first valid record at or after from, or
-// -1.
-func resync(data []byte, from int, lastSeq uint64, seen bool) int {
+// -1. In a sealed segment a valid record is one whose frame and crc hold:
+// it is opened (in place, so once) when the scan decodes it.
+func resync(s *sealer, data []byte, from int, lastSeq uint64, seen bool) int {
 	for p := from; p+recordFixed <= len(data); p++ {
-		if _, _, reason := recordAt(data, p, lastSeq, seen); reason == "" {
+		if s != nil {
+			if n, ok := frameLen(data[p:]); ok && p+frameSize+n <= len(data) && s.frame(data[p:p+frameSize+n]) == "" {
+				return p
+			}
+			continue
+		}
+		if _, _, reason := recordAt(nil, data, p, lastSeq, seen); reason == "" {
 			return p
 		}
 	}

@@ -24,13 +24,15 @@ type section struct {
 	// unloaded active segment, carried into the next snapshot.
 	tailOff int64
 
-	loadMu  sync.Mutex
-	loaded  atomic.Bool
-	sealed  atomic.Bool                // no longer the active segment
-	used    atomic.Int64               // catalog.clock when last used
-	metas   []msgMeta                  // slot i is seq first+i
-	bySubj  map[*subjectState][]uint64 // live seqs per subject, ascending
-	deleted []SeqRange                 // while unloaded: slots that are not live
+	loadMu sync.Mutex
+	loaded atomic.Bool
+	sealed atomic.Bool  // no longer the active segment
+	used   atomic.Int64 // catalog.clock when last used
+	// loadOrder is catalog.loads when the section was loaded or sealed.
+	loadOrder atomic.Uint64
+	metas     []msgMeta                  // slot i is seq first+i
+	bySubj    map[*subjectState][]uint64 // live seqs per subject, ascending
+	deleted   []SeqRange                 // while unloaded: slots that are not live
 	// While unloaded: the live messages per subject, by ascending subject
 	// id, so subject lookups can skip or count the section without loading
 	// it. Left in place by a load (readers may be looking).
@@ -105,27 +107,46 @@ func (s *segment) tailOffset() int64 {
 }
 
 // evictIdle drops the sections of sealed segments unused since before
-// idle (unix ns), keeping their summary, and returns how many. Only
-// sections whose index file describes the whole segment go, since that is
-// what reloads them; never while the catalog is damaged. The appender
-// runs it.
+// idle (unix ns), keeping their summary, and returns how many; see
+// evictable. The appender runs it.
 func (l *Log) evictIdle(idle int64) uint64 {
-	c := &l.cat
-	if l.memory || c.damaged.Load() || len(c.segs) < 2 {
-		return 0
-	}
 	var idleSegs []*segment
-	for _, seg := range c.segs[:len(c.segs)-1] {
-		if seg.loaded.Load() && seg.used.Load() < idle && seg.indexed == seg.size {
+	for _, seg := range l.evictable() {
+		if seg.used.Load() < idle {
 			idleSegs = append(idleSegs, seg)
 		}
 	}
-	if len(idleSegs) == 0 {
-		return 0
+	l.evictSections(idleSegs)
+	return uint64(len(idleSegs))
+}
+
+// evictable lists the loaded sections that may be dropped: of sealed
+// segments whose index file describes the whole segment, since that is
+// what reloads them; none while the catalog is damaged, none of memory
+// streams. The appender calls it.
+func (l *Log) evictable() []*segment {
+	c := &l.cat
+	if l.memory || c.damaged.Load() || len(c.segs) < 2 {
+		return nil
+	}
+	var out []*segment
+	for _, seg := range c.segs[:len(c.segs)-1] {
+		if seg.loaded.Load() && seg.indexed == seg.size {
+			out = append(out, seg)
+		}
+	}
+	return out
+}
+
+// evictSections drops the sections of segs (from evictable), keeping
+// their summary.
+func (l *Log) evictSections(segs []*segment) {
+	if len(segs) == 0 {
+		return
 	}
 	l.mu.Lock() // no reader holds a meta of these sections from here on
 	defer l.mu.Unlock()
-	for _, seg := range idleSegs {
+	for _, seg := range segs {
 		seg.loadMu.Lock()
 		seg.nslots, seg.deleted = uint64(len(seg.metas)), seg.deletedRanges()
 		seg.subjIDs, seg.subjCounts = seg.subjectSummary()
@@ -133,7 +154,7 @@ func (l *Log) evictIdle(idle int64) uint64 {
 		seg.loaded.Store(false)
 		seg.loadMu.Unlock()
 	}
-	return uint64(len(idleSegs))
+	l.index.evicted.Add(uint64(len(segs)))
 }
 
 // countFrom counts the live seqs of the loaded-on-demand section at or
@@ -298,7 +319,21 @@ func (c *catalog) fill(seg *segment, records func(seg *segment, visit func(e *en
 		subjects[n] = c.subjects[name] // nil: unknown, so not live
 	}
 	c.subjMu.RUnlock()
+	// Each subject's seqs get a slice of their exact length, counted
+	// first: growing them by append would leave as much again as garbage
+	// (see BenchmarkSectionLoad).
+	counts := make([]int, len(names))
+	for _, n := range local {
+		if n != 0 {
+			counts[n-1]++
+		}
+	}
 	perSubject := make([][]uint64, len(names))
+	for n, k := range counts {
+		if subjects[n] != nil {
+			perSubject[n] = make([]uint64, 0, k)
+		}
+	}
 	found := 0
 	for i, n := range local {
 		if n == 0 || subjects[n-1] == nil {
@@ -326,5 +361,9 @@ func (c *catalog) fill(seg *segment, records func(seg *segment, visit func(e *en
 		ts = metas[i].ts
 	}
 	seg.metas, seg.bySubj, seg.deleted = metas, bySubj, nil
+	seg.loadOrder.Store(c.loads.Add(1))
 	seg.loaded.Store(true)
+	if c.onLoad != nil {
+		c.onLoad(seg)
+	}
 }

@@ -91,8 +91,9 @@ func (s *segment) release() error {
 	return nil
 }
 
-// readRecord reads and verifies the record at off of the given size.
-func (s *segment) readRecord(buf []byte, off int64) (record, error) {
+// readRecord reads and verifies the record at off of the given size,
+// opening it with sl (nil: a plaintext stream).
+func (s *segment) readRecord(sl *sealer, buf []byte, off int64) (record, error) {
 	n, err := s.f.ReadAt(buf, off)
 	if n != len(buf) {
 		if err == nil {
@@ -100,7 +101,7 @@ func (s *segment) readRecord(buf []byte, off int64) (record, error) {
 		}
 		return record{}, fmt.Errorf("jetlog: read %s at %d: %w", s.name, off, err)
 	}
-	r, reason := decodeRecord(buf)
+	r, reason := sl.decode(buf)
 	if reason != "" {
 		return record{}, &CorruptError{Segment: s.name, Offset: off, Reason: reason}
 	}

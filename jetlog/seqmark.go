@@ -56,7 +56,7 @@ const (
 // the segments alone, as before the mark existed.
 func (l *Log) readMark() (seqMark, bool) {
 	var m seqMark
-	err := readChecked(l.fs, path.Join(l.dir, markFile), &m)
+	err := readChecked(l.fs, l.seal, path.Join(l.dir, markFile), &m)
 	switch {
 	case err == nil && m.Version == markVersion && m.Durable <= m.Reserved:
 		return m, true
@@ -82,7 +82,7 @@ func (l *Log) storeMark(reserved uint64) error {
 		Durable:  max(l.durable.Load(), l.ap.mark.Durable), // never lowered, not even while Open recovers
 		Reserved: max(reserved, l.cat.last),
 	}
-	if err := writeChecked(l.fs, path.Join(l.dir, markFile), m); err != nil {
+	if err := writeChecked(l.fs, l.seal, path.Join(l.dir, markFile), m); err != nil {
 		return fmt.Errorf("jetlog: write %s: %w", markFile, err)
 	}
 	l.ap.mark = m

@@ -215,7 +215,7 @@ func (l *Log) removeExpiredLocked(seq uint64) (string, bool) {
 	}
 	subj := ""
 	if l.cfg.SubjectDeleteMarkerTTL > 0 && m.subj.count == 1 {
-		r, err := seg.readRecord(make([]byte, m.size), m.off)
+		r, err := seg.readRecord(l.seal, make([]byte, m.size), m.off)
 		if err != nil || !isMarker(r.hdr) {
 			subj = m.subj.name // a marker for an unreadable record too: its subject is gone
 		}

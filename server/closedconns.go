@@ -112,6 +112,8 @@ func closedReason(reason string) string {
 		return "Authentication Failure"
 	case errMaxPayload.text:
 		return "Maximum Message Payload Exceeded"
+	case errMaxConnections.text:
+		return "Maximum Connections Exceeded"
 	case errMaxControlLine.text:
 		return "Maximum Control Line Exceeded"
 	case errBadClientProtocol.text:

@@ -62,7 +62,10 @@ type conn struct {
 	wakes   []*conn       // writers to wake once the current read is processed
 	stallOn chan struct{} // a subscriber this read filled past 3/4 of its limit
 	scratch []byte        // for building status headers
-	fanout  leafFanout    // the leaf links a message this reader routes crosses
+	// msgTrace is the traced publish this reader is routing, else nil
+	// (msgtrace.go).
+	msgTrace *msgTrace
+	fanout   leafFanout // the leaf links a message this reader routes crosses
 	// Authentication and permissions (connauth.go), reader-owned.
 	user      *identity       // nil until authenticated (or when auth is off)
 	needAuth  bool            // clients must authenticate and this one has not
@@ -268,6 +271,9 @@ func (c *conn) writeLoop() {
 
 // queueControl queues a protocol line for this connection's own writer.
 func (c *conn) queueControl(line string) {
+	if c.srv.tracer.Load() != nil {
+		c.traceOut(line)
+	}
 	c.out.appendControl(line)
 	c.deferWake(c)
 }
@@ -359,12 +365,18 @@ func (c *conn) closeWithErr(text, reason string) {
 		c.reason = reason
 	}
 	c.mu.Unlock()
+	if c.srv.tracer.Load() != nil {
+		c.traceOut("-ERR '" + text + "'")
+	}
 	c.out.appendLast("-ERR '" + text + "'\r\n")
 	c.close(reason, true)
 }
 
 // handleOp acts on one op; see opHandler.
 func (c *conn) handleOp(o *op) error {
+	if t := c.srv.tracer.Load(); t != nil {
+		c.traceIn(t, o)
+	}
 	if c.needAuth && o.kind != opConnect {
 		// Only reachable with a no_auth_user; else the parser refused.
 		if err := c.authNoCredentials(); err != nil {
@@ -416,6 +428,8 @@ func (c *conn) processConnect(js []byte) error {
 	if opts.Protocol < 0 || opts.Protocol > 1 {
 		return errBadClientProtocol
 	}
+	// Headers need both sides, as in the reference.
+	opts.Headers = opts.Headers && !c.srv.opts.NoHeaderSupport
 	if opts.NoResponders && !opts.Headers {
 		return errNoRespNeedsHeaders
 	}
@@ -573,6 +587,9 @@ func (c *conn) pingTimerFired() {
 	c.pingSentAt = now
 	c.pingTimer = time.AfterFunc(interval, c.pingTimerFired)
 	c.mu.Unlock()
+	if c.srv.tracer.Load() != nil {
+		c.traceOut("PING")
+	}
 	c.out.appendControl("PING\r\n")
 	c.out.signal()
 }

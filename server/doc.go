@@ -15,6 +15,11 @@
 // authenticator.httpLogin (dashboardlogin.go): passwords never leave
 // this package.
 //
+// Protocol tracing (trace.go: each connection's ops and frames logged at
+// LevelTrace) and message tracing (msgtrace.go: Nats-Trace-Dest events,
+// Nats-Trace-Only) cost one branch each where an op is handled and where
+// a message is queued; the rest of their code runs only when asked for.
+//
 // # Goroutines
 //
 //   - acceptLoop: one, started by Start, accepts connections.

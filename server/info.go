@@ -13,14 +13,15 @@ import (
 type Identity = monitor.Identity
 
 func (s *Server) identity() Identity {
+	host, port := s.infoHostPort()
 	return Identity{
 		ServerID:   s.id,
 		ServerName: s.name,
 		Version:    Version,
 		Proto:      1,
 		Go:         runtime.Version(),
-		Host:       s.opts.Host,
-		Port:       s.port,
+		Host:       host,
+		Port:       port,
 	}
 }
 
@@ -68,7 +69,7 @@ func (s *Server) infoFields(c *conn) serverInfo {
 func (s *Server) tcpInfoFields(c *conn) serverInfo {
 	return serverInfo{
 		Identity:   s.identity(),
-		Headers:    true,
+		Headers:    !s.opts.NoHeaderSupport,
 		MaxPayload: s.liveOpts().MaxPayload,
 		JetStream:  s.opts.JetStream,
 		APILevel:   jetstream.APILevel,

@@ -24,6 +24,12 @@ func (j jetstreamCore) SubscribeRequests(subject string, h jetstream.RequestHand
 	return j.s.subscribeRequests(subject, h)
 }
 
+// SubscribeCapture is SubscribeRequests for a stream's capture, which a
+// trace-only publish reaches (jetstream.CaptureSubscriber).
+func (j jetstreamCore) SubscribeCapture(subject string, h jetstream.RequestHandler) (jetstream.Subscription, error) {
+	return j.s.addInternal(&subscription{subject: subject, request: RequestHandler(h), capture: true})
+}
+
 // Unsubscribe removes a subscription made by Subscribe.
 func (j jetstreamCore) Unsubscribe(sub jetstream.Subscription) {
 	if s, ok := sub.(*subscription); ok {

@@ -14,6 +14,8 @@ type Jsz = jetstream.Jsz
 type (
 	JetStreamLimits      = jetstream.Limits
 	JetStreamBatchLimits = jetstream.BatchLimits
+	// JetStreamEncryption is encryption at rest (see jetstream.Encryption).
+	JetStreamEncryption = jetstream.Encryption
 )
 
 // startJetStream opens the streams under the store directory and starts
@@ -31,8 +33,10 @@ func (s *Server) startJetStream() error {
 		MaxMemory:            s.opts.JetStreamMaxMemory,
 		MaxStorage:           s.opts.JetStreamMaxStore,
 		DefaultSyncInterval:  s.opts.JetStreamSyncInterval,
+		MaxIndexMemory:       s.opts.JetStreamIndexMemory,
 		Limits:               s.opts.JetStreamLimits,
 		Batch:                s.opts.JetStreamBatchLimits,
+		Encryption:           s.opts.JetStreamEncryption,
 	})
 	if err != nil {
 		return err

@@ -16,6 +16,6 @@ func (s *Server) Jsz(o JszOptions) Jsz {
 		return Jsz{ServerID: s.id, Now: time.Now().UTC(), Disabled: true}
 	}
 	j := s.js.Jsz(s.id, o)
-	j.Config.MaxMemory, j.Config.MaxStorage = s.jetStreamLimits()
+	s.fillJetStreamConfig(&j.Config)
 	return j
 }

@@ -37,6 +37,12 @@ type leafSubjectRights struct {
 
 // leafConnectInfo is the CONNECT bus sends on a link it dialed, with the
 // reference's field names (LEAFNODE.md §4a).
+// leafProto is the protocol version bus's leaf CONNECT claims:
+// nats-server's MsgTraceProto (3), since bus traces what a hub sends it
+// (msgtrace.go). A hub sends a trace-only message (Nats-Trace-Only) only
+// to a leaf that claims it, and otherwise reports it could not.
+const leafProto = 3
+
 type leafConnectInfo struct {
 	Version     string   `json:"version,omitempty"`
 	Nkey        string   `json:"nkey,omitempty"`
@@ -76,7 +82,7 @@ func (s *Server) leafConnect(r *LeafRemote, u *url.URL, nonce string) (string, e
 		DenyPub:     r.DenyImports,
 		Compression: "off",
 		Account:     globalAccount,
-		Proto:       1,
+		Proto:       leafProto,
 	}
 	var kp nkeys.KeyPair
 	switch {

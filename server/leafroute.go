@@ -93,6 +93,9 @@ func (f *leafFanout) addQueue(link *conn, to, subject []byte, queue string) {
 // took it. c is the publisher (nil for the server), whose reader wakes
 // the links' writers once its read is done.
 func (f *leafFanout) send(c *conn, to, subject, reply []byte, hdr int, msg []byte) int {
+	if c != nil && c.msgTrace != nil {
+		return f.sendTraced(c.msgTrace, c, to, subject, reply, hdr, msg)
+	}
 	sent := 0
 	for _, t := range f.targets {
 		if t.link.sendLeafMsg(c, to, subject, reply, t.queues, hdr, msg) {
@@ -105,6 +108,9 @@ func (f *leafFanout) send(c *conn, to, subject, reply []byte, hdr int, msg []byt
 // sendLeafMsg queues one message on leaf link l. A link over its pending
 // limit is cut, as a slow route is, and dialed again.
 func (l *conn) sendLeafMsg(c *conn, to, subject, reply, queues []byte, hdr int, msg []byte) bool {
+	if t := l.srv.tracer.Load(); t != nil {
+		l.traceLeafOut(t, to, reply, queues, hdr, msg)
+	}
 	res := l.out.appendLeafMsg(to, subject, reply, queues, hdr, msg)
 	if res.overLimit {
 		l.slowConsumer()
@@ -171,6 +177,16 @@ func (c *conn) processLeafMsg(o *op) {
 		subject, reply = reply[at+1:], reply[:at]
 	}
 	c.leaf.queues = o.queues
+	if o.hdr >= 0 && bytes.Contains(o.msg[:o.hdr], traceDestHeaderBytes) {
+		if mt := c.startLeafTrace(o); mt != nil {
+			c.msgTrace = mt
+			c.srv.route(c, to, subject, reply, o.hdr, o.msg)
+			c.msgTrace = nil
+			c.leaf.queues = nil
+			mt.send()
+			return
+		}
+	}
 	c.srv.route(c, to, subject, reply, o.hdr, o.msg)
 	c.leaf.queues = nil
 }

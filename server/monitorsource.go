@@ -84,6 +84,8 @@ func (m monitorSource) JetStream() *monitor.JetStreamMetrics {
 		Now: jm.Now, StoreDir: jm.StoreDir, APITotal: jm.APITotal, APIErrors: jm.APIErrors,
 		DeadLettered: jm.DeadLettered, DeadLettersLost: jm.DeadLettersLost, Damaged: jm.Damaged,
 		SyncLatency: histogram(jm.SyncLatency), CommitSizes: histogram(jm.CommitSizes),
+		IndexBytes: jm.Index.Bytes, IndexMaxBytes: jm.Index.MaxBytes, IndexLoads: jm.Index.Loads, IndexEvictions: jm.Index.Evicted,
+		OpenFiles: jm.Files.Open, MaxOpenFiles: jm.Files.MaxOpen,
 		Streams: make([]monitor.StreamMetrics, len(jm.Streams)),
 	}
 	out.MaxMemory, out.MaxStorage = s.jetStreamLimits()

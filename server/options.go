@@ -57,11 +57,19 @@ type Options struct {
 	// (x_bus_durability "interval") instead of before every ack
 	// (nats-server's sync_interval).
 	JetStreamSyncInterval time.Duration
+	// JetStreamIndexMemory bounds the bytes the per-message indexes of
+	// sealed segments take in memory across every stream
+	// (max_index_memory); 0 means jetlog.DefaultIndexCacheBytes.
+	JetStreamIndexMemory int64
 	// JetStreamLimits and JetStreamBatchLimits bound what clients set on
 	// streams, consumers and atomic batches (nats-server's jetstream {
 	// limits {} }); zero values leave a bound unset.
 	JetStreamLimits      JetStreamLimits
 	JetStreamBatchLimits JetStreamBatchLimits
+	// JetStreamEncryption encrypts the file streams at rest (nats-server's
+	// jetstream { cipher, key, prev_encryption_key }); a zero value stores
+	// plaintext. It cannot change on reload.
+	JetStreamEncryption JetStreamEncryption
 	// StoreFS is the file system the streams' files go through; nil
 	// means the operating system's. It is for fault injection in tests
 	// (a full disk or a read-only directory for one stream).
@@ -114,6 +122,24 @@ type Options struct {
 
 	// WebSocket is the WebSocket listener (ws.go); off by default.
 	WebSocket WebSocketOptions
+
+	// ClientAdvertise is the host[:port] INFO and /varz give clients
+	// instead of the listen address (advertise.go); "" advertises Host
+	// and the bound port.
+	ClientAdvertise string
+	// Trace logs every connection's protocol traffic at LevelTrace
+	// (trace.go), as nats-server's trace; TraceVerbose (trace_verbose)
+	// is the same in bus, which has no internal system client of its
+	// own to trace besides. TraceHeaders traces a message's headers
+	// instead of its payload; MaxTracedMsgLen cuts a traced payload
+	// (0: whole). All reloadable.
+	Trace, TraceVerbose, TraceHeaders bool
+	MaxTracedMsgLen                   int
+
+	// NoHeaderSupport turns message headers off: INFO says headers
+	// false, an HPUB closes the connection and subscribers get messages
+	// without their headers, as in the reference.
+	NoHeaderSupport bool
 
 	// LameDuckDuration is the time LameDuck spreads the closing of the
 	// clients over, LameDuckGracePeriod (less than it) the wait before the
@@ -214,6 +240,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("server: invalid JetStream domain %q: may not contain ., * or >", o.JetStreamDomain)
 	case o.JetStreamMaxMemory < 0 || o.JetStreamMaxStore < 0:
 		return fmt.Errorf("server: JetStream storage limits must not be negative")
+	case o.JetStreamEncryption.Check() != nil:
+		return fmt.Errorf("server: %w", o.JetStreamEncryption.Check())
 	case o.MaxPendingTotal < -1 || o.MaxPendingTotal > 0 && o.MaxPendingTotal < o.MaxPending:
 		return fmt.Errorf("server: max pending total %d must be -1 (no bound) or at least max pending %d", o.MaxPendingTotal, o.MaxPending)
 	case o.PingInterval < 0 || o.WriteDeadline < 0 || o.FirstPingDelay < 0:
@@ -223,6 +251,8 @@ func (o Options) validate() error {
 	case o.LameDuckGracePeriod >= o.LameDuckDuration:
 		// The reference's rule and words.
 		return fmt.Errorf("server: lame duck grace period (%v) should be strictly lower than lame duck duration (%v)", o.LameDuckGracePeriod, o.LameDuckDuration)
+	case o.MaxTracedMsgLen < 0:
+		return fmt.Errorf("server: max traced msg len %d is negative", o.MaxTracedMsgLen)
 	case o.MaxPingsOut < 0:
 		return fmt.Errorf("server: max pings out %d is negative", o.MaxPingsOut)
 	case o.MaxUnauthenticated < 0:
@@ -237,6 +267,9 @@ func (o Options) validate() error {
 		return fmt.Errorf("server: tls verify_and_map needs authorization users to map certificates to")
 	}
 	if err := o.TLS.validate(); err != nil {
+		return err
+	}
+	if _, _, err := advertised(o.ClientAdvertise, 0); err != nil {
 		return err
 	}
 	if err := o.Authorization.validate(); err != nil {

@@ -25,16 +25,18 @@ func (s *Server) auth() *authenticator { return s.authn.Load() }
 // account's users), limits (max_payload, max_control_line and
 // max_pending for connections made after it; max_connections,
 // max_subscriptions, the ping interval and pings out, write_deadline for
-// new connections), the lame-duck timings and the TLS files, which are
-// read again. Connections are not dropped, except as the reference drops
-// them: one whose user is gone, has another password, token or account, or
-// that has no credentials where they are now required, is closed with
-// 'Authorization Violation'; the others get their user's new
-// permissions, and lose (with a -ERR) the subscriptions those no longer
-// allow. It logs what changed.
+// new connections), the lame-duck timings, client_advertise (in the INFO
+// of connections made after it) and the TLS files, which are read again.
+// Connections are not dropped, except as the reference drops them: those
+// over a lowered max_connections, chosen at random, are closed with
+// 'maximum connections exceeded'; one whose user is gone, has another
+// password, token or account, or that has no credentials where they are
+// now required, is closed with 'Authorization Violation'; the others get
+// their user's new permissions, and lose (with a -ERR) the subscriptions
+// those no longer allow. It logs what changed.
 //
 // Settings that need a restart (listen addresses and ports, server_name,
-// store_dir, jetstream, mappings, the shape of the tls block,
+// store_dir, jetstream, mappings, no_header_support, the shape of the tls block,
 // reference_stored_reads, the system account's name) refuse the whole
 // reload: the error wraps ErrReloadNeedsRestart and names them, and each
 // is logged. A TLS file that cannot be read refuses it too.
@@ -64,11 +66,15 @@ func (s *Server) Reload(opts Options) error {
 	s.live.Store(&opts)
 	s.authn.Store(au)
 	s.wsAuthn.Store(wsAu)
+	s.tracer.Store(newTracer(opts))
 	changed := changedKeys(*old, opts)
 	if len(changed) == 0 {
 		changed = []string{"none"} // a reload that found nothing to apply
 	}
 	s.log.Info("config reloaded", "changed", strings.Join(changed, ","))
+	if opts.MaxConnections < old.MaxConnections {
+		s.closeOverLimit(opts.MaxConnections)
+	}
 	if !reflect.DeepEqual(old.Authorization, opts.Authorization) || !reflect.DeepEqual(old.SystemAccount, opts.SystemAccount) {
 		s.reauthorize()
 		if s.js != nil {
@@ -97,8 +103,9 @@ func restartKeys(old, new Options) []string {
 	check("store_dir", old.StoreDir == new.StoreDir)
 	check("jetstream", old.JetStream == new.JetStream && old.JetStreamDomain == new.JetStreamDomain &&
 		old.JetStreamMaxMemory == new.JetStreamMaxMemory && old.JetStreamMaxStore == new.JetStreamMaxStore &&
-		old.JetStreamSyncInterval == new.JetStreamSyncInterval &&
-		old.JetStreamLimits == new.JetStreamLimits && old.JetStreamBatchLimits == new.JetStreamBatchLimits)
+		old.JetStreamSyncInterval == new.JetStreamSyncInterval && old.JetStreamIndexMemory == new.JetStreamIndexMemory &&
+		old.JetStreamLimits == new.JetStreamLimits && old.JetStreamBatchLimits == new.JetStreamBatchLimits &&
+		old.JetStreamEncryption == new.JetStreamEncryption)
 	check("max_pending_total", old.MaxPendingTotal == new.MaxPendingTotal)
 	check("mappings", reflect.DeepEqual(old.Mappings, new.Mappings))
 	check("leafnodes", reflect.DeepEqual(old.LeafNodes, new.LeafNodes))
@@ -108,6 +115,7 @@ func restartKeys(old, new Options) []string {
 	check("system_account", old.SystemAccount.name() == new.SystemAccount.name())
 	check("authorization.reference_stored_reads", old.Authorization.ReferenceStoredReads == new.Authorization.ReferenceStoredReads)
 	o, n := old.TLS, new.TLS
+	check("no_header_support", old.NoHeaderSupport == new.NoHeaderSupport)
 	check("tls", o.enabled() == n.enabled() && o.verifying() == n.verifying() && o.VerifyAndMap == n.VerifyAndMap &&
 		o.HandshakeFirst == n.HandshakeFirst && o.HandshakeFirstFallback == n.HandshakeFirstFallback && o.Timeout == n.Timeout)
 	// Whatever else Options holds is New's for good.
@@ -115,12 +123,15 @@ func restartKeys(old, new Options) []string {
 		live := Options{}
 		o.Host, o.Port, o.HTTPPort, o.HTTPSPort, o.ServerName, o.StoreDir, o.JetStream, o.Mappings = live.Host, 0, 0, 0, "", "", false, nil
 		o.JetStreamDomain, o.JetStreamMaxMemory, o.JetStreamMaxStore, o.JetStreamSyncInterval, o.MaxPendingTotal = "", 0, 0, 0, 0
+		o.JetStreamIndexMemory = 0
 		o.Authorization, o.SystemAccount, o.TLS, o.Logger = live.Authorization, live.SystemAccount, live.TLS, nil
 		o.MaxPayload, o.MaxControlLine, o.MaxConnections, o.MaxSubscriptions, o.MaxPending = 0, 0, 0, 0, 0
 		o.PingInterval, o.MaxPingsOut, o.WriteDeadline, o.MaxUnauthenticated, o.FirstPingDelay = 0, 0, 0, 0, 0
 		o.LameDuckDuration, o.LameDuckGracePeriod = 0, 0
-		o.JetStreamLimits, o.JetStreamBatchLimits = live.JetStreamLimits, live.JetStreamBatchLimits
+		o.JetStreamLimits, o.JetStreamBatchLimits, o.JetStreamEncryption = live.JetStreamLimits, live.JetStreamBatchLimits, live.JetStreamEncryption
 		o.LeafNodes, o.WebSocket = live.LeafNodes, live.WebSocket
+		o.ClientAdvertise, o.NoHeaderSupport = "", false
+		o.Trace, o.TraceVerbose, o.TraceHeaders, o.MaxTracedMsgLen = false, false, false, 0
 		return o
 	}
 	if !reflect.DeepEqual(rest(old), rest(new)) {
@@ -151,7 +162,34 @@ func changedKeys(old, new Options) []string {
 	add("lame_duck_duration", old.LameDuckDuration == new.LameDuckDuration)
 	add("lame_duck_grace_period", old.LameDuckGracePeriod == new.LameDuckGracePeriod)
 	add("tls", reflect.DeepEqual(old.TLS, new.TLS))
+	add("client_advertise", old.ClientAdvertise == new.ClientAdvertise)
+	add("trace", old.Trace == new.Trace)
+	add("trace_verbose", old.TraceVerbose == new.TraceVerbose)
+	add("trace_headers", old.TraceHeaders == new.TraceHeaders)
+	add("max_traced_msg_len", old.MaxTracedMsgLen == new.MaxTracedMsgLen)
 	return keys
+}
+
+// closeOverLimit closes client connections, chosen at random as by the
+// reference (map order), until no more than limit remain, each with the
+// -ERR a connection over the limit gets at accept.
+func (s *Server) closeOverLimit(limit int) {
+	s.mu.Lock()
+	var over []*conn
+	if n := len(s.conns) - limit; n > 0 {
+		over = make([]*conn, 0, n)
+		for _, c := range s.conns {
+			if len(over) == n {
+				break
+			}
+			over = append(over, c)
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range over {
+		c.log.Warn("connection closed by config reload: over max_connections", "max_connections", limit)
+		c.closeWithErr(errMaxConnections.text, errMaxConnections.text)
+	}
 }
 
 // reauthorize checks every connection against au after a reload.

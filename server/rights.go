@@ -116,8 +116,13 @@ func (c *conn) rights() Rights {
 // go to h with the publisher's Rights. JetStream's API subscribes through
 // it once the jetstream.Core seam carries it (see docs/security.md).
 func (s *Server) subscribeRequests(subject string, h RequestHandler) (*subscription, error) {
-	sub := &subscription{subject: subject, request: h}
-	if err := s.subs.Insert(subject, "", sub); err != nil {
+	return s.addInternal(&subscription{subject: subject, request: h})
+}
+
+// addInternal inserts a server-owned subscription, set up in full: the
+// insert makes it visible to every publisher.
+func (s *Server) addInternal(sub *subscription) (*subscription, error) {
+	if err := s.subs.Insert(sub.subject, "", sub); err != nil {
 		return nil, err
 	}
 	s.internalSubs.Add(1)

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"math/rand/v2"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/bus-dev/bus/subjects"
@@ -18,7 +20,15 @@ type subscription struct {
 	// remote marks a leaf link's subscription: interest its hub
 	// announced (LS+), which conn's leaf link carries across.
 	remote bool
-	sid    []byte // exactly as the client sent it
+	// noHeaders marks a subscription of a client that did not ask for
+	// headers in CONNECT (or of a server with no_header_support): it gets
+	// messages without their header block, as in the reference.
+	noHeaders bool
+	// capture marks a stream's capture subscription (request is set):
+	// the one internal subscription a trace-only publish reaches
+	// (msgtrace.go).
+	capture bool
+	sid     []byte // exactly as the client sent it
 	// rights are the subscriber's permissions when they limit what it may
 	// receive, else nil; a config reload swaps them (reload.go).
 	rights atomic.Pointer[subRights]
@@ -181,6 +191,9 @@ func queueMember(groups []subjects.Group[*subscription], first, n int) *subscrip
 // auto-unsubscribe and the slow-consumer limit.
 // c is the publishing connection, or nil for the server itself.
 func (c *conn) deliver(sub *subscription, subject, reply []byte, hdr int, msg []byte) bool {
+	if c != nil && c.msgTrace != nil {
+		return c.deliverTraced(c.msgTrace, sub, subject, reply, hdr, msg)
+	}
 	if sub.handler != nil {
 		return sub.handler(subject, reply, hdr, msg)
 	}
@@ -192,9 +205,15 @@ func (c *conn) deliver(sub *subscription, subject, reply []byte, hdr int, msg []
 	if limit > 0 && n > limit {
 		return false
 	}
+	if hdr >= 0 && sub.noHeaders {
+		msg, hdr = msg[hdr:], -1
+	}
 	to := sub.conn
 	if r := sub.rights.Load(); r != nil && r.perms.responses != nil && len(reply) > 0 {
 		to.grantReply(r.perms, reply)
+	}
+	if t := to.srv.tracer.Load(); t != nil {
+		to.traceDeliver(t, subject, sub.sid, reply, hdr, msg)
 	}
 	res := to.out.appendMsg(subject, sub.sid, reply, hdr, msg)
 	if res.overLimit {
@@ -259,24 +278,48 @@ func (c *conn) processPub(o *op) error {
 	}
 	c.inMsgs.Add(1)
 	c.inBytes.Add(int64(len(o.msg)))
+	var mt *msgTrace // a traced publish (msgtrace.go)
+	if o.hdr >= 0 && bytes.Contains(o.msg[:o.hdr], traceDestHeaderBytes) {
+		var skip bool
+		if mt, skip = c.startMsgTrace(o); skip {
+			return nil
+		}
+	}
 	// As in the reference, a mapping applies first: what follows sees the
 	// mapped subject (empty for a dropped message).
 	subject := o.subject
 	if c.srv.mapper != nil && !c.inSystemAccount() { // the mappings are the global account's
 		subject = c.srv.mapper.apply(subject)
+		if mt != nil && string(subject) != string(o.subject) {
+			mt.mapped(subject)
+		}
 	}
 	// In the reference's order: reserved subjects, permissions, reserved
 	// replies; a refused message gets no +OK.
 	if reservedPublish(subject) || c.pubPerms != nil && !c.pubAllowed(subject) {
 		c.pubViolation(subject)
+		if mt != nil {
+			mt.refused("Permissions Violation for Publish to " + strconv.Quote(string(subject)))
+			mt.send()
+		}
 		return nil
 	}
 	if reservedReply(o.reply) {
 		c.replyViolation(o.reply)
+		if mt != nil {
+			mt.refused("Permissions Violation for Publish with Reply of " + strconv.Quote(string(o.reply)))
+			mt.send()
+		}
 		return nil
 	}
 	c.ok()
-	if c.publish(subject, o.reply, o.hdr, o.msg) == 0 && len(o.reply) > 0 && c.opts.NoResponders {
+	var n int
+	if mt != nil {
+		n = c.publishTraced(mt, subject, o.reply, o.hdr, o.msg)
+	} else {
+		n = c.publish(subject, o.reply, o.hdr, o.msg)
+	}
+	if n == 0 && len(o.reply) > 0 && c.opts.NoResponders {
 		c.sendNoResponders(subject, o.reply)
 	}
 	return nil
@@ -310,10 +353,11 @@ func (c *conn) processSub(o *op) error {
 		return nil
 	}
 	sub := &subscription{
-		conn:    c,
-		subject: string(o.subject),
-		queue:   string(o.queue),
-		sid:     append([]byte(nil), o.sid...),
+		conn:      c,
+		subject:   string(o.subject),
+		queue:     string(o.queue),
+		noHeaders: !c.opts.Headers,
+		sid:       append([]byte(nil), o.sid...),
 	}
 	if p != nil {
 		sub.rights.Store(newSubRights(p, sub.subject, sub.queue))

@@ -47,6 +47,8 @@ type Server struct {
 	wsAuthn atomic.Pointer[authenticator]
 	live    atomic.Pointer[Options]
 	mapper  *mapper // nil without Options.Mappings; immutable (mappings.go)
+	// tracer is protocol tracing, nil when off (trace.go); Reload swaps it.
+	tracer atomic.Pointer[tracer]
 	// tlsConf is the client port's TLS configuration, nil without TLS;
 	// ReloadTLS swaps it for new connections.
 	tlsConf atomic.Pointer[tls.Config]
@@ -124,6 +126,7 @@ func New(opts Options) (*Server, error) {
 	s.authn.Store(au)
 	s.wsAuthn.Store(wsAu)
 	s.live.Store(&opts)
+	s.tracer.Store(newTracer(opts))
 	if s.mapper, err = newMapper(opts.Mappings); err != nil {
 		return nil, err
 	}
@@ -278,7 +281,7 @@ func (s *Server) accept(nc net.Conn) {
 // (ws.go), whose TLS if any was the HTTP server's.
 func (s *Server) admit(c *conn) {
 	id, nc := c.id, c.nc
-	if s.auth().nonce {
+	if c.auth().nonce {
 		c.nonce = newNonce()
 	}
 	info := s.infoFor(c)
@@ -292,7 +295,7 @@ func (s *Server) admit(c *conn) {
 	full := len(s.conns) >= live.MaxConnections
 	// Connections yet to authenticate have a budget of their own, so
 	// that idle sockets cannot take every slot from real clients.
-	full = full || s.auth().required && s.preAuth() >= int64(live.MaxUnauthenticated)
+	full = full || c.auth().required && s.preAuth() >= int64(live.MaxUnauthenticated)
 	if !full {
 		s.conns[id] = c
 	}

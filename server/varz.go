@@ -118,16 +118,30 @@ func (s *Server) jetStreamVarz() jetstream.Varz {
 		return jetstream.Varz{}
 	}
 	v := s.js.Varz(s.id)
-	v.Config.MaxMemory, v.Config.MaxStorage = s.jetStreamLimits()
+	s.fillJetStreamConfig(v.Config)
 	return v
 }
 
+// fillJetStreamConfig completes JetStream's configuration as /varz and
+// /jsz report it with what the server holds: the limits and the domain.
+func (s *Server) fillJetStreamConfig(c *jetstream.JSConfig) {
+	c.MaxMemory, c.MaxStorage = s.jetStreamLimits()
+	c.Domain = s.opts.JetStreamDomain
+}
+
 // jetStreamLimits are what bus reports as JetStream's max_memory and
-// max_storage: it has no limits of its own, so it reports the reference's
-// defaults, three quarters of the RAM and of the store's free disk.
+// max_storage: the configured max_memory_store and max_file_store, and
+// where one is not set, what the reference takes by default: three
+// quarters of the RAM and of the store's free disk.
 func (s *Server) jetStreamLimits() (memory, storage int64) {
-	dir := filepath.Join(s.opts.StoreDir, "jetstream")
-	return systemMemory() / 4 * 3, diskAvailable(dir) / 4 * 3
+	memory, storage = s.opts.JetStreamMaxMemory, s.opts.JetStreamMaxStore
+	if memory == 0 {
+		memory = systemMemory() / 4 * 3
+	}
+	if storage == 0 {
+		storage = diskAvailable(filepath.Join(s.opts.StoreDir, "jetstream")) / 4 * 3
+	}
+	return memory, storage
 }
 
 // cpuSampler turns the process's CPU time into a percentage of one core

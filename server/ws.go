@@ -128,7 +128,7 @@ type wsSocketKey struct{}
 func (s *Server) wsConnState(nc net.Conn, st http.ConnState) {
 	switch st {
 	case http.StateNew:
-		if s.auth().required && s.preAuth() >= int64(s.liveOpts().MaxUnauthenticated) {
+		if s.wsAuthn.Load().required && s.preAuth() >= int64(s.liveOpts().MaxUnauthenticated) {
 			s.log.Warn("websocket connection refused", "remote", nc.RemoteAddr().String(), "reason", "too many unauthenticated connections")
 			_ = nc.Close()
 		}

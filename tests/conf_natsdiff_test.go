@@ -37,6 +37,12 @@ func TestConfFileServerSettingsMatchReference(t *testing.T) {
 			"max_pending", "max_control_line", "lame_duck_duration", "lame_duck_grace_period", "auth_required"})
 }
 
+func TestConfFileAdvertiseAndHeadersMatchReference(t *testing.T) {
+	t.Parallel()
+	p := startConfPair(t, confHeader+"client_advertise: \"edge.example.com:4333\"\nno_header_support: true\n")
+	p.sameReports(t, []string{"host", "port", "headers", "connect_urls"}, []string{"host", "port", "connect_urls"})
+}
+
 func TestConfFileAuthorizationMatchesReference(t *testing.T) {
 	t.Parallel()
 	p := startConfPair(t, confHeader+`
@@ -117,10 +123,8 @@ jetstream {
   domain: edge
 }
 `)
-	// /varz's jetstream.config (domain, max_memory, max_storage) is not
-	// compared: bus's server reports its defaults there, not the
-	// configured values (issue 23, a server change).
-	p.sameReports(t, []string{"jetstream", "domain"}, nil)
+	p.sameReports(t, []string{"jetstream", "domain"},
+		[]string{"jetstream.config.max_memory", "jetstream.config.max_storage", "jetstream.config.domain"})
 	for _, addr := range []string{p.busClient, p.refClient} {
 		js, ctx := scenarioJS(t, "nats://"+addr, 10*time.Second)
 		info, err := js.AccountInfo(ctx)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -28,15 +29,16 @@ var busBinary = sync.OnceValues(func() (string, error) {
 
 var servingLine = regexp.MustCompile(`msg=serving client=(\S+)`)
 
-// startBusProcess runs the bus binary on a free port with storeDir and
-// returns the process and its client URL.
-func startBusProcess(t *testing.T, storeDir string) (*exec.Cmd, string) {
+// startBusProcess runs the bus binary on a free port with storeDir (and
+// extra arguments) and returns the process and its client URL.
+func startBusProcess(t *testing.T, storeDir string, extra ...string) (*exec.Cmd, string) {
 	t.Helper()
 	bin, err := busBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "serve", "--host", "127.0.0.1", "--port", "0", "--http-port", "0", "--store-dir", storeDir)
+	args := append([]string{"serve", "--host", "127.0.0.1", "--port", "0", "--http-port", "0", "--store-dir", storeDir}, extra...)
+	cmd := exec.Command(bin, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -67,11 +69,27 @@ func startBusProcess(t *testing.T, storeDir string) (*exec.Cmd, string) {
 // still there, and the durable consumer resumes where it was.
 func TestJetStreamSurvivesKill9(t *testing.T) {
 	t.Parallel()
+	testSurvivesKill9(t)
+}
+
+// The same with the store encrypted (docs/encryption.md).
+func TestJetStreamSurvivesKill9Encrypted(t *testing.T) {
+	t.Parallel()
+	cfg := filepath.Join(t.TempDir(), "bus.yaml")
+	if err := os.WriteFile(cfg, []byte("jetstream:\n  key: kill-test-key\n  cipher: aes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	testSurvivesKill9(t, "-c", cfg)
+}
+
+// testSurvivesKill9 is TestJetStreamSurvivesKill9 with extra arguments
+// to the bus processes.
+func testSurvivesKill9(t *testing.T, extra ...string) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	cmd, url := startBusProcess(t, dir)
+	cmd, url := startBusProcess(t, dir, extra...)
 	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +137,7 @@ func TestJetStreamSurvivesKill9(t *testing.T) {
 	_ = cmd.Wait()
 	nc.Close()
 
-	_, url2 := startBusProcess(t, dir)
+	_, url2 := startBusProcess(t, dir, extra...)
 	nc2, err := nats.Connect(url2)
 	if err != nil {
 		t.Fatal(err)
@@ -151,4 +169,13 @@ func TestJetStreamSurvivesKill9(t *testing.T) {
 	if _, err := js2.Publish(ctx, "k.1", []byte("after")); err != nil {
 		t.Fatal(err)
 	}
+	if len(extra) > 0 && !jetlogEncrypted(filepath.Join(dir, "jetstream", "K")) {
+		t.Fatal("the stream is not encrypted")
+	}
+}
+
+// jetlogEncrypted says a stream directory holds an encrypted stream.
+func jetlogEncrypted(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "stream.key"))
+	return err == nil
 }

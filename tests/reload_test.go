@@ -212,6 +212,7 @@ func TestReloadLimitsAndRefusals(t *testing.T) {
 	}{
 		{"store_dir", func(o *server.Options) { o.StoreDir = t.TempDir() }},
 		{"jetstream", func(o *server.Options) { o.JetStream = true }},
+		{"jetstream", func(o *server.Options) { o.JetStreamEncryption = server.JetStreamEncryption{Key: "new-key"} }},
 		{"port", func(o *server.Options) { o.Port = 4999 }},
 		{"http_port", func(o *server.Options) { o.HTTPPort = 0 }},
 		{"leafnodes", func(o *server.Options) {

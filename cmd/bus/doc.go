@@ -14,8 +14,13 @@
 // options.go is the only code that knows both conf.Config and
 // server.Options.
 //
-// Logs are written to standard error with log/slog, as text or JSON
-// (log_format) at log_level, and the same logger is handed to the server.
+// Logs are written with log/slog, as text or JSON (log_format) at
+// log_level (LevelTrace with trace), to standard error, log_file
+// (logfile.go rotates it), syslog or remote_syslog (syslog_unix.go), with
+// or without times (logtime, logtime_utc): logger.go builds the handler.
+// The same logger is handed to the server; its root is a swapHandler
+// (loghandler.go) that a reload points at a new handler, which every
+// logger derived from it follows (processlog.go).
 // Once listening, bus logs "serving" with the client and monitoring
 // addresses actually bound (monitoring, and monitoring_https when HTTPS
 // is on), which matter when a port is 0.

@@ -30,38 +30,35 @@ var natsFlagNames = map[string]string{
 	"n": "--server-name", "name": "--server-name", "server_name": "--server-name",
 	"P": "--pid-file", "pid": "--pid-file",
 	"D": "--log-level=debug", "debug": "--log-level=debug",
+	"V": "--trace", "trace": "--trace", "VV": "--trace-verbose",
+	"T": "--logtime", "logtime": "--logtime",
+	"l": "--log-file", "log": "--log-file",
+	"s": "--syslog", "syslog": "--syslog",
+	"r": "--remote-syslog", "remote_syslog": "--remote-syslog",
+	"log_size_limit": "--logfile-size-limit", "log_max_num": "--logfile-max-num",
+}
+
+// natsFlagSets are nats-server's flags that set two of bus's.
+var natsFlagSets = map[string][]string{
+	"DV":  {"--log-level=debug", "--trace"},
+	"DVV": {"--log-level=debug", "--trace-verbose"},
 }
 
 // natsBoolFlags take no value in nats-server.
-var natsBoolFlags = []string{"js", "jetstream", "D", "debug", "V", "trace", "DV", "VV", "DVV", "T", "logtime", "tls", "tlsverify"}
+var natsBoolFlags = []string{"js", "jetstream", "D", "debug", "V", "trace", "DV", "VV", "DVV", "T", "logtime", "s", "syslog", "tls", "tlsverify"}
 
 // natsRefused are nats-server flags bus has nothing for, with what to do.
 var natsRefused = map[string]string{
-	"V":                  "protocol tracing is not in bus yet; use -D (--log-level debug) for connection logs",
-	"trace":              "protocol tracing is not in bus yet; use -D (--log-level debug) for connection logs",
-	"VV":                 "protocol tracing is not in bus yet; use -D (--log-level debug) for connection logs",
-	"DV":                 "protocol tracing is not in bus yet; use -D (--log-level debug) for connection logs",
-	"DVV":                "protocol tracing is not in bus yet; use -D (--log-level debug) for connection logs",
-	"l":                  "bus logs to stderr; redirect it, or let the init system keep the log",
-	"log":                "bus logs to stderr; redirect it, or let the init system keep the log",
-	"s":                  "bus logs to stderr; let the init system send it to syslog",
-	"syslog":             "bus logs to stderr; let the init system send it to syslog",
-	"r":                  "bus logs to stderr; let the init system send it to syslog",
-	"remote_syslog":      "bus logs to stderr; let the init system send it to syslog",
-	"sl":                 "use kill (SIGTERM stops, SIGHUP reloads) or bus ldm for lame-duck mode",
-	"signal":             "use kill (SIGTERM stops, SIGHUP reloads) or bus ldm for lame-duck mode",
-	"cluster":            "bus runs as a single server and has no cluster; link servers with leafnodes.remotes in the config file",
-	"cluster_name":       "bus runs as a single server and has no cluster",
-	"cluster_advertise":  "bus runs as a single server and has no cluster",
-	"routes":             "bus runs as a single server and has no cluster",
-	"no_advertise":       "bus runs as a single server and has no cluster",
-	"connect_retries":    "bus runs as a single server and has no cluster",
-	"client_advertise":   "advertising another address in INFO is not in bus yet",
-	"ports_file_dir":     "bus writes no ports file; the \"serving\" log line has the bound addresses",
-	"profile":            "bus has no profiling port",
-	"log_size_limit":     "bus logs to stderr and rotates nothing",
-	"log_max_num":        "bus logs to stderr and rotates nothing",
-	"max_traced_msg_len": "protocol tracing is not in bus yet",
+	"sl":                "use kill (SIGTERM stops, SIGHUP reloads) or bus ldm for lame-duck mode",
+	"signal":            "use kill (SIGTERM stops, SIGHUP reloads) or bus ldm for lame-duck mode",
+	"cluster":           "bus runs as a single server and has no cluster; link servers with leafnodes.remotes in the config file",
+	"cluster_name":      "bus runs as a single server and has no cluster",
+	"cluster_advertise": "bus runs as a single server and has no cluster",
+	"routes":            "bus runs as a single server and has no cluster",
+	"no_advertise":      "bus runs as a single server and has no cluster",
+	"connect_retries":   "bus runs as a single server and has no cluster",
+	"ports_file_dir":    "bus writes no ports file; the \"serving\" log line has the bound addresses",
+	"profile":           "bus has no profiling port",
 }
 
 // subcommands are the first arguments that name a command of bus's own.
@@ -104,12 +101,9 @@ func natsArgs(args []string) ([]string, error) {
 		case name == "h" || name == "help":
 			out = append(out, "--help")
 			continue
-		case name == "T" || name == "logtime":
-			// bus's lines always carry a time: -T and -T=true ask for
-			// what it does; -T=false is refused.
-			if hasVal && val != "true" {
-				refused = append(refused, a+": bus's log lines always carry a time")
-			}
+		}
+		if set, ok := natsFlagSets[name]; ok {
+			out = append(out, set...)
 			continue
 		}
 		if reason, ok := natsRefused[name]; ok {
@@ -154,5 +148,6 @@ func natsArgs(args []string) ([]string, error) {
 
 // isBusBoolFlag reports whether bus's long flag takes no value.
 func isBusBoolFlag(flag string) bool {
-	return slices.Contains([]string{"--jetstream", "--http-auth", "--tls", "--tlsverify"}, flag)
+	return slices.Contains([]string{"--jetstream", "--http-auth", "--tls", "--tlsverify", "--trace", "--trace-verbose",
+		"--trace-headers", "--logtime", "--logtime-utc", "--syslog", "--no-header-support"}, flag)
 }

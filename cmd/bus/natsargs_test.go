@@ -25,7 +25,14 @@ func TestNATSArgs(t *testing.T) {
 		{[]string{"--addr=0.0.0.0", "--net", "::", "--port=1", "--http_port", "2"},
 			[]string{"serve", "--host=0.0.0.0", "--host", "::", "--port=1", "--http-port", "2"}},
 		{[]string{"-js", "-sd", "/data", "-n", "n1", "-D", "-T"},
-			[]string{"serve", "--jetstream", "--store-dir", "/data", "--server-name", "n1", "--log-level=debug"}},
+			[]string{"serve", "--jetstream", "--store-dir", "/data", "--server-name", "n1", "--log-level=debug", "--logtime"}},
+		{[]string{"-V", "-DV", "-VV", "-DVV", "--trace"},
+			[]string{"serve", "--trace", "--log-level=debug", "--trace", "--trace-verbose", "--log-level=debug", "--trace-verbose", "--trace"}},
+		{[]string{"-l", "/var/log/bus.log", "--log_size_limit", "10MB", "--log_max_num", "3", "-T=false", "-s", "-r", "udp://logs:514", "--max_traced_msg_len", "64"},
+			[]string{"serve", "--log-file", "/var/log/bus.log", "--logfile-size-limit", "10MB", "--logfile-max-num", "3", "--logtime=false",
+				"--syslog", "--remote-syslog", "udp://logs:514", "--max-traced-msg-len", "64"}},
+		{[]string{"--client_advertise", "edge:4222", "--syslog", "false"},
+			[]string{"serve", "--client-advertise", "edge:4222", "--syslog=false"}},
 		{[]string{"serve", "--store_dir", "/d", "--max_payload=2MB", "-P", "/run/bus.pid", "--pid", "x"},
 			[]string{"serve", "--store-dir", "/d", "--max-payload=2MB", "--pid-file", "/run/bus.pid", "--pid-file", "x"}},
 		{[]string{"--user", "u", "--pass", "-p", "--auth", "t", "--tls", "--tlscert", "c.pem", "--tlsverify"},
@@ -48,7 +55,7 @@ func TestNATSArgs(t *testing.T) {
 			t.Errorf("natsArgs(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
 		}
 	}
-	for _, in := range [][]string{{"-V"}, {"-DV"}, {"-l", "x.log"}, {"--signal", "stop"}, {"-s"}, {"--routes", "nats://a"}, {"-T=false"}, {"serve", "--cluster", "nats://0.0.0.0:6222"}} {
+	for _, in := range [][]string{{"--signal", "stop"}, {"--routes", "nats://a"}, {"serve", "--cluster", "nats://0.0.0.0:6222"}} {
 		_, err := natsArgs(in)
 		if err == nil || !strings.Contains(err.Error(), strings.SplitN(in[len(in)-1], "=", 2)[0]) && !strings.Contains(err.Error(), in[0]) && !strings.Contains(err.Error(), in[1%len(in)]) {
 			t.Errorf("natsArgs(%q): %v, want a refusal naming the flag", in, err)
@@ -90,8 +97,4 @@ func TestServeNATSConfAndFlags(t *testing.T) {
 		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
 	}
 
-	p = runBus(t, nil, "-c", path, "-V")
-	if p.code != exitUsage || !strings.Contains(p.stderr.String(), "-V") {
-		t.Errorf("-V: exit %d, want %d naming it; stderr:\n%s", p.code, exitUsage, p.stderr)
-	}
 }

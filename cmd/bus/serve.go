@@ -42,7 +42,7 @@ nats-server's keys and flags.
 
 The first signal shuts down gracefully, within 10s; a second one exits at
 once with code 1. SIGHUP reloads the configuration file (what can change
-live: users, permissions, limits, log level, TLS certificates; see
+live: users, permissions, limits, logging, TLS certificates; see
 docs/operations.md). SIGUSR2 (or 'bus ldm') enters lame-duck mode: no new
 clients, connected ones told to reconnect elsewhere and closed over
 lame_duck_duration, then the server stops.`,
@@ -52,9 +52,12 @@ lame_duck_duration, then the server stops.`,
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			level := new(slog.LevelVar) // a reload may change it
-			level.Set(cfg.LogLevel)
-			log := newLoggerAt(cfg, stderr, level)
+			logs, err := openProcessLog(cfg, stderr)
+			if err != nil {
+				return &exitError{exitUsage, err}
+			}
+			defer logs.close()
+			log := logs.logger
 			log.Debug("configuration loaded", "file", configPath, "log_level", cfg.LogLevel.String())
 			// Kubernetes sets these in every pod of a namespace with a
 			// Service named bus: they are expected, so not worth a warning.
@@ -90,7 +93,7 @@ lame_duck_duration, then the server stops.`,
 			sigs := make(chan os.Signal, 2)
 			signal.Notify(sigs, append([]os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}, lameDuckSignals()...)...)
 			defer signal.Stop(sigs)
-			return serveWith(srv, log, sigs, configReloader(srv, cfg, configPath, cmd.Flags(), log, level))
+			return serveWith(srv, log, sigs, configReloader(srv, configPath, cmd.Flags(), logs))
 		},
 	}
 	cmd.Flags().StringVarP(&configPath, "config", "c", "", "config `file` (.conf in nats-server's syntax, .yaml, .yml, .toml or .json)")
@@ -113,26 +116,29 @@ type runner interface {
 // configReloader is what SIGHUP does: read the configuration again (the
 // file, the environment and the flags, as at start) and apply it to srv
 // with Reload, which logs what changed and refuses what needs a restart.
-// The log level changes here; the log format needs a restart.
-func configReloader(srv *server.Server, started conf.Config, path string, flags *pflag.FlagSet, log *slog.Logger, level *slog.LevelVar) func() error {
+// The logging keys change here (processlog.go): a new destination is
+// opened before the server's settings are applied, so that a log_file
+// that cannot be opened refuses the whole reload.
+func configReloader(srv *server.Server, path string, flags *pflag.FlagSet, logs *processLog) func() error {
 	return func() error {
+		log := logs.logger
 		log.Info("reloading the configuration", "file", path)
 		cfg, err := conf.Load(path, flags)
-		if err == nil && cfg.LogFormat != started.LogFormat {
-			log.Error("config reload refused: the setting needs a restart", "key", "log_format")
-			err = fmt.Errorf("log_format: needs a restart")
+		var next *logSink
+		if err == nil {
+			next, err = logs.prepare(cfg)
 		}
 		if err == nil {
 			err = srv.Reload(options(cfg, log))
+			if err != nil {
+				next.discard()
+			}
 		}
 		if err != nil {
 			log.Error("config reload failed; the running configuration stays", "err", err)
 			return err
 		}
-		if old := level.Level(); old != cfg.LogLevel {
-			level.Set(cfg.LogLevel)
-			log.Info("log level changed", "from", old.String(), "to", cfg.LogLevel.String())
-		}
+		logs.apply(cfg, next)
 		return nil
 	}
 }

@@ -34,14 +34,7 @@ func FuzzJetStreamAPI(f *testing.F) {
 		f.Add(s.subject, s.body)
 	}
 	core := newFakeCore()
-	svc, err := New(core, Options{Dir: f.TempDir()})
-	if err != nil {
-		f.Fatal(err)
-	}
-	if err := svc.Start(); err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(svc.Shutdown)
+	svc := startService(f, core)
 	f.Fuzz(func(t *testing.T, subject, body string) {
 		if strings.ContainsAny(subject, " \t\r\n") {
 			return // cannot arrive in a PUB

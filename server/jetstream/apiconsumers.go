@@ -6,33 +6,33 @@ import (
 	"github.com/nats-io/nuid"
 )
 
-// handleConsumer dispatches $JS.API.CONSUMER.* requests; t is the subject
-// after "CONSUMER".
+// handleConsumer dispatches $JS.API.CONSUMER.* requests, and sends what
+// their handlers return; t is the subject after "CONSUMER".
 func (svc *Service) handleConsumer(r apiRequest, t []string) {
 	switch {
 	case len(t) == 2 && t[0] == "CREATE":
 		// No name in the subject: the config names the consumer, or it is
 		// an ephemeral one the server names (nats.go sends this for an
 		// unnamed ordered consumer with several filters).
-		svc.consumerCreate(r, createLegacyEphemeral, t[1], "", "")
+		svc.replyTo(r.reply, typeConsumerCreate).send(svc.consumerCreate(r, createLegacyEphemeral, t[1], "", ""))
 	case len(t) >= 3 && t[0] == "CREATE":
-		svc.consumerCreate(r, createNamed, t[1], t[2], strings.Join(t[3:], "."))
+		svc.replyTo(r.reply, typeConsumerCreate).send(svc.consumerCreate(r, createNamed, t[1], t[2], strings.Join(t[3:], ".")))
 	case len(t) == 4 && t[0] == "DURABLE" && t[1] == "CREATE":
-		svc.consumerCreate(r, createLegacyDurable, t[2], t[3], "")
+		svc.replyTo(r.reply, typeConsumerCreate).send(svc.consumerCreate(r, createLegacyDurable, t[2], t[3], ""))
 	case len(t) == 3 && t[0] == "INFO":
-		svc.consumerInfo(r, t[1], t[2])
+		svc.replyTo(r.reply, typeConsumerInfo).send(svc.consumerInfo(t[1], t[2]))
 	case len(t) == 3 && t[0] == "DELETE":
-		svc.consumerDelete(r, t[1], t[2])
+		svc.replyTo(r.reply, typeConsumerDelete).send(svc.consumerDelete(t[1], t[2]))
 	case len(t) == 3 && t[0] == "PAUSE":
-		svc.consumerPause(r, t[1], t[2])
+		svc.replyTo(r.reply, typeConsumerPause).send(svc.consumerPause(r, t[1], t[2]))
 	case len(t) == 3 && t[0] == "UNPIN":
-		svc.consumerUnpin(r, t[1], t[2])
+		svc.replyTo(r.reply, typeConsumerUnpin).send(svc.consumerUnpin(r, t[1], t[2]))
 	case len(t) == 3 && t[0] == "RESET":
-		svc.consumerReset(r, t[1], t[2])
+		svc.replyTo(r.reply, typeConsumerReset).send(svc.consumerReset(r, t[1], t[2]))
 	case len(t) == 2 && t[0] == "LIST":
-		svc.consumerList(r, t[1])
+		svc.replyTo(r.reply, typeConsumerList).send(svc.consumerList(r, t[1]))
 	case len(t) == 2 && t[0] == "NAMES":
-		svc.consumerNames(r, t[1])
+		svc.replyTo(r.reply, typeConsumerNames).send(svc.consumerNames(r, t[1]))
 	}
 }
 
@@ -69,122 +69,106 @@ func nameFromSubject(kind createSubject, name string, cfg *consumerConfig) *apiE
 	return nil
 }
 
-func (svc *Service) consumerCreate(r apiRequest, kind createSubject, streamName, name, filter string) {
+func (svc *Service) consumerCreate(r apiRequest, kind createSubject, streamName, name, filter string) (any, *apiError) {
 	var req struct {
 		Stream string         `json:"stream_name"`
 		Config consumerConfig `json:"config"`
 		Action string         `json:"action"`
 	}
 	if e := decodeBody(r.body, &req); e != nil {
-		svc.respondErr(r.reply, typeConsumerCreate, e)
-		return
+		return nil, e
 	}
 	if e := unknownField(req.Config.extra, referenceConsumerFields); e != nil {
-		svc.respondErr(r.reply, typeConsumerCreate, e)
-		return
+		return nil, e
 	}
 	st, e := svc.lookup(streamName)
 	if e != nil {
-		svc.respondErr(r.reply, typeConsumerCreate, e)
-		return
+		return nil, e
 	}
 	if req.Stream != "" && req.Stream != streamName {
-		svc.respondErr(r.reply, typeConsumerCreate, errStreamNameMismatch())
-		return
+		return nil, errStreamNameMismatch()
 	}
 	cfg := req.Config
 	if filter != "" && filter != cfg.FilterSubject {
-		svc.respondErr(r.reply, typeConsumerCreate, errFilterMismatch())
-		return
+		return nil, errFilterMismatch()
 	}
 	if e := nameFromSubject(kind, name, &cfg); e != nil {
-		svc.respondErr(r.reply, typeConsumerCreate, e)
-		return
+		return nil, e
 	}
 	if cfg.Name == "" && cfg.Durable == "" {
 		cfg.Name = nuid.Next()
 	}
 	svc.sh.limits.consumerDefaults(&cfg)
 	if e := cfg.normalize(st.config()); e != nil {
-		svc.respondErr(r.reply, typeConsumerCreate, e)
-		return
+		return nil, e
 	}
 	if e := svc.sh.limits.checkConsumer(&cfg); e != nil {
-		svc.respondErr(r.reply, typeConsumerCreate, e)
-		return
+		return nil, e
 	}
 	if e := svc.mayConsume(r.from, &cfg, st.config()); e != nil {
-		svc.respondErr(r.reply, typeConsumerCreate, e)
-		return
+		return nil, e
 	}
 	existed := st.consumer(cfg.Name) != nil
 	c, e := st.createConsumer(cfg, req.Action)
 	if e != nil {
-		svc.respondErr(r.reply, typeConsumerCreate, e)
-		return
+		return nil, e
 	}
 	if cfg.LagAlert != nil {
 		svc.watchLag()
 	}
-	svc.respond(r.reply, c.info(typeConsumerCreate))
-	if !existed {
-		svc.sh.adviseConsumer(st.name, cfg.Name, actionCreate)
+	info := c.info(typeConsumerCreate)
+	if existed {
+		return info, nil
 	}
+	return followedBy{info, func() { svc.sh.adviseConsumer(st.name, cfg.Name, actionCreate) }}, nil
 }
 
-func (svc *Service) consumerInfo(r apiRequest, streamName, name string) {
-	st, e := svc.lookup(streamName)
+func (svc *Service) consumerInfo(streamName, name string) (any, *apiError) {
+	_, c, e := svc.lookupConsumer(streamName, name)
 	if e != nil {
-		svc.respondErr(r.reply, typeConsumerInfo, e)
-		return
+		return nil, e
 	}
-	c := st.consumer(name)
-	if c == nil {
-		svc.respondErr(r.reply, typeConsumerInfo, errConsumerNotFound())
-		return
-	}
-	svc.respond(r.reply, c.info(typeConsumerInfo))
+	return c.info(typeConsumerInfo), nil
 }
 
-func (svc *Service) consumerDelete(r apiRequest, streamName, name string) {
+func (svc *Service) consumerDelete(streamName, name string) (any, *apiError) {
 	st, e := svc.lookup(streamName)
 	if e != nil {
-		svc.respondErr(r.reply, typeConsumerDelete, e)
-		return
+		return nil, e
 	}
 	if !st.removeConsumer(name) {
-		svc.respondErr(r.reply, typeConsumerDelete, errConsumerNotFound())
-		return
+		return nil, errConsumerNotFound()
 	}
-	svc.respond(r.reply, successResponse{Type: typeConsumerDelete, Success: true})
-	svc.sh.adviseConsumer(streamName, name, actionDelete)
+	deleted := successResponse{Type: typeConsumerDelete, Success: true}
+	return followedBy{deleted, func() { svc.sh.adviseConsumer(streamName, name, actionDelete) }}, nil
 }
 
-func (svc *Service) consumerList(r apiRequest, streamName string) {
-	if all, offset, ok := svc.consumersFor(r, streamName, typeConsumerList); ok {
-		respondPage(svc, r.reply, typeConsumerList, "consumers", all, offset, listLimit, func(c *consumer) consumerInfo { return c.info("") })
+func (svc *Service) consumerList(r apiRequest, streamName string) (any, *apiError) {
+	all, offset, e := svc.consumersFor(r, streamName)
+	if e != nil {
+		return nil, e
 	}
+	return listPage(typeConsumerList, "consumers", all, offset, listLimit, func(c *consumer) consumerInfo { return c.info("") }), nil
 }
 
-func (svc *Service) consumerNames(r apiRequest, streamName string) {
-	if all, offset, ok := svc.consumersFor(r, streamName, typeConsumerNames); ok {
-		respondPage(svc, r.reply, typeConsumerNames, "consumers", all, offset, namesLimit, func(c *consumer) string { return c.name })
+func (svc *Service) consumerNames(r apiRequest, streamName string) (any, *apiError) {
+	all, offset, e := svc.consumersFor(r, streamName)
+	if e != nil {
+		return nil, e
 	}
+	return listPage(typeConsumerNames, "consumers", all, offset, namesLimit, func(c *consumer) string { return c.name }), nil
 }
 
 // consumersFor reads a LIST or NAMES request for a stream's consumers
-// and returns them sorted with the requested offset, or answers the
-// error and reports false.
-func (svc *Service) consumersFor(r apiRequest, streamName, typ string) ([]*consumer, int, bool) {
+// and returns them sorted, with the requested offset.
+func (svc *Service) consumersFor(r apiRequest, streamName string) ([]*consumer, int, *apiError) {
 	var req pageRequest
 	if e := decodeBody(r.body, &req); e != nil {
-		svc.respondErr(r.reply, typ, e)
-		return nil, 0, false
+		return nil, 0, e
 	}
 	st, e := svc.lookup(streamName)
 	if e != nil {
-		svc.respondErr(r.reply, typ, e)
-		return nil, 0, false
+		return nil, 0, e
 	}
-	return st.sortedConsumers(), req.Offset, true
+	return st.sortedConsumers(), req.Offset, nil
 }

@@ -19,24 +19,25 @@ const (
 	subjectsLimit = 100000
 )
 
-// handle dispatches one API request by subject. Unknown subjects get no
-// answer at all, as with the reference.
+// handle dispatches one API request by subject, and sends what its
+// handler returns (apireply.go). Unknown subjects get no answer at all,
+// as with the reference.
 func (svc *Service) handle(r apiRequest) {
 	svc.apiTotal.Add(1)
 	t := strings.Split(strings.TrimPrefix(r.subject, apiPrefix), ".")
 	switch {
 	case len(t) == 1 && t[0] == "INFO":
-		svc.accountInfo(r)
+		svc.replyTo(r.reply, typeAccountInfo).send(svc.accountInfo(), nil)
 	case len(t) == 2 && t[0] == "STREAM" && t[1] == "LIST":
-		svc.streamList(r)
+		svc.replyTo(r.reply, typeStreamList).send(svc.streamList(r))
 	case len(t) == 2 && t[0] == "STREAM" && t[1] == "NAMES":
-		svc.streamNames(r)
+		svc.replyTo(r.reply, typeStreamNames).send(svc.streamNames(r))
 	case len(t) == 3 && t[0] == "STREAM":
 		svc.handleStream(r, t[1], t[2])
 	case len(t) == 4 && t[0] == "STREAM" && t[1] == "MSG" && t[2] == "GET":
-		svc.msgGet(r, t[3])
+		svc.replyTo(r.reply, typeMsgGet).send(svc.msgGet(r, t[3]))
 	case len(t) == 4 && t[0] == "STREAM" && t[1] == "MSG" && t[2] == "DELETE":
-		svc.msgDelete(r, t[3])
+		svc.replyTo(r.reply, typeMsgDelete).send(svc.msgDelete(r, t[3]))
 	case len(t) >= 3 && t[0] == "DIRECT" && t[1] == "GET":
 		svc.directGet(r, t[2], strings.Join(t[3:], "."))
 	case t[0] == "CONSUMER":
@@ -47,19 +48,19 @@ func (svc *Service) handle(r apiRequest) {
 func (svc *Service) handleStream(r apiRequest, op, name string) {
 	switch op {
 	case "CREATE":
-		svc.streamCreate(r, name)
+		svc.replyTo(r.reply, typeStreamCreate).send(svc.streamCreate(r, name))
 	case "UPDATE":
-		svc.streamUpdate(r, name)
+		svc.replyTo(r.reply, typeStreamUpdate).send(svc.streamUpdate(r, name))
 	case "INFO":
-		svc.streamInfo(r, name)
+		svc.replyTo(r.reply, typeStreamInfo).send(svc.streamInfo(r, name))
 	case "DELETE":
-		svc.streamDelete(r, name)
+		svc.replyTo(r.reply, typeStreamDelete).send(svc.streamDelete(name))
 	case "PURGE":
-		svc.streamPurge(r, name)
+		svc.replyTo(r.reply, typeStreamPurge).send(svc.streamPurge(r, name))
 	case "SNAPSHOT":
-		svc.streamSnapshot(r, name)
+		svc.replyTo(r.reply, typeStreamSnapshot).send(svc.streamSnapshot(r, name))
 	case "RESTORE":
-		svc.streamRestore(r, name)
+		svc.replyTo(r.reply, typeStreamRestore).send(svc.streamRestore(r, name))
 	}
 }
 
@@ -118,7 +119,7 @@ type apiStats struct {
 // control acks (level 4) are not served.
 const APILevel = 2
 
-func (svc *Service) accountInfo(r apiRequest) {
+func (svc *Service) accountInfo() accountInfo {
 	info := accountInfo{Type: typeAccountInfo, Limits: accountLimits{-1, -1, -1, -1, -1, -1, -1, false}, Domain: svc.sh.domain}
 	if svc.maxMemory > 0 {
 		info.Limits.MaxMemory = svc.maxMemory
@@ -140,75 +141,62 @@ func (svc *Service) accountInfo(r apiRequest) {
 		info.Consumers += st.numConsumers()
 	}
 	info.API = apiStats{Level: APILevel, Total: svc.apiTotal.Load(), Errors: svc.apiErrors.Load()}
-	svc.respond(r.reply, info)
+	return info
 }
 
-func (svc *Service) streamCreate(r apiRequest, name string) {
+func (svc *Service) streamCreate(r apiRequest, name string) (any, *apiError) {
 	var cfg streamConfig
 	if len(bytes.TrimSpace(r.body)) == 0 {
-		svc.respondErr(r.reply, typeStreamCreate, errStreamNameMismatch())
-		return
+		return nil, errStreamNameMismatch()
 	}
 	if e := decodeBody(r.body, &cfg); e != nil {
-		svc.respondErr(r.reply, typeStreamCreate, e)
-		return
+		return nil, e
 	}
 	if e := unknownField(cfg.extra, referenceStreamFields); e != nil {
-		svc.respondErr(r.reply, typeStreamCreate, e)
-		return
+		return nil, e
 	}
 	if cfg.Name != name {
-		svc.respondErr(r.reply, typeStreamCreate, errStreamNameMismatch())
-		return
+		return nil, errStreamNameMismatch()
 	}
 	if cfg.Durability == "" && svc.defaultSync > 0 {
 		cfg.Durability, cfg.SyncInterval = jetlog.DurabilityInterval, int64(svc.defaultSync)
 	}
 	svc.sh.limits.streamDefaults(&cfg)
 	if e := cfg.normalize(); e != nil {
-		svc.respondErr(r.reply, typeStreamCreate, e)
-		return
+		return nil, e
 	}
 	if e := svc.sh.limits.checkStream(&cfg); e != nil {
-		svc.respondErr(r.reply, typeStreamCreate, e)
-		return
+		return nil, e
 	}
 	if cfg.Sealed {
-		svc.respondErr(r.reply, typeStreamCreate, errStreamConfig("stream configuration for create can not be sealed"))
-		return
+		return nil, errStreamConfig("stream configuration for create can not be sealed")
 	}
 	if e := svc.mayOwn(r.from, &cfg); e != nil {
-		svc.respondErr(r.reply, typeStreamCreate, e)
-		return
+		return nil, e
 	}
 	defer svc.lockLimits(cfg)()
 	if e := svc.reserve(cfg, svc.stream(name)); e != nil {
-		svc.respondErr(r.reply, typeStreamCreate, e)
-		return
+		return nil, e
 	}
 	svc.mu.Lock()
 	if d, ok := svc.damaged[name]; ok {
 		// Its files are there: creating over them could mix old and new.
 		// Deleting the stream removes them.
 		svc.mu.Unlock()
-		svc.respondErr(r.reply, typeStreamCreate, errStreamOffline(d.Error))
-		return
+		return nil, errStreamOffline(d.Error)
 	}
 	if st, ok := svc.streams[name]; ok {
 		svc.mu.Unlock()
 		if !sameJSON(st.config(), cfg) {
-			svc.respondErr(r.reply, typeStreamCreate, errStreamNameInUse())
-			return
+			return nil, errStreamNameInUse()
 		}
 		info := st.info(typeStreamCreate)
 		info.DidCreate = true
-		svc.respond(r.reply, info)
-		return
+		return info, nil
 	}
 	if svc.creating[name] || svc.overlapsOthers(name, cfg.Subjects) {
 		svc.mu.Unlock()
-		svc.respondErr(r.reply, typeStreamCreate, errSubjectsOverlap())
-		return
+		return nil, errSubjectsOverlap()
 	}
 	// Reserve the name and subjects, then open the log without the lock:
 	// it is disk I/O, and other streams keep being served meanwhile.
@@ -225,56 +213,45 @@ func (svc *Service) streamCreate(r apiRequest, name string) {
 	}
 	svc.mu.Unlock()
 	if err != nil {
-		svc.storageFailed(r.reply, typeStreamCreate, name, err)
-		return
+		return nil, svc.storageFailed(typeStreamCreate, name, err)
 	}
 	info := st.info(typeStreamCreate)
 	info.DidCreate = true
-	svc.respond(r.reply, info)
-	svc.sh.adviseStream(name, actionCreate)
+	return followedBy{info, func() { svc.sh.adviseStream(name, actionCreate) }}, nil
 }
 
-func (svc *Service) streamUpdate(r apiRequest, name string) {
+func (svc *Service) streamUpdate(r apiRequest, name string) (any, *apiError) {
 	st, e := svc.lookup(name)
 	if e != nil {
-		svc.respondErr(r.reply, typeStreamUpdate, e)
-		return
+		return nil, e
 	}
 	var cfg streamConfig
 	if e := decodeBody(r.body, &cfg); e != nil {
-		svc.respondErr(r.reply, typeStreamUpdate, e)
-		return
+		return nil, e
 	}
 	if e := unknownField(cfg.extra, referenceStreamFields); e != nil {
-		svc.respondErr(r.reply, typeStreamUpdate, e)
-		return
+		return nil, e
 	}
 	if cfg.Name != name {
-		svc.respondErr(r.reply, typeStreamUpdate, errStreamNameMismatch())
-		return
+		return nil, errStreamNameMismatch()
 	}
 	svc.sh.limits.streamDefaults(&cfg)
 	if e := cfg.normalize(); e != nil {
-		svc.respondErr(r.reply, typeStreamUpdate, e)
-		return
+		return nil, e
 	}
 	if e := svc.sh.limits.checkStream(&cfg); e != nil {
-		svc.respondErr(r.reply, typeStreamUpdate, e)
-		return
+		return nil, e
 	}
 	old := st.config()
 	if e := checkUpdate(old, &cfg); e != nil {
-		svc.respondErr(r.reply, typeStreamUpdate, e)
-		return
+		return nil, e
 	}
 	if e := svc.mayOwn(r.from, &cfg); e != nil {
-		svc.respondErr(r.reply, typeStreamUpdate, e)
-		return
+		return nil, e
 	}
 	defer svc.lockLimits(cfg)()
 	if e := svc.reserve(cfg, st); e != nil {
-		svc.respondErr(r.reply, typeStreamUpdate, e)
-		return
+		return nil, e
 	}
 	svc.mu.Lock()
 	overlap := svc.overlapsOthers(name, cfg.Subjects)
@@ -284,28 +261,24 @@ func (svc *Service) streamUpdate(r apiRequest, name string) {
 	}
 	svc.mu.Unlock()
 	if overlap {
-		svc.respondErr(r.reply, typeStreamUpdate, errSubjectsOverlap())
-		return
+		return nil, errSubjectsOverlap()
 	}
 	if err := st.log.UpdateConfig(cfg.logConfig()); err != nil {
 		svc.mu.Lock()
 		svc.disown(name, cfg.Subjects)
 		svc.own(name, old.Subjects)
 		svc.mu.Unlock()
-		svc.storageFailed(r.reply, typeStreamUpdate, name, err)
-		return
+		return nil, svc.storageFailed(typeStreamUpdate, name, err)
 	}
 	st.setConfig(cfg)
 	st.updateSourcing(old, cfg)
 	if err := st.subscribe(); err != nil {
-		svc.storageFailed(r.reply, typeStreamUpdate, name, err)
-		return
+		return nil, svc.storageFailed(typeStreamUpdate, name, err)
 	}
 	// The new owner's rights, and every owner's over what streams may
 	// now hold (a mirror's consumers read what its origin captures).
 	svc.checkOwners()
-	svc.respond(r.reply, st.info(typeStreamUpdate))
-	svc.sh.adviseStream(name, actionModify)
+	return followedBy{st.info(typeStreamUpdate), func() { svc.sh.adviseStream(name, actionModify) }}, nil
 }
 
 // streamInfoResponse adds the paging fields the reference sends on INFO.
@@ -316,25 +289,23 @@ type streamInfoResponse struct {
 	Limit  int `json:"limit"`
 }
 
-func (svc *Service) streamInfo(r apiRequest, name string) {
+func (svc *Service) streamInfo(r apiRequest, name string) (any, *apiError) {
 	st, e := svc.lookup(name)
 	if e != nil {
-		svc.apiErrors.Add(1)
-		svc.respond(r.reply, struct {
+		// The reference's error here carries the paging fields too.
+		return struct {
 			apiResponse
 			Total  int `json:"total"`
 			Offset int `json:"offset"`
 			Limit  int `json:"limit"`
-		}{apiResponse: apiResponse{Type: typeStreamInfo, Error: e}})
-		return
+		}{apiResponse: apiResponse{Type: typeStreamInfo, Error: e}}, e
 	}
 	var req struct {
 		SubjectsFilter string `json:"subjects_filter"`
 		DeletedDetails bool   `json:"deleted_details"`
 	}
 	if e := decodeBody(r.body, &req); e != nil {
-		svc.respondErr(r.reply, typeStreamInfo, e)
-		return
+		return nil, e
 	}
 	resp := streamInfoResponse{streamInfo: st.info(typeStreamInfo)}
 	if req.DeletedDetails {
@@ -345,7 +316,7 @@ func (svc *Service) streamInfo(r apiRequest, name string) {
 		resp.State.Subjects = svc.readableCounts(r.from, req.SubjectsFilter, st.log.SubjectCounts(req.SubjectsFilter))
 		resp.Total, resp.Limit = len(resp.State.Subjects), subjectsLimit
 	}
-	svc.respond(r.reply, resp)
+	return resp, nil
 }
 
 // maxDeletedDetails bounds one answer's deleted seqs (bus's own: the
@@ -357,7 +328,7 @@ type successResponse struct {
 	Success bool   `json:"success"`
 }
 
-func (svc *Service) streamDelete(r apiRequest, name string) {
+func (svc *Service) streamDelete(name string) (any, *apiError) {
 	svc.mu.Lock()
 	st := svc.streams[name]
 	if st != nil {
@@ -370,33 +341,28 @@ func (svc *Service) streamDelete(r apiRequest, name string) {
 		// The operator's way out for a stream that cannot be opened:
 		// delete it, files and all.
 		if err := jetlog.RemoveStream(svc.sh.fs, filepath.Join(svc.dir, name)); err != nil {
-			svc.storageFailed(r.reply, typeStreamDelete, name, err)
-			return
+			return nil, svc.storageFailed(typeStreamDelete, name, err)
 		}
 		svc.mu.Lock()
 		delete(svc.damaged, name)
 		svc.mu.Unlock()
 		svc.sh.log.Warn("damaged stream deleted", "stream", name)
-		svc.respond(r.reply, successResponse{Type: typeStreamDelete, Success: true})
-		return
+		return successResponse{Type: typeStreamDelete, Success: true}, nil
 	}
 	if st == nil {
-		svc.respondErr(r.reply, typeStreamDelete, errStreamNotFound())
-		return
+		return nil, errStreamNotFound()
 	}
 	if err := st.destroy(); err != nil {
-		svc.storageFailed(r.reply, typeStreamDelete, name, err)
-		return
+		return nil, svc.storageFailed(typeStreamDelete, name, err)
 	}
-	svc.respond(r.reply, successResponse{Type: typeStreamDelete, Success: true})
-	svc.sh.adviseStream(name, actionDelete)
+	deleted := successResponse{Type: typeStreamDelete, Success: true}
+	return followedBy{deleted, func() { svc.sh.adviseStream(name, actionDelete) }}, nil
 }
 
-func (svc *Service) streamPurge(r apiRequest, name string) {
+func (svc *Service) streamPurge(r apiRequest, name string) (any, *apiError) {
 	st, e := svc.lookup(name)
 	if e != nil {
-		svc.respondErr(r.reply, typeStreamPurge, e)
-		return
+		return nil, e
 	}
 	var req struct {
 		Filter string `json:"filter"`
@@ -404,31 +370,26 @@ func (svc *Service) streamPurge(r apiRequest, name string) {
 		Keep   uint64 `json:"keep"`
 	}
 	if e := decodeBody(r.body, &req); e != nil {
-		svc.respondErr(r.reply, typeStreamPurge, e)
-		return
+		return nil, e
 	}
 	if req.Seq > 0 && req.Keep > 0 {
-		svc.respondErr(r.reply, typeStreamPurge, newAPIError(400, 10003, "bad request"))
-		return
+		return nil, newAPIError(400, 10003, "bad request")
 	}
 	if st.config().Sealed {
-		svc.respondErr(r.reply, typeStreamPurge, errStreamSealed())
-		return
+		return nil, errStreamSealed()
 	}
 	if st.config().DenyPurge {
-		svc.respondErr(r.reply, typeStreamPurge, newAPIError(400, 10083, "stream purge is not permitted"))
-		return
+		return nil, newAPIError(400, 10083, "stream purge is not permitted")
 	}
 	n, err := st.log.Purge(jetlog.PurgeOptions{Subject: req.Filter, Seq: req.Seq, Keep: req.Keep})
 	if err != nil {
-		svc.storageFailed(r.reply, typeStreamPurge, name, err)
-		return
+		return nil, svc.storageFailed(typeStreamPurge, name, err)
 	}
-	svc.respond(r.reply, struct {
+	return struct {
 		Type    string `json:"type"`
 		Success bool   `json:"success"`
 		Purged  uint64 `json:"purged"`
-	}{typeStreamPurge, true, n})
+	}{typeStreamPurge, true, n}, nil
 }
 
 type pageRequest struct {
@@ -436,24 +397,22 @@ type pageRequest struct {
 	Subject string `json:"subject"`
 }
 
-func (svc *Service) streamList(r apiRequest) {
+func (svc *Service) streamList(r apiRequest) (any, *apiError) {
 	var req pageRequest
 	if e := decodeBody(r.body, &req); e != nil {
-		svc.respondErr(r.reply, typeStreamList, e)
-		return
+		return nil, e
 	}
-	respondPage(svc, r.reply, typeStreamList, "streams", svc.matchingStreams(req.Subject), req.Offset, listLimit,
-		func(st *stream) streamInfo { return st.info("") })
+	return listPage(typeStreamList, "streams", svc.matchingStreams(req.Subject), req.Offset, listLimit,
+		func(st *stream) streamInfo { return st.info("") }), nil
 }
 
-func (svc *Service) streamNames(r apiRequest) {
+func (svc *Service) streamNames(r apiRequest) (any, *apiError) {
 	var req pageRequest
 	if e := decodeBody(r.body, &req); e != nil {
-		svc.respondErr(r.reply, typeStreamNames, e)
-		return
+		return nil, e
 	}
-	respondPage(svc, r.reply, typeStreamNames, "streams", svc.matchingStreams(req.Subject), req.Offset, namesLimit,
-		func(st *stream) string { return st.name })
+	return listPage(typeStreamNames, "streams", svc.matchingStreams(req.Subject), req.Offset, namesLimit,
+		func(st *stream) string { return st.name }), nil
 }
 
 // matchingStreams lists streams, only those whose subjects overlap subject
@@ -475,14 +434,14 @@ func (svc *Service) matchingStreams(subject string) []*stream {
 	return out
 }
 
-// respondPage answers a LIST or NAMES request with the page of all at
-// offset, each element as item makes it.
-func respondPage[T, V any](svc *Service, reply, typ, key string, all []T, offset, limit int, item func(T) V) {
+// listPage is the response to a LIST or NAMES request: the page of all
+// at offset, each element as item makes it.
+func listPage[T, V any](typ, key string, all []T, offset, limit int, item func(T) V) map[string]any {
 	items := []V{}
 	for _, x := range page(all, offset, limit) {
 		items = append(items, item(x))
 	}
-	svc.respond(reply, paged(typ, key, len(all), offset, limit, items))
+	return paged(typ, key, len(all), offset, limit, items)
 }
 
 // paged builds a LIST or NAMES response with its items under key.
@@ -515,67 +474,49 @@ func (st *stream) lookup(req msgGetRequest) (jetlog.Msg, error) {
 	}
 }
 
-func (svc *Service) msgGet(r apiRequest, name string) {
+func (svc *Service) msgGet(r apiRequest, name string) (any, *apiError) {
 	st, e := svc.lookup(name)
 	if e != nil {
-		svc.respondErr(r.reply, typeMsgGet, e)
-		return
+		return nil, e
 	}
 	var req msgGetRequest
 	if e := decodeBody(r.body, &req); e != nil {
-		svc.respondErr(r.reply, typeMsgGet, e)
-		return
+		return nil, e
 	}
 	m, err := st.lookup(req)
 	if err != nil {
-		svc.respondErr(r.reply, typeMsgGet, errNoMessageFound())
-		return
+		return nil, errNoMessageFound()
 	}
 	if !svc.mayRead(r.from, m.Subject) {
-		svc.respondErr(r.reply, typeMsgGet, errMayNotRead(r.from, m.Subject))
-		return
+		return nil, errMayNotRead(r.from, m.Subject)
 	}
-	svc.respond(r.reply, struct {
+	return struct {
 		Type    string    `json:"type"`
 		Message storedMsg `json:"message"`
-	}{typeMsgGet, storedMsg{Subject: m.Subject, Seq: m.Seq, Header: m.Header, Data: m.Data, Time: m.Time.UTC()}})
+	}{typeMsgGet, storedMsg{Subject: m.Subject, Seq: m.Seq, Header: m.Header, Data: m.Data, Time: m.Time.UTC()}}, nil
 }
 
-func (svc *Service) msgDelete(r apiRequest, name string) {
+func (svc *Service) msgDelete(r apiRequest, name string) (any, *apiError) {
 	st, e := svc.lookup(name)
 	if e != nil {
-		svc.respondErr(r.reply, typeMsgDelete, e)
-		return
+		return nil, e
 	}
 	var req struct {
 		Seq uint64 `json:"seq"`
 	}
 	if e := decodeBody(r.body, &req); e != nil {
-		svc.respondErr(r.reply, typeMsgDelete, e)
-		return
+		return nil, e
 	}
 	if st.config().Sealed {
-		svc.respondErr(r.reply, typeMsgDelete, errStreamSealed())
-		return
+		return nil, errStreamSealed()
 	}
 	if st.config().DenyDelete {
-		svc.respondErr(r.reply, typeMsgDelete, newAPIError(400, 10082, "message delete not permitted"))
-		return
+		return nil, newAPIError(400, 10082, "message delete not permitted")
 	}
-	if err := st.log.Delete(req.Seq); err != nil {
-		if errors.Is(err, jetlog.ErrNotFound) {
-			svc.respondErr(r.reply, typeMsgDelete, newAPIError(400, 10057, "no message found"))
-		} else {
-			svc.storageFailed(r.reply, typeMsgDelete, name, err)
-		}
-		return
+	if err := st.log.Delete(req.Seq); errors.Is(err, jetlog.ErrNotFound) {
+		return nil, newAPIError(400, 10057, "no message found")
+	} else if err != nil {
+		return nil, svc.storageFailed(typeMsgDelete, name, err)
 	}
-	svc.respond(r.reply, successResponse{Type: typeMsgDelete, Success: true})
-}
-
-// storageFailed logs a failed stream operation with everything (paths
-// included) and answers the client without the server's paths.
-func (svc *Service) storageFailed(reply, typ, stream string, err error) {
-	svc.sh.log.Error("stream operation failed", "op", typ, "stream", stream, "err", err)
-	svc.respondErr(reply, typ, errStreamGeneric(err))
+	return successResponse{Type: typeMsgDelete, Success: true}, nil
 }

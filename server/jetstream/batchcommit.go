@@ -18,17 +18,11 @@ func (st *stream) commitBatch(p *pub, id string, msgs []jetlog.Msg, cfg streamCo
 	var rollups []batchRollup
 	written := map[string]bool{} // subjects earlier messages of the batch write
 	totals := map[string]*big.Int{}
-	var counterMu bool
 	if cfg.AllowMsgCounter {
 		// Totals read here must not move before the batch is stored.
 		st.counterMu.Lock()
-		counterMu = true
+		defer st.counterMu.Unlock()
 	}
-	defer func() {
-		if counterMu {
-			st.counterMu.Unlock()
-		}
-	}()
 	lastSeq := st.log.State().LastSeq
 	for i := range msgs {
 		m := &msgs[i]

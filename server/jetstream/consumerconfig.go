@@ -152,7 +152,7 @@ func (c *consumerConfig) normalize(scfg streamConfig) *apiError {
 	if c.Name == "" {
 		c.Name = c.Durable
 	}
-	if !validName(c.Name) {
+	if !subjects.ValidName(c.Name) {
 		return errConsumerCreate("consumer name %q is invalid", c.Name)
 	}
 	if len(c.Description) > maxDescription {

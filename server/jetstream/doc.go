@@ -55,11 +55,24 @@
 // (jetlog.AppendAsync), with the Nats-Expected-* preconditions the
 // appender checks where it assigns the seq; the completion, on the
 // appender goroutine, acks the publisher, applies interest retention
-// and wakes the consumers. So a publish takes one hop to the disk and
-// one back:
+// and wakes the consumers. A traced publish (Nats-Trace-Dest) brings
+// Rights that are a MsgTrace: the capture adds the stream's trace event
+// and, for Nats-Trace-Only, stores nothing (msgtrace.go). So a publish
+// takes one hop to the disk and one back:
 //
 //	reader goroutine ──AppendAsync──► appender: write, fdatasync
 //	                                     └─ done: pub ack to the reply inbox, wake consumers
+//
+// # API responses
+//
+// An API handler (api*.go and the handlers beside their features)
+// returns its response or its error and writes nothing: apiReply.send
+// (apireply.go) is the one place a JSON API response is marshalled,
+// counted, audited and published, and what must follow it (advisories,
+// a snapshot's chunks) rides along with the response. lookup and
+// lookupConsumer give the not-found errors of every request that names a
+// stream or a consumer. Publish acks are written where the publish ends
+// (streampublish.go, batchcommit.go, counter.go).
 //
 // # Locks
 //

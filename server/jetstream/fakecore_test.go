@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"sync"
+	"testing"
 
 	"github.com/bus-dev/bus/subjects"
 )
@@ -86,3 +87,18 @@ func (f *fakeCore) WatchInterest(subject string, notify func()) func() {
 // UserRights: every owner is the operator, as requests come from the
 // server itself (SubscribeRequests).
 func (f *fakeCore) UserRights(string) (Rights, bool) { return nil, true }
+
+// startService starts a service on core with its store in a temporary
+// directory, and shuts it down at the end of the test.
+func startService(tb testing.TB, core *fakeCore) *Service {
+	tb.Helper()
+	svc, err := New(core, Options{Dir: tb.TempDir()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := svc.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(svc.Shutdown)
+	return svc
+}

@@ -31,7 +31,7 @@ func (svc *Service) captureRequest(from Rights, subject, reply []byte, hdr int, 
 	size := int64(len(subject) + len(reply) + len(msg))
 	if svc.queued.Add(size) > maxQueuedBytes {
 		svc.queued.Add(-size)
-		svc.respondErr(string(reply), "io.nats.jetstream.api.v1.error_response", errInsufficientResources())
+		svc.replyTo(string(reply), "io.nats.jetstream.api.v1.error_response").send(nil, errInsufficientResources())
 		return true
 	}
 	r := apiRequest{from: from, subject: string(subject), reply: string(reply), size: size}

@@ -13,39 +13,29 @@ import (
 
 const typeConsumerUnpin = "io.nats.jetstream.api.v1.consumer_unpin_response"
 
-func (svc *Service) consumerUnpin(r apiRequest, streamName, name string) {
+func (svc *Service) consumerUnpin(r apiRequest, streamName, name string) (any, *apiError) {
 	var req struct {
 		Group string `json:"group"`
 	}
 	if err := json.Unmarshal(bytes.TrimSpace(r.body), &req); err != nil {
-		svc.respondErr(r.reply, typeConsumerUnpin, errInvalidJSON(err))
-		return
+		return nil, errInvalidJSON(err)
 	}
 	if req.Group == "" {
-		svc.respondErr(r.reply, typeConsumerUnpin, errInvalidJSON(errors.New("consumer group not specified")))
-		return
+		return nil, errInvalidJSON(errors.New("consumer group not specified"))
 	}
 	if !validGroupName.MatchString(req.Group) {
-		svc.respondErr(r.reply, typeConsumerUnpin, checkGroupName(req.Group))
-		return
+		return nil, checkGroupName(req.Group)
 	}
-	st, e := svc.lookup(streamName)
+	_, c, e := svc.lookupConsumer(streamName, name)
 	if e != nil {
-		svc.respondErr(r.reply, typeConsumerUnpin, e)
-		return
-	}
-	c := st.consumer(name)
-	if c == nil {
-		svc.respondErr(r.reply, typeConsumerUnpin, errConsumerNotFound())
-		return
+		return nil, e
 	}
 	if !c.unpinGroup(req.Group) {
-		svc.respondErr(r.reply, typeConsumerUnpin, newAPIError(400, 10160, "Provided priority group does not exist for this consumer"))
-		return
+		return nil, newAPIError(400, 10160, "Provided priority group does not exist for this consumer")
 	}
-	svc.respond(r.reply, struct {
+	return struct {
 		Type string `json:"type"`
-	}{typeConsumerUnpin})
+	}{typeConsumerUnpin}, nil
 }
 
 // unpinGroup hands an unpin to the consumer's goroutine and reports

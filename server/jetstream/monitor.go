@@ -64,6 +64,12 @@ type Usage struct {
 	Accounts        int      `json:"accounts"`
 	HAAssets        int      `json:"ha_assets"`
 	API             APIStats `json:"api"`
+	// The store's in-memory indexes and open files, in /jsz and /varz
+	// only (bus extension): now and their bounds.
+	IndexMemory    int64 `json:"x_bus_index_memory,omitempty"`
+	MaxIndexMemory int64 `json:"x_bus_max_index_memory,omitempty"`
+	OpenFiles      int   `json:"x_bus_open_files,omitempty"`
+	MaxOpenFiles   int   `json:"x_bus_max_open_files,omitempty"`
 }
 
 // APIStats counts API requests as /jsz writes them. Level is the API
@@ -74,13 +80,14 @@ type APIStats struct {
 	Errors uint64 `json:"errors"`
 }
 
-// JSConfig is JetStream's configuration. The server fills in the limits:
-// bus has none of its own, so it reports what the reference would take
-// by default (see server/sysinfo_linux.go).
+// JSConfig is JetStream's configuration. The server fills in the limits
+// (the configured ones, or the reference's defaults; see
+// server/sysinfo_linux.go) and the domain.
 type JSConfig struct {
 	MaxMemory  int64  `json:"max_memory"`
 	MaxStorage int64  `json:"max_storage"`
 	StoreDir   string `json:"store_dir,omitempty"`
+	Domain     string `json:"domain,omitempty"`
 }
 
 // AccountDetail is one account in /jsz.
@@ -164,6 +171,12 @@ func (svc *Service) Jsz(serverID string, o JszOptions) Jsz {
 	}
 	api := APIStats{Level: APILevel, Total: uint64(svc.apiTotal.Load()), Errors: uint64(svc.apiErrors.Load())}
 	out.Usage = Usage{Memory: acc.Memory, Storage: acc.Storage, Accounts: 1, API: api}
+	idx := svc.sh.index.Stats()
+	out.IndexMemory, out.MaxIndexMemory = idx.Bytes, idx.MaxBytes
+	if svc.sh.files != nil {
+		files := svc.sh.files.Stats()
+		out.OpenFiles, out.MaxOpenFiles = files.Open, files.MaxOpen
+	}
 	// An account without limits reserves "all": -1 as the reference
 	// writes it, unsigned.
 	acc.ReservedMemory, acc.ReservedStorage, acc.API = math.MaxUint64, math.MaxUint64, api

@@ -34,35 +34,27 @@ type consumerPauseAdvisory struct {
 	PauseUntil time.Time `json:"pause_until,omitempty"`
 }
 
-func (svc *Service) consumerPause(r apiRequest, streamName, name string) {
+func (svc *Service) consumerPause(r apiRequest, streamName, name string) (any, *apiError) {
 	var req struct {
 		PauseUntil time.Time `json:"pause_until"`
 	}
 	if e := decodeBody(r.body, &req); e != nil {
-		svc.respondErr(r.reply, typeConsumerPause, e)
-		return
+		return nil, e
 	}
-	st, e := svc.lookup(streamName)
+	_, c, e := svc.lookupConsumer(streamName, name)
 	if e != nil {
-		svc.respondErr(r.reply, typeConsumerPause, e)
-		return
-	}
-	c := st.consumer(name)
-	if c == nil {
-		svc.respondErr(r.reply, typeConsumerPause, errConsumerNotFound())
-		return
+		return nil, e
 	}
 	until := req.PauseUntil.UTC()
 	if err := c.setPause(until); err != nil {
-		svc.storageFailed(r.reply, typeConsumerPause, streamName, err)
-		return
+		return nil, svc.storageFailed(typeConsumerPause, streamName, err)
 	}
 	now := svc.sh.now()
 	resp := consumerPauseResponse{Type: typeConsumerPause, PauseUntil: until}
 	if resp.Paused = now.Before(until); resp.Paused {
 		resp.PauseRemaining = int64(until.Sub(now))
 	}
-	svc.respond(r.reply, resp)
+	return resp, nil
 }
 
 // setPause stores the new pause_until with the consumer's config, then

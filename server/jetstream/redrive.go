@@ -83,7 +83,7 @@ func (svc *Service) captureRedrive(from Rights, subject, reply []byte, hdr int, 
 	name, replyTo := strings.TrimPrefix(string(subject), redrivePrefix), string(reply)
 	if svc.redrives.running.Add(1) > redriveConcurrent {
 		svc.redrives.running.Add(-1)
-		svc.respond(replyTo, redriveResponse{Type: typeRedrive, Error: errInsufficientResources()})
+		svc.replyTo(replyTo, typeRedrive).send(redriveResponse{Type: typeRedrive, Error: errInsufficientResources()}, nil)
 		return true
 	}
 	body = bytes.Clone(body)
@@ -91,7 +91,7 @@ func (svc *Service) captureRedrive(from Rights, subject, reply []byte, hdr int, 
 	go func() {
 		defer svc.workers.Done()
 		defer svc.redrives.running.Add(-1)
-		svc.respond(replyTo, svc.redrive(from, name, body))
+		svc.replyTo(replyTo, typeRedrive).send(svc.redrive(from, name, body), nil)
 	}()
 	return true
 }

@@ -41,23 +41,16 @@ type resetResult struct {
 	err error
 }
 
-func (svc *Service) consumerReset(r apiRequest, streamName, name string) {
+func (svc *Service) consumerReset(r apiRequest, streamName, name string) (any, *apiError) {
 	var req struct {
 		Seq uint64 `json:"seq"`
 	}
 	if e := decodeBody(r.body, &req); e != nil {
-		svc.respondErr(r.reply, typeConsumerReset, e)
-		return
+		return nil, e
 	}
-	st, e := svc.lookup(streamName)
+	st, c, e := svc.lookupConsumer(streamName, name)
 	if e != nil {
-		svc.respondErr(r.reply, typeConsumerReset, e)
-		return
-	}
-	c := st.consumer(name)
-	if c == nil {
-		svc.respondErr(r.reply, typeConsumerReset, errConsumerNotFound())
-		return
+		return nil, e
 	}
 	rr := resetRequest{seq: req.Seq, done: make(chan resetResult, 1)}
 	if t := c.cfg.OptStartTime; t != nil && c.cfg.DeliverPolicy == DeliverByStartTime {
@@ -66,15 +59,13 @@ func (svc *Service) consumerReset(r apiRequest, streamName, name string) {
 	select {
 	case c.resets <- rr:
 	case <-c.done:
-		svc.respondErr(r.reply, typeConsumerReset, errConsumerNotFound())
-		return
+		return nil, errConsumerNotFound()
 	}
 	res := <-rr.done
 	if res.err != nil {
-		svc.respondErr(r.reply, typeConsumerReset, newAPIError(400, 10204, "invalid reset: %v", res.err))
-		return
+		return nil, newAPIError(400, 10204, "invalid reset: %v", res.err)
 	}
-	svc.respond(r.reply, consumerResetResponse{consumerInfo: c.info(typeConsumerReset), ResetSeq: res.seq})
+	return consumerResetResponse{consumerInfo: c.info(typeConsumerReset), ResetSeq: res.seq}, nil
 }
 
 // Reset starts the consumer over at stream seq (0: after the ack floor),

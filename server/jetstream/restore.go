@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -44,53 +45,44 @@ type restoreResponse struct {
 
 func errRestore(err error) *apiError { return newAPIError(500, 10062, "restore failed: %v", err) }
 
-func (svc *Service) streamRestore(r apiRequest, name string) {
+func (svc *Service) streamRestore(r apiRequest, name string) (any, *apiError) {
 	if len(bytes.TrimSpace(r.body)) == 0 {
-		svc.respondErr(r.reply, typeStreamRestore, newAPIError(400, 10003, "bad request"))
-		return
+		return nil, newAPIError(400, 10003, "bad request")
 	}
 	var req restoreRequest
 	if e := decodeBody(r.body, &req); e != nil {
-		svc.respondErr(r.reply, typeStreamRestore, e)
-		return
+		return nil, e
 	}
 	cfg := req.Config
 	if cfg.Name == "" {
 		cfg.Name = name
 	}
 	if cfg.Name != name {
-		svc.respondErr(r.reply, typeStreamRestore, newAPIError(400, 10056, "stream name in subject does not match request"))
-		return
+		return nil, newAPIError(400, 10056, "stream name in subject does not match request")
 	}
 	if e := unknownField(cfg.extra, referenceStreamFields); e != nil {
-		svc.respondErr(r.reply, typeStreamRestore, e)
-		return
+		return nil, e
 	}
 	svc.sh.limits.streamDefaults(&cfg)
 	if e := cfg.normalize(); e != nil {
-		svc.respondErr(r.reply, typeStreamRestore, e)
-		return
+		return nil, e
 	}
 	if e := svc.sh.limits.checkStream(&cfg); e != nil {
-		svc.respondErr(r.reply, typeStreamRestore, e)
-		return
+		return nil, e
 	}
 	// The restored stream, and its consumers, are the restorer's.
 	if e := svc.mayOwn(r.from, &cfg); e != nil {
-		svc.respondErr(r.reply, typeStreamRestore, e)
-		return
+		return nil, e
 	}
 	if e := svc.reserveRestore(cfg); e != nil {
-		svc.respondErr(r.reply, typeStreamRestore, e)
-		return
+		return nil, e
 	}
 	rs, err := svc.newRestore(cfg)
 	if err != nil {
 		svc.unreserveRestore(cfg)
-		svc.respondErr(r.reply, typeStreamRestore, errRestore(err))
-		return
+		return nil, errRestore(err)
 	}
-	svc.respond(r.reply, restoreResponse{Type: typeStreamRestore, DeliverSubject: rs.deliver})
+	return restoreResponse{Type: typeStreamRestore, DeliverSubject: rs.deliver}, nil
 }
 
 // reserveRestore holds the name and subjects for the restore, as a create
@@ -128,7 +120,8 @@ type restore struct {
 	sub     Subscription
 
 	mu    sync.Mutex
-	spool *os.File
+	spool io.WriteCloser
+	file  spool // where the chunks are spooled (restorespool.go)
 	size  int64
 	idle  *time.Timer
 	ended bool
@@ -141,11 +134,17 @@ func (svc *Service) newRestore(cfg streamConfig) (*restore, error) {
 	if err := os.MkdirAll(rs.stage, 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.Create(filepath.Join(rs.stage, "snapshot"))
+	sp, err := newSpool(filepath.Join(rs.stage, "snapshot"), svc.sh.keys != nil)
 	if err != nil {
 		_ = os.RemoveAll(rs.stage)
 		return nil, err
 	}
+	f, err := sp.create()
+	if err != nil {
+		_ = os.RemoveAll(rs.stage)
+		return nil, err
+	}
+	rs.file = sp
 	rs.spool = f
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
@@ -187,7 +186,7 @@ func (rs *restore) chunk(_, reply []byte, hdr int, msg []byte) bool {
 	}
 	if _, err := rs.spool.Write(msg); err != nil {
 		rs.endLocked()
-		rs.svc.respondErr(string(reply), typeStreamCreate, errRestore(err))
+		rs.svc.replyTo(string(reply), typeStreamCreate).send(nil, errRestore(err))
 		return true
 	}
 	rs.size += int64(len(msg))
@@ -226,11 +225,11 @@ func (rs *restore) finish(reply string, spoolErr error) {
 	if err != nil {
 		svc.unreserveRestore(rs.cfg)
 		svc.sh.log.Warn("restore refused", "stream", rs.cfg.Name, "bytes", rs.size, "err", err)
-		svc.respondErr(reply, typeStreamCreate, errRestore(err))
+		svc.replyTo(reply, typeStreamCreate).send(nil, errRestore(err))
 		return
 	}
 	svc.sh.log.Info("restore completed", "stream", rs.cfg.Name, "bytes", rs.size)
-	svc.respond(reply, st.info(typeStreamCreate))
+	svc.replyTo(reply, typeStreamCreate).send(st.info(typeStreamCreate), nil)
 	svc.sh.adviseStream(rs.cfg.Name, actionCreate)
 }
 
@@ -238,12 +237,11 @@ func (rs *restore) build(spoolErr error) (*stream, error) {
 	if spoolErr != nil {
 		return nil, spoolErr
 	}
-	spool := filepath.Join(rs.stage, "snapshot")
-	if err := verifySnapshot(spool); err != nil {
+	if err := verifySnapshot(rs.file); err != nil {
 		return nil, err
 	}
 	built := filepath.Join(rs.stage, rs.cfg.Name)
-	if err := buildStream(rs.svc.sh, rs.cfg, spool, built); err != nil {
+	if err := buildStream(rs.svc.sh, rs.cfg, rs.file, built); err != nil {
 		return nil, err
 	}
 	return rs.svc.installRestored(rs.cfg, built)

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/bus-dev/bus/jetlog"
+	"github.com/bus-dev/bus/subjects"
 )
 
 // verifySnapshot reads the whole snapshot once, checking the format
@@ -15,13 +15,13 @@ import (
 // seqs rise within the header's range, that each consumer decodes, and
 // that the end record's counts match what came before it, with nothing
 // after it. Nothing is created before it passes.
-func verifySnapshot(path string) error {
-	return readSnapshot(path, func(snapHeader) error { return nil }, func(snapMsg) error { return nil }, func(snapConsumer, consumerConfig) error { return nil })
+func verifySnapshot(sp spool) error {
+	return readSnapshot(sp, func(snapHeader) error { return nil }, func(snapMsg) error { return nil }, func(snapConsumer, consumerConfig) error { return nil })
 }
 
-// readSnapshot decodes the snapshot at path, handing each part over.
-func readSnapshot(path string, onHeader func(snapHeader) error, onMsg func(snapMsg) error, onConsumer func(snapConsumer, consumerConfig) error) error {
-	f, err := os.Open(path)
+// readSnapshot decodes the spooled snapshot, handing each part over.
+func readSnapshot(sp spool, onHeader func(snapHeader) error, onMsg func(snapMsg) error, onConsumer func(snapConsumer, consumerConfig) error) error {
+	f, err := sp.open()
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func readSnapshot(path string, onHeader func(snapHeader) error, onMsg func(snapM
 			if err := json.Unmarshal(c.Config, &cfg); err != nil {
 				return fmt.Errorf("snapshot is damaged: consumer %q config: %w", c.Name, err)
 			}
-			if !validName(c.Name) {
+			if !subjects.ValidName(c.Name) {
 				return fmt.Errorf("snapshot is damaged: consumer name %q", c.Name)
 			}
 			consumers++
@@ -111,11 +111,11 @@ const restoreBatch = 256
 // buildStream writes the snapshot's stream into dir, aside from the
 // store: the messages with their seqs (gaps kept) and times, then the
 // durable consumers with their state, all owned by cfg's owner.
-func buildStream(sh *shared, cfg streamConfig, spool, dir string) (err error) {
+func buildStream(sh *shared, cfg streamConfig, sp spool, dir string) (err error) {
 	if cfg.Storage == jetlog.StorageMemory {
 		return errors.New("memory streams are not restored")
 	}
-	l, err := jetlog.Open(dir, cfg.logConfig(), jetlog.Options{FS: sh.fs, Logger: sh.log, Now: sh.now, FileCache: sh.files})
+	l, err := jetlog.Open(dir, cfg.logConfig(), sh.logOptions())
 	if err != nil {
 		return err
 	}
@@ -148,7 +148,7 @@ func buildStream(sh *shared, cfg streamConfig, spool, dir string) (err error) {
 	var last uint64
 	var consumers []snapConsumer
 	var configs []consumerConfig
-	err = readSnapshot(spool,
+	err = readSnapshot(sp,
 		func(h snapHeader) error { last = h.LastSeq; return skipTo(h.FirstSeq) },
 		func(m snapMsg) error {
 			if err := skipTo(m.Seq); err != nil {

@@ -53,10 +53,17 @@ type Options struct {
 	// DefaultSyncInterval, when not 0, makes streams created without
 	// x_bus_durability use "interval" durability with this interval.
 	DefaultSyncInterval time.Duration
+	// MaxIndexMemory bounds the per-message indexes of sealed segments
+	// held in memory across every stream; 0 means
+	// jetlog.DefaultIndexCacheBytes.
+	MaxIndexMemory int64
 	// Batch bounds atomic batch publishing (batch.go).
 	Batch BatchLimits
 	// Limits bound what clients set on streams and consumers (jslimits.go).
 	Limits Limits
+	// Encryption, when its Key is set, encrypts new file streams and
+	// opens encrypted ones (encryption.go).
+	Encryption Encryption
 }
 
 // shared is what every stream and consumer of a service uses: the core,
@@ -67,9 +74,11 @@ type shared struct {
 	now          func() time.Time
 	random       func() float64
 	server       string
-	files        *jetlog.FileCache // shared by every stream's log
-	fs           jetlog.FS         // the streams' file system, see Options.FS
-	deadLettered atomic.Int64      // messages given up on, all consumers
+	files        *jetlog.FileCache  // shared by every stream's log
+	index        *jetlog.IndexCache // likewise: the bound of their in-memory indexes
+	keys         *jetlog.Keyring    // encryption at rest; nil: plaintext (Options.Encryption)
+	fs           jetlog.FS          // the streams' file system, see Options.FS
+	deadLettered atomic.Int64       // messages given up on, all consumers
 	// deadLettersLost counts dead letters nothing stored.
 	deadLettersLost atomic.Int64
 	// lookup finds a stream by name (a mirror's or source's origin).
@@ -106,7 +115,8 @@ type Service struct {
 	// ownersMu serialises the checks of owners' rights (rightscheck.go).
 	ownersMu sync.Mutex
 	// files is shared by every stream's log: segment and journal files
-	// open on demand, at most maxOpenFiles at once, so descriptors follow
+	// open on demand, at most maxOpenFiles() at once and closed once
+	// idle (jetlog.DefaultCloseIdleAfter), so descriptors follow
 	// the working set, not the number of streams; its lock on the store's
 	// LOCK file keeps a second process out.
 	files *jetlog.FileCache
@@ -208,8 +218,14 @@ func New(core Core, opts Options) (*Service, error) {
 		svc.changes[i] = make(chan apiRequest, apiLaneLen)
 	}
 	svc.sh.lookup = svc.stream
+	keys, err := opts.Encryption.keyring()
+	if err != nil {
+		return nil, err
+	}
+	svc.sh.keys = keys
 	svc.sh.domain = opts.Domain
 	svc.maxMemory, svc.maxStorage, svc.defaultSync = opts.MaxMemory, opts.MaxStorage, opts.DefaultSyncInterval
+	svc.sh.index = jetlog.NewIndexCache(jetlog.IndexCacheOptions{MaxBytes: opts.MaxIndexMemory})
 	if opts.Domain != "" && !ValidDomain(opts.Domain) {
 		return nil, fmt.Errorf("jetstream: invalid domain name %q: may not contain ., * or >", opts.Domain)
 	}
@@ -224,7 +240,7 @@ func (svc *Service) Start() error {
 	if err := vfs.MkdirAllDurable(vfs.OSFS{}, svc.dir, 0o755); err != nil {
 		return fmt.Errorf("jetstream: store %s: %w", svc.dir, err)
 	}
-	files, err := jetlog.NewFileCache(jetlog.FileCacheOptions{MaxOpen: maxOpenFiles, LockFile: filepath.Join(svc.dir, "LOCK")})
+	files, err := jetlog.NewFileCache(jetlog.FileCacheOptions{MaxOpen: maxOpenFiles(), LockFile: filepath.Join(svc.dir, "LOCK")})
 	if err != nil {
 		return fmt.Errorf("jetstream: store %s: %w", svc.dir, err)
 	}
@@ -274,7 +290,7 @@ func (svc *Service) Start() error {
 	for range apiReaders {
 		go svc.serve(svc.reads)
 	}
-	svc.sh.log.Info("jetstream enabled", "store_dir", svc.dir, "streams", len(svc.streams))
+	svc.sh.log.Info("jetstream enabled", "store_dir", svc.dir, "streams", len(svc.streams), "encryption", svc.sh.keys.Describe())
 	return nil
 }
 
@@ -300,6 +316,8 @@ func (svc *Service) loadStreams() error {
 	stop, ticking := make(chan struct{}), make(chan struct{})
 	go func() { defer close(ticking); progress.run(loadProgressEvery, stop) }()
 	defer func() { close(stop); <-ticking; progress.finish() }()
+	var keyless []string // streams refused for their encryption
+	defer func() { svc.reportKeyMismatches(keyless) }()
 	for _, e := range entries {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") { // .restore: restores in progress
 			continue
@@ -313,7 +331,12 @@ func (svc *Service) loadStreams() error {
 		}
 		if err != nil {
 			progress.streamDone(0)
-			svc.sh.log.Error("stream damaged; not loaded, its files are left as found", "stream", e.Name(), "dir", dir, "err", err)
+			if keyMismatch(err) {
+				keyless = append(keyless, e.Name())
+				svc.sh.log.Error("stream not loaded: its encryption does not match the configured key; its files are left as found", "stream", e.Name(), "dir", dir, "err", err)
+			} else {
+				svc.sh.log.Error("stream damaged; not loaded, its files are left as found", "stream", e.Name(), "dir", dir, "err", err)
+			}
 			svc.mu.Lock()
 			svc.damaged[e.Name()] = damagedStream(e.Name(), err)
 			svc.mu.Unlock()
@@ -335,9 +358,9 @@ var errEmptyDir = errors.New("jetstream: empty stream directory")
 
 // loadStream opens the stream stored in dir.
 func (svc *Service) loadStream(dir string) (*stream, error) {
-	lcfg, _, err := jetlog.LoadConfig(svc.sh.fs, dir)
+	lcfg, _, err := jetlog.LoadConfigWith(dir, svc.sh.logOptions())
 	if errors.Is(err, fs.ErrNotExist) {
-		if names, rerr := os.ReadDir(dir); rerr == nil && len(names) == 0 {
+		if names, rerr := os.ReadDir(dir); rerr == nil && onlyKeyFiles(names) {
 			return nil, errEmptyDir
 		}
 		return nil, fmt.Errorf("stream.meta is missing: %w", err)
@@ -391,34 +414,9 @@ func (svc *Service) Fenced() []DamagedStream {
 	return out
 }
 
-// maxOpenFiles bounds the store's open segment and journal files; a
-// cold stream's files are reopened on use.
-const maxOpenFiles = 1024
-
-// respond sends an API response; v is marshalled to JSON.
-func (svc *Service) respond(reply string, v any) {
-	if reply == "" {
-		return
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		svc.sh.log.Error("encode api response", "err", err)
-		return
-	}
-	svc.sh.core.Publish(reply, "", nil, b)
-	svc.audit(reply, b)
-}
-
-// apiResponse is the envelope of every error response.
-type apiResponse struct {
-	Type  string    `json:"type"`
-	Error *apiError `json:"error,omitempty"`
-}
-
-func (svc *Service) respondErr(reply, typ string, e *apiError) {
-	svc.apiErrors.Add(1)
-	svc.respond(reply, apiResponse{Type: typ, Error: e})
-}
+// maxStoreFiles is the most segment and journal files the store keeps
+// open at once (see maxOpenFiles).
+const maxStoreFiles = 1024
 
 // Shutdown stops the API and closes every stream; waiting pulls are told
 // the server is shutting down.
@@ -452,20 +450,7 @@ func (svc *Service) closeStreams() {
 		}
 		svc.files = nil
 	}
-}
-
-// lookup finds a stream for an API request: not found, or offline when
-// its files are there but could not be opened.
-func (svc *Service) lookup(name string) (*stream, *apiError) {
-	svc.mu.Lock()
-	defer svc.mu.Unlock()
-	if st := svc.streams[name]; st != nil {
-		return st, nil
-	}
-	if d, ok := svc.damaged[name]; ok {
-		return nil, errStreamOffline(d.Error)
-	}
-	return nil, errStreamNotFound()
+	_ = svc.sh.index.Close() // waits for a hand-back of freed memory; no error
 }
 
 func (svc *Service) stream(name string) *stream {

@@ -44,44 +44,44 @@ type snapshotResponse struct {
 	State  *streamState  `json:"state,omitempty"`
 }
 
-func (svc *Service) streamSnapshot(r apiRequest, name string) {
+func (svc *Service) streamSnapshot(r apiRequest, name string) (any, *apiError) {
 	st, e := svc.lookup(name)
 	if e != nil {
-		svc.respondErr(r.reply, typeStreamSnapshot, e)
-		return
+		return nil, e
 	}
 	var req snapshotRequest
 	if len(r.body) == 0 {
-		svc.respondErr(r.reply, typeStreamSnapshot, newAPIError(400, 10003, "bad request"))
-		return
+		return nil, newAPIError(400, 10003, "bad request")
 	}
 	if e := decodeBody(r.body, &req); e != nil {
-		svc.respondErr(r.reply, typeStreamSnapshot, e)
-		return
+		return nil, e
 	}
 	if !subjects.ValidLiteral(req.DeliverSubject) {
-		svc.respondErr(r.reply, typeStreamSnapshot, newAPIError(400, 10015, "deliver subject not valid"))
-		return
+		return nil, newAPIError(400, 10015, "deliver subject not valid")
 	}
 	// A snapshot hands out every message: only to who may read them all,
 	// as a pull of the whole stream (permissions.go, refusePull).
 	if r.from != nil && !svc.sh.referenceReads && !r.from.MayRead(">") {
 		if e := svc.sh.authorize(r.from, flow{reads: svc.sh.heldSubjects(st.config(), maxHeldDepth)}); e != nil {
-			svc.respondErr(r.reply, typeStreamSnapshot, e)
-			return
+			return nil, e
 		}
 	}
 	cut := st.snapshotCut(!req.NoConsumers)
 	info := st.info("")
-	svc.respond(r.reply, snapshotResponse{Type: typeStreamSnapshot, Config: &info.Config, State: &info.State})
-	svc.sh.log.Info("snapshot started", "stream", name, "last_seq", cut.header.LastSeq, "consumers", len(cut.consumers))
+	resp := snapshotResponse{Type: typeStreamSnapshot, Config: &info.Config, State: &info.State}
+	return followedBy{resp, func() { svc.startSnapshot(st, cut, req) }}, nil // the chunks follow the response
+}
+
+// startSnapshot sends the chunks of cut on their own goroutine.
+func (svc *Service) startSnapshot(st *stream, cut snapCut, req snapshotRequest) {
+	svc.sh.log.Info("snapshot started", "stream", st.name, "last_seq", cut.header.LastSeq, "consumers", len(cut.consumers))
 	go func() {
 		err := svc.sendSnapshot(st, cut, req)
 		if err != nil {
-			svc.sh.log.Warn("snapshot failed", "stream", name, "err", err)
+			svc.sh.log.Warn("snapshot failed", "stream", st.name, "err", err)
 			return
 		}
-		svc.sh.log.Info("snapshot completed", "stream", name, "messages", cut.header.LastSeq)
+		svc.sh.log.Info("snapshot completed", "stream", st.name, "messages", cut.header.LastSeq)
 	}()
 }
 

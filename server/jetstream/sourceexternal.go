@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bus-dev/bus/jetlog"
+	"github.com/bus-dev/bus/subjects"
 )
 
 // External mirrors and sources: a sourcer whose config names
@@ -44,11 +45,11 @@ func checkExternal(e *externalStream) *apiError {
 	if e == nil {
 		return nil
 	}
-	if e.Deliver != "" && !validPublishSubject(e.Deliver) {
+	if e.Deliver != "" && !subjects.ValidLiteral(e.Deliver) {
 		return newAPIError(400, 10024, "stream external delivery prefix %s must not contain wildcards", e.Deliver)
 	}
 	if e.API != "" {
-		if !validPublishSubject(e.API) {
+		if !subjects.ValidLiteral(e.API) {
 			return errStreamConfig("stream external api prefix %q must be a valid subject without wildcards", e.API)
 		}
 		if e.API == "$JS.API" {
@@ -56,18 +57,6 @@ func checkExternal(e *externalStream) *apiError {
 		}
 	}
 	return nil
-}
-
-func validPublishSubject(s string) bool {
-	if s == "" || strings.ContainsAny(s, " \t\r\n") {
-		return false
-	}
-	for _, tok := range strings.Split(s, ".") {
-		if tok == "" || tok == "*" || tok == ">" {
-			return false
-		}
-	}
-	return true
 }
 
 // link is one consumer on the origin, as the sourcer follows it.

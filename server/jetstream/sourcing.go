@@ -65,7 +65,7 @@ func (c *streamConfig) checkSourcing() *apiError {
 			return newAPIError(400, 10150, "mirror with multiple subject transforms cannot also have a single subject filter")
 		case c.SubjectDeleteMarkerTTL > 0:
 			return errStreamConfig("subject delete markers forbidden on mirrors")
-		case m.External == nil && !validName(m.Name):
+		case m.External == nil && !subjects.ValidName(m.Name):
 			// An external origin's name is the other side's business.
 			return newAPIError(400, 10142, "mirrored stream name is invalid")
 		}
@@ -75,7 +75,7 @@ func (c *streamConfig) checkSourcing() *apiError {
 	}
 	seen := map[string]bool{}
 	for _, s := range c.Sources {
-		if s == nil || !validName(s.Name) {
+		if s == nil || !subjects.ValidName(s.Name) {
 			return newAPIError(400, 10141, "sourced stream name is invalid")
 		}
 		if seen[s.iname()] {

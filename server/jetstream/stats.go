@@ -53,6 +53,10 @@ type Metrics struct {
 	DeadLettered    int64 // messages given up on, all consumers
 	DeadLettersLost int64 // dead letters nothing stored
 	Damaged         int   // streams on disk that could not be opened
+	// Index is the in-memory indexes of sealed segments, every stream;
+	// Files the segment and journal files open.
+	Index jetlog.IndexCacheStats
+	Files jetlog.FileCacheStats
 	// SyncLatency sums every stream's fsync latencies (nanoseconds) and
 	// CommitSizes their group commits (messages per commit).
 	SyncLatency, CommitSizes jetlog.HistogramSnapshot
@@ -106,6 +110,10 @@ func (svc *Service) Metrics() Metrics {
 		APIErrors:       svc.apiErrors.Load(),
 		DeadLettered:    svc.sh.deadLettered.Load(),
 		DeadLettersLost: svc.sh.deadLettersLost.Load(),
+		Index:           svc.sh.index.Stats(),
+	}
+	if svc.sh.files != nil {
+		out.Files = svc.sh.files.Stats()
 	}
 	svc.mu.Lock()
 	out.Damaged = len(svc.damaged)

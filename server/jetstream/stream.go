@@ -80,7 +80,9 @@ func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
 			go st.storeMarkers(subjects)
 		}
 	}
-	l, err := jetlog.Open(dir, cfg.logConfig(), jetlog.Options{FS: sh.fs, Logger: sh.log, Now: sh.now, FileCache: sh.files, OnSubjectExpired: expired})
+	lopts := sh.logOptions()
+	lopts.OnSubjectExpired = expired
+	l, err := jetlog.Open(dir, cfg.logConfig(), lopts)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +92,7 @@ func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
 	}
 	created := sh.now().UTC()
 	if cfg.Storage != jetlog.StorageMemory {
-		if _, t, err := jetlog.LoadConfig(sh.fs, dir); err == nil && !t.IsZero() {
+		if _, t, err := jetlog.LoadConfigWith(dir, sh.logOptions()); err == nil && !t.IsZero() {
 			created = t.UTC()
 		}
 	}
@@ -139,7 +141,7 @@ func (st *stream) subscribe() error {
 	}
 	st.capture = st.capture[:0]
 	for _, subj := range st.cfg.Subjects {
-		sub, err := st.sh.core.SubscribeRequests(subj, st.captureMsg)
+		sub, err := subscribeCapture(st.sh.core, subj, st.captureMsg)
 		if err != nil {
 			return err
 		}
@@ -170,6 +172,11 @@ type pub struct {
 // full appender queue blocks it (the publisher waits for the disk).
 // from is the publisher's Rights (nil: the server's own).
 func (st *stream) captureMsg(from Rights, subject, reply []byte, hdr int, msg []byte) bool {
+	if hdr >= 0 {
+		if mt, ok := from.(MsgTrace); ok {
+			return st.captureTraced(mt, subject, reply, hdr, msg)
+		}
+	}
 	if st.noAck.Load() {
 		reply = nil
 	}

@@ -122,7 +122,7 @@ func (c streamConfig) logConfig() jetlog.StreamConfig {
 // normalize applies the reference's defaults (JETSTREAM.md §4.1) and
 // validates; the result is what responses echo.
 func (c *streamConfig) normalize() *apiError {
-	if !validName(c.Name) {
+	if !subjects.ValidName(c.Name) {
 		return errStreamConfig("invalid stream name %q", c.Name)
 	}
 	if len(c.Description) > maxDescription {
@@ -255,20 +255,6 @@ func (c *streamConfig) normalize() *apiError {
 		return errStreamConfig("%v", err)
 	}
 	return nil
-}
-
-// validName applies the stream and consumer name rules.
-func validName(name string) bool {
-	if name == "" || len(name) > 255 {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		switch name[i] {
-		case '.', '*', '>', '/', '\\', ' ', '\t', '\r', '\n', '\f':
-			return false
-		}
-	}
-	return true
 }
 
 // Limits on a stream's config, as the reference's where it has them.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io/fs"
 	"net/http"
+
+	"github.com/bus-dev/bus/subjects"
 )
 
 // The web dashboard (docs/dashboard.md) at "/" on the monitoring port: a
@@ -104,7 +106,7 @@ func dashboardFail(w http.ResponseWriter, err error) {
 // when it cannot be a stream name.
 func streamParam(w http.ResponseWriter, r *http.Request) (string, bool) {
 	name := r.PathValue("stream")
-	if !validStreamName(name) {
+	if !subjects.ValidName(name) {
 		dashboardError(w, http.StatusBadRequest, "invalid stream name "+jsonQuote(name))
 		return "", false
 	}

@@ -79,18 +79,6 @@ func (m *Server) readMsg(ctx context.Context, from Rights, stream string, seq ui
 	return resp.Message, err
 }
 
-// validStreamName reports whether name can be put in an API subject as
-// one token: the reference's rule (no '.', '*', '>', spaces or control
-// characters), so that no path can reach another API operation.
-func validStreamName(name string) bool {
-	if name == "" || len(name) > 255 {
-		return false
-	}
-	return !strings.ContainsFunc(name, func(r rune) bool {
-		return r == '.' || r == '*' || r == '>' || r <= ' ' || r == 0x7f
-	})
-}
-
 // msgHeader is one line of a NATS header block.
 type msgHeader struct {
 	Key   string `json:"key"`

@@ -68,6 +68,8 @@ type collector struct {
 	jsDisabled, jsStreams, jsConsumers, jsMessages, jsBytes *prometheus.Desc
 	jsAPI, jsAPIErrors, jsDeadLettered, jsDeadLost          *prometheus.Desc
 	jsDamaged, fsync, commit, storeFree, storeSize          *prometheus.Desc
+	indexBytes, indexMax, indexLoads, indexEvictions        *prometheus.Desc
+	openFiles, maxOpenFiles                                 *prometheus.Desc
 }
 
 func newCollector() *collector {
@@ -106,6 +108,12 @@ func newCollector() *collector {
 	c.commit = d("bus_store_commit_messages", "Messages written by each group commit, every stream.", jsServerLabels)
 	c.storeFree = d("bus_store_free_bytes", "Bytes available to the server on the store's file system.", jsServerLabels)
 	c.storeSize = d("bus_store_size_bytes", "Size of the store's file system.", jsServerLabels)
+	c.indexBytes = d("bus_store_index_bytes", "Memory the per-message indexes of sealed segments hold now, every stream (an estimate).", jsServerLabels)
+	c.indexMax = d("bus_store_index_max_bytes", "Bound of that memory (jetstream.max_index_memory).", jsServerLabels)
+	c.indexLoads = d("bus_store_index_loads_total", "Segment indexes loaded into memory.", jsServerLabels)
+	c.indexEvictions = d("bus_store_index_evictions_total", "Segment indexes dropped from memory, idle or over the bound.", jsServerLabels)
+	c.openFiles = d("bus_store_open_files", "Segment and consumer journal files open now.", jsServerLabels)
+	c.maxOpenFiles = d("bus_store_max_open_files", "Bound of the files open at once.", jsServerLabels)
 
 	return c
 }
@@ -131,6 +139,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		c.jsDisabled, c.jsStreams, c.jsConsumers, c.jsMessages, c.jsBytes,
 		c.jsAPI, c.jsAPIErrors, c.jsDeadLettered, c.jsDeadLost,
 		c.jsDamaged, c.fsync, c.commit, c.storeFree, c.storeSize,
+		c.indexBytes, c.indexMax, c.indexLoads, c.indexEvictions, c.openFiles, c.maxOpenFiles,
 	} {
 		ch <- d
 	}
@@ -206,6 +215,12 @@ func (c *collector) collectJetStream(ch chan<- prometheus.Metric, id, name strin
 	counter(c.jsDeadLettered, float64(m.DeadLettered), id, name)
 	counter(c.jsDeadLost, float64(m.DeadLettersLost), id, name)
 	gauge(c.jsDamaged, float64(m.Damaged), id, name)
+	gauge(c.indexBytes, float64(m.IndexBytes), id, name)
+	gauge(c.indexMax, float64(m.IndexMaxBytes), id, name)
+	counter(c.indexLoads, float64(m.IndexLoads), id, name)
+	counter(c.indexEvictions, float64(m.IndexEvictions), id, name)
+	gauge(c.openFiles, float64(m.OpenFiles), id, name)
+	gauge(c.maxOpenFiles, float64(m.MaxOpenFiles), id, name)
 	ch <- constHistogram(c.fsync, m.SyncLatency, 1e-9, id, name)
 	ch <- constHistogram(c.commit, m.CommitSizes, 1, id, name)
 	if free, size, ok := storeSpace(m.StoreDir); ok {

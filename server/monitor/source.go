@@ -99,6 +99,14 @@ type JetStreamMetrics struct {
 	Damaged         int   // streams on disk that could not be opened
 	// MaxMemory and MaxStorage are the limits /varz and /jsz report.
 	MaxMemory, MaxStorage int64
+	// IndexBytes is what the in-memory indexes of sealed segments hold
+	// now (an estimate), IndexMaxBytes their bound (max_index_memory);
+	// IndexLoads and IndexEvictions count them loaded and dropped.
+	IndexBytes, IndexMaxBytes  int64
+	IndexLoads, IndexEvictions uint64
+	// OpenFiles are the segment and journal files open now, MaxOpenFiles
+	// their bound.
+	OpenFiles, MaxOpenFiles int
 	// SyncLatency sums every stream's fsync latencies (nanoseconds) and
 	// CommitSizes their group commits (messages per commit).
 	SyncLatency, CommitSizes Histogram

@@ -6,6 +6,10 @@ const API = "/dashboard/api/";
 const POLL_MS = 2000;
 const WINDOW_MS = 3600 * 1000; // the server keeps an hour of samples
 const COLORS = ["#2563eb", "#dc2626", "#16a34a", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#4b5563"];
+// Each line also has its own dash and width (the first the widest), so
+// lines with equal values (two consumers as far behind) stay visible.
+const DASHES = ["", "8 4", "2 3", "10 3 2 3", "4 4", "1 4", "12 6", "6 2 2 2"];
+const lineWidth = (i) => 4 - 2 * i / (COLORS.length - 1);
 
 const $ = (id) => document.getElementById(id);
 const st = {
@@ -17,7 +21,7 @@ const st = {
   lag: {},            // consumer -> [[t, lag]…] for st.lagStream
   lagStream: "",
   ratesIn: [], ratesOut: [],
-  pubRates: {},       // stream -> msgs/s, from consecutive polls
+  storeRates: {},     // stream -> messages stored per second, from consecutive polls
   msgs: null,         // the message list shown
   msgsFrom: 1,
   expanded: new Set(), // seqs whose headers and payload are open
@@ -36,7 +40,7 @@ function bytes(n) {
   let i = 0;
   n = Number(n);
   while (n >= 1024 && i < u.length - 1) { n /= 1024; i++; }
-  return (i === 0 ? n : n.toFixed(n < 10 ? 2 : 1)) + " " + u[i];
+  return (i === 0 ? Math.round(n) : n.toFixed(n < 10 ? 2 : 1)) + " " + u[i];
 }
 function rate(n) { return n >= 100 ? num(Math.round(n)) : (Math.round(n * 10) / 10).toString(); }
 function ago(ms) {
@@ -158,13 +162,15 @@ function lineChart(series, from, to, unit) {
     if (!pts.length) return;
     const d = pts.map((p) => x(p[0]).toFixed(1) + "," + y(p[1]).toFixed(1)).join(" ");
     const last = pts[pts.length - 1][1];
-    svg += `<polyline points="${d}" fill="none" stroke="${COLORS[i % COLORS.length]}" stroke-width="2" data-series="${esc(s.name)}" data-last="${last}"/>`;
+    const dash = DASHES[i % DASHES.length];
+    svg += `<polyline points="${d}" fill="none" stroke="${COLORS[i % COLORS.length]}" stroke-width="${lineWidth(i % COLORS.length).toFixed(1)}"${dash ? ` stroke-dasharray="${dash}"` : ""} stroke-linecap="round" data-series="${esc(s.name)}" data-last="${last}"/>`;
     if (pts.length === 1) svg += `<circle cx="${x(pts[0][0]).toFixed(1)}" cy="${y(pts[0][1]).toFixed(1)}" r="3" fill="${COLORS[i % COLORS.length]}"/>`;
   });
   svg += "</svg>";
   const legend = series.map((s, i) => {
     const last = s.points.length ? s.points[s.points.length - 1][1] : 0;
-    return `<span class="legend-item"><svg width="12" height="12"><rect width="12" height="12" rx="2" fill="${COLORS[i % COLORS.length]}"/></svg>${esc(s.name)} <b class="legend-value" data-series="${esc(s.name)}">${esc(num(last))}</b>${unit ? " " + esc(unit) : ""}</span>`;
+    const dash = DASHES[i % DASHES.length];
+    return `<span class="legend-item"><svg width="24" height="12"><line x1="1" y1="6" x2="23" y2="6" stroke="${COLORS[i % COLORS.length]}" stroke-width="3"${dash ? ` stroke-dasharray="${dash}"` : ""}/></svg>${esc(s.name)} <b class="legend-value" data-series="${esc(s.name)}">${esc(num(last))}</b>${unit ? " " + esc(unit) : ""}</span>`;
   }).join("");
   return svg + `<div class="legend">${legend}</div>`;
 }
@@ -211,7 +217,8 @@ function renderOverview(s, r) {
     card("File storage", bytes(j.storage), "of " + bytes(j.max_storage) + " available"),
     card("Memory storage", bytes(j.memory), "of " + bytes(j.max_memory)),
     card("API requests", num(j.api_total), num(j.api_errors) + " errors"),
-    card("Dead-lettered", `<span class="${j.dead_lettered ? "warn" : ""}">${num(j.dead_lettered)}</span>`, num(j.dead_letters_lost) + " lost" + (j.damaged ? ` · <span class="warn">${j.damaged} damaged streams</span>` : "")),
+    card("Dead-lettered, ever", `<span class="${j.dead_lettered ? "warn" : ""}">${num(j.dead_lettered)}</span>`,
+      num(dlqStreams(s).reduce((a, x) => a + x.messages, 0)) + " in dead-letter streams now · " + num(j.dead_letters_lost) + " lost" + (j.damaged ? ` · <span class="warn">${j.damaged} damaged streams</span>` : "")),
   ].join("") : card("JetStream", "off", "persistent streams are disabled"));
   const now = s.now;
   const inPts = st.ratesIn.concat([[now, r.in]]), outPts = st.ratesOut.concat([[now, r.out]]);
@@ -226,13 +233,13 @@ function renderStreams(s) {
     <td>${esc(x.storage)}</td><td class="n msgs">${num(x.messages)}</td><td class="n">${bytes(x.bytes)}</td>
     <td class="n">${num(x.first_seq)}</td><td class="n">${num(x.last_seq)}</td>
     <td class="n">${num(x.consumers)}</td><td class="n">${num(x.lag)}</td>
-    <td class="n">${rate(st.pubRates[x.name] || 0)}/s</td><td class="n">${x.dead_lettered ? `<span class="warn">${num(x.dead_lettered)}</span>` : "0"}</td>
+    <td class="n rate">${rate(st.storeRates[x.name] || 0)}/s</td><td class="n">${x.dead_lettered ? `<span class="warn">${num(x.dead_lettered)}</span>` : "0"}</td>
     <td>${esc(ago(x.last_ts))}</td>
     <td class="actions"><a href="#messages/${encodeURIComponent(x.name)}">Browse</a>
       <button data-action="purge" data-stream="${esc(x.name)}" class="danger small">Purge</button></td></tr>`).join("");
   setHTML($("streams-table"), `<table><thead><tr><th>Name</th><th>Storage</th><th class="n">Messages</th><th class="n">Bytes</th>
-    <th class="n">First seq</th><th class="n">Last seq</th><th class="n">Consumers</th><th class="n">Lag</th><th class="n">Publish rate</th>
-    <th class="n">Dead-lettered</th><th>Last message</th><th></th></tr></thead><tbody>${rows}</tbody></table>` +
+    <th class="n">First seq</th><th class="n">Last seq</th><th class="n">Consumers</th><th class="n">Lag</th><th class="n" title="messages stored per second: published, mirrored or sourced">Store rate</th>
+    <th class="n" title="messages its consumers dead-lettered since the server started">Dead-lettered, ever</th><th>Last message</th><th></th></tr></thead><tbody>${rows}</tbody></table>` +
     (s.streams_omitted ? `<p class="muted">${num(s.streams_omitted)} more streams not shown.</p>` : ""));
 }
 
@@ -248,7 +255,7 @@ function renderConsumers(s) {
   }
   const cs = s.selected.consumers;
   setHTML($("consumers-table"), cs.length ? `<table><thead><tr><th>Consumer</th><th class="n">Lag (pending)</th><th class="n">Ack pending</th>
-    <th class="n">Redelivered</th><th class="n">Waiting pulls</th><th class="n">Dead-lettered</th><th class="n">Delivered seq</th>
+    <th class="n">Redelivered</th><th class="n">Waiting pulls</th><th class="n" title="messages this consumer dead-lettered since the server started">Dead-lettered, ever</th><th class="n">Delivered seq</th>
     <th class="n">Ack floor</th><th>Last active</th><th>Oldest unprocessed</th></tr></thead><tbody>${cs.map((c) => `<tr data-consumer="${esc(c.name)}">
     <td>${esc(c.name)}</td><td class="n lag">${num(c.num_pending)}</td><td class="n">${num(c.num_ack_pending)}</td>
     <td class="n">${num(c.num_redelivered)}</td><td class="n">${num(c.num_waiting)}</td>
@@ -272,9 +279,10 @@ function renderDLQ(s) {
   const badge = $("dlq-count");
   const total = list.reduce((a, x) => a + x.messages, 0);
   badge.textContent = num(total);
+  badge.title = num(total) + " dead letters stored now";
   badge.classList.toggle("hidden", total === 0);
   if (st.view !== "dlq") return;
-  setHTML($("dlq-list"), list.length ? `<table><thead><tr><th>Stream</th><th class="n">Dead letters</th><th class="n">Bytes</th><th>Newest</th><th></th></tr></thead><tbody>` +
+  setHTML($("dlq-list"), list.length ? `<table><thead><tr><th>Stream</th><th class="n">Dead letters now</th><th class="n">Bytes</th><th>Newest</th><th></th></tr></thead><tbody>` +
     list.map((x) => `<tr class="${x.name === st.stream ? "selected" : ""}" data-stream="${esc(x.name)}"><td><a href="#dlq/${encodeURIComponent(x.name)}" class="dlq-name">${esc(x.name)}</a></td>
     <td class="n">${num(x.messages)}</td><td class="n">${bytes(x.bytes)}</td><td>${esc(ago(x.last_ts))}</td>
     <td class="actions"><button data-action="redrive-all" data-stream="${esc(x.name)}" ${x.messages ? "" : "disabled"}>Redrive all</button>
@@ -340,7 +348,9 @@ function render() {
 }
 
 // rates are the server's per-second traffic between the last two polls,
-// and each stream's publish rate.
+// and each stream's store rate: the larger move of its last seq, which
+// every message it stores advances (published, mirrored or sourced), and
+// of accepted, which counts publishes only.
 function rates(s) {
   const p = st.prev;
   const out = { in: 0, out: 0, inBytes: 0, outBytes: 0 };
@@ -351,9 +361,12 @@ function rates(s) {
   out.inBytes = Math.max(0, s.server.in_bytes - p.server.in_bytes) / dt;
   out.outBytes = Math.max(0, s.server.out_bytes - p.server.out_bytes) / dt;
   const before = {};
-  for (const x of p.streams) before[x.name] = x.accepted;
-  st.pubRates = {};
-  for (const x of s.streams) if (x.name in before) st.pubRates[x.name] = Math.max(0, x.accepted - before[x.name]) / dt;
+  for (const x of p.streams) before[x.name] = x;
+  st.storeRates = {};
+  for (const x of s.streams) {
+    const b = before[x.name];
+    if (b) st.storeRates[x.name] = Math.max(0, x.last_seq - b.last_seq, x.accepted - b.accepted) / dt;
+  }
   return out;
 }
 
