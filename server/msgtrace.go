@@ -98,11 +98,10 @@ type traceJetStream struct {
 
 // msgTrace is one traced publish being routed.
 type msgTrace struct {
-	srv     *Server
-	from    *conn
-	dest    string
-	only    bool
-	account string
+	srv  *Server
+	from *conn
+	dest string
+	only bool
 
 	mu    sync.Mutex // guards event: a stream may complete its part elsewhere
 	event msgTraceEvent
