@@ -50,15 +50,22 @@ accounts:
 	}
 }
 
-// A bad accounts block names the key: an account other than the system
-// account (bus has one subject space), a system_account naming no
+// A bad accounts block names the key: a reserved name, a limit out of
+// range, a key bus does not implement, a system_account naming no
 // account, an unknown key in an account or a user.
 func TestAccountsBlockErrors(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ name, content, key, reason string }{
-		{"other account", "accounts:\n  APP: {users: [{user: a, password: b}]}\n  SYS: {users: [{user: admin, password: s}]}\nsystem_account: SYS\n",
-			`accounts."APP"`, "only account"},
-		{"no system account", "accounts:\n  APP: {users: [{user: a, password: b}]}\n", `accounts."APP"`, "only account"},
+		{"global account", "accounts:\n  $G: {users: [{user: a, password: b}]}\n", `accounts."$G"`, "Reserved Account"},
+		{"zero limit", "accounts:\n  APP: {limits: {max_connections: 0}}\n", `accounts."APP".limits.max_connections`, "-1 for no limit"},
+		{"limit out of range", "accounts:\n  APP: {limits: {max_subs: 3000000000}}\n", `accounts."APP".limits.max_subscriptions`, "out of range"},
+		{"limit not a number", "accounts:\n  APP: {limits: {max_payload: lots}}\n", `accounts."APP".limits.max_payload`, "whole number"},
+		{"unknown limit", "accounts:\n  APP: {limits: {max_jets: 1}}\n", `accounts."APP".limits.max_jets`, ""},
+		{"leaf limit", "accounts:\n  APP: {limits: {max_leafnodes: 1}}\n", `accounts."APP".limits.max_leafnodes`, "leaf node"},
+		{"exports", "accounts:\n  APP: {exports: [{stream: a}]}\n", `accounts."APP".exports`, "not in bus yet"},
+		{"imports", "accounts:\n  APP: {imports: []}\n", `accounts."APP".imports`, "not in bus yet"},
+		{"system account limits", "accounts:\n  SYS: {users: [{user: a, password: b}], limits: {max_conn: 2}}\nsystem_account: SYS\n", `accounts."SYS"`, "users only"},
+		{"bad mapping", "accounts:\n  APP: {mappings: {\"\": b}}\n", `accounts."APP".mappings.""`, "must not be empty"},
 		{"system account missing", "system_account: SYS\n", "system_account", "names no account"},
 		{"unknown account key", "accounts:\n  SYS: {users: [], jetstream: enabled}\nsystem_account: SYS\n", `accounts."SYS".jetstream`, ""},
 		{"unknown user key", "accounts:\n  SYS: {users: [{user: a, pasword: b}]}\nsystem_account: SYS\n", `accounts."SYS".users[0].pasword`, "password"},
@@ -82,6 +89,63 @@ func TestAccountsBlockErrors(t *testing.T) {
 			var ke *KeyError
 			if !errors.As(err, &ke) {
 				t.Fatalf("%v is not a *KeyError", err)
+			}
+		})
+	}
+}
+
+// An application account takes users, default_permissions, mappings
+// (maps) and limits, in every file format bus reads; -1 is no limit.
+func TestAccountsBlockApplicationAccount(t *testing.T) {
+	t.Parallel()
+	want := Account{
+		Name:               "TEAM_A",
+		Users:              []User{{Name: "alice", Password: "pa"}},
+		DefaultPermissions: &Permissions{Publish: &SubjectPermission{Allow: []string{"a.>"}}},
+		Mappings:           &Mappings{Entries: []Mapping{{Source: "in", Destinations: []MapDestination{{Subject: "out", Weight: 100}}}}},
+		Limits:             AccountLimits{MaxConnections: 5, MaxPayload: 1024},
+	}
+	for _, tc := range []struct{ name, content string }{
+		{"bus.yaml", `
+accounts:
+  TEAM_A:
+    users: [{user: alice, password: pa}]
+    default_permissions: {publish: ["a.>"]}
+    mappings: {in: out}
+    limits: {max_connections: 5, max_subscriptions: -1, max_payload: 1KB}
+`},
+		{"bus.json", `{"accounts": {"TEAM_A": {"users": [{"user": "alice", "password": "pa"}],
+ "default_permissions": {"publish": ["a.>"]}, "maps": {"in": "out"},
+ "limits": {"max_conn": 5, "max_subs": -1, "max_pay": 1024}}}}`},
+		{"bus.toml", `
+[accounts.TEAM_A]
+users = [{user = "alice", password = "pa"}]
+default_permissions = {publish = ["a.>"]}
+mappings = {in = "out"}
+limits = {max_connections = 5, max_subscriptions = -1, max_payload = 1024}
+`},
+		{"bus.conf", `
+accounts {
+  TEAM_A {
+    users = [{user: alice, password: pa}]
+    default_permissions { publish: ["a.>"] }
+    mappings { in: out }
+    limits { max_connections: 5, max_subscriptions: -1, max_payload: 1KB }
+  }
+}
+`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := Load(writeConfig(t, tc.name, tc.content), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.Account("TEAM_A"); got == nil || !reflect.DeepEqual(*got, want) {
+				t.Fatalf("account = %+v, want %+v", got, want)
+			}
+			if got := cfg.SystemAccountName(); got != "" {
+				t.Fatalf("system account %q, want none", got)
 			}
 		})
 	}

@@ -33,8 +33,12 @@ func (s *Server) auth() *authenticator { return s.authn.Load() }
 // permissions, and lose (with a -ERR) the subscriptions those no longer
 // allow. It logs what changed.
 //
+// Accounts may come and go (the connections of a removed account's users
+// are closed as above) and change their users and limits (limits apply
+// to connections and subscriptions made after the reload).
+//
 // Settings that need a restart (listen addresses and ports, server_name,
-// store_dir, jetstream, mappings, the shape of the tls block,
+// store_dir, jetstream, mappings (an account's too), the shape of the tls block,
 // reference_stored_reads, the system account's name) refuse the whole
 // reload: the error wraps ErrReloadNeedsRestart and names them, and each
 // is logged. A TLS file that cannot be read refuses it too.
@@ -59,17 +63,22 @@ func (s *Server) Reload(opts Options) error {
 		}
 		s.tlsConf.Store(cfg)
 	}
-	au := newAuthenticator(opts.Authorization, opts.TLS.VerifyAndMap)
-	au.addSystemUsers(opts.SystemAccount)
+	set, err := s.buildAccounts(opts.Accounts, s.accountSet())
+	if err != nil {
+		return fmt.Errorf("server: reload: %w", err)
+	}
+	au := s.newAuthenticatorFor(&opts, set)
 	opts.Logger = old.Logger
 	s.live.Store(&opts)
+	s.accounts.Store(&set)
 	s.authn.Store(au)
 	changed := changedKeys(*old, opts)
 	if len(changed) == 0 {
 		changed = []string{"none"} // a reload that found nothing to apply
 	}
 	s.log.Info("config reloaded", "changed", strings.Join(changed, ","))
-	if !reflect.DeepEqual(old.Authorization, opts.Authorization) || !reflect.DeepEqual(old.SystemAccount, opts.SystemAccount) {
+	if !reflect.DeepEqual(old.Authorization, opts.Authorization) || !reflect.DeepEqual(old.SystemAccount, opts.SystemAccount) ||
+		!reflect.DeepEqual(old.Accounts, opts.Accounts) {
 		s.reauthorize(au)
 		if s.js != nil {
 			// What users set up earlier is checked against their new
@@ -103,6 +112,7 @@ func restartKeys(old, new Options) []string {
 	check("mappings", reflect.DeepEqual(old.Mappings, new.Mappings))
 	check("leafnodes", reflect.DeepEqual(old.LeafNodes, new.LeafNodes))
 	check("system_account", old.SystemAccount.name() == new.SystemAccount.name())
+	keys = append(keys, accountRestartKeys(old.Accounts, new.Accounts)...)
 	check("authorization.reference_stored_reads", old.Authorization.ReferenceStoredReads == new.Authorization.ReferenceStoredReads)
 	o, n := old.TLS, new.TLS
 	check("tls", o.enabled() == n.enabled() && o.verifying() == n.verifying() && o.VerifyAndMap == n.VerifyAndMap &&
@@ -113,6 +123,7 @@ func restartKeys(old, new Options) []string {
 		o.Host, o.Port, o.HTTPPort, o.HTTPSPort, o.ServerName, o.StoreDir, o.JetStream, o.Mappings = live.Host, 0, 0, 0, "", "", false, nil
 		o.JetStreamDomain, o.JetStreamMaxMemory, o.JetStreamMaxStore, o.JetStreamSyncInterval, o.MaxPendingTotal = "", 0, 0, 0, 0
 		o.Authorization, o.SystemAccount, o.TLS, o.Logger = live.Authorization, live.SystemAccount, live.TLS, nil
+		o.Accounts = nil
 		o.MaxPayload, o.MaxControlLine, o.MaxConnections, o.MaxSubscriptions, o.MaxPending = 0, 0, 0, 0, 0
 		o.PingInterval, o.MaxPingsOut, o.WriteDeadline, o.MaxUnauthenticated, o.FirstPingDelay = 0, 0, 0, 0, 0
 		o.LameDuckDuration, o.LameDuckGracePeriod = 0, 0
@@ -126,6 +137,21 @@ func restartKeys(old, new Options) []string {
 	return keys
 }
 
+// accountRestartKeys names the accounts, present before and after, whose
+// mappings changed: an account's mappings are compiled once, as the
+// global account's are.
+func accountRestartKeys(old, new []Account) []string {
+	var keys []string
+	for _, o := range old {
+		for _, n := range new {
+			if o.Name == n.Name && !reflect.DeepEqual(o.Mappings, n.Mappings) {
+				keys = append(keys, "accounts."+o.Name+".mappings")
+			}
+		}
+	}
+	return keys
+}
+
 // changedKeys names the live settings that differ, for the log.
 func changedKeys(old, new Options) []string {
 	var keys []string
@@ -135,7 +161,7 @@ func changedKeys(old, new Options) []string {
 		}
 	}
 	add("authorization", reflect.DeepEqual(old.Authorization, new.Authorization))
-	add("accounts", reflect.DeepEqual(old.SystemAccount, new.SystemAccount))
+	add("accounts", reflect.DeepEqual(old.SystemAccount, new.SystemAccount) && reflect.DeepEqual(old.Accounts, new.Accounts))
 	add("max_payload", old.MaxPayload == new.MaxPayload)
 	add("max_control_line", old.MaxControlLine == new.MaxControlLine)
 	add("max_connections", old.MaxConnections == new.MaxConnections)
@@ -177,7 +203,7 @@ func (c *conn) reauthorize(au *authenticator) {
 		return
 	}
 	id := au.reidentify(old)
-	if id == nil || id.system != old.system {
+	if id == nil || id.acc != old.acc {
 		c.revoke(old.name)
 		return
 	}

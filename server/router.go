@@ -61,7 +61,7 @@ func (c *conn) publish(subject, reply []byte, hdr int, msg []byte) int {
 func (s *Server) route(c *conn, to, subject, reply []byte, hdr int, msg []byte) int {
 	trie := s.subs
 	if c != nil {
-		trie = c.trie // the system account's users have their own
+		trie = c.trie // the connection's account's
 	}
 	return s.routeIn(trie, c, to, subject, reply, hdr, msg)
 }
@@ -262,8 +262,8 @@ func (c *conn) processPub(o *op) error {
 	// As in the reference, a mapping applies first: what follows sees the
 	// mapped subject (empty for a dropped message).
 	subject := o.subject
-	if c.srv.mapper != nil && !c.inSystemAccount() { // the mappings are the global account's
-		subject = c.srv.mapper.apply(subject)
+	if m := c.acc.mapper; m != nil { // each account has its own mappings
+		subject = m.apply(subject)
 	}
 	// In the reference's order: reserved subjects, permissions, reserved
 	// replies; a refused message gets no +OK.
@@ -299,7 +299,7 @@ func (c *conn) processSub(o *op) error {
 	}
 	// The limit is checked first, as in the reference, so a repeated sid
 	// at the limit is refused too.
-	if limit := c.srv.liveOpts().MaxSubscriptions; limit > 0 && len(c.subs) >= limit {
+	if limit := lowerLimit(c.srv.liveOpts().MaxSubscriptions, c.acc.limits.Load().MaxSubscriptions); limit > 0 && len(c.subs) >= limit {
 		c.mu.Unlock()
 		c.sendErr(errMaxSubscriptions)
 		return nil

@@ -37,6 +37,11 @@ type Server struct {
 	// sysSubs is the system account's subject space (sysaccount.go):
 	// its users' subscriptions and the $SYS.REQ services (sysreq.go).
 	sysSubs *subjects.Trie[*subscription]
+	// global and sys are the global and the system account (their
+	// tries are subs and sysSubs); accounts are the others, by name,
+	// which Reload swaps (account.go).
+	global, sys *account
+	accounts    atomic.Pointer[accountSet]
 	chunks  *chunkPool         // outbound buffers, shared by all connections
 	js      *jetstream.Service // nil unless Options.JetStream
 	// authn is who may connect, and live the settings that may change
@@ -117,13 +122,20 @@ func New(opts Options) (*Server, error) {
 			s.leafLinks = append(s.leafLinks, newLeafLink(s, r))
 		}
 	}
-	au := newAuthenticator(opts.Authorization, opts.TLS.VerifyAndMap)
-	au.addSystemUsers(opts.SystemAccount)
-	s.authn.Store(au)
-	s.live.Store(&opts)
 	if s.mapper, err = newMapper(opts.Mappings); err != nil {
 		return nil, err
 	}
+	s.global = &account{name: globalAccount, trie: s.subs, mapper: s.mapper}
+	s.global.limits.Store(&AccountLimits{})
+	s.sys = &account{name: opts.SystemAccount.name(), system: true, trie: s.sysSubs}
+	s.sys.limits.Store(&AccountLimits{})
+	set, err := s.buildAccounts(opts.Accounts, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.accounts.Store(&set)
+	s.authn.Store(s.newAuthenticatorFor(&opts, set))
+	s.live.Store(&opts)
 	if opts.TLS.enabled() {
 		cfg, err := loadTLS(opts.TLS)
 		if err != nil {

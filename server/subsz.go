@@ -56,7 +56,7 @@ func (s *Server) Subsz(o SubszOptions) (*Subsz, error) {
 	}
 	o.Offset = max(o.Offset, 0)
 	out := &Subsz{ServerID: s.id, Now: time.Now().UTC(), Offset: o.Offset, Limit: o.Limit}
-	if o.Account != "" && o.Account != globalAccount && !s.hasSystemAccount(o.Account) {
+	if o.Account != "" && s.lookupAccount(o.Account) == nil {
 		return out, nil
 	}
 	out.SublistStats = s.sublistStats()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -257,11 +258,7 @@ func (s *Server) sysEndpoints() map[string]sysEndpoint {
 // of them in the system account's subject space, and in the global one
 // those the reference answers for any user.
 func (s *Server) startSysRequests() error {
-	type service struct {
-		trie    *subjects.Trie[*subscription]
-		subject string
-		h       RequestHandler
-	}
+	type service = sysService
 	var list []service
 	sys := s.sysSubs
 	if len(s.opts.SystemAccount.Users) > 0 {
@@ -294,20 +291,7 @@ func (s *Server) startSysRequests() error {
 			service{sys, sysJetStreamAPI, s.sysNoJetStream},
 		)
 	}
-	// The reference imports these into every account, answered for that
-	// account alone.
-	global := s.subs
-	globalConnz := s.sysHandler(global, sysEndpoint{func() sysOptions { return &connzRequest{} }, func(o sysOptions) (any, error) {
-		opts := o.(*connzRequest).ConnzOptions
-		opts.Account = globalAccount
-		return s.Connz(opts)
-	}})
-	list = append(list,
-		service{global, sysUserInfo, s.sysUserInfo(global)},
-		service{global, sysPingPrefix + "CONNZ", globalConnz},
-		service{global, sysAccPingConnz, globalConnz},
-		service{global, sysAccPingStatz, s.sysAccountStatz(global, globalAccount)},
-	)
+	list = append(list, s.accountServices(s.global)...)
 	for _, svc := range list {
 		sub := &subscription{subject: svc.subject, request: svc.h}
 		if err := svc.trie.Insert(svc.subject, "", sub); err != nil {
@@ -317,6 +301,42 @@ func (s *Server) startSysRequests() error {
 			s.internalSubs.Add(1)
 		}
 		s.sysServices = append(s.sysServices, sub)
+	}
+	return nil
+}
+
+// sysService is one $SYS.REQ service: a subject of one subject space.
+type sysService struct {
+	trie    *subjects.Trie[*subscription]
+	subject string
+	h       RequestHandler
+}
+
+// accountServices are the services the reference imports into every
+// account, answered for that account alone: who am I, and the account's
+// own connections and traffic.
+func (s *Server) accountServices(acc *account) []sysService {
+	connz := s.sysHandler(acc.trie, sysEndpoint{func() sysOptions { return &connzRequest{} }, func(o sysOptions) (any, error) {
+		opts := o.(*connzRequest).ConnzOptions
+		opts.Account = acc.name
+		return s.Connz(opts)
+	}})
+	return []sysService{
+		{acc.trie, sysUserInfo, s.sysUserInfo(acc.trie)},
+		{acc.trie, sysPingPrefix + "CONNZ", connz},
+		{acc.trie, sysAccPingConnz, connz},
+		{acc.trie, sysAccPingStatz, s.sysAccountStatz(acc.trie, acc.name)},
+	}
+}
+
+// installAccountServices subscribes a configured account's services in
+// its trie, for as long as the account lives (account.go).
+func (s *Server) installAccountServices(acc *account) error {
+	for _, svc := range s.accountServices(acc) {
+		if err := acc.trie.Insert(svc.subject, "", &subscription{subject: svc.subject, request: svc.h}); err != nil {
+			return err
+		}
+		acc.internal++
 	}
 	return nil
 }
@@ -457,6 +477,13 @@ func (s *Server) sysAccountStatz(trie *subjects.Trie[*subscription], account str
 		st := s.AccountStatz(r.IncludeUnused)
 		if account == "" && s.hasSystemAccount(s.opts.SystemAccount.name()) {
 			st.Accounts = append(s.systemAccountStat(r.IncludeUnused), st.Accounts...)
+		}
+		want := r.Accounts
+		if account != "" {
+			want = []string{account} // a user sees its own account only
+		}
+		if len(want) > 0 {
+			st.Accounts = slices.DeleteFunc(st.Accounts, func(a *AccountStat) bool { return !slices.Contains(want, a.Account) })
 		}
 		return st, nil
 	}})
