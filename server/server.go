@@ -42,8 +42,8 @@ type Server struct {
 	// which Reload swaps (account.go).
 	global, sys *account
 	accounts    atomic.Pointer[accountSet]
-	chunks  *chunkPool         // outbound buffers, shared by all connections
-	js      *jetstream.Service // nil unless Options.JetStream
+	chunks      *chunkPool         // outbound buffers, shared by all connections
+	js          *jetstream.Service // nil unless Options.JetStream
 	// authn is who may connect, and live the settings that may change
 	// while running; Reload swaps both (reload.go), readers Load them.
 	authn  atomic.Pointer[authenticator]
