@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -377,4 +378,24 @@ func (c *conn) leaveAccountLocked() {
 		c.counted.conns.Add(-1)
 		c.counted = nil
 	}
+}
+
+// sendConnectInfo tells a client that takes INFO updates, after its
+// first PONG as the reference does, the max_payload its account allows
+// when that is lower than the server's, which the first INFO said: so
+// nats.go refuses a publish too big before sending it. (The reference
+// sends this INFO to every such client; bus only when it says
+// something new.)
+func (c *conn) sendConnectInfo() {
+	if !c.asyncInfo.Load() || c.parser.maxPayload >= c.srv.liveOpts().MaxPayload {
+		return
+	}
+	info := c.srv.infoFields(c)
+	info.MaxPayload = c.parser.maxPayload
+	js, _ := json.Marshal(struct {
+		serverInfo
+		ConnectInfo   bool   `json:"connect_info"`
+		RemoteAccount string `json:"remote_account"`
+	}{info, true, c.acc.name})
+	c.queueControl("INFO " + string(js) + " \r\n")
 }

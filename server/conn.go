@@ -49,12 +49,13 @@ type conn struct {
 	ws bool
 
 	// Owned by the reader goroutine.
-	parser  *parser
-	opts    connectOptions
-	wakes   []*conn       // writers to wake once the current read is processed
-	stallOn chan struct{} // a subscriber this read filled past 3/4 of its limit
-	scratch []byte        // for building status headers
-	fanout  leafFanout    // the leaf links a message this reader routes crosses
+	parser   *parser
+	opts     connectOptions
+	wakes    []*conn       // writers to wake once the current read is processed
+	stallOn  chan struct{} // a subscriber this read filled past 3/4 of its limit
+	scratch  []byte        // for building status headers
+	pongSent bool          // the first PONG went out (sendConnectInfo)
+	fanout   leafFanout    // the leaf links a message this reader routes crosses
 	// Authentication and permissions (connauth.go), reader-owned.
 	user      *identity       // nil until authenticated (or when auth is off)
 	needAuth  bool            // clients must authenticate and this one has not
@@ -376,6 +377,10 @@ func (c *conn) handleOp(o *op) error {
 	case opPing:
 		c.heard = true
 		c.queueControl("PONG\r\n")
+		if !c.pongSent {
+			c.pongSent = true
+			c.sendConnectInfo()
+		}
 	case opPong:
 		c.mu.Lock()
 		if c.pingsOut > 0 && !c.pingSentAt.IsZero() {

@@ -44,6 +44,32 @@ func (s *Server) sublistStats() SublistStats {
 	return out
 }
 
+// selectedSublistStats are the counters of the account named want, or
+// of the global and the configured accounts together for "".
+func (s *Server) selectedSublistStats(want string) SublistStats {
+	switch a := s.lookupAccount(want); {
+	case want == "" || a == s.global:
+	case a == s.sys:
+		return SublistStats{}
+	default:
+		return accountSublistStats(a)
+	}
+	out := s.sublistStats()
+	if want != "" {
+		return out
+	}
+	for _, a := range s.accountSet() {
+		st := accountSublistStats(a)
+		out.NumSubs += st.NumSubs
+		out.NumCache += st.NumCache
+		out.NumInserts += st.NumInserts
+		out.NumRemoves += st.NumRemoves
+		out.NumMatches += st.NumMatches
+		out.MaxFanout = max(out.MaxFanout, st.MaxFanout)
+	}
+	return out
+}
+
 // Subsz reports the trie's counters and, with o.Subs, the clients'
 // subscriptions ordered by subject, connection and sid. It returns an
 // error wrapping ErrSubszTest for a bad o.Test.
@@ -59,7 +85,7 @@ func (s *Server) Subsz(o SubszOptions) (*Subsz, error) {
 	if o.Account != "" && s.lookupAccount(o.Account) == nil {
 		return out, nil
 	}
-	out.SublistStats = s.sublistStats()
+	out.SublistStats = s.selectedSublistStats(o.Account)
 	if !o.Subs {
 		return out, nil
 	}
