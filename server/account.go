@@ -381,13 +381,14 @@ func (c *conn) leaveAccountLocked() {
 }
 
 // sendConnectInfo tells a client that takes INFO updates, after its
-// first PONG as the reference does, the max_payload its account allows
-// when that is lower than the server's, which the first INFO said: so
-// nats.go refuses a publish too big before sending it. (The reference
-// sends this INFO to every such client; bus only when it says
-// something new.)
+// first PONG as the reference does, what the first INFO could not say:
+// the max_payload its account allows when that is lower than the
+// server's (so nats.go refuses a publish too big before sending it), and
+// that it is in the system account (`nats account info` shows it). The
+// reference sends this INFO to every such client; bus only when it says
+// something new.
 func (c *conn) sendConnectInfo() {
-	if !c.asyncInfo.Load() || c.parser.maxPayload >= c.srv.liveOpts().MaxPayload {
+	if !c.asyncInfo.Load() || c.parser.maxPayload >= c.srv.liveOpts().MaxPayload && !c.acc.system {
 		return
 	}
 	info := c.srv.infoFields(c)
@@ -396,6 +397,7 @@ func (c *conn) sendConnectInfo() {
 		serverInfo
 		ConnectInfo   bool   `json:"connect_info"`
 		RemoteAccount string `json:"remote_account"`
-	}{info, true, c.acc.name})
+		System        bool   `json:"acc_is_sys,omitempty"`
+	}{info, true, c.acc.name, c.acc.system})
 	c.queueControl("INFO " + string(js) + " \r\n")
 }

@@ -288,8 +288,12 @@ func (s *Server) startSysRequests() error {
 			service{sys, sysAccPingConnz, sysConnz},
 			service{sys, sysUserInfo, s.sysUserInfo(sys)},
 			service{sys, sysAccPingStatz, s.sysAccountStatz(sys, "")},
-			service{sys, sysJetStreamAPI, s.sysNoJetStream},
 		)
+		if s.opts.JetStream {
+			// Without JetStream on the server, nobody answers, as in the
+			// reference.
+			list = append(list, service{sys, sysJetStreamAPI, s.sysNoJetStream})
+		}
 	}
 	list = append(list, s.accountServices(s.global)...)
 	for _, svc := range list {

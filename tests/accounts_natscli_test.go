@@ -1,0 +1,50 @@
+package tests
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestNatsCLIAccountInfo runs `nats account info` as users of two
+// accounts and of the global account against bus and the reference, and
+// compares what it reports: the account, whether it is the system
+// account, the account's max_payload, and JetStream (none in the
+// scenario).
+func TestNatsCLIAccountInfo(t *testing.T) {
+	t.Parallel()
+	bin := natsCLI(t)
+	p := startAccountsPair(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	outcomes := map[string][]string{}
+	p.each(t, func(t *testing.T, url, _ string) {
+		var steps []string
+		for _, u := range []string{"a1", "c1", "g", "admin"} {
+			out, err := runCLI(t, ctx, bin, url, "--user", u, "--password", accountsPass, "account", "info")
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", u, err, out)
+			}
+			steps = append(steps, u+": "+strings.Join(cliFacts(out, "User", "Account", "System Account", "Maximum Payload", "JetStream"), "; "))
+		}
+		outcomes[t.Name()] = steps
+	})
+	sameOutcomes(t, outcomes["TestNatsCLIAccountInfo/reference"], outcomes["TestNatsCLIAccountInfo/bus"])
+}
+
+// cliFacts are the lines of a CLI report that start with one of labels,
+// trimmed, in order.
+func cliFacts(out string, labels ...string) []string {
+	var facts []string
+	for _, line := range strings.Split(out, "\n") {
+		line = strings.TrimSpace(line)
+		for _, l := range labels {
+			if strings.HasPrefix(line, l+":") || strings.HasPrefix(line, l+" ") {
+				facts = append(facts, strings.Join(strings.Fields(line), " "))
+				break
+			}
+		}
+	}
+	return facts
+}
