@@ -113,6 +113,16 @@ func (s *Server) accountTraffic() map[*account]*accountStats {
 	return out
 }
 
+// allClientSubs counts the clients' subscriptions in the global and the
+// configured accounts, for /varz as the reference counts them.
+func (s *Server) allClientSubs() int {
+	n := s.clientSubs()
+	for _, a := range s.accountSet() {
+		n += a.trie.Count() - a.internal
+	}
+	return n
+}
+
 // accountStats is one account's traffic and slow consumers.
 type accountStats struct {
 	traffic

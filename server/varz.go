@@ -62,7 +62,7 @@ func (s *Server) Varz() Varz {
 		OutBytes:             t.outBytes,
 		SlowConsumers:        int64(slow),
 		StaleConnections:     int64(stale),
-		Subscriptions:        s.clientSubs(),
+		Subscriptions:        s.allClientSubs(),
 		Leafs:                s.leafCount(),
 		HTTPReqStats:         s.httpRequests(),
 		ConfigLoadTime:       s.mon.loaded.UTC(),

@@ -1,0 +1,61 @@
+package tests
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bus-dev/bus/server"
+)
+
+// TestReadmeSeveralTeams runs the README's "Several teams on one bus"
+// commands against bus configured with its two accounts (plain
+// passwords in place of the hashes) and checks what the README says they
+// show: Alice's subscription to > gets her message and not Bob's, and
+// `nats account info` names Bob's account.
+func TestReadmeSeveralTeams(t *testing.T) {
+	t.Parallel()
+	bin := natsCLI(t)
+	section := readmeSection(t, "## Several teams on one bus")
+	for _, want := range []string{"TEAM_A:", "TEAM_B:", "{user: alice,", "{user: bob,", "max_connections: 50"} {
+		if !strings.Contains(section, want) {
+			t.Fatalf("the README's config has no %q", want)
+		}
+	}
+	s := startBus(t, server.Options{Accounts: []server.Account{
+		{Name: "TEAM_A", Users: []server.User{{Name: "alice", Password: "alicepw"}}, Limits: server.AccountLimits{MaxConnections: 50, MaxPayload: 1 << 20}},
+		{Name: "TEAM_B", Users: []server.User{{Name: "bob", Password: "bobpw"}}},
+	}})
+	url := busURL(s)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmds := readmeNATSCommands(t, "## Several teams on one bus")
+	if len(cmds) != 4 || cmds[0][4] != "sub" {
+		t.Fatalf("README commands %q, want a sub, two pubs and an account info", cmds)
+	}
+	subOut := make(chan string, 1)
+	go func() {
+		out, _ := runCLI(t, ctx, bin, url, cmds[0]...)
+		subOut <- out
+	}()
+	eventually(t, 10*time.Second, func() bool { return s.Varz().Subscriptions == 1 })
+	var info string
+	for _, args := range cmds[1:] {
+		out, err := runCLI(t, ctx, bin, url, args...)
+		if err != nil {
+			t.Fatalf("nats %q: %v\n%s", args, err, out)
+		}
+		info = out
+	}
+	sub := <-subOut
+	if !strings.Contains(sub, "from-a") || strings.Contains(sub, "from-b") {
+		t.Errorf("alice's sub printed\n%s\nwant from-a only", sub)
+	}
+	if !strings.Contains(info, "Account: TEAM_B (TEAM_B)") {
+		t.Errorf("account info printed\n%s", info)
+	}
+	if !strings.Contains(section, "Account: TEAM_B (TEAM_B)") || !strings.Contains(section, "from-a") {
+		t.Error("the README does not show what the commands print")
+	}
+}
