@@ -32,6 +32,15 @@ type Account struct {
 	DefaultPermissions *Permissions
 	Mappings           *Mappings // nil: none
 	Limits             AccountLimits
+	// JetStream is the account's jetstream key; nil: none.
+	JetStream *AccountJetStream
+}
+
+// AccountJetStream is an account's JetStream and its limits
+// (nats-server's keys); 0 is no limit, as is -1 in the file.
+type AccountJetStream struct {
+	MaxMemory, MaxStore                     int64
+	MaxStreams, MaxConsumers, MaxAckPending int
 }
 
 // AccountLimits is an account's limits block (nats-server's keys); 0 is
@@ -45,7 +54,6 @@ type AccountLimits struct {
 // accountUnsupported are an account's keys that nats-server has and bus
 // refuses, with why.
 var accountUnsupported = map[string]string{
-	"jetstream":  "JetStream per account is not in bus yet; " + removeIt + " (the global account has JetStream)",
 	"exports":    noExports,
 	"imports":    noExports,
 	"nkey":       "bus has no operator/JWT mode, where an account's nkey matters; " + removeIt,
@@ -108,7 +116,7 @@ func (p *blockParser) account(path, name string, m map[string]any) Account {
 		}
 		known[k] = v
 	}
-	f := p.fields(path, known, [][]string{{"users"}, {"default_permissions"}, {"mappings", "maps"}, {"limits"}})
+	f := p.fields(path, known, [][]string{{"users"}, {"default_permissions"}, {"mappings", "maps"}, {"limits"}, {"jetstream"}})
 	for _, key := range slices.Sorted(maps.Keys(f)) {
 		v, kpath := f[key], path+"."+key
 		switch key {
@@ -125,6 +133,8 @@ func (p *blockParser) account(path, name string, m map[string]any) Account {
 			}
 		case "limits":
 			acc.Limits = p.accountLimits(kpath, v)
+		case "jetstream":
+			acc.JetStream = p.accountJetStream(kpath, v)
 		}
 	}
 	return acc
@@ -174,6 +184,88 @@ func (p *blockParser) accountLimits(path string, raw any) AccountLimits {
 	return l
 }
 
+// accountJetStream parses an account's jetstream key: true or
+// "enabled", false or "disabled", or a block of limits.
+func (p *blockParser) accountJetStream(path string, raw any) *AccountJetStream {
+	switch v := raw.(type) {
+	case bool:
+		if v {
+			return &AccountJetStream{}
+		}
+		return nil
+	case string:
+		switch strings.ToLower(v) {
+		case "enabled", "enable":
+			return &AccountJetStream{}
+		case "disabled", "disable":
+			return nil
+		}
+		p.bad(path, "expected 'enabled' or 'disabled', got %q", v)
+		return nil
+	case map[string]any:
+	default:
+		p.bad(path, "%s is not true, false, enabled, disabled or a block", describe(raw))
+		return nil
+	}
+	m := maps.Clone(raw.(map[string]any))
+	js := &AccountJetStream{}
+	for k := range m {
+		switch strings.ToLower(k) {
+		case "max_bytes_required", "max_stream_bytes", "max_bytes", "mem_max_stream_bytes", "memory_max_stream_bytes",
+			"disk_max_stream_bytes", "store_max_stream_bytes":
+			p.errs = append(p.errs, &nestedError{path: path + "." + k, reason: "per-stream byte bounds of an account are not in bus yet; " + removeIt, err: ErrUnsupportedKey})
+			delete(m, k)
+		case "cluster_traffic":
+			p.errs = append(p.errs, &nestedError{path: path + "." + k, reason: "bus runs as a single server and has no cluster traffic; " + removeIt, err: ErrUnsupportedKey})
+			delete(m, k)
+		}
+	}
+	f := p.fields(path, m, [][]string{
+		{"max_memory", "max_mem", "mem", "memory"}, {"max_store", "max_file", "max_disk", "store", "disk"},
+		{"max_streams", "streams"}, {"max_consumers", "consumers"}, {"max_ack_pending"},
+	})
+	for _, key := range slices.Sorted(maps.Keys(f)) {
+		v, kpath := f[key], path+"."+key
+		n, ok := number(v)
+		switch {
+		case !ok:
+			p.bad(kpath, "%s is not a whole number or a size", describe(v))
+			continue
+		case n == 0 && (key == "max_memory" || key == "max_store"):
+			p.bad(kpath, "0 (no streams of that storage at all) is not in bus yet; set a size, or -1 for no limit")
+			continue
+		case n < -1 || key != "max_memory" && key != "max_store" && n > math.MaxInt32:
+			p.bad(kpath, "%d is out of range (-1 for no limit)", n)
+			continue
+		}
+		n = max(n, 0)
+		switch key {
+		case "max_memory":
+			js.MaxMemory = n
+		case "max_store":
+			js.MaxStore = n
+		case "max_streams":
+			js.MaxStreams = int(n)
+		case "max_consumers":
+			js.MaxConsumers = int(n)
+		case "max_ack_pending":
+			js.MaxAckPending = int(n)
+		}
+	}
+	return js
+}
+
+// safeDirName reports whether an account's name can name its store's
+// directory (the server's rule, server/accountjs.go).
+func safeDirName(name string) bool {
+	if name == "" || len(name) > 255 {
+		return false
+	}
+	return !strings.ContainsFunc(name, func(r rune) bool {
+		return r < 0x20 || r == 0x7f || strings.ContainsRune(".*>/\\ :", r)
+	})
+}
+
 // SystemAccountName is the name of the system account c configures:
 // system_account, or DefaultSystemAccount when an account is so named;
 // "" when there is none.
@@ -212,8 +304,12 @@ func (c Config) checkAccounts(bad func(key, format string, args ...any)) {
 		switch {
 		case a.Name == GlobalAccount:
 			bad(key, "%q is a Reserved Account (the global one: put its users in the authorization block)", a.Name)
-		case a.Name == sys && (a.Mappings != nil || a.Limits != AccountLimits{} || a.DefaultPermissions != nil):
-			bad(key, "the system account takes users only in bus; remove its default_permissions, mappings and limits")
+		case a.Name == sys && (a.Mappings != nil || a.Limits != AccountLimits{} || a.DefaultPermissions != nil || a.JetStream != nil):
+			bad(key, "the system account takes users only in bus; remove its default_permissions, mappings, limits and jetstream")
+		case a.JetStream != nil && !c.JetStream.Enabled:
+			bad(key+".jetstream", "needs JetStream on the server (jetstream: enabled)")
+		case a.JetStream != nil && !safeDirName(a.Name):
+			bad(key, "an account with jetstream needs a name fit for a directory, where its streams live (no '.', '*', '>', '/', '\\', ':', spaces or control characters)")
 		}
 	}
 	if c.SystemAccount != "" && c.Account(c.SystemAccount) == nil {

@@ -62,12 +62,17 @@ func TestAccountsBlockErrors(t *testing.T) {
 		{"limit not a number", "accounts:\n  APP: {limits: {max_payload: lots}}\n", `accounts."APP".limits.max_payload`, "whole number"},
 		{"unknown limit", "accounts:\n  APP: {limits: {max_jets: 1}}\n", `accounts."APP".limits.max_jets`, ""},
 		{"leaf limit", "accounts:\n  APP: {limits: {max_leafnodes: 1}}\n", `accounts."APP".limits.max_leafnodes`, "leaf node"},
+		{"jetstream without the server's", "jetstream: false\naccounts:\n  APP: {jetstream: enabled}\n", `accounts."APP".jetstream`, "needs JetStream on the server"},
+		{"jetstream zero memory", "jetstream: true\naccounts:\n  APP: {jetstream: {max_mem: 0}}\n", `accounts."APP".jetstream.max_memory`, "not in bus yet"},
+		{"jetstream bad word", "jetstream: true\naccounts:\n  APP: {jetstream: sometimes}\n", `accounts."APP".jetstream`, "'enabled' or 'disabled'"},
+		{"jetstream cluster traffic", "jetstream: true\naccounts:\n  APP: {jetstream: {cluster_traffic: owner}}\n", `accounts."APP".jetstream.cluster_traffic`, "single server"},
+		{"jetstream unsafe name", "jetstream: true\naccounts:\n  team.a: {jetstream: enabled}\n", `accounts."team.a"`, "fit for a directory"},
 		{"exports", "accounts:\n  APP: {exports: [{stream: a}]}\n", `accounts."APP".exports`, "not in bus yet"},
 		{"imports", "accounts:\n  APP: {imports: []}\n", `accounts."APP".imports`, "not in bus yet"},
 		{"system account limits", "accounts:\n  SYS: {users: [{user: a, password: b}], limits: {max_conn: 2}}\nsystem_account: SYS\n", `accounts."SYS"`, "users only"},
 		{"bad mapping", "accounts:\n  APP: {mappings: {\"\": b}}\n", `accounts."APP".mappings.""`, "must not be empty"},
 		{"system account missing", "system_account: SYS\n", "system_account", "names no account"},
-		{"unknown account key", "accounts:\n  SYS: {users: [], jetstream: enabled}\nsystem_account: SYS\n", `accounts."SYS".jetstream`, ""},
+		{"unknown account key", "accounts:\n  SYS: {users: [], bogus: 1}\nsystem_account: SYS\n", `accounts."SYS".bogus`, ""},
 		{"unknown user key", "accounts:\n  SYS: {users: [{user: a, pasword: b}]}\nsystem_account: SYS\n", `accounts."SYS".users[0].pasword`, "password"},
 		{"not a map", "accounts: [SYS]\n", "accounts", "not a map"},
 	} {
@@ -95,7 +100,8 @@ func TestAccountsBlockErrors(t *testing.T) {
 }
 
 // An application account takes users, default_permissions, mappings
-// (maps) and limits, in every file format bus reads; -1 is no limit.
+// (maps), limits and jetstream, in every file format bus reads; -1 is
+// no limit.
 func TestAccountsBlockApplicationAccount(t *testing.T) {
 	t.Parallel()
 	want := Account{
@@ -104,33 +110,41 @@ func TestAccountsBlockApplicationAccount(t *testing.T) {
 		DefaultPermissions: &Permissions{Publish: &SubjectPermission{Allow: []string{"a.>"}}},
 		Mappings:           &Mappings{Entries: []Mapping{{Source: "in", Destinations: []MapDestination{{Subject: "out", Weight: 100}}}}},
 		Limits:             AccountLimits{MaxConnections: 5, MaxPayload: 1024},
+		JetStream:          &AccountJetStream{MaxMemory: 1 << 20, MaxStreams: 2, MaxAckPending: 10},
 	}
 	for _, tc := range []struct{ name, content string }{
 		{"bus.yaml", `
+jetstream: true
 accounts:
   TEAM_A:
     users: [{user: alice, password: pa}]
     default_permissions: {publish: ["a.>"]}
     mappings: {in: out}
     limits: {max_connections: 5, max_subscriptions: -1, max_payload: 1KB}
+    jetstream: {max_mem: 1MB, max_file: -1, max_streams: 2, max_ack_pending: 10}
 `},
-		{"bus.json", `{"accounts": {"TEAM_A": {"users": [{"user": "alice", "password": "pa"}],
+		{"bus.json", `{"jetstream": true, "accounts": {"TEAM_A": {"users": [{"user": "alice", "password": "pa"}],
  "default_permissions": {"publish": ["a.>"]}, "maps": {"in": "out"},
- "limits": {"max_conn": 5, "max_subs": -1, "max_pay": 1024}}}}`},
+ "limits": {"max_conn": 5, "max_subs": -1, "max_pay": 1024},
+ "jetstream": {"memory": 1048576, "streams": 2, "max_ack_pending": 10}}}}`},
 		{"bus.toml", `
+jetstream = true
 [accounts.TEAM_A]
 users = [{user = "alice", password = "pa"}]
 default_permissions = {publish = ["a.>"]}
 mappings = {in = "out"}
 limits = {max_connections = 5, max_subscriptions = -1, max_payload = 1024}
+jetstream = {max_memory = "1MB", max_store = -1, max_streams = 2, max_ack_pending = 10}
 `},
 		{"bus.conf", `
+jetstream: enabled
 accounts {
   TEAM_A {
     users = [{user: alice, password: pa}]
     default_permissions { publish: ["a.>"] }
     mappings { in: out }
     limits { max_connections: 5, max_subscriptions: -1, max_payload: 1KB }
+    jetstream { max_mem: 1MB, max_file: -1, max_streams: 2, max_ack_pending: 10 }
   }
 }
 `},

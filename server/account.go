@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/bus-dev/bus/server/jetstream"
 	"github.com/bus-dev/bus/subjects"
 )
 
@@ -29,6 +30,10 @@ type Account struct {
 	// Limits bound the account's connections (nats-server's account
 	// limits block).
 	Limits AccountLimits
+	// JetStream gives the account a JetStream of its own (accountjs.go);
+	// nil: none, and its $JS.API requests get the reference's 503
+	// "JetStream not enabled for account" when the server has JetStream.
+	JetStream *AccountJetStream
 }
 
 // AccountLimits are an account's limits; 0 means no limit of that kind.
@@ -57,8 +62,10 @@ type account struct {
 	limits atomic.Pointer[AccountLimits]
 	conns  atomic.Int64 // connections authenticated into it (conn.counted)
 	// internal counts the server's own subscriptions in trie (the
-	// services of installAccountServices); set before any client.
-	internal int
+	// services of installAccountServices, its JetStream's).
+	internal atomic.Int64
+	// js is the account's JetStream (accountjs.go); nil without.
+	js *jetstream.Service
 	// Traffic of the account's connections that have closed; live ones
 	// count their own.
 	closedInMsgs, closedInBytes, closedOutMsgs, closedOutBytes atomic.Int64
@@ -118,7 +125,7 @@ func (s *Server) accountTraffic() map[*account]*accountStats {
 func (s *Server) allClientSubs() int {
 	n := s.clientSubs()
 	for _, a := range s.accountSet() {
-		n += a.trie.Count() - a.internal
+		n += a.trie.Count() - int(a.internal.Load())
 	}
 	return n
 }
@@ -133,7 +140,7 @@ type accountStats struct {
 func accountSublistStats(a *account) SublistStats {
 	st := a.trie.Stats()
 	out := SublistStats{
-		NumSubs:    uint32(max(st.Subscriptions-a.internal, 0)),
+		NumSubs:    uint32(max(st.Subscriptions-int(a.internal.Load()), 0)),
 		NumCache:   uint32(st.CacheEntries),
 		NumInserts: st.Inserts,
 		NumRemoves: st.Removes,
@@ -196,6 +203,9 @@ func (s *Server) buildAccounts(opts []Account, old accountSet) (accountSet, erro
 		if err := s.installAccountServices(acc); err != nil {
 			return nil, err
 		}
+		if err := s.installNoJetStream(acc, a.JetStream); err != nil {
+			return nil, err
+		}
 		set[a.Name] = acc
 	}
 	return set, nil
@@ -210,6 +220,16 @@ func (s *Server) accountFor(id *identity) *account {
 		return id.acc
 	}
 	return s.global
+}
+
+// ownsUser reports whether id is a user of acc, as the JetStream of acc
+// asks about its assets' owners. The global account keeps the system
+// account's users, as before accounts.
+func (s *Server) ownsUser(acc *account, id *identity) bool {
+	if acc == s.global {
+		return id.acc == nil || id.acc.system
+	}
+	return id.acc == acc
 }
 
 // lookupAccount is the account monitoring names name ($G for the global
@@ -279,6 +299,9 @@ func validateAccounts(o Options) error {
 		}
 		if _, err := newMapper(a.Mappings); err != nil {
 			return fmt.Errorf("server: account %q: %w", a.Name, err)
+		}
+		if err := a.validateJetStream(o.JetStream); err != nil {
+			return err
 		}
 	}
 	if n := o.Authorization.NoAuthUser; n != "" && !taken[n] {

@@ -51,7 +51,7 @@ func (s *Server) Accountz(acc string) (*Accountz, error) {
 	case s.sys:
 	default:
 		st := accountSublistStats(a)
-		info.Subs, info.Sublist = st.NumSubs, &st
+		info.JetStream, info.Subs, info.Sublist = a.js != nil, st.NumSubs, &st
 	}
 	out.Account = info
 	return out, nil
@@ -94,7 +94,7 @@ func (s *Server) AccountStatz(unused bool) *AccountStatz {
 		}
 		subs := s.clientSubs()
 		if a != s.global {
-			subs = a.trie.Count() - a.internal
+			subs = a.trie.Count() - int(a.internal.Load())
 		}
 		out.Accounts = append(out.Accounts, &AccountStat{
 			Account: a.name, Name: a.name, Conns: t.conns, TotalConns: t.conns,

@@ -63,15 +63,22 @@ func (s *Server) Reload(opts Options) error {
 		}
 		s.tlsConf.Store(cfg)
 	}
-	set, err := s.buildAccounts(opts.Accounts, s.accountSet())
+	prev := s.accountSet()
+	set, err := s.buildAccounts(opts.Accounts, prev)
 	if err != nil {
 		return fmt.Errorf("server: reload: %w", err)
+	}
+	if s.js != nil {
+		if err := s.startAccountsJetStream(opts.Accounts, set); err != nil {
+			return fmt.Errorf("server: reload: %w", err)
+		}
 	}
 	au := s.newAuthenticatorFor(&opts, set)
 	opts.Logger = old.Logger
 	s.live.Store(&opts)
 	s.accounts.Store(&set)
 	s.authn.Store(au)
+	stopRemovedJetStream(prev, set)
 	changed := changedKeys(*old, opts)
 	if len(changed) == 0 {
 		changed = []string{"none"} // a reload that found nothing to apply
@@ -84,6 +91,7 @@ func (s *Server) Reload(opts Options) error {
 			// What users set up earlier is checked against their new
 			// rights too (docs/security.md).
 			s.js.RightsChanged()
+			s.accountsRightsChanged()
 		}
 	}
 	return nil
@@ -138,14 +146,17 @@ func restartKeys(old, new Options) []string {
 }
 
 // accountRestartKeys names the accounts, present before and after, whose
-// mappings changed: an account's mappings are compiled once, as the
-// global account's are.
+// mappings or jetstream changed: an account's mappings are compiled
+// once, as the global account's are, and its JetStream keeps its limits.
 func accountRestartKeys(old, new []Account) []string {
 	var keys []string
 	for _, o := range old {
 		for _, n := range new {
 			if o.Name == n.Name && !reflect.DeepEqual(o.Mappings, n.Mappings) {
 				keys = append(keys, "accounts."+o.Name+".mappings")
+			}
+			if o.Name == n.Name && !reflect.DeepEqual(o.JetStream, n.JetStream) {
+				keys = append(keys, "accounts."+o.Name+".jetstream")
 			}
 		}
 	}

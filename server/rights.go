@@ -75,8 +75,8 @@ func (id *identity) MayPublish(subject string) bool {
 // is configured any more.
 func (j jetstreamCore) UserRights(user string) (Rights, bool) {
 	id, ok := j.s.auth().identityOf(user)
-	if !ok {
-		return nil, false
+	if !ok || user != "" && !j.s.ownsUser(j.acc, id) {
+		return nil, false // a user of another account (moved there by a reload)
 	}
 	return id, true
 }
@@ -108,15 +108,8 @@ func (c *conn) rights() Rights {
 	return c.user
 }
 
-// subscribeRequests registers a server-owned subscription whose messages
-// go to h with the publisher's Rights. JetStream's API subscribes through
-// it once the jetstream.Core seam carries it (see docs/security.md).
+// subscribeRequests registers a server-owned subscription in the global
+// account whose messages go to h with the publisher's Rights.
 func (s *Server) subscribeRequests(subject string, h RequestHandler) (*subscription, error) {
-	sub := &subscription{subject: subject, request: h}
-	if err := s.subs.Insert(subject, "", sub); err != nil {
-		return nil, err
-	}
-	s.internalSubs.Add(1)
-	s.interestChanged(s.subs, sub, 1)
-	return sub, nil
+	return s.subscribeIn(s.global, &subscription{subject: subject, request: h})
 }

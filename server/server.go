@@ -437,6 +437,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // unacked publishes are retried by clients.
 func (s *Server) stopJetStream() {
 	if s.js != nil {
-		s.jsStop.Do(s.js.Shutdown)
+		s.jsStop.Do(func() {
+			s.js.Shutdown()
+			s.stopAccountsJetStream(s.accountSet())
+		})
 	}
 }

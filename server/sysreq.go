@@ -292,7 +292,7 @@ func (s *Server) startSysRequests() error {
 		if s.opts.JetStream {
 			// Without JetStream on the server, nobody answers, as in the
 			// reference.
-			list = append(list, service{sys, sysJetStreamAPI, s.sysNoJetStream})
+			list = append(list, service{sys, sysJetStreamAPI, s.noJetStream(sys)})
 		}
 	}
 	list = append(list, s.accountServices(s.global)...)
@@ -340,7 +340,7 @@ func (s *Server) installAccountServices(acc *account) error {
 		if err := acc.trie.Insert(svc.subject, "", &subscription{subject: svc.subject, request: svc.h}); err != nil {
 			return err
 		}
-		acc.internal++
+		acc.internal.Add(1)
 	}
 	return nil
 }
@@ -524,13 +524,20 @@ func (s *Server) systemConns() int {
 	return n
 }
 
-// sysNoJetStream answers the system account's JetStream API requests as
-// the reference does: it has no JetStream.
-func (s *Server) sysNoJetStream(_ Rights, _, reply []byte, _ int, _ []byte) bool {
-	if len(reply) == 0 {
+// noJetStream answers the JetStream API requests of an account without
+// JetStream (the system account, or one without a jetstream key) in
+// trie, as the reference does.
+func (s *Server) noJetStream(trie *subjects.Trie[*subscription]) RequestHandler {
+	return func(_ Rights, _, reply []byte, _ int, _ []byte) bool {
+		if len(reply) > 0 {
+			s.replyNoJetStream(trie, reply)
+		}
 		return true
 	}
-	s.sysReply(s.sysSubs, reply, struct {
+}
+
+func (s *Server) replyNoJetStream(trie *subjects.Trie[*subscription], reply []byte) {
+	s.sysReply(trie, reply, struct {
 		Type  string `json:"type"`
 		Error struct {
 			Code        int    `json:"code"`
@@ -542,7 +549,6 @@ func (s *Server) sysNoJetStream(_ Rights, _, reply []byte, _ int, _ []byte) bool
 		ErrCode     int    `json:"err_code"`
 		Description string `json:"description"`
 	}{503, jsNotEnabledCode, "JetStream not enabled for account"}})
-	return true
 }
 
 // client is the open connection with id cid, or nil.

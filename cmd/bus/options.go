@@ -139,9 +139,20 @@ func accounts(cfg conf.Config) []server.Account {
 			Limits: server.AccountLimits{
 				MaxConnections: a.Limits.MaxConnections, MaxSubscriptions: a.Limits.MaxSubscriptions, MaxPayload: a.Limits.MaxPayload,
 			},
+			JetStream: accountJetStream(a.JetStream),
 		})
 	}
 	return out
+}
+
+func accountJetStream(js *conf.AccountJetStream) *server.AccountJetStream {
+	if js == nil {
+		return nil
+	}
+	return &server.AccountJetStream{
+		MaxMemory: js.MaxMemory, MaxStore: js.MaxStore,
+		MaxStreams: js.MaxStreams, MaxConsumers: js.MaxConsumers, MaxAckPending: js.MaxAckPending,
+	}
 }
 
 func users(list []conf.User) []server.User {

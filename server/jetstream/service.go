@@ -57,6 +57,11 @@ type Options struct {
 	Batch BatchLimits
 	// Limits bound what clients set on streams and consumers (jslimits.go).
 	Limits Limits
+	// Account are the limits of the account the service serves, when it
+	// serves an account of the accounts block (jslimits.go); the zero
+	// value has none. MaxMemory and MaxStorage are the account's storage
+	// limits then.
+	Account AccountLimits
 }
 
 // shared is what every stream and consumer of a service uses: the core,
@@ -134,6 +139,7 @@ type Service struct {
 	// maxMemory and maxStorage are Options.MaxMemory and MaxStorage.
 	maxMemory, maxStorage int64
 	defaultSync           time.Duration // Options.DefaultSyncInterval
+	account               AccountLimits // Options.Account
 	redrives              redrives
 	// API requests wait in lanes: reads (infos, names, lists, message
 	// gets) are served by a few goroutines at once, so that a slow change
@@ -191,7 +197,7 @@ func New(core Core, opts Options) (*Service, error) {
 			fs:     opts.FS,
 
 			batchLimits:    opts.Batch.withDefaults(),
-			limits:         opts.Limits,
+			limits:         opts.Limits.withAccount(opts.Account),
 			referenceReads: opts.ReferenceStoredReads,
 		},
 		batchConfigured: opts.Batch,
@@ -210,6 +216,7 @@ func New(core Core, opts Options) (*Service, error) {
 	svc.sh.lookup = svc.stream
 	svc.sh.domain = opts.Domain
 	svc.maxMemory, svc.maxStorage, svc.defaultSync = opts.MaxMemory, opts.MaxStorage, opts.DefaultSyncInterval
+	svc.account = opts.Account
 	if opts.Domain != "" && !ValidDomain(opts.Domain) {
 		return nil, fmt.Errorf("jetstream: invalid domain name %q: may not contain ., * or >", opts.Domain)
 	}
