@@ -48,3 +48,27 @@ func cliFacts(out string, labels ...string) []string {
 	}
 	return facts
 }
+
+// TestNatsCLIAccountInfoJetStream compares `nats account info` of an
+// account with JetStream limits: what it reports of them.
+func TestNatsCLIAccountInfoJetStream(t *testing.T) {
+	t.Parallel()
+	bin := natsCLI(t)
+	bus := startBus(t, accountsJSBusOptions(t.TempDir()))
+	ref := startReferenceConfig(t, accountsJSReferenceConfig)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	outcomes := map[string][]string{}
+	for side, url := range map[string]string{"bus": busURL(bus), "reference": ref.ClientURL()} {
+		var steps []string
+		for _, u := range []string{"a1", "b1", "n1"} {
+			out, err := runCLI(t, ctx, bin, url, "--user", u, "--password", accountsPass, "account", "info")
+			if err != nil {
+				t.Fatalf("%s %s: %v\n%s", side, u, err, out)
+			}
+			steps = append(steps, u+": "+strings.Join(cliFacts(out, "Account", "JetStream", "Memory", "Storage", "Streams", "Consumers", "Consumer Maximum Ack Pending", "Could not obtain"), "; "))
+		}
+		outcomes[side] = steps
+	}
+	sameOutcomes(t, outcomes["reference"], outcomes["bus"])
+}
