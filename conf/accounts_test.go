@@ -2,6 +2,7 @@ package conf
 
 import (
 	"errors"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -162,5 +163,34 @@ accounts {
 				t.Fatalf("system account %q, want none", got)
 			}
 		})
+	}
+}
+
+// The README's "Several teams on one bus" config loads, with its two
+// accounts.
+func TestAccountsReadmeConfig(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	i := strings.Index(text, "\n## Several teams on one bus\n")
+	if i < 0 {
+		t.Fatal("README has no \"Several teams on one bus\"")
+	}
+	text = text[i:]
+	start := strings.Index(text, "```yaml\n")
+	end := strings.Index(text[start+8:], "```")
+	if start < 0 || end < 0 {
+		t.Fatal("no yaml block in the section")
+	}
+	cfg, err := Load(writeConfig(t, "bus.yaml", text[start+8:start+8+end]), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b2 := cfg.Account("TEAM_A"), cfg.Account("TEAM_B")
+	if a == nil || b2 == nil || a.JetStream == nil || a.JetStream.MaxStreams != 20 || a.Limits.MaxConnections != 50 {
+		t.Fatalf("accounts %+v %+v", a, b2)
 	}
 }

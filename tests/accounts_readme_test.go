@@ -18,13 +18,14 @@ func TestReadmeSeveralTeams(t *testing.T) {
 	t.Parallel()
 	bin := natsCLI(t)
 	section := readmeSection(t, "## Several teams on one bus")
-	for _, want := range []string{"TEAM_A:", "TEAM_B:", "{user: alice,", "{user: bob,", "max_connections: 50"} {
+	for _, want := range []string{"TEAM_A:", "TEAM_B:", "{user: alice,", "{user: bob,", "max_connections: 50", "jetstream: {max_store: 10GB, max_streams: 20}"} {
 		if !strings.Contains(section, want) {
 			t.Fatalf("the README's config has no %q", want)
 		}
 	}
-	s := startBus(t, server.Options{Accounts: []server.Account{
-		{Name: "TEAM_A", Users: []server.User{{Name: "alice", Password: "alicepw"}}, Limits: server.AccountLimits{MaxConnections: 50, MaxPayload: 1 << 20}},
+	s := startBus(t, server.Options{JetStream: true, Accounts: []server.Account{
+		{Name: "TEAM_A", Users: []server.User{{Name: "alice", Password: "alicepw"}}, Limits: server.AccountLimits{MaxConnections: 50, MaxPayload: 1 << 20},
+			JetStream: &server.AccountJetStream{MaxStore: 10 << 30, MaxStreams: 20}},
 		{Name: "TEAM_B", Users: []server.User{{Name: "bob", Password: "bobpw"}}},
 	}})
 	url := busURL(s)
