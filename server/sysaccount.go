@@ -82,11 +82,6 @@ func (au *authenticator) authenticateSystem(cr credentials, nonce string) (*iden
 	return e.id, nil, true
 }
 
-// trieFor is the subject space of a user: its account's.
-func (s *Server) trieFor(id *identity) *subjects.Trie[*subscription] {
-	return s.accountFor(id).trie
-}
-
 // inSystemAccount reports whether c's user is a system account user.
 // Callers other than c's reader hold c.mu.
 func (c *conn) inSystemAccount() bool { return c.acc.system }

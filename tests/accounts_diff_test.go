@@ -2,7 +2,6 @@ package tests
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -262,9 +261,6 @@ func TestAccountsAccountConnz(t *testing.T) {
 	})
 	sameOutcomes(t, outcomes["TestAccountsAccountConnz/reference"], outcomes["TestAccountsAccountConnz/bus"])
 }
-
-// errIsAuth reports whether err is nats.go's authorization error.
-func errIsAuth(err error) bool { return errors.Is(err, nats.ErrAuthorization) }
 
 // TestAccountsReload reloads the accounts on bus and the reference
 // alike: account B goes (its user's connection is closed), user a2 moves
