@@ -127,10 +127,7 @@ func (p *blockParser) account(path, name string, m map[string]any) Account {
 		case "mappings":
 			var sub blockParser
 			acc.Mappings = sub.mappings(v)
-			for _, e := range sub.errs {
-				e.path = kpath + e.path
-				p.errs = append(p.errs, e)
-			}
+			p.adopt(kpath, sub)
 		case "limits":
 			acc.Limits = p.accountLimits(kpath, v)
 		case "jetstream":
@@ -138,6 +135,15 @@ func (p *blockParser) account(path, name string, m map[string]any) Account {
 		}
 	}
 	return acc
+}
+
+// adopt takes the problems a parser of a nested block found, naming them
+// under path.
+func (p *blockParser) adopt(path string, sub blockParser) {
+	for _, e := range sub.errs {
+		e.path = path + e.path
+		p.errs = append(p.errs, e)
+	}
 }
 
 // accountLimits parses an account's limits block: each a whole number

@@ -138,20 +138,7 @@ type accountStats struct {
 
 // accountSublistStats is sublistStats for a configured account's trie.
 func accountSublistStats(a *account) SublistStats {
-	st := a.trie.Stats()
-	out := SublistStats{
-		NumSubs:    uint32(max(st.Subscriptions-int(a.internal.Load()), 0)),
-		NumCache:   uint32(st.CacheEntries),
-		NumInserts: st.Inserts,
-		NumRemoves: st.Removes,
-		NumMatches: st.Matches,
-		MaxFanout:  uint32(st.MaxFanout),
-		AvgFanout:  st.AvgFanout,
-	}
-	if st.Matches > 0 {
-		out.CacheHitRate = float64(st.CacheHits) / float64(st.Matches)
-	}
-	return out
+	return trieStats(a.trie, int(a.internal.Load()))
 }
 
 func newAccount(name string, mapper *mapper, limits AccountLimits) *account {

@@ -28,9 +28,15 @@ type (
 var ErrSubszTest = errors.New("monitoring: test must be a valid publish subject")
 
 func (s *Server) sublistStats() SublistStats {
-	st := s.subs.Stats()
+	return trieStats(s.subs, int(s.internalSubs.Load()))
+}
+
+// trieStats are a trie's counters, the server's own internal
+// subscriptions left out of the count.
+func trieStats(trie *subjects.Trie[*subscription], internal int) SublistStats {
+	st := trie.Stats()
 	out := SublistStats{
-		NumSubs:    uint32(max(st.Subscriptions-int(s.internalSubs.Load()), 0)),
+		NumSubs:    uint32(max(st.Subscriptions-internal, 0)),
 		NumCache:   uint32(st.CacheEntries),
 		NumInserts: st.Inserts,
 		NumRemoves: st.Removes,

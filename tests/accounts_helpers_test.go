@@ -110,22 +110,13 @@ func startReferenceFile(t *testing.T, config string) (*natsserver.Server, string
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "nats.conf")
 	writeReferenceConfig(t, path, config)
-	opts, err := natsserver.ProcessConfigFile(path)
+	fileOpts, err := natsserver.ProcessConfigFile(path)
 	if err != nil {
 		t.Fatalf("reference config: %v", err)
 	}
-	opts.NoLog, opts.NoSigs = true, true
-	ns, err := natsserver.NewServer(opts)
-	if err != nil {
-		t.Fatalf("reference server: %v", err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("reference server not ready")
-	}
-	t.Cleanup(func() {
-		ns.Shutdown()
-		ns.WaitForShutdown()
+	ns := startReferenceWith(t, func(o *natsserver.Options) {
+		*o = *fileOpts
+		o.NoLog, o.NoSigs = true, true
 	})
 	return ns, path
 }
