@@ -34,6 +34,10 @@ type Account struct {
 	Limits             AccountLimits
 	// JetStream is the account's jetstream key; nil: none.
 	JetStream *AccountJetStream
+	// Exports and Imports share streams and services with other
+	// accounts (accountshares.go).
+	Exports Exports
+	Imports Imports
 }
 
 // AccountJetStream is an account's JetStream and its limits
@@ -54,14 +58,10 @@ type AccountLimits struct {
 // accountUnsupported are an account's keys that nats-server has and bus
 // refuses, with why.
 var accountUnsupported = map[string]string{
-	"exports":    noExports,
-	"imports":    noExports,
 	"nkey":       "bus has no operator/JWT mode, where an account's nkey matters; " + removeIt,
 	"msg_trace":  "message tracing is not in bus yet; " + removeIt,
 	"trace_dest": "message tracing is not in bus yet; " + removeIt,
 }
-
-const noExports = "exports and imports between accounts are not in bus yet; " + removeIt + " (accounts are fully isolated)"
 
 // accountsValue binds the accounts block. Account names are keys of the
 // block and case-sensitive ("SYS", "$SYS"), which viper would fold; so,
@@ -116,7 +116,7 @@ func (p *blockParser) account(path, name string, m map[string]any) Account {
 		}
 		known[k] = v
 	}
-	f := p.fields(path, known, [][]string{{"users"}, {"default_permissions"}, {"mappings", "maps"}, {"limits"}, {"jetstream"}})
+	f := p.fields(path, known, [][]string{{"users"}, {"default_permissions"}, {"mappings", "maps"}, {"limits"}, {"jetstream"}, {"exports"}, {"imports"}})
 	for _, key := range slices.Sorted(maps.Keys(f)) {
 		v, kpath := f[key], path+"."+key
 		switch key {
@@ -132,6 +132,10 @@ func (p *blockParser) account(path, name string, m map[string]any) Account {
 			acc.Limits = p.accountLimits(kpath, v)
 		case "jetstream":
 			acc.JetStream = p.accountJetStream(kpath, v)
+		case "exports":
+			acc.Exports = p.exports(kpath, v)
+		case "imports":
+			acc.Imports = p.imports(kpath, v)
 		}
 	}
 	return acc
@@ -272,6 +276,11 @@ func safeDirName(name string) bool {
 	})
 }
 
+// shares reports whether a exports or imports anything.
+func (a Account) shares() bool {
+	return len(a.Exports.Streams)+len(a.Exports.Services)+len(a.Imports.Streams)+len(a.Imports.Services) > 0
+}
+
 // SystemAccountName is the name of the system account c configures:
 // system_account, or DefaultSystemAccount when an account is so named;
 // "" when there is none.
@@ -310,8 +319,8 @@ func (c Config) checkAccounts(bad func(key, format string, args ...any)) {
 		switch {
 		case a.Name == GlobalAccount:
 			bad(key, "%q is a Reserved Account (the global one: put its users in the authorization block)", a.Name)
-		case a.Name == sys && (a.Mappings != nil || a.Limits != AccountLimits{} || a.DefaultPermissions != nil || a.JetStream != nil):
-			bad(key, "the system account takes users only in bus; remove its default_permissions, mappings, limits and jetstream")
+		case a.Name == sys && (a.Mappings != nil || a.Limits != AccountLimits{} || a.DefaultPermissions != nil || a.JetStream != nil || a.shares()):
+			bad(key, "the system account takes users only in bus; remove its default_permissions, mappings, limits, jetstream, exports and imports")
 		case a.JetStream != nil && !c.JetStream.Enabled:
 			bad(key+".jetstream", "needs JetStream on the server (jetstream: enabled)")
 		case a.JetStream != nil && !safeDirName(a.Name):

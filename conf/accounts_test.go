@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The accounts block keeps account names as written (case and $), in
@@ -68,8 +69,12 @@ func TestAccountsBlockErrors(t *testing.T) {
 		{"jetstream bad word", "jetstream: true\naccounts:\n  APP: {jetstream: sometimes}\n", `accounts."APP".jetstream`, "'enabled' or 'disabled'"},
 		{"jetstream cluster traffic", "jetstream: true\naccounts:\n  APP: {jetstream: {cluster_traffic: owner}}\n", `accounts."APP".jetstream.cluster_traffic`, "single server"},
 		{"jetstream unsafe name", "jetstream: true\naccounts:\n  team.a: {jetstream: enabled}\n", `accounts."team.a"`, "fit for a directory"},
-		{"exports", "accounts:\n  APP: {exports: [{stream: a}]}\n", `accounts."APP".exports`, "not in bus yet"},
-		{"imports", "accounts:\n  APP: {imports: []}\n", `accounts."APP".imports`, "not in bus yet"},
+		{"export latency", "accounts:\n  APP: {exports: [{service: a, latency: lat}]}\n", `accounts."APP".exports[0].latency`, "not in bus yet"},
+		{"export kind", "accounts:\n  APP: {exports: [{accounts: [B]}]}\n", `accounts."APP".exports[0]`, "a stream or a service"},
+		{"response type", "accounts:\n  APP: {exports: [{service: a, response_type: many}]}\n", `accounts."APP".exports[0].response_type`, "Unknown response type"},
+		{"import share", "accounts:\n  APP: {imports: [{service: {account: B, subject: a}, share: true}]}\n", `accounts."APP".imports[0].share`, "not in bus yet"},
+		{"import prefix and to", "accounts:\n  APP: {imports: [{stream: {account: B, subject: a}, prefix: p, to: t}]}\n", `accounts."APP".imports[0]`, "can not have a 'prefix' and a 'to'"},
+		{"import source", "accounts:\n  APP: {imports: [{stream: {subject: a}}]}\n", `accounts."APP".imports[0].stream`, "Expect an account name and a subject"},
 		{"system account limits", "accounts:\n  SYS: {users: [{user: a, password: b}], limits: {max_conn: 2}}\nsystem_account: SYS\n", `accounts."SYS"`, "users only"},
 		{"bad mapping", "accounts:\n  APP: {mappings: {\"\": b}}\n", `accounts."APP".mappings.""`, "must not be empty"},
 		{"system account missing", "system_account: SYS\n", "system_account", "names no account"},
@@ -192,5 +197,43 @@ func TestAccountsReadmeConfig(t *testing.T) {
 	a, b2 := cfg.Account("TEAM_A"), cfg.Account("TEAM_B")
 	if a == nil || b2 == nil || a.JetStream == nil || a.JetStream.MaxStreams != 20 || a.Limits.MaxConnections != 50 {
 		t.Fatalf("accounts %+v %+v", a, b2)
+	}
+}
+
+// Exports and imports parse with nats-server's keys, in its own format.
+func TestAccountsBlockExportsImports(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(writeConfig(t, "bus.conf", `
+accounts {
+  A {
+    exports [
+      { stream: "events.>" }
+      { service: "help.*", accounts: [B], response_type: stream, response_threshold: "5s" }
+    ]
+  }
+  B {
+    imports [
+      { stream: { account: A, subject: "events.>" }, prefix: from_a }
+      { service: { account: A, subject: "help.*" }, to: "ahelp.*" }
+    ]
+  }
+}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantExports := Exports{
+		Streams:  []StreamExport{{Subject: "events.>"}},
+		Services: []ServiceExport{{Subject: "help.*", Accounts: []string{"B"}, ResponseType: "stream", ResponseThreshold: 5 * time.Second}},
+	}
+	wantImports := Imports{
+		Streams:  []StreamImport{{Account: "A", Subject: "events.>", Prefix: "from_a"}},
+		Services: []ServiceImport{{Account: "A", Subject: "help.*", To: "ahelp.*"}},
+	}
+	if a := cfg.Account("A"); a == nil || !reflect.DeepEqual(a.Exports, wantExports) {
+		t.Errorf("A's exports %+v", a)
+	}
+	if b := cfg.Account("B"); b == nil || !reflect.DeepEqual(b.Imports, wantImports) {
+		t.Errorf("B's imports %+v", b)
 	}
 }

@@ -30,6 +30,10 @@ type Account struct {
 	// Limits bound the account's connections (nats-server's account
 	// limits block).
 	Limits AccountLimits
+	// Exports and Imports share streams and services with other
+	// accounts (imports.go).
+	Exports Exports
+	Imports Imports
 	// JetStream gives the account a JetStream of its own (accountjs.go);
 	// nil: none, and its $JS.API requests get the reference's 503
 	// "JetStream not enabled for account" when the server has JetStream.
@@ -290,6 +294,9 @@ func validateAccounts(o Options) error {
 		if err := a.validateJetStream(o.JetStream); err != nil {
 			return err
 		}
+	}
+	if err := validateImports(o.Accounts); err != nil {
+		return err
 	}
 	if n := o.Authorization.NoAuthUser; n != "" && !taken[n] {
 		return fmt.Errorf("server: authorization: no_auth_user %q is not one of the users", n)

@@ -150,6 +150,9 @@ func restartKeys(old, new Options) []string {
 // once, as the global account's are, and its JetStream keeps its limits.
 func accountRestartKeys(old, new []Account) []string {
 	var keys []string
+	if !sameExportsAndImports(old, new) {
+		keys = append(keys, "accounts (exports and imports)")
+	}
 	for _, o := range old {
 		for _, n := range new {
 			if o.Name == n.Name && !reflect.DeepEqual(o.Mappings, n.Mappings) {
@@ -161,6 +164,21 @@ func accountRestartKeys(old, new []Account) []string {
 		}
 	}
 	return keys
+}
+
+// sameExportsAndImports reports whether the accounts share what they
+// shared before: imports are subscribed once, at New.
+func sameExportsAndImports(old, new []Account) bool {
+	shares := func(list []Account) map[string][2]any {
+		out := map[string][2]any{}
+		for _, a := range list {
+			if len(a.Exports.Streams)+len(a.Exports.Services)+len(a.Imports.Streams)+len(a.Imports.Services) > 0 {
+				out[a.Name] = [2]any{a.Exports, a.Imports}
+			}
+		}
+		return out
+	}
+	return reflect.DeepEqual(shares(old), shares(new))
 }
 
 // changedKeys names the live settings that differ, for the log.

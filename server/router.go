@@ -18,7 +18,10 @@ type subscription struct {
 	// remote marks a leaf link's subscription: interest its hub
 	// announced (LS+), which conn's leaf link carries across.
 	remote bool
-	sid    []byte // exactly as the client sent it
+	// imported marks the server's subscriptions of an import
+	// (imports.go), which a message that came through an import skips.
+	imported bool
+	sid      []byte // exactly as the client sent it
 	// rights are the subscriber's permissions when they limit what it may
 	// receive, else nil; a config reload swaps them (reload.go).
 	rights atomic.Pointer[subRights]
@@ -69,6 +72,12 @@ func (s *Server) route(c *conn, to, subject, reply []byte, hdr int, msg []byte) 
 // routeIn is route within one subject space: the server's own answers
 // to system account users go through the system account's trie.
 func (s *Server) routeIn(trie *subjects.Trie[*subscription], c *conn, to, subject, reply []byte, hdr int, msg []byte) int {
+	return s.routeFrom(trie, c, to, subject, reply, hdr, msg, false)
+}
+
+// routeFrom is routeIn for a message that may have come through an
+// import (viaImport), which goes to no other import.
+func (s *Server) routeFrom(trie *subjects.Trie[*subscription], c *conn, to, subject, reply []byte, hdr int, msg []byte, viaImport bool) int {
 	r := trie.Match(to)
 	echo := c == nil || c.opts.echo
 	// A stored message shown on its own subject while delivered to an
@@ -87,7 +96,7 @@ func (s *Server) routeIn(trie *subjects.Trie[*subscription], c *conn, to, subjec
 			}
 			continue
 		}
-		if !echo && sub.conn == c {
+		if !echo && sub.conn == c || viaImport && sub.imported {
 			continue
 		}
 		if r := sub.rights.Load(); r != nil && !r.mayReceive(sub.queue, subject, stored) {

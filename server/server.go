@@ -133,6 +133,9 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.installImports(opts.Accounts, set); err != nil {
+		return nil, err
+	}
 	s.accounts.Store(&set)
 	s.authn.Store(s.newAuthenticatorFor(&opts, set))
 	s.live.Store(&opts)

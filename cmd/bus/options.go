@@ -140,7 +140,33 @@ func accounts(cfg conf.Config) []server.Account {
 				MaxConnections: a.Limits.MaxConnections, MaxSubscriptions: a.Limits.MaxSubscriptions, MaxPayload: a.Limits.MaxPayload,
 			},
 			JetStream: accountJetStream(a.JetStream),
+			Exports:   exports(a.Exports),
+			Imports:   imports(a.Imports),
 		})
+	}
+	return out
+}
+
+func exports(e conf.Exports) server.Exports {
+	var out server.Exports
+	for _, x := range e.Streams {
+		out.Streams = append(out.Streams, server.StreamExport{Subject: x.Subject, Accounts: x.Accounts})
+	}
+	for _, x := range e.Services {
+		out.Services = append(out.Services, server.ServiceExport{
+			Subject: x.Subject, Accounts: x.Accounts, ResponseType: x.ResponseType, ResponseThreshold: x.ResponseThreshold,
+		})
+	}
+	return out
+}
+
+func imports(i conf.Imports) server.Imports {
+	var out server.Imports
+	for _, x := range i.Streams {
+		out.Streams = append(out.Streams, server.StreamImport{Account: x.Account, Subject: x.Subject, Prefix: x.Prefix, To: x.To})
+	}
+	for _, x := range i.Services {
+		out.Services = append(out.Services, server.ServiceImport{Account: x.Account, Subject: x.Subject, To: x.To})
 	}
 	return out
 }
