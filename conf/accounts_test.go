@@ -184,19 +184,34 @@ func TestAccountsReadmeConfig(t *testing.T) {
 	if i < 0 {
 		t.Fatal("README has no \"Several teams on one bus\"")
 	}
-	text = text[i:]
-	start := strings.Index(text, "```yaml\n")
-	end := strings.Index(text[start+8:], "```")
-	if start < 0 || end < 0 {
-		t.Fatal("no yaml block in the section")
+	text = text[i+1:]
+	text = text[:strings.Index(text, "\n## ")]
+	var cfgs []Config
+	for {
+		start := strings.Index(text, "```yaml\n")
+		if start < 0 {
+			break
+		}
+		text = text[start+8:]
+		end := strings.Index(text, "```")
+		cfg, err := Load(writeConfig(t, "bus.yaml", text[:end]), nil)
+		if err != nil {
+			t.Fatalf("README block %d: %v", len(cfgs), err)
+		}
+		cfgs, text = append(cfgs, cfg), text[end:]
 	}
-	cfg, err := Load(writeConfig(t, "bus.yaml", text[start+8:start+8+end]), nil)
-	if err != nil {
-		t.Fatal(err)
+	if len(cfgs) != 2 {
+		t.Fatalf("%d yaml blocks, want the accounts and the exports and imports", len(cfgs))
 	}
-	a, b2 := cfg.Account("TEAM_A"), cfg.Account("TEAM_B")
+	a, b2 := cfgs[0].Account("TEAM_A"), cfgs[0].Account("TEAM_B")
 	if a == nil || b2 == nil || a.JetStream == nil || a.JetStream.MaxStreams != 20 || a.Limits.MaxConnections != 50 {
 		t.Fatalf("accounts %+v %+v", a, b2)
+	}
+	if a := cfgs[1].Account("TEAM_A"); a == nil || len(a.Exports.Streams) != 1 || len(a.Exports.Services) != 1 {
+		t.Fatalf("exports %+v", a)
+	}
+	if b := cfgs[1].Account("TEAM_B"); b == nil || len(b.Imports.Streams) != 1 || len(b.Imports.Services) != 1 {
+		t.Fatalf("imports %+v", b)
 	}
 }
 
