@@ -25,19 +25,7 @@ func TestAccountsIsolated(t *testing.T) {
 	got := map[string]string{}
 	p.each(t, func(t *testing.T, url, _ string) {
 		users := []string{"a1", "a2", "b1", "c1", "g"}
-		subs := map[string]*nats.Subscription{}
-		conns := map[string]*nats.Conn{}
-		for _, u := range users {
-			nc := connectAs(t, url, u)
-			sub, err := nc.SubscribeSync(">")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := nc.Flush(); err != nil {
-				t.Fatal(err)
-			}
-			conns[u], subs[u] = nc, sub
-		}
+		conns, subs := listenAll(t, url, users...)
 		for _, u := range users {
 			if err := conns[u].Publish("from."+u, []byte(u)); err != nil {
 				t.Fatal(err)

@@ -123,3 +123,32 @@ func startReferenceFile(t *testing.T, config string) (*natsserver.Server, string
 
 // lines joins what a scenario saw, one step a line.
 func lines(steps ...string) string { return strings.Join(steps, "\n") }
+
+// bothSides runs scenario against bus and then the reference, each in a
+// subtest, and compares the steps they report.
+func bothSides(t *testing.T, busURL, refURL string, scenario func(t *testing.T, url string) []string) {
+	t.Helper()
+	out := map[string][]string{}
+	for _, side := range []struct{ name, url string }{{"bus", busURL}, {"reference", refURL}} {
+		t.Run(side.name, func(t *testing.T) { out[side.name] = scenario(t, side.url) })
+	}
+	sameOutcomes(t, out["reference"], out["bus"])
+}
+
+// listenAll connects as each user and subscribes it to everything.
+func listenAll(t *testing.T, url string, users ...string) (map[string]*nats.Conn, map[string]*nats.Subscription) {
+	t.Helper()
+	conns, subs := map[string]*nats.Conn{}, map[string]*nats.Subscription{}
+	for _, u := range users {
+		nc := connectAs(t, url, u)
+		sub, err := nc.SubscribeSync(">")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		conns[u], subs[u] = nc, sub
+	}
+	return conns, subs
+}

@@ -74,70 +74,66 @@ func TestAccountsJetStreamSeparate(t *testing.T) {
 	t.Parallel()
 	bus := startBus(t, accountsJSBusOptions(t.TempDir()))
 	ref := startReferenceConfig(t, accountsJSReferenceConfig)
-	outcomes := map[string][]string{}
-	for side, url := range map[string]string{"bus": busURL(bus), "reference": ref.ClientURL()} {
-		t.Run(side, func(t *testing.T) {
-			var steps []string
-			ja, ctx := accountsJS(t, url, "a1")
-			jb, _ := accountsJS(t, url, "b1")
-			for _, js := range []jetstream.JetStream{ja, jb} {
-				_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}})
-				steps = append(steps, "create ORDERS: "+jsErrOutcome(err))
-			}
-			for i := range 2 {
-				if _, err := ja.Publish(ctx, "orders.a", fmt.Appendf(nil, "a%d", i)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if _, err := jb.Publish(ctx, "orders.b", []byte("b")); err != nil {
+	bothSides(t, busURL(bus), ref.ClientURL(), func(t *testing.T, url string) []string {
+		var steps []string
+		ja, ctx := accountsJS(t, url, "a1")
+		jb, _ := accountsJS(t, url, "b1")
+		for _, js := range []jetstream.JetStream{ja, jb} {
+			_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}})
+			steps = append(steps, "create ORDERS: "+jsErrOutcome(err))
+		}
+		for i := range 2 {
+			if _, err := ja.Publish(ctx, "orders.a", fmt.Appendf(nil, "a%d", i)); err != nil {
 				t.Fatal(err)
 			}
-			for name, js := range map[string]jetstream.JetStream{"A": ja, "B": jb} {
-				s, err := js.Stream(ctx, "ORDERS")
-				if err != nil {
-					t.Fatal(err)
-				}
-				info, _ := s.Info(ctx)
-				m, err := s.GetLastMsgForSubject(ctx, "orders.>")
-				if err != nil {
-					t.Fatal(err)
-				}
-				steps = append(steps, fmt.Sprintf("%s ORDERS: %d messages, last %s %s", name, info.State.Msgs, m.Subject, m.Data))
-			}
-
-			kva, err := ja.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "cfg"})
+		}
+		if _, err := jb.Publish(ctx, "orders.b", []byte("b")); err != nil {
+			t.Fatal(err)
+		}
+		for name, js := range map[string]jetstream.JetStream{"A": ja, "B": jb} {
+			s, err := js.Stream(ctx, "ORDERS")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := kva.Put(ctx, "color", []byte("blue")); err != nil {
-				t.Fatal(err)
-			}
-			kvb, err := jb.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "cfg"})
-			steps = append(steps, "B creates its cfg bucket: "+jsErrOutcome(err))
-			if err == nil {
-				_, err = kvb.Get(ctx, "color")
-				steps = append(steps, fmt.Sprintf("B reads color: %v", err))
-			}
-			obj, err := ja.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "files"})
+			info, _ := s.Info(ctx)
+			m, err := s.GetLastMsgForSubject(ctx, "orders.>")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := obj.PutString(ctx, "readme", "hello"); err != nil {
-				t.Fatal(err)
-			}
-			// B has its two streams already: its object store is refused.
-			_, err = jb.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "files"})
-			steps = append(steps, "B creates a third stream: "+jsErrOutcome(err))
-			got, err := obj.GetString(ctx, "readme")
-			steps = append(steps, fmt.Sprintf("A reads its object: %q %v", got, err))
+			steps = append(steps, fmt.Sprintf("%s ORDERS: %d messages, last %s %s", name, info.State.Msgs, m.Subject, m.Data))
+		}
 
-			jn, _ := accountsJS(t, url, "n1")
-			_, err = jn.AccountInfo(ctx)
-			steps = append(steps, fmt.Sprintf("N account info: %v", err))
-			outcomes[side] = steps
-		})
-	}
-	sameOutcomes(t, outcomes["reference"], outcomes["bus"])
+		kva, err := ja.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "cfg"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kva.Put(ctx, "color", []byte("blue")); err != nil {
+			t.Fatal(err)
+		}
+		kvb, err := jb.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "cfg"})
+		steps = append(steps, "B creates its cfg bucket: "+jsErrOutcome(err))
+		if err == nil {
+			_, err = kvb.Get(ctx, "color")
+			steps = append(steps, fmt.Sprintf("B reads color: %v", err))
+		}
+		obj, err := ja.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "files"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := obj.PutString(ctx, "readme", "hello"); err != nil {
+			t.Fatal(err)
+		}
+		// B has its two streams already: its object store is refused.
+		_, err = jb.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "files"})
+		steps = append(steps, "B creates a third stream: "+jsErrOutcome(err))
+		got, err := obj.GetString(ctx, "readme")
+		steps = append(steps, fmt.Sprintf("A reads its object: %q %v", got, err))
+
+		jn, _ := accountsJS(t, url, "n1")
+		_, err = jn.AccountInfo(ctx)
+		steps = append(steps, fmt.Sprintf("N account info: %v", err))
+		return steps
+	})
 }
 
 // TestAccountsJetStreamLimits checks account B's limits and their
@@ -146,39 +142,35 @@ func TestAccountsJetStreamLimits(t *testing.T) {
 	t.Parallel()
 	bus := startBus(t, accountsJSBusOptions(t.TempDir()))
 	ref := startReferenceConfig(t, accountsJSReferenceConfig)
-	outcomes := map[string][]string{}
-	for side, url := range map[string]string{"bus": busURL(bus), "reference": ref.ClientURL()} {
-		t.Run(side, func(t *testing.T) {
-			var steps []string
-			js, ctx := accountsJS(t, url, "b1")
-			info, err := js.AccountInfo(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			l := info.Limits
-			steps = append(steps, fmt.Sprintf("limits: memory %d store %d streams %d consumers %d ack pending %d",
-				l.MaxMemory, l.MaxStore, l.MaxStreams, l.MaxConsumers, l.MaxAckPending))
-			create := func(cfg jetstream.StreamConfig) {
-				_, err := js.CreateStream(ctx, cfg)
-				steps = append(steps, "create "+cfg.Name+": "+jsErrOutcome(err))
-			}
-			create(jetstream.StreamConfig{Name: "BIGMEM", Subjects: []string{"m.>"}, Storage: jetstream.MemoryStorage, MaxBytes: 2 << 20})
-			create(jetstream.StreamConfig{Name: "BIGFILE", Subjects: []string{"f.>"}, MaxBytes: 2 << 20})
-			create(jetstream.StreamConfig{Name: "MANYCONS", Subjects: []string{"c.>"}, MaxConsumers: 5})
-			create(jetstream.StreamConfig{Name: "ONE", Subjects: []string{"one.>"}})
-			create(jetstream.StreamConfig{Name: "TWO", Subjects: []string{"two.>"}})
-			create(jetstream.StreamConfig{Name: "THREE", Subjects: []string{"three.>"}})
-			consumer := func(cfg jetstream.ConsumerConfig) {
-				_, err := js.CreateConsumer(ctx, "ONE", cfg)
-				steps = append(steps, "consumer "+cfg.Durable+": "+jsErrOutcome(err))
-			}
-			consumer(jetstream.ConsumerConfig{Durable: "greedy", MaxAckPending: 10})
-			consumer(jetstream.ConsumerConfig{Durable: "first"})
-			consumer(jetstream.ConsumerConfig{Durable: "second"})
-			outcomes[side] = steps
-		})
-	}
-	sameOutcomes(t, outcomes["reference"], outcomes["bus"])
+	bothSides(t, busURL(bus), ref.ClientURL(), func(t *testing.T, url string) []string {
+		var steps []string
+		js, ctx := accountsJS(t, url, "b1")
+		info, err := js.AccountInfo(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := info.Limits
+		steps = append(steps, fmt.Sprintf("limits: memory %d store %d streams %d consumers %d ack pending %d",
+			l.MaxMemory, l.MaxStore, l.MaxStreams, l.MaxConsumers, l.MaxAckPending))
+		create := func(cfg jetstream.StreamConfig) {
+			_, err := js.CreateStream(ctx, cfg)
+			steps = append(steps, "create "+cfg.Name+": "+jsErrOutcome(err))
+		}
+		create(jetstream.StreamConfig{Name: "BIGMEM", Subjects: []string{"m.>"}, Storage: jetstream.MemoryStorage, MaxBytes: 2 << 20})
+		create(jetstream.StreamConfig{Name: "BIGFILE", Subjects: []string{"f.>"}, MaxBytes: 2 << 20})
+		create(jetstream.StreamConfig{Name: "MANYCONS", Subjects: []string{"c.>"}, MaxConsumers: 5})
+		create(jetstream.StreamConfig{Name: "ONE", Subjects: []string{"one.>"}})
+		create(jetstream.StreamConfig{Name: "TWO", Subjects: []string{"two.>"}})
+		create(jetstream.StreamConfig{Name: "THREE", Subjects: []string{"three.>"}})
+		consumer := func(cfg jetstream.ConsumerConfig) {
+			_, err := js.CreateConsumer(ctx, "ONE", cfg)
+			steps = append(steps, "consumer "+cfg.Durable+": "+jsErrOutcome(err))
+		}
+		consumer(jetstream.ConsumerConfig{Durable: "greedy", MaxAckPending: 10})
+		consumer(jetstream.ConsumerConfig{Durable: "first"})
+		consumer(jetstream.ConsumerConfig{Durable: "second"})
+		return steps
+	})
 }
 
 // TestAccountsJetStreamRestart checks the store layout: the global

@@ -3,9 +3,7 @@ package tests
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,15 +21,7 @@ import (
 // worlds as for TestSecurityProperty.
 func TestAccountsIsolationProperty(t *testing.T) {
 	t.Parallel()
-	base := uint64(2000)
-	if env := os.Getenv("BUS_PROP_SEED"); env == "random" {
-		base = uint64(time.Now().UnixNano())
-	} else if env != "" {
-		var err error
-		if base, err = strconv.ParseUint(env, 10, 64); err != nil {
-			t.Fatalf("BUS_PROP_SEED: %v", err)
-		}
-	}
+	base := propBaseSeed(t, 2000)
 	t.Logf("base seed %d", base)
 	for i := range 6 {
 		seed := base + uint64(i)
