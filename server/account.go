@@ -103,12 +103,7 @@ func (s *Server) accountTraffic() map[*account]*accountStats {
 		get(a)
 	}
 	get(s.global).slow = s.slowConsumers.Load()
-	s.mu.Lock()
-	conns := make([]*conn, 0, len(s.conns))
-	for _, c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
+	conns := s.connList()
 	for _, c := range conns {
 		c.mu.Lock()
 		acc := c.acc

@@ -208,12 +208,7 @@ func changedKeys(old, new Options) []string {
 
 // reauthorize checks every connection against au after a reload.
 func (s *Server) reauthorize(au *authenticator) {
-	s.mu.Lock()
-	conns := make([]*conn, 0, len(s.conns))
-	for _, c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
+	conns := s.connList()
 	for _, c := range conns {
 		c.reauthorize(au)
 	}

@@ -376,6 +376,18 @@ func (s *Server) firstPingDelay() time.Duration {
 	return d
 }
 
+// connList is a snapshot of the open connections, for the callers that
+// visit each without holding s.mu.
+func (s *Server) connList() []*conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	conns := make([]*conn, 0, len(s.conns))
+	for _, c := range s.conns {
+		conns = append(conns, c)
+	}
+	return conns
+}
+
 // removeConn forgets a closed connection, folding its traffic into the
 // server totals.
 func (s *Server) removeConn(c *conn) {

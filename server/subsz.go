@@ -95,12 +95,7 @@ func (s *Server) Subsz(o SubszOptions) (*Subsz, error) {
 	if !o.Subs {
 		return out, nil
 	}
-	s.mu.Lock()
-	conns := make([]*conn, 0, len(s.conns))
-	for _, c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
+	conns := s.connList()
 	var list []SubDetail
 	for _, c := range conns {
 		c.mu.Lock()

@@ -506,23 +506,7 @@ func (s *Server) systemAccountStat(unused bool) []*AccountStat {
 }
 
 // systemConns counts the system account's connections.
-func (s *Server) systemConns() int {
-	s.mu.Lock()
-	conns := make([]*conn, 0, len(s.conns))
-	for _, c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
-	n := 0
-	for _, c := range conns {
-		c.mu.Lock()
-		if c.inSystemAccount() {
-			n++
-		}
-		c.mu.Unlock()
-	}
-	return n
-}
+func (s *Server) systemConns() int { return int(s.sys.conns.Load()) }
 
 // noJetStream answers the JetStream API requests of an account without
 // JetStream (the system account, or one without a jetstream key) in

@@ -87,12 +87,7 @@ type traffic struct {
 }
 
 func (s *Server) traffic() traffic {
-	s.mu.Lock()
-	conns := make([]*conn, 0, len(s.conns))
-	for _, c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
+	conns := s.connList()
 	t := traffic{
 		conns:  len(conns),
 		inMsgs: s.closedInMsgs.Load(), inBytes: s.closedInBytes.Load(),

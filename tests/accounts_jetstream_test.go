@@ -90,7 +90,11 @@ func TestAccountsJetStreamSeparate(t *testing.T) {
 		if _, err := jb.Publish(ctx, "orders.b", []byte("b")); err != nil {
 			t.Fatal(err)
 		}
-		for name, js := range map[string]jetstream.JetStream{"A": ja, "B": jb} {
+		for _, side := range []struct {
+			name string
+			js   jetstream.JetStream
+		}{{"A", ja}, {"B", jb}} {
+			name, js := side.name, side.js
 			s, err := js.Stream(ctx, "ORDERS")
 			if err != nil {
 				t.Fatal(err)
