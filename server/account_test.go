@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -171,5 +172,66 @@ func BenchmarkAccountsPublish(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkImportHop is pub→sub across a stream import: A's publisher,
+// B's subscriber of the import's prefixed subject.
+func BenchmarkImportHop(b *testing.B) {
+	for _, prefix := range []string{"", "from_a"} {
+		b.Run("prefix="+prefix, func(b *testing.B) {
+			srv, err := New(Options{Accounts: []Account{
+				{Name: "A", Users: []User{{Name: "a", Password: "p"}}, Exports: Exports{Streams: []StreamExport{{Subject: "bench.>"}}}},
+				{Name: "B", Users: []User{{Name: "b", Password: "p"}}, Imports: Imports{Streams: []StreamImport{{Account: "A", Subject: "bench.>", Prefix: prefix}}}},
+			}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			pub, sub := pipeConn(b, srv, 1), pipeConn(b, srv, 2)
+			for c, user := range map[*conn]string{pub: "a", sub: "b"} {
+				if err := c.becomeUser(srv.auth().users[user].id); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := sub.processSub(&op{kind: opSub, subject: []byte(">"), sid: []byte("1")}); err != nil {
+				b.Fatal(err)
+			}
+			f := &routeFixture{srv: srv, subs: []*conn{sub}}
+			subject, payload := []byte("bench.subject"), make([]byte, 16)
+			b.ReportAllocs()
+			b.SetBytes(16)
+			i := 0
+			for b.Loop() {
+				if pub.publish(subject, nil, -1, payload) != 1 {
+					b.Fatal("not delivered across the import")
+				}
+				if i++; i%64 == 0 {
+					f.drainOutbound()
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkIdleAccountMemory reports the heap an account with one user
+// and no connection costs.
+func BenchmarkIdleAccountMemory(b *testing.B) {
+	const n = 1000
+	accounts := make([]Account, n)
+	for i := range accounts {
+		accounts[i] = Account{Name: fmt.Sprint("ACC", i), Users: []User{{Name: fmt.Sprint("u", i), Password: "p"}}}
+	}
+	var before, after runtime.MemStats
+	for b.Loop() {
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		srv, err := New(Options{Accounts: accounts})
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "B/account")
+		runtime.KeepAlive(srv)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -287,11 +288,15 @@ func (s *Server) installImports(accounts []Account, set accountSet) error {
 		importer := set[a.Name]
 		for _, im := range a.Imports.Streams {
 			exporter := set[im.Account]
-			tr := importTransform(im.Subject, streamImportSubject(im))
 			sub := &subscription{subject: im.Subject, imported: true}
-			sub.handler = func(subject, reply []byte, hdr int, msg []byte) bool {
-				to, ok := applyImport(tr, subject)
-				return ok && s.routeImported(importer.trie, to, reply, hdr, msg) > 0
+			if im.Prefix != "" {
+				sub.handler = s.prefixForwarder(importer, strings.TrimSuffix(im.Prefix, ".")+".")
+			} else {
+				tr := importTransform(im.Subject, streamImportSubject(im))
+				sub.handler = func(subject, reply []byte, hdr int, msg []byte) bool {
+					to, ok := applyImport(tr, subject)
+					return ok && s.routeImported(importer.trie, to, reply, hdr, msg) > 0
+				}
 			}
 			if _, err := s.subscribeIn(exporter, sub); err != nil {
 				return fmt.Errorf("server: account %q: stream import %q: %w", a.Name, im.Subject, err)
@@ -309,6 +314,24 @@ func (s *Server) installImports(accounts []Account, set accountSet) error {
 		}
 	}
 	return nil
+}
+
+// subjectBufs are the buffers prefixed stream imports build subjects in:
+// forwarders run on any publisher's goroutine, so each takes its own.
+var subjectBufs = sync.Pool{New: func() any { b := make([]byte, 0, 128); return &b }}
+
+// prefixForwarder is a prefixed stream import's handler: it delivers a
+// message into importer under prefix (ending in "."), without an
+// allocation (see BenchmarkImportHop).
+func (s *Server) prefixForwarder(importer *account, prefix string) msgHandler {
+	return func(subject, reply []byte, hdr int, msg []byte) bool {
+		bp := subjectBufs.Get().(*[]byte)
+		to := append(append((*bp)[:0], prefix...), subject...)
+		n := s.routeImported(importer.trie, to, reply, hdr, msg)
+		*bp = to
+		subjectBufs.Put(bp)
+		return n > 0
+	}
 }
 
 // serviceExportFor is the export that authorizes an import of subject.
