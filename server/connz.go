@@ -17,8 +17,8 @@ import (
 // reference.
 const DefaultConnListSize = 1024
 
-// globalAccount is the one account bus has, named as the reference names
-// the account of servers without accounts configured.
+// globalAccount is the account of the users outside the accounts block,
+// named as the reference names it.
 const globalAccount = "$G"
 
 // The /connz document and its options (see server/monitor).
