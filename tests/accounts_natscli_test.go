@@ -2,6 +2,9 @@ package tests
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -71,4 +74,42 @@ func TestNatsCLIAccountInfoJetStream(t *testing.T) {
 		outcomes[side] = steps
 	}
 	sameOutcomes(t, outcomes["reference"], outcomes["bus"])
+}
+
+// TestNatsCLIServerReportAccounts compares `nats server report
+// accounts`, as the system account's admin, with connections in two
+// accounts: which accounts it lists, with how many connections.
+func TestNatsCLIServerReportAccounts(t *testing.T) {
+	t.Parallel()
+	bin := natsCLI(t)
+	p := startAccountsPair(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	outcomes := map[string][]string{}
+	p.each(t, func(t *testing.T, url, _ string) {
+		connectAs(t, url, "a1")
+		connectAs(t, url, "a2")
+		connectAs(t, url, "b1")
+		out, err := runCLI(t, ctx, bin, url, "--user", "admin", "--password", accountsPass, "server", "report", "accounts", "--json")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		var report []struct {
+			Account     string `json:"account"`
+			Connections int    `json:"connections"`
+		}
+		if err := json.Unmarshal([]byte(out[strings.Index(out, "["):]), &report); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		var lines []string
+		for _, r := range report {
+			lines = append(lines, fmt.Sprintf("%s %d", r.Account, r.Connections))
+		}
+		slices.Sort(lines)
+		outcomes[strings.TrimPrefix(t.Name(), "TestNatsCLIServerReportAccounts/")] = lines
+	})
+	sameOutcomes(t, outcomes["reference"], outcomes["bus"])
+	if got := strings.Join(outcomes["bus"], ", "); !strings.Contains(got, "A 2") || !strings.Contains(got, "B 1") {
+		t.Errorf("bus reports %s", got)
+	}
 }
