@@ -27,6 +27,7 @@ const (
 	sysAccPingConnz  = "$SYS.REQ.ACCOUNT.PING.CONNZ" // one account's connections
 	sysAccPingStatz  = "$SYS.REQ.ACCOUNT.PING.STATZ" // one or every account's traffic
 	sysJetStreamAPI  = "$JS.API.>"                   // the system account has no JetStream
+	sysAccountPrefix = "$SYS.REQ.ACCOUNT."           // + <account>.CONNZ, …, for the system account
 	jsNotEnabledCode = 10039
 )
 
@@ -289,6 +290,9 @@ func (s *Server) startSysRequests() error {
 			service{sys, sysUserInfo, s.sysUserInfo(sys)},
 			service{sys, sysAccPingStatz, s.sysAccountStatz(sys, "")},
 		)
+		for kind, e := range s.accountEndpoints() {
+			list = append(list, service{sys, sysAccountPrefix + "*." + kind, s.sysAccountRequest(sys, e)})
+		}
 		if s.opts.JetStream {
 			// Without JetStream on the server, nobody answers, as in the
 			// reference.
@@ -307,6 +311,49 @@ func (s *Server) startSysRequests() error {
 		s.sysServices = append(s.sysServices, sub)
 	}
 	return nil
+}
+
+// accountEndpoints are the $SYS.REQ.ACCOUNT.<account>.… requests the
+// system account may make about any account: each as the server-wide
+// one, for that account alone.
+func (s *Server) accountEndpoints() map[string]func(account string) sysEndpoint {
+	return map[string]func(string) sysEndpoint{
+		"CONNZ": func(acc string) sysEndpoint {
+			return sysEndpoint{func() sysOptions { return &connzRequest{} }, func(o sysOptions) (any, error) {
+				opts := o.(*connzRequest).ConnzOptions
+				opts.Account = acc
+				return s.Connz(opts)
+			}}
+		},
+		"SUBSZ": func(acc string) sysEndpoint {
+			return sysEndpoint{func() sysOptions { return &subszRequest{} }, func(o sysOptions) (any, error) {
+				opts := o.(*subszRequest).SubszOptions
+				opts.Account = acc
+				return s.Subsz(opts)
+			}}
+		},
+		"INFO": func(acc string) sysEndpoint {
+			return sysEndpoint{func() sysOptions { return &noOptions{} }, func(sysOptions) (any, error) {
+				z, err := s.Accountz(acc)
+				if err != nil {
+					return nil, err
+				}
+				return z.Account, nil
+			}}
+		},
+	}
+}
+
+// sysAccountRequest serves $SYS.REQ.ACCOUNT.<account>.<kind> with the
+// endpoint made for the account the subject names.
+func (s *Server) sysAccountRequest(trie *subjects.Trie[*subscription], e func(account string) sysEndpoint) RequestHandler {
+	return func(r Rights, subject, reply []byte, hdr int, msg []byte) bool {
+		acc, _, _ := strings.Cut(strings.TrimPrefix(string(subject), sysAccountPrefix), ".")
+		if acc == "PING" {
+			return false // $SYS.REQ.ACCOUNT.PING.… is served on its own
+		}
+		return s.sysHandler(trie, e(acc))(r, subject, reply, hdr, msg)
+	}
 }
 
 // sysService is one $SYS.REQ service: a subject of one subject space.

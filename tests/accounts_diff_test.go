@@ -339,3 +339,39 @@ accounts {
 	}
 	sameOutcomes(t, outcomes["reference"], outcomes["bus"])
 }
+
+// TestAccountsSysAccountRequests compares the system account's
+// $SYS.REQ.ACCOUNT.<account>.CONNZ, SUBSZ and INFO with the reference's.
+func TestAccountsSysAccountRequests(t *testing.T) {
+	t.Parallel()
+	p := startAccountsPair(t)
+	outcomes := map[string][]string{}
+	p.each(t, func(t *testing.T, url, _ string) {
+		a1 := connectAs(t, url, "a1")
+		connectAs(t, url, "a2")
+		connectAs(t, url, "b1")
+		if _, err := a1.SubscribeSync("orders.>"); err != nil {
+			t.Fatal(err)
+		}
+		if err := a1.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		admin := connectAs(t, url, "admin")
+		var steps []string
+		for _, r := range []struct{ subject, body string }{
+			{"$SYS.REQ.ACCOUNT.A.CONNZ", ""},
+			{"$SYS.REQ.ACCOUNT.B.CONNZ", ""},
+			{"$SYS.REQ.ACCOUNT.A.SUBSZ", `{"subscriptions":true,"test":"orders.x"}`},
+			{"$SYS.REQ.ACCOUNT.A.INFO", ""},
+		} {
+			doc, err := sysRequest(admin, r.subject, []byte(r.body), 2*time.Second)
+			if err != nil {
+				t.Fatalf("%s: %v", r.subject, err)
+			}
+			steps = append(steps, words(r.subject, field(doc, "data.num_connections"), field(doc, "data.total"),
+				field(doc, "data.subscriptions_list.0.subject"), field(doc, "data.account_name"), field(doc, "data.client_connections"), field(doc, "error")))
+		}
+		outcomes[t.Name()] = steps
+	})
+	sameOutcomes(t, outcomes["TestAccountsSysAccountRequests/reference"], outcomes["TestAccountsSysAccountRequests/bus"])
+}
