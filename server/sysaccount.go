@@ -82,10 +82,6 @@ func (au *authenticator) authenticateSystem(cr credentials, nonce string) (*iden
 	return e.id, nil, true
 }
 
-// inSystemAccount reports whether c's user is a system account user.
-// Callers other than c's reader hold c.mu.
-func (c *conn) inSystemAccount() bool { return c.acc.system }
-
 // accountName is how monitoring names c's account: "" for the global
 // one, which the reference leaves out of /connz. c.mu is held.
 func (c *conn) accountName() string {
