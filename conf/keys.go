@@ -64,7 +64,7 @@ func keys(c *Config) []key {
 		{name: "no_auth_user", value: stringValue{&c.NoAuthUser},
 			usage: "user of the authorization block that clients sending no credentials connect as"},
 		{name: "accounts", value: accountsValue{&c.Accounts}, fileOnly: true,
-			usage: "the system account and its users, for the $SYS monitoring requests (file only; see docs/operations.md)"},
+			usage: "accounts, each a subject space of its own with its users, mappings and limits, and the system account (file only; see docs/security.md)"},
 		{name: "system_account", aliases: []string{"system"}, value: stringValue{&c.SystemAccount},
 			usage: "the account of the accounts block whose users may make the $SYS requests (default: $SYS)"},
 		{name: "mappings", aliases: []string{"maps"}, value: mappingsValue{&c.Mappings}, fileOnly: true,

@@ -88,8 +88,8 @@ type LeafTLS struct {
 	Timeout  time.Duration // handshake bound; 0: the server's default
 }
 
-// leafGlobalAccount is the one account bus has for clients, which a
-// remote may name.
+// leafGlobalAccount is the global account, the only one a remote may
+// name: a leaf link carries the global account's subject space.
 const leafGlobalAccount = "$G"
 
 // notAHub is why the keys with which nats-server accepts leaf nodes are
@@ -220,7 +220,7 @@ func (p *blockParser) leafRemote(path string, m map[string]any) (LeafRemote, boo
 		case "account":
 			r.Account = p.str(fpath, v)
 			if r.Account != "" && r.Account != leafGlobalAccount {
-				p.bad(fpath, "%q is not bus's client account %q (bus has one account for clients)", r.Account, leafGlobalAccount)
+				p.bad(fpath, "%q is not the global account %q (a leaf link carries the global account only; binding one to another account is not in bus yet)", r.Account, leafGlobalAccount)
 			}
 		case "credentials":
 			r.Credentials = p.str(fpath, v)

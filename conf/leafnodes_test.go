@@ -192,7 +192,7 @@ func TestLeafNodesBadValues(t *testing.T) {
 		{"urls_empty", "  remotes: [{urls: []}]", "leafnodes.remotes[0].url", ErrBadValue, "is not a URL or a list"},
 		{"creds_and_nkey", "  remotes: [{url: nats://hub, credentials: x.creds, nkey: " + userSeed(t) + "}]", "leafnodes.remotes[0]", ErrBadValue, "credentials and nkey are exclusive"},
 		{"nkey_not_a_seed", "  remotes: [{url: nats://hub, nkey: UABC}]", "leafnodes.remotes[0].nkey", ErrBadValue, "is not a user nkey seed"},
-		{"account_other", "  remotes: [{url: nats://hub, account: ORDERS}]", "leafnodes.remotes[0].account", ErrBadValue, `"ORDERS" is not bus's client account "$G"`},
+		{"account_other", "  remotes: [{url: nats://hub, account: ORDERS}]", "leafnodes.remotes[0].account", ErrBadValue, `"ORDERS" is not the global account "$G"`},
 		{"deny_bad_subject", "  remotes: [{url: nats://hub, deny_imports: [\"a..b\"]}]", "leafnodes.remotes[0].deny_imports[0]", ErrBadValue, `"a..b" is not a valid subject`},
 		{"deny_gt_not_last", "  remotes: [{url: nats://hub, deny_exports: \">.a\"}]", "leafnodes.remotes[0].deny_exports", ErrBadValue, `">.a" is not a valid subject`},
 		{"deny_not_subjects", "  remotes: [{url: nats://hub, deny_exports: {a: b}}]", "leafnodes.remotes[0].deny_exports", ErrBadValue, "is not a subject or a list"},

@@ -7,10 +7,11 @@ import (
 	"github.com/bus-dev/bus/server/monitor"
 )
 
-// bus has one account, "$G", and no routes or gateways:
-// this file builds /accountz and /accstatz for that account and
-// /routez and /gatewayz empty, in the reference's shapes (/leafz is
-// leafz.go; the document types are server/monitor's).
+// bus has the global account "$G", the system account and the
+// configured accounts (account.go), and no routes or gateways: this file
+// builds /accountz and /accstatz for the accounts and /routez and
+// /gatewayz empty, in the reference's shapes (/leafz is leafz.go; the
+// document types are server/monitor's).
 
 // The documents of /accountz, /accstatz, /routez and /gatewayz.
 type (
@@ -28,30 +29,31 @@ type (
 // error.
 func (s *Server) Accountz(acc string) (*Accountz, error) {
 	out := &Accountz{ServerID: s.id, Now: time.Now().UTC()}
-	sys := s.opts.SystemAccount.name()
 	if len(s.opts.SystemAccount.Users) > 0 {
-		out.SystemAccount = sys
+		out.SystemAccount = s.sys.name
 	}
 	if acc == "" {
-		out.Accounts = []string{globalAccount}
-		if out.SystemAccount != "" {
-			out.Accounts = []string{sys, globalAccount}
-		}
+		out.Accounts = s.accountNames()
 		return out, nil
 	}
-	if s.hasSystemAccount(acc) {
-		out.Account = &AccountInfo{Name: sys, Updated: s.mon.loaded.UTC(), Complete: true, NameTag: sys,
-			Clients: s.systemConns(), Sublist: &SublistStats{}}
-		return out, nil
-	}
-	if acc != globalAccount {
+	a := s.lookupAccount(acc)
+	if a == nil {
 		return nil, fmt.Errorf("monitoring: account %q not found", acc)
 	}
-	st := s.sublistStats()
-	out.Account = &AccountInfo{
-		Name: globalAccount, Updated: s.mon.loaded.UTC(), Complete: true, JetStream: s.js != nil,
-		Clients: s.numConns() - s.systemConns(), Subs: st.NumSubs, NameTag: globalAccount, Sublist: &st,
+	info := &AccountInfo{Name: a.name, Updated: s.mon.loaded.UTC(), Complete: true, NameTag: a.name,
+		Clients: int(a.conns.Load()), Sublist: &SublistStats{}}
+	switch a {
+	case s.global:
+		st := s.sublistStats()
+		// Connections not yet authenticated count as the global
+		// account's, where they start.
+		info.JetStream, info.Clients, info.Subs, info.Sublist = s.js != nil, s.globalConns(), st.NumSubs, &st
+	case s.sys:
+	default:
+		st := accountSublistStats(a)
+		info.JetStream, info.Subs, info.Sublist = a.js != nil, st.NumSubs, &st
 	}
+	out.Account = info
 	return out, nil
 }
 
@@ -61,25 +63,47 @@ func (s *Server) numConns() int {
 	return len(s.conns)
 }
 
+// globalConns counts the connections of the global account: every one
+// not counted in another.
+func (s *Server) globalConns() int {
+	n := s.numConns() - int(s.sys.conns.Load())
+	for _, a := range s.accountSet() {
+		n -= int(a.conns.Load())
+	}
+	return max(n, 0)
+}
+
 func dataStats(msgs, bytes int64) DataStats {
 	return DataStats{MsgBytes: MsgBytes{Msgs: msgs, Bytes: bytes}, Gateways: &MsgBytes{}, Routes: &MsgBytes{}, Leafs: &MsgBytes{}}
 }
 
-// AccountStatz reports the account's traffic; an account without
-// connections is listed only with unused.
+// AccountStatz reports the traffic of the global and the configured
+// accounts, sorted by name; an account without connections is listed
+// only with unused.
 func (s *Server) AccountStatz(unused bool) *AccountStatz {
 	out := &AccountStatz{ServerID: s.id, Now: time.Now().UTC(), Accounts: []*AccountStat{}}
-	t := s.traffic()
-	if t.conns == 0 && !unused {
-		return out
+	byAcc := s.accountTraffic()
+	for _, name := range s.accountNames() {
+		a := s.lookupAccount(name)
+		if a == nil || a == s.sys {
+			continue
+		}
+		t := byAcc[a]
+		if t.conns == 0 && !unused {
+			continue
+		}
+		subs := s.clientSubs()
+		if a != s.global {
+			subs = a.trie.Count() - int(a.internal.Load())
+		}
+		out.Accounts = append(out.Accounts, &AccountStat{
+			Account: a.name, Name: a.name, Conns: t.conns, TotalConns: t.conns,
+			NumSubs:       uint32(max(subs, 0)),
+			Sent:          dataStats(t.outMsgs, t.outBytes),
+			Received:      dataStats(t.inMsgs, t.inBytes),
+			SlowConsumers: t.slow,
+		})
 	}
-	out.Accounts = append(out.Accounts, &AccountStat{
-		Account: globalAccount, Name: globalAccount, Conns: t.conns, TotalConns: t.conns,
-		NumSubs:       uint32(s.clientSubs()),
-		Sent:          dataStats(t.outMsgs, t.outBytes),
-		Received:      dataStats(t.inMsgs, t.inBytes),
-		SlowConsumers: s.slowConsumers.Load(),
-	})
 	return out
 }
 

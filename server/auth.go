@@ -22,9 +22,9 @@ type identity struct {
 	// connTypes are the connection types the user may connect as; nil
 	// allows every type (conntypes.go).
 	connTypes map[string]bool
-	// system marks a user of the system account (sysaccount.go), whose
-	// connections live in its own subject space.
-	system bool
+	// acc is the account the user is in (account.go), whose subject
+	// space its connections live in; nil for the global account.
+	acc *account
 	// How the user was configured, for Reload to tell whether it still
 	// is (reload.go): its nkey, its password or token as written (plain
 	// or bcrypt), and whether it is the token or single user.
@@ -47,8 +47,8 @@ type authenticator struct {
 	nkeys    map[string]*identityEntry // by public key
 	noAuth   *identityEntry            // who a client without credentials is; nil if nobody
 	single   *identity                 // the identity of token and single-user clients
-	// The system account's users when Authorization has no users list
-	// (else they are in users and nkeys); see addSystemUsers.
+	// The accounts' users beside a token or single user (else they are
+	// in users and nkeys); see addAccountUsers.
 	sysUsers, sysNkeys map[string]*identityEntry
 
 	padOnce sync.Once // makes pad on first use, once every user is in
@@ -65,8 +65,8 @@ type identityEntry struct {
 	id       *identity
 }
 
-// newAuthenticator compiles a; a was validated. The system account's
-// users are added by addSystemUsers.
+// newAuthenticator compiles a; a was validated. The accounts' users
+// are added by addAccountUsers (Server.newAuthenticatorFor).
 func newAuthenticator(a Authorization, tlsMap bool) *authenticator {
 	au := &authenticator{
 		required: a.required(),

@@ -65,7 +65,7 @@ func TestPasswordCheckPadsWithBcryptOfConfiguredCost(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newAuthenticator(tc.auth, false)
-			a.addSystemUsers(SystemAccount{Users: tc.system})
+			a.addAccountUsers(&account{name: DefaultSystemAccount, system: true}, tc.system, nil)
 			for _, c := range tc.checks {
 				pad := a.padFor(c.password, c.known)
 				if c.padCost == 0 {

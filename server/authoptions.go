@@ -142,26 +142,33 @@ func (a Authorization) validate() error {
 	}
 	seen := map[string]bool{}
 	for i, u := range a.Users {
-		switch {
-		case u.Nkey == "" && u.Name == "":
-			return fmt.Errorf("server: authorization users[%d]: user entry requires a user", i)
-		case u.Nkey != "" && (u.Name != "" || u.Password != ""):
-			return fmt.Errorf("server: authorization users[%d]: nkey users do not take usernames or passwords", i)
-		case u.Nkey != "" && !nkeys.IsValidPublicUserKey(u.Nkey):
-			return fmt.Errorf("server: authorization users[%d]: %q is not a valid public nkey for a user", i, u.Nkey)
-		case seen[u.label()]:
+		if err := u.validate(); err != nil {
+			return fmt.Errorf("server: authorization users[%d]: %w", i, err)
+		}
+		if seen[u.label()] {
 			return fmt.Errorf("server: authorization users[%d]: duplicate user %q", i, u.label())
 		}
 		seen[u.label()] = true
-		if err := u.Permissions.validate(); err != nil {
-			return fmt.Errorf("server: authorization users[%d] (%q) permissions: %w", i, u.label(), err)
-		}
-		if _, err := compileConnTypes(u.AllowedConnectionTypes); err != nil {
-			return fmt.Errorf("server: authorization users[%d] (%q) allowed_connection_types: %w", i, u.label(), err)
-		}
 	}
-	if a.NoAuthUser != "" && !seen[a.NoAuthUser] {
-		return fmt.Errorf("server: authorization: no_auth_user %q is not one of the users", a.NoAuthUser)
+	return nil
+}
+
+// validate checks one user entry of any account: a name or an nkey,
+// and its permissions.
+func (u User) validate() error {
+	switch {
+	case u.Nkey == "" && u.Name == "":
+		return fmt.Errorf("user entry requires a user")
+	case u.Nkey != "" && (u.Name != "" || u.Password != ""):
+		return fmt.Errorf("nkey users do not take usernames or passwords")
+	case u.Nkey != "" && !nkeys.IsValidPublicUserKey(u.Nkey):
+		return fmt.Errorf("%q is not a valid public nkey for a user", u.Nkey)
+	}
+	if err := u.Permissions.validate(); err != nil {
+		return fmt.Errorf("(%q) permissions: %w", u.label(), err)
+	}
+	if _, err := compileConnTypes(u.AllowedConnectionTypes); err != nil {
+		return fmt.Errorf("(%q) allowed_connection_types: %w", u.label(), err)
 	}
 	return nil
 }

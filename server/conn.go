@@ -57,11 +57,12 @@ type conn struct {
 	wsCookies credentials
 
 	// Owned by the reader goroutine.
-	parser  *parser
-	opts    connectOptions
-	wakes   []*conn       // writers to wake once the current read is processed
-	stallOn chan struct{} // a subscriber this read filled past 3/4 of its limit
-	scratch []byte        // for building status headers
+	parser   *parser
+	opts     connectOptions
+	wakes    []*conn       // writers to wake once the current read is processed
+	stallOn  chan struct{} // a subscriber this read filled past 3/4 of its limit
+	scratch  []byte        // for building status headers
+	pongSent bool          // the first PONG went out (sendConnectInfo)
 	// msgTrace is the traced publish this reader is routing, else nil
 	// (msgtrace.go).
 	msgTrace *msgTrace
@@ -100,10 +101,14 @@ type conn struct {
 
 	mu   sync.Mutex               // guards the fields below; taken before the trie's lock
 	subs map[string]*subscription // by sid; nil once closed
-	// trie is the subject space the connection publishes and subscribes
-	// in: the server's, or the system account's (sysaccount.go). Only
-	// the reader changes it (under mu), so the reader reads it freely.
+	// acc is the account the connection is in (account.go) and trie
+	// its subject space, acc.trie, kept beside it for the router. Only
+	// the reader changes them (under mu), so the reader reads them
+	// freely. counted is the account whose connection count includes
+	// this one: acc once authenticated, nil before and after close.
+	acc          *account
 	trie         *subjects.Trie[*subscription]
+	counted      *account
 	pingsOut     int
 	pingSentAt   time.Time // when the last keepalive PING went out; zero before the first
 	pingTimer    *time.Timer
@@ -147,6 +152,7 @@ func newConn(s *Server, nc net.Conn, id uint64) *conn {
 		out:    newOutbound(s.chunks, live.MaxPending),
 		parser: newParser(live.MaxControlLine, live.MaxPayload),
 		subs:   make(map[string]*subscription),
+		acc:    s.global,
 		trie:   s.subs,
 	}
 	c.opts.verbose, c.opts.pedantic, c.opts.echo = true, true, true
@@ -396,6 +402,10 @@ func (c *conn) handleOp(o *op) error {
 	case opPing:
 		c.heard = true
 		c.queueControl("PONG\r\n")
+		if !c.pongSent {
+			c.pongSent = true
+			c.sendConnectInfo()
+		}
 	case opPong:
 		c.mu.Lock()
 		if c.pingsOut > 0 && !c.pingSentAt.IsZero() {
@@ -471,10 +481,11 @@ func (c *conn) close(reason string, flush bool) {
 	}
 	reason = c.reason // closeWithErr's, when it came first
 	rtt, desc := c.rtt, c.desc
-	account := c.accountName()
+	account, acc := c.accountName(), c.acc
 	subs := c.subs
 	c.subs = nil
 	c.replies = nil
+	c.leaveAccountLocked()
 	if c.pingTimer != nil {
 		c.pingTimer.Stop()
 	}
@@ -504,6 +515,7 @@ func (c *conn) close(reason string, flush bool) {
 		c.srv.unauthenticated.Add(-1)
 	}
 	c.srv.removeConn(c)
+	acc.foldClosed(c)
 	cc := c.closedInfo(reason, rtt, desc, subs)
 	cc.info.Account = account
 	c.srv.mon.closed.add(cc)

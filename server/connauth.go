@@ -100,7 +100,9 @@ func (c *conn) authenticate(cr credentials) error {
 		c.log.Warn("authorization violation", "user", fail.user, "reason", fail.reason)
 		return errAuthViolation
 	}
-	c.becomeUser(id)
+	if err := c.becomeUser(id); err != nil {
+		return err
+	}
 	if cur := c.auth(); cur != a {
 		// A reload came between the check and now and may have missed
 		// this connection: check it against the new configuration.
@@ -110,9 +112,16 @@ func (c *conn) authenticate(cr credentials) error {
 }
 
 // becomeUser makes the connection id's: its permissions apply to every
-// op from now on.
-func (c *conn) becomeUser(id *identity) {
-	c.enterAccount(id)
+// op from now on, and its account's limits. It refuses, with the
+// reference's error, when the account has all the connections it may.
+func (c *conn) becomeUser(id *identity) error {
+	if err := c.enterAccount(id); err != nil {
+		if err == errAccountConnections {
+			c.log.Warn("connection refused", "user", id.name, "account", c.srv.accountFor(id).name, "reason", errAccountConnections.text)
+		}
+		return err
+	}
+	c.parser.maxPayload = lowerLimit(c.srv.liveOpts().MaxPayload, c.acc.limits.Load().MaxPayload)
 	c.user = id
 	c.authed.Store(id)
 	c.needAuth = false
@@ -130,6 +139,7 @@ func (c *conn) becomeUser(id *identity) {
 	// c.log is read by other goroutines (close, timers): it is not
 	// changed here; the lines about what the user did name it.
 	c.log.Debug("client authenticated", "user", id.name)
+	return nil
 }
 
 // setPermissions takes id's publish and subscribe rules for the ops the
@@ -153,8 +163,7 @@ func (c *conn) authNoCredentials() error {
 	if noAuth == nil { // a reload took it away
 		return errAuthViolation
 	}
-	c.becomeUser(noAuth.id)
-	return nil
+	return c.becomeUser(noAuth.id)
 }
 
 // pubAllowed reports whether the connection may publish to subject. Only

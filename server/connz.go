@@ -17,8 +17,8 @@ import (
 // reference.
 const DefaultConnListSize = 1024
 
-// globalAccount is the one account bus has, named as the reference names
-// the account of servers without accounts configured.
+// globalAccount is the account of the users outside the accounts block,
+// named as the reference names it.
 const globalAccount = "$G"
 
 // The /connz document and its options (see server/monitor).
@@ -101,7 +101,7 @@ func (s *Server) Connz(o ConnzOptions) (*Connz, error) {
 	o.Offset = max(o.Offset, 0)
 	now := time.Now()
 	out := &Connz{ServerID: s.id, Now: now.UTC(), Offset: o.Offset, Limit: o.Limit, Conns: []*ConnInfo{}}
-	if o.Account != "" && o.Account != globalAccount && !s.hasSystemAccount(o.Account) {
+	if o.Account != "" && s.lookupAccount(o.Account) == nil {
 		return out, nil
 	}
 	// As in the reference, total counts the connections of the state

@@ -19,7 +19,7 @@ func (a *authenticator) httpLogin(user, pass string) (*identity, bool) {
 		return &identity{}, true
 	case a.users != nil:
 		e := a.users[user]
-		known := e != nil && e.nkey == "" && !e.id.system
+		known := e != nil && e.nkey == "" && e.id.acc == nil
 		password := ""
 		if known {
 			password = e.password

@@ -30,13 +30,13 @@ func TestDashboardLoginChecksAPasswordForEveryRefusal(t *testing.T) {
 			{Name: "bob", Password: bob},
 			{Nkey: "UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4"},
 		}}, false)
-		a.addSystemUsers(SystemAccount{Users: []User{{Name: "sys", Password: "p"}}})
+		a.addAccountUsers(&account{name: DefaultSystemAccount, system: true}, []User{{Name: "sys", Password: "p"}}, nil)
 		return a
 	}
 	single := func() *authenticator { return newAuthenticator(Authorization{User: "admin", Password: bob}, false) }
 	sysOnly := func() *authenticator {
 		a := newAuthenticator(Authorization{}, false)
-		a.addSystemUsers(SystemAccount{Users: []User{{Name: "sys", Password: bob}}})
+		a.addAccountUsers(&account{name: DefaultSystemAccount, system: true}, []User{{Name: "sys", Password: bob}}, nil)
 		return a
 	}
 	type check struct {

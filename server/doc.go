@@ -6,6 +6,15 @@
 // it the calls it needs (jetstream.Core, implemented by jetstreamCore in
 // internal.go), and nothing else.
 //
+// Accounts (account.go) are subject spaces: the global account, the
+// system account (sysaccount.go) and those of Options.Accounts, each with
+// its own trie, mappings and limits, and, with a jetstream key, its own
+// jetstream.Service over its own trie and store directory (accountjs.go).
+// A connection's account is set once it authenticates (conn.acc and
+// conn.trie); the router only ever matches in conn.trie. The configured
+// accounts are an immutable map that Reload swaps (Server.accounts),
+// keeping each account still configured, with its trie.
+//
 // Monitoring over HTTP (the endpoints, /metrics, the dashboard) is
 // server/monitor. This package builds its documents (varz.go, connz.go,
 // subsz.go, healthz.go, leafz.go, accountz.go, jsz.go, with the closed
@@ -45,9 +54,10 @@
 //     serve loops and history sampler, which Shutdown stops and waits
 //     for (monitor.Server.Shutdown) before JetStream stops. They call
 //     into this package only through monitorSource.
-//   - JetStream's own (see server/jetstream): its handlers run on the
-//     publishing connection's reader goroutine, copy what they keep and
-//     hand it to JetStream's goroutines through channels.
+//   - JetStream's own (see server/jetstream), one service per account
+//     with JetStream: its handlers run on the publishing connection's
+//     reader goroutine, copy what they keep and hand it to JetStream's
+//     goroutines through channels.
 //
 // Server.wg counts every goroutine the server started itself; Shutdown
 // waits for all of them (the front end and JetStream wait for their own).
@@ -60,7 +70,8 @@
 // monitor.Server.mu); otherwise it is released before any call into the
 // front end, whose handlers take Server.mu only through monitorSource,
 // holding none of theirs. conn.mu guards a connection's subscription
-// map. The trie guards itself (subjects.Trie). interestWatchers.mu guards the watched deliver
+// map and its account (conn.acc, conn.trie, conn.counted; the reader
+// changes them under it and reads them freely). The trie guards itself (subjects.Trie). interestWatchers.mu guards the watched deliver
 // subjects; it is taken after conn.mu (a SUB or UNSUB tells the watchers
 // while holding its connection's lock) and the notify functions under it
 // only signal a channel. An upgrade handler takes Server.mu (to admit

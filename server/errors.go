@@ -28,6 +28,7 @@ var (
 	errMaxPayload         = &protoError{text: "Maximum Payload Violation", fatal: true}
 	errMaxControlLine     = &protoError{text: "maximum control line exceeded", fatal: true}
 	errMaxConnections     = &protoError{text: "maximum connections exceeded", fatal: true}
+	errAccountConnections = &protoError{text: "maximum account active connections exceeded", fatal: true}
 	errStaleConnection    = &protoError{text: "Stale Connection", fatal: true}
 	errBadClientProtocol  = &protoError{text: "invalid client protocol", fatal: true}
 	errNoRespNeedsHeaders = &protoError{text: "no responders requires headers support", fatal: true}

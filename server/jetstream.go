@@ -19,9 +19,10 @@ type (
 )
 
 // startJetStream opens the streams under the store directory and starts
-// serving the JetStream API through the core adapter.
+// serving the JetStream API through the core adapter, for the global
+// account and then every account with JetStream (accountjs.go).
 func (s *Server) startJetStream() error {
-	js, err := jetstream.New(jetstreamCore{s}, jetstream.Options{
+	js, err := jetstream.New(jetstreamCore{s, s.global}, jetstream.Options{
 		Dir:        filepath.Join(s.opts.StoreDir, "jetstream"),
 		ServerName: s.name,
 		Logger:     s.log.With("component", "jetstream"),
@@ -45,5 +46,10 @@ func (s *Server) startJetStream() error {
 		return err
 	}
 	s.js = js
+	if err := s.startAccountsJetStream(s.opts.Accounts, s.accountSet()); err != nil {
+		js.Shutdown()
+		s.js = nil
+		return err
+	}
 	return nil
 }

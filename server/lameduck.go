@@ -46,12 +46,7 @@ func (s *Server) LameDuck(ctx context.Context) error {
 	s.stopWebSocket()
 	s.stopJetStream()
 
-	s.mu.Lock()
-	conns := make([]*conn, 0, len(s.conns))
-	for _, c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
+	conns := s.connList()
 	rand.Shuffle(len(conns), func(i, j int) { conns[i], conns[j] = conns[j], conns[i] })
 	for _, c := range conns {
 		if c.asyncInfo.Load() {

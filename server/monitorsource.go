@@ -39,7 +39,7 @@ func (m monitorSource) Counters() monitor.Counters {
 	t := s.traffic()
 	c := monitor.Counters{
 		ServerID: s.id, ServerName: s.name, Version: Version, Start: s.started,
-		Connections: t.conns, WebSocketConnections: t.wsConns, TotalConnections: s.totalConns.Load(), Subscriptions: s.clientSubs(),
+		Connections: t.conns, WebSocketConnections: t.wsConns, TotalConnections: s.totalConns.Load(), Subscriptions: s.allClientSubs(),
 		InMsgs: t.inMsgs, InBytes: t.inBytes, OutMsgs: t.outMsgs, OutBytes: t.outBytes,
 		SlowConsumers: s.slowConsumers.Load(), AuthFailures: s.authFailures.Load(),
 	}

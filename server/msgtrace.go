@@ -38,7 +38,6 @@ const (
 	traceMappingType    = "sm"
 	traceEgressType     = "eg"
 	traceJetStreamType  = "js"
-	traceGlobalAccount  = "$G"
 	traceDestHeaderLine = traceDestHeader + ":"
 )
 
@@ -154,10 +153,7 @@ func (c *conn) startMsgTrace(o *op) (mt *msgTrace, skip bool) {
 		c.pubViolation([]byte(dest))
 		return nil, true
 	}
-	account := traceGlobalAccount
-	if c.inSystemAccount() {
-		account = c.srv.opts.SystemAccount.name()
-	}
+	account := c.acc.name
 	c.mu.Lock()
 	name := c.desc.name
 	c.mu.Unlock()
@@ -182,7 +178,7 @@ func (c *conn) startLeafTrace(o *op) *msgTrace {
 	if !ok || !subjects.ValidLiteral(headers[traceDestHeader][0]) {
 		return nil
 	}
-	return newMsgTrace(c, o, headers, traceOnly(headers), traceKindLeaf, c.leaf.info.Name, traceGlobalAccount)
+	return newMsgTrace(c, o, headers, traceOnly(headers), traceKindLeaf, c.leaf.info.Name, globalAccount)
 }
 
 // traceOnly reads Nats-Trace-Only as nats-server does.

@@ -108,6 +108,9 @@ type Options struct {
 	// SystemAccount holds the users who may make the $SYS.REQ monitoring
 	// requests (sysaccount.go); the zero value has none.
 	SystemAccount SystemAccount
+	// Accounts are the other accounts, each a subject space of its own
+	// (account.go); none by default.
+	Accounts []Account
 	// MaxUnauthenticated bounds the connections that have not yet sent a
 	// valid CONNECT when authorization is on; more are refused. 0 means
 	// DefaultMaxUnauthenticated.
@@ -284,5 +287,8 @@ func (o Options) validate() error {
 	if err := o.validateWebSocketAuth(); err != nil {
 		return err
 	}
-	return o.SystemAccount.validate(o.Authorization)
+	if err := o.SystemAccount.validate(o.Authorization); err != nil {
+		return err
+	}
+	return validateAccounts(o)
 }

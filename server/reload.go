@@ -35,8 +35,12 @@ func (s *Server) auth() *authenticator { return s.authn.Load() }
 // their user's new permissions, and lose (with a -ERR) the subscriptions
 // those no longer allow. It logs what changed.
 //
+// Accounts may come and go (the connections of a removed account's users
+// are closed as above) and change their users and limits (limits apply
+// to connections and subscriptions made after the reload).
+//
 // Settings that need a restart (listen addresses and ports, server_name,
-// store_dir, jetstream, mappings, no_header_support, the shape of the tls block,
+// store_dir, jetstream, mappings (an account's too), no_header_support, the shape of the tls block,
 // reference_stored_reads, the system account's name) refuse the whole
 // reload: the error wraps ErrReloadNeedsRestart and names them, and each
 // is logged. A TLS file that cannot be read refuses it too.
@@ -61,12 +65,24 @@ func (s *Server) Reload(opts Options) error {
 		}
 		s.tlsConf.Store(cfg)
 	}
-	au, wsAu := newAuthenticators(opts)
+	prev := s.accountSet()
+	set, err := s.buildAccounts(opts.Accounts, prev)
+	if err != nil {
+		return fmt.Errorf("server: reload: %w", err)
+	}
+	if s.js != nil {
+		if err := s.startAccountsJetStream(opts.Accounts, set); err != nil {
+			return fmt.Errorf("server: reload: %w", err)
+		}
+	}
+	au, wsAu := s.newAuthenticators(&opts, set)
 	opts.Logger = old.Logger
 	s.live.Store(&opts)
+	s.accounts.Store(&set)
 	s.authn.Store(au)
 	s.wsAuthn.Store(wsAu)
 	s.tracer.Store(newTracer(opts))
+	stopRemovedJetStream(prev, set)
 	changed := changedKeys(*old, opts)
 	if len(changed) == 0 {
 		changed = []string{"none"} // a reload that found nothing to apply
@@ -75,12 +91,14 @@ func (s *Server) Reload(opts Options) error {
 	if opts.MaxConnections < old.MaxConnections {
 		s.closeOverLimit(opts.MaxConnections)
 	}
-	if !reflect.DeepEqual(old.Authorization, opts.Authorization) || !reflect.DeepEqual(old.SystemAccount, opts.SystemAccount) {
+	if !reflect.DeepEqual(old.Authorization, opts.Authorization) || !reflect.DeepEqual(old.SystemAccount, opts.SystemAccount) ||
+		!reflect.DeepEqual(old.Accounts, opts.Accounts) {
 		s.reauthorize()
 		if s.js != nil {
 			// What users set up earlier is checked against their new
 			// rights too (docs/security.md).
 			s.js.RightsChanged()
+			s.accountsRightsChanged()
 		}
 	}
 	return nil
@@ -113,6 +131,7 @@ func restartKeys(old, new Options) []string {
 	// users and permissions are authorization's, which does.
 	check("websocket", reflect.DeepEqual(old.WebSocket, new.WebSocket))
 	check("system_account", old.SystemAccount.name() == new.SystemAccount.name())
+	keys = append(keys, accountRestartKeys(old.Accounts, new.Accounts)...)
 	check("authorization.reference_stored_reads", old.Authorization.ReferenceStoredReads == new.Authorization.ReferenceStoredReads)
 	o, n := old.TLS, new.TLS
 	check("no_header_support", old.NoHeaderSupport == new.NoHeaderSupport)
@@ -125,6 +144,7 @@ func restartKeys(old, new Options) []string {
 		o.JetStreamDomain, o.JetStreamMaxMemory, o.JetStreamMaxStore, o.JetStreamSyncInterval, o.MaxPendingTotal = "", 0, 0, 0, 0
 		o.JetStreamIndexMemory = 0
 		o.Authorization, o.SystemAccount, o.TLS, o.Logger = live.Authorization, live.SystemAccount, live.TLS, nil
+		o.Accounts = nil
 		o.MaxPayload, o.MaxControlLine, o.MaxConnections, o.MaxSubscriptions, o.MaxPending = 0, 0, 0, 0, 0
 		o.PingInterval, o.MaxPingsOut, o.WriteDeadline, o.MaxUnauthenticated, o.FirstPingDelay = 0, 0, 0, 0, 0
 		o.LameDuckDuration, o.LameDuckGracePeriod = 0, 0
@@ -140,6 +160,42 @@ func restartKeys(old, new Options) []string {
 	return keys
 }
 
+// accountRestartKeys names the accounts, present before and after, whose
+// mappings or jetstream changed: an account's mappings are compiled
+// once, as the global account's are, and its JetStream keeps its limits.
+func accountRestartKeys(old, new []Account) []string {
+	var keys []string
+	if !sameExportsAndImports(old, new) {
+		keys = append(keys, "accounts (exports and imports)")
+	}
+	for _, o := range old {
+		for _, n := range new {
+			if o.Name == n.Name && !reflect.DeepEqual(o.Mappings, n.Mappings) {
+				keys = append(keys, "accounts."+o.Name+".mappings")
+			}
+			if o.Name == n.Name && !reflect.DeepEqual(o.JetStream, n.JetStream) {
+				keys = append(keys, "accounts."+o.Name+".jetstream")
+			}
+		}
+	}
+	return keys
+}
+
+// sameExportsAndImports reports whether the accounts share what they
+// shared before: imports are subscribed once, at New.
+func sameExportsAndImports(old, new []Account) bool {
+	shares := func(list []Account) map[string][2]any {
+		out := map[string][2]any{}
+		for _, a := range list {
+			if len(a.Exports.Streams)+len(a.Exports.Services)+len(a.Imports.Streams)+len(a.Imports.Services) > 0 {
+				out[a.Name] = [2]any{a.Exports, a.Imports}
+			}
+		}
+		return out
+	}
+	return reflect.DeepEqual(shares(old), shares(new))
+}
+
 // changedKeys names the live settings that differ, for the log.
 func changedKeys(old, new Options) []string {
 	var keys []string
@@ -149,7 +205,7 @@ func changedKeys(old, new Options) []string {
 		}
 	}
 	add("authorization", reflect.DeepEqual(old.Authorization, new.Authorization))
-	add("accounts", reflect.DeepEqual(old.SystemAccount, new.SystemAccount))
+	add("accounts", reflect.DeepEqual(old.SystemAccount, new.SystemAccount) && reflect.DeepEqual(old.Accounts, new.Accounts))
 	add("max_payload", old.MaxPayload == new.MaxPayload)
 	add("max_control_line", old.MaxControlLine == new.MaxControlLine)
 	add("max_connections", old.MaxConnections == new.MaxConnections)
@@ -194,12 +250,7 @@ func (s *Server) closeOverLimit(limit int) {
 
 // reauthorize checks every connection against au after a reload.
 func (s *Server) reauthorize() {
-	s.mu.Lock()
-	conns := make([]*conn, 0, len(s.conns))
-	for _, c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
+	conns := s.connList()
 	for _, c := range conns {
 		c.reauthorize(c.auth())
 	}
@@ -218,7 +269,7 @@ func (c *conn) reauthorize(au *authenticator) {
 		return
 	}
 	id := au.reidentify(old)
-	if id == nil || id.system != old.system || !id.allowsConnType(c.connType()) {
+	if id == nil || id.acc != old.acc || !id.allowsConnType(c.connType()) {
 		c.revoke(old.name)
 		return
 	}

@@ -79,8 +79,8 @@ func (j jetstreamCore) UserRights(user string) (Rights, bool) {
 		// The websocket block's own user (wsauth.go).
 		id, ok = ws.identityOf(user)
 	}
-	if !ok {
-		return nil, false
+	if !ok || user != "" && !j.s.ownsUser(j.acc, id) {
+		return nil, false // a user of another account (moved there by a reload)
 	}
 	return id, true
 }
@@ -112,20 +112,8 @@ func (c *conn) rights() Rights {
 	return c.user
 }
 
-// subscribeRequests registers a server-owned subscription whose messages
-// go to h with the publisher's Rights. JetStream's API subscribes through
-// it once the jetstream.Core seam carries it (see docs/security.md).
+// subscribeRequests registers a server-owned subscription in the global
+// account whose messages go to h with the publisher's Rights.
 func (s *Server) subscribeRequests(subject string, h RequestHandler) (*subscription, error) {
-	return s.addInternal(&subscription{subject: subject, request: h})
-}
-
-// addInternal inserts a server-owned subscription, set up in full: the
-// insert makes it visible to every publisher.
-func (s *Server) addInternal(sub *subscription) (*subscription, error) {
-	if err := s.subs.Insert(sub.subject, "", sub); err != nil {
-		return nil, err
-	}
-	s.internalSubs.Add(1)
-	s.interestChanged(s.subs, sub, 1)
-	return sub, nil
+	return s.subscribeIn(s.global, &subscription{subject: subject, request: h})
 }

@@ -28,7 +28,10 @@ type subscription struct {
 	// the one internal subscription a trace-only publish reaches
 	// (msgtrace.go).
 	capture bool
-	sid     []byte // exactly as the client sent it
+	// imported marks the server's subscriptions of an import
+	// (imports.go), which a message that came through an import skips.
+	imported bool
+	sid      []byte // exactly as the client sent it
 	// rights are the subscriber's permissions when they limit what it may
 	// receive, else nil; a config reload swaps them (reload.go).
 	rights atomic.Pointer[subRights]
@@ -71,7 +74,7 @@ func (c *conn) publish(subject, reply []byte, hdr int, msg []byte) int {
 func (s *Server) route(c *conn, to, subject, reply []byte, hdr int, msg []byte) int {
 	trie := s.subs
 	if c != nil {
-		trie = c.trie // the system account's users have their own
+		trie = c.trie // the connection's account's
 	}
 	return s.routeIn(trie, c, to, subject, reply, hdr, msg)
 }
@@ -79,6 +82,12 @@ func (s *Server) route(c *conn, to, subject, reply []byte, hdr int, msg []byte) 
 // routeIn is route within one subject space: the server's own answers
 // to system account users go through the system account's trie.
 func (s *Server) routeIn(trie *subjects.Trie[*subscription], c *conn, to, subject, reply []byte, hdr int, msg []byte) int {
+	return s.routeFrom(trie, c, to, subject, reply, hdr, msg, false)
+}
+
+// routeFrom is routeIn for a message that may have come through an
+// import (viaImport), which goes to no other import.
+func (s *Server) routeFrom(trie *subjects.Trie[*subscription], c *conn, to, subject, reply []byte, hdr int, msg []byte, viaImport bool) int {
 	r := trie.Match(to)
 	echo := c == nil || c.opts.echo
 	// A stored message shown on its own subject while delivered to an
@@ -97,7 +106,7 @@ func (s *Server) routeIn(trie *subjects.Trie[*subscription], c *conn, to, subjec
 			}
 			continue
 		}
-		if !echo && sub.conn == c {
+		if !echo && sub.conn == c || viaImport && sub.imported {
 			continue
 		}
 		if r := sub.rights.Load(); r != nil && !r.mayReceive(sub.queue, subject, stored) {
@@ -288,8 +297,8 @@ func (c *conn) processPub(o *op) error {
 	// As in the reference, a mapping applies first: what follows sees the
 	// mapped subject (empty for a dropped message).
 	subject := o.subject
-	if c.srv.mapper != nil && !c.inSystemAccount() { // the mappings are the global account's
-		subject = c.srv.mapper.apply(subject)
+	if m := c.acc.mapper; m != nil { // each account has its own mappings
+		subject = m.apply(subject)
 		if mt != nil && string(subject) != string(o.subject) {
 			mt.mapped(subject)
 		}
@@ -342,7 +351,7 @@ func (c *conn) processSub(o *op) error {
 	}
 	// The limit is checked first, as in the reference, so a repeated sid
 	// at the limit is refused too.
-	if limit := c.srv.liveOpts().MaxSubscriptions; limit > 0 && len(c.subs) >= limit {
+	if limit := lowerLimit(c.srv.liveOpts().MaxSubscriptions, c.acc.limits.Load().MaxSubscriptions); limit > 0 && len(c.subs) >= limit {
 		c.mu.Unlock()
 		c.sendErr(errMaxSubscriptions)
 		return nil

@@ -37,8 +37,13 @@ type Server struct {
 	// sysSubs is the system account's subject space (sysaccount.go):
 	// its users' subscriptions and the $SYS.REQ services (sysreq.go).
 	sysSubs *subjects.Trie[*subscription]
-	chunks  *chunkPool         // outbound buffers, shared by all connections
-	js      *jetstream.Service // nil unless Options.JetStream
+	// global and sys are the global and the system account (their
+	// tries are subs and sysSubs); accounts are the others, by name,
+	// which Reload swaps (account.go).
+	global, sys *account
+	accounts    atomic.Pointer[accountSet]
+	chunks      *chunkPool         // outbound buffers, shared by all connections
+	js          *jetstream.Service // nil unless Options.JetStream
 	// authn is who may connect, and live the settings that may change
 	// while running; Reload swaps both (reload.go), readers Load them.
 	authn atomic.Pointer[authenticator]
@@ -122,14 +127,26 @@ func New(opts Options) (*Server, error) {
 			s.leafLinks = append(s.leafLinks, newLeafLink(s, r))
 		}
 	}
-	au, wsAu := newAuthenticators(opts)
+	if s.mapper, err = newMapper(opts.Mappings); err != nil {
+		return nil, err
+	}
+	s.global = &account{name: globalAccount, trie: s.subs, mapper: s.mapper}
+	s.global.limits.Store(&AccountLimits{})
+	s.sys = &account{name: opts.SystemAccount.name(), system: true, trie: s.sysSubs}
+	s.sys.limits.Store(&AccountLimits{})
+	set, err := s.buildAccounts(opts.Accounts, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.installImports(opts.Accounts, set); err != nil {
+		return nil, err
+	}
+	s.accounts.Store(&set)
+	au, wsAu := s.newAuthenticators(&opts, set)
 	s.authn.Store(au)
 	s.wsAuthn.Store(wsAu)
 	s.live.Store(&opts)
 	s.tracer.Store(newTracer(opts))
-	if s.mapper, err = newMapper(opts.Mappings); err != nil {
-		return nil, err
-	}
 	if opts.TLS.enabled() {
 		cfg, err := loadTLS(opts.TLS)
 		if err != nil {
@@ -369,6 +386,18 @@ func (s *Server) firstPingDelay() time.Duration {
 	return d
 }
 
+// connList is a snapshot of the open connections, for the callers that
+// visit each without holding s.mu.
+func (s *Server) connList() []*conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	conns := make([]*conn, 0, len(s.conns))
+	for _, c := range s.conns {
+		conns = append(conns, c)
+	}
+	return conns
+}
+
 // removeConn forgets a closed connection, folding its traffic into the
 // server totals.
 func (s *Server) removeConn(c *conn) {
@@ -433,6 +462,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // unacked publishes are retried by clients.
 func (s *Server) stopJetStream() {
 	if s.js != nil {
-		s.jsStop.Do(s.js.Shutdown)
+		s.jsStop.Do(func() {
+			s.js.Shutdown()
+			s.stopAccountsJetStream(s.accountSet())
+		})
 	}
 }

@@ -28,9 +28,15 @@ type (
 var ErrSubszTest = errors.New("monitoring: test must be a valid publish subject")
 
 func (s *Server) sublistStats() SublistStats {
-	st := s.subs.Stats()
+	return trieStats(s.subs, int(s.internalSubs.Load()))
+}
+
+// trieStats are a trie's counters, the server's own internal
+// subscriptions left out of the count.
+func trieStats(trie *subjects.Trie[*subscription], internal int) SublistStats {
+	st := trie.Stats()
 	out := SublistStats{
-		NumSubs:    uint32(max(st.Subscriptions-int(s.internalSubs.Load()), 0)),
+		NumSubs:    uint32(max(st.Subscriptions-internal, 0)),
 		NumCache:   uint32(st.CacheEntries),
 		NumInserts: st.Inserts,
 		NumRemoves: st.Removes,
@@ -40,6 +46,32 @@ func (s *Server) sublistStats() SublistStats {
 	}
 	if st.Matches > 0 {
 		out.CacheHitRate = float64(st.CacheHits) / float64(st.Matches)
+	}
+	return out
+}
+
+// selectedSublistStats are the counters of the account named want, or
+// of the global and the configured accounts together for "".
+func (s *Server) selectedSublistStats(want string) SublistStats {
+	switch a := s.lookupAccount(want); {
+	case want == "" || a == s.global:
+	case a == s.sys:
+		return SublistStats{}
+	default:
+		return accountSublistStats(a)
+	}
+	out := s.sublistStats()
+	if want != "" {
+		return out
+	}
+	for _, a := range s.accountSet() {
+		st := accountSublistStats(a)
+		out.NumSubs += st.NumSubs
+		out.NumCache += st.NumCache
+		out.NumInserts += st.NumInserts
+		out.NumRemoves += st.NumRemoves
+		out.NumMatches += st.NumMatches
+		out.MaxFanout = max(out.MaxFanout, st.MaxFanout)
 	}
 	return out
 }
@@ -56,19 +88,14 @@ func (s *Server) Subsz(o SubszOptions) (*Subsz, error) {
 	}
 	o.Offset = max(o.Offset, 0)
 	out := &Subsz{ServerID: s.id, Now: time.Now().UTC(), Offset: o.Offset, Limit: o.Limit}
-	if o.Account != "" && o.Account != globalAccount && !s.hasSystemAccount(o.Account) {
+	if o.Account != "" && s.lookupAccount(o.Account) == nil {
 		return out, nil
 	}
-	out.SublistStats = s.sublistStats()
+	out.SublistStats = s.selectedSublistStats(o.Account)
 	if !o.Subs {
 		return out, nil
 	}
-	s.mu.Lock()
-	conns := make([]*conn, 0, len(s.conns))
-	for _, c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
+	conns := s.connList()
 	var list []SubDetail
 	for _, c := range conns {
 		c.mu.Lock()

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nkeys"
-
 	"github.com/bus-dev/bus/subjects"
 )
 
@@ -21,8 +19,8 @@ const DefaultSystemAccount = "$SYS"
 // they have no JetStream. The zero value has no system account: nobody
 // gets an answer on $SYS.REQ.SERVER.…
 //
-// bus has no other accounts (docs/security.md says how they would be
-// added); every user of Authorization is in the global account.
+// The other accounts are Options.Accounts (account.go); every user of
+// Authorization is in the global account.
 type SystemAccount struct {
 	// Name is how monitoring names the account; "" means
 	// DefaultSystemAccount.
@@ -51,52 +49,15 @@ func (a SystemAccount) validate(auth Authorization) error {
 		taken[auth.User] = true
 	}
 	for i, u := range a.Users {
-		switch {
-		case u.Nkey == "" && u.Name == "":
-			return fmt.Errorf("server: system account users[%d]: user entry requires a user", i)
-		case u.Nkey != "" && (u.Name != "" || u.Password != ""):
-			return fmt.Errorf("server: system account users[%d]: nkey users do not take usernames or passwords", i)
-		case u.Nkey != "" && !nkeys.IsValidPublicUserKey(u.Nkey):
-			return fmt.Errorf("server: system account users[%d]: %q is not a valid public nkey for a user", i, u.Nkey)
-		case taken[u.label()]:
+		if err := u.validate(); err != nil {
+			return fmt.Errorf("server: system account users[%d]: %w", i, err)
+		}
+		if taken[u.label()] {
 			return fmt.Errorf("server: system account users[%d]: duplicate user %q", i, u.label())
 		}
 		taken[u.label()] = true
-		if err := u.Permissions.validate(); err != nil {
-			return fmt.Errorf("server: system account users[%d] (%q) permissions: %w", i, u.label(), err)
-		}
-		if _, err := compileConnTypes(u.AllowedConnectionTypes); err != nil {
-			return fmt.Errorf("server: system account users[%d] (%q) allowed_connection_types: %w", i, u.label(), err)
-		}
 	}
 	return nil
-}
-
-// addSystemUsers compiles the system account's users into au: into the
-// users list when Authorization has one (so that names are looked up
-// once, as in the reference), else into a list of their own, tried
-// before the token or single user.
-func (au *authenticator) addSystemUsers(a SystemAccount) {
-	if len(a.Users) == 0 {
-		return
-	}
-	au.required = true
-	users, keys := au.users, au.nkeys
-	if users == nil {
-		au.sysUsers, au.sysNkeys = map[string]*identityEntry{}, map[string]*identityEntry{}
-		users, keys = au.sysUsers, au.sysNkeys
-	}
-	for _, u := range a.Users {
-		id := &identity{name: u.label(), perms: compilePermissions(u.Permissions), system: true, nkey: u.Nkey, secret: u.Password}
-		id.connTypes, _ = compileConnTypes(u.AllowedConnectionTypes) // validated
-		e := &identityEntry{password: u.Password, nkey: u.Nkey, id: id}
-		if u.Nkey != "" {
-			keys[u.Nkey] = e
-			au.nonce = true
-		} else {
-			users[u.Name] = e
-		}
-	}
 }
 
 // authenticateSystem checks cr against the system users kept apart from
@@ -121,26 +82,13 @@ func (au *authenticator) authenticateSystem(cr credentials, nonce string) (*iden
 	return e.id, nil, true
 }
 
-// trieFor is the subject space of a user: the system account's for its
-// users, else the global one.
-func (s *Server) trieFor(id *identity) *subjects.Trie[*subscription] {
-	if id != nil && id.system {
-		return s.sysSubs
-	}
-	return s.subs
-}
-
-// inSystemAccount reports whether c's user is a system account user.
-// Callers other than c's reader hold c.mu.
-func (c *conn) inSystemAccount() bool { return c.trie != c.srv.subs }
-
 // accountName is how monitoring names c's account: "" for the global
 // one, which the reference leaves out of /connz. c.mu is held.
 func (c *conn) accountName() string {
-	if c.inSystemAccount() {
-		return c.srv.opts.SystemAccount.name()
+	if c.acc == c.srv.global {
+		return ""
 	}
-	return ""
+	return c.acc.name
 }
 
 // lockedAccountName is accountName for callers not holding c.mu.
@@ -148,20 +96,6 @@ func (c *conn) lockedAccountName() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.accountName()
-}
-
-// enterAccount moves c into id's subject space, when that is not c's:
-// the subscriptions made so far (by a no_auth_user, or before a second
-// CONNECT) are dropped, as they belong to the other space.
-func (c *conn) enterAccount(id *identity) {
-	t := c.srv.trieFor(id)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if t == c.trie {
-		return
-	}
-	c.dropSubsLocked()
-	c.trie = t
 }
 
 // hasSystemAccount reports whether name is the configured system
@@ -213,10 +147,7 @@ type ResponseInfo struct {
 
 // userInfo describes id for $SYS.REQ.USER.INFO.
 func (s *Server) userInfo(id *identity) UserInfo {
-	account := globalAccount
-	if id.system {
-		account = s.opts.SystemAccount.name()
-	}
+	account := s.accountFor(id).name
 	return UserInfo{User: id.name, Account: account, AccountName: account, Permissions: id.perms.public()}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,6 +27,7 @@ const (
 	sysAccPingConnz  = "$SYS.REQ.ACCOUNT.PING.CONNZ" // one account's connections
 	sysAccPingStatz  = "$SYS.REQ.ACCOUNT.PING.STATZ" // one or every account's traffic
 	sysJetStreamAPI  = "$JS.API.>"                   // the system account has no JetStream
+	sysAccountPrefix = "$SYS.REQ.ACCOUNT."           // + <account>.CONNZ, …, for the system account
 	jsNotEnabledCode = 10039
 )
 
@@ -257,11 +259,7 @@ func (s *Server) sysEndpoints() map[string]sysEndpoint {
 // of them in the system account's subject space, and in the global one
 // those the reference answers for any user.
 func (s *Server) startSysRequests() error {
-	type service struct {
-		trie    *subjects.Trie[*subscription]
-		subject string
-		h       RequestHandler
-	}
+	type service = sysService
 	var list []service
 	sys := s.sysSubs
 	if len(s.opts.SystemAccount.Users) > 0 {
@@ -291,23 +289,17 @@ func (s *Server) startSysRequests() error {
 			service{sys, sysAccPingConnz, sysConnz},
 			service{sys, sysUserInfo, s.sysUserInfo(sys)},
 			service{sys, sysAccPingStatz, s.sysAccountStatz(sys, "")},
-			service{sys, sysJetStreamAPI, s.sysNoJetStream},
 		)
+		for kind, e := range s.accountEndpoints() {
+			list = append(list, service{sys, sysAccountPrefix + "*." + kind, s.sysAccountRequest(sys, e)})
+		}
+		if s.opts.JetStream {
+			// Without JetStream on the server, nobody answers, as in the
+			// reference.
+			list = append(list, service{sys, sysJetStreamAPI, s.noJetStream(sys)})
+		}
 	}
-	// The reference imports these into every account, answered for that
-	// account alone.
-	global := s.subs
-	globalConnz := s.sysHandler(global, sysEndpoint{func() sysOptions { return &connzRequest{} }, func(o sysOptions) (any, error) {
-		opts := o.(*connzRequest).ConnzOptions
-		opts.Account = globalAccount
-		return s.Connz(opts)
-	}})
-	list = append(list,
-		service{global, sysUserInfo, s.sysUserInfo(global)},
-		service{global, sysPingPrefix + "CONNZ", globalConnz},
-		service{global, sysAccPingConnz, globalConnz},
-		service{global, sysAccPingStatz, s.sysAccountStatz(global, globalAccount)},
-	)
+	list = append(list, s.accountServices(s.global)...)
 	for _, svc := range list {
 		sub := &subscription{subject: svc.subject, request: svc.h}
 		if err := svc.trie.Insert(svc.subject, "", sub); err != nil {
@@ -319,6 +311,13 @@ func (s *Server) startSysRequests() error {
 		s.sysServices = append(s.sysServices, sub)
 	}
 	return nil
+}
+
+// sysService is one $SYS.REQ service: a subject of one subject space.
+type sysService struct {
+	trie    *subjects.Trie[*subscription]
+	subject string
+	h       RequestHandler
 }
 
 // stopSysRequests removes what startSysRequests subscribed.
@@ -458,6 +457,13 @@ func (s *Server) sysAccountStatz(trie *subjects.Trie[*subscription], account str
 		if account == "" && s.hasSystemAccount(s.opts.SystemAccount.name()) {
 			st.Accounts = append(s.systemAccountStat(r.IncludeUnused), st.Accounts...)
 		}
+		want := r.Accounts
+		if account != "" {
+			want = []string{account} // a user sees its own account only
+		}
+		if len(want) > 0 {
+			st.Accounts = slices.DeleteFunc(st.Accounts, func(a *AccountStat) bool { return !slices.Contains(want, a.Account) })
+		}
 		return st, nil
 	}})
 }
@@ -475,44 +481,7 @@ func (s *Server) systemAccountStat(unused bool) []*AccountStat {
 }
 
 // systemConns counts the system account's connections.
-func (s *Server) systemConns() int {
-	s.mu.Lock()
-	conns := make([]*conn, 0, len(s.conns))
-	for _, c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
-	n := 0
-	for _, c := range conns {
-		c.mu.Lock()
-		if c.inSystemAccount() {
-			n++
-		}
-		c.mu.Unlock()
-	}
-	return n
-}
-
-// sysNoJetStream answers the system account's JetStream API requests as
-// the reference does: it has no JetStream.
-func (s *Server) sysNoJetStream(_ Rights, _, reply []byte, _ int, _ []byte) bool {
-	if len(reply) == 0 {
-		return true
-	}
-	s.sysReply(s.sysSubs, reply, struct {
-		Type  string `json:"type"`
-		Error struct {
-			Code        int    `json:"code"`
-			ErrCode     int    `json:"err_code"`
-			Description string `json:"description"`
-		} `json:"error"`
-	}{Type: "io.nats.jetstream.api.v1.account_info_response", Error: struct {
-		Code        int    `json:"code"`
-		ErrCode     int    `json:"err_code"`
-		Description string `json:"description"`
-	}{503, jsNotEnabledCode, "JetStream not enabled for account"}})
-	return true
-}
+func (s *Server) systemConns() int { return int(s.sys.conns.Load()) }
 
 // client is the open connection with id cid, or nil.
 func (s *Server) client(cid uint64) *conn {

@@ -62,7 +62,7 @@ func (s *Server) Varz() Varz {
 		OutBytes:             t.outBytes,
 		SlowConsumers:        int64(slow),
 		StaleConnections:     int64(stale),
-		Subscriptions:        s.clientSubs(),
+		Subscriptions:        s.allClientSubs(),
 		Leafs:                s.leafCount(),
 		HTTPReqStats:         s.httpRequests(),
 		ConfigLoadTime:       s.mon.loaded.UTC(),
@@ -87,12 +87,7 @@ type traffic struct {
 }
 
 func (s *Server) traffic() traffic {
-	s.mu.Lock()
-	conns := make([]*conn, 0, len(s.conns))
-	for _, c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
+	conns := s.connList()
 	t := traffic{
 		conns:  len(conns),
 		inMsgs: s.closedInMsgs.Load(), inBytes: s.closedInBytes.Load(),

@@ -84,13 +84,12 @@ func (o Options) wsAuthorization() Authorization {
 }
 
 // newAuthenticators compiles who may connect: the client port's
-// authenticator and, with a websocket listener, the WebSocket clients'.
-func newAuthenticators(o Options) (tcp, ws *authenticator) {
-	tcp = newAuthenticator(o.Authorization, o.TLS.VerifyAndMap)
-	tcp.addSystemUsers(o.SystemAccount)
+// authenticator and, with a websocket listener, the WebSocket clients'
+// (the block's own authorization, with every account's users).
+func (s *Server) newAuthenticators(o *Options, set accountSet) (tcp, ws *authenticator) {
+	tcp = s.newAuthenticatorFor(o, o.Authorization, o.TLS.VerifyAndMap, set)
 	if o.WebSocket.enabled() {
-		ws = newAuthenticator(o.wsAuthorization(), false)
-		ws.addSystemUsers(o.SystemAccount)
+		ws = s.newAuthenticatorFor(o, o.wsAuthorization(), false, set)
 	}
 	return tcp, ws
 }

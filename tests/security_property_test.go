@@ -94,19 +94,28 @@ func propSeeds() int {
 	return 24
 }
 
-func TestSecurityProperty(t *testing.T) {
-	t.Parallel()
-	// Fixed worlds by default, so a run is repeatable; BUS_PROP_SEED=N
-	// picks others, and "random" new ones for exploring.
-	base := uint64(1000)
-	if env := os.Getenv("BUS_PROP_SEED"); env == "random" {
-		base = uint64(time.Now().UnixNano())
-	} else if env != "" {
-		var err error
-		if base, err = strconv.ParseUint(env, 10, 64); err != nil {
+// propBaseSeed is the first seed of a property test's worlds: def by
+// default, so a run is repeatable; BUS_PROP_SEED=N picks others, and
+// "random" new ones for exploring.
+func propBaseSeed(t *testing.T, def uint64) uint64 {
+	t.Helper()
+	switch env := os.Getenv("BUS_PROP_SEED"); env {
+	case "":
+		return def
+	case "random":
+		return uint64(time.Now().UnixNano())
+	default:
+		base, err := strconv.ParseUint(env, 10, 64)
+		if err != nil {
 			t.Fatalf("BUS_PROP_SEED: %v", err)
 		}
+		return base
 	}
+}
+
+func TestSecurityProperty(t *testing.T) {
+	t.Parallel()
+	base := propBaseSeed(t, 1000)
 	t.Logf("base seed %d (rerun these worlds with BUS_PROP_SEED=%d, one with BUS_PROP_SEED=N -run 'TestSecurityProperty/seed=N$')", base, base)
 	for i := range propSeeds() {
 		seed := base + uint64(i)

@@ -3,8 +3,6 @@ package tests
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -69,28 +67,7 @@ system_account: SYS
 // for its store directory).
 func startReferenceConfig(t *testing.T, config string) *natsserver.Server {
 	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "nats.conf")
-	if err := os.WriteFile(path, []byte(fmt.Sprintf(config, dir)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	opts, err := natsserver.ProcessConfigFile(path)
-	if err != nil {
-		t.Fatalf("reference config: %v", err)
-	}
-	opts.NoLog, opts.NoSigs = true, true
-	ns, err := natsserver.NewServer(opts)
-	if err != nil {
-		t.Fatalf("reference server: %v", err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("reference server not ready")
-	}
-	t.Cleanup(func() {
-		ns.Shutdown()
-		ns.WaitForShutdown()
-	})
+	ns, _ := startReferenceFile(t, config)
 	return ns
 }
 

@@ -43,6 +43,7 @@ func options(cfg conf.Config, log *slog.Logger) server.Options {
 		HTTPAuth:              cfg.HTTPAuth,
 		Authorization:         authorization(cfg.Authorization, cfg.NoAuthUser),
 		SystemAccount:         systemAccount(cfg),
+		Accounts:              accounts(cfg),
 		MaxUnauthenticated:    cfg.MaxUnauthenticated,
 		Mappings:              mappings(cfg.Mappings),
 		LeafNodes:             leafNodes(cfg.LeafNodes),
@@ -115,25 +116,84 @@ func authorization(a *conf.Authorization, noAuthUser string) server.Authorizatio
 		ReferenceStoredReads: a.ReferenceStoredReads,
 	}
 	if a.Users != nil {
-		out.Users = make([]server.User, len(a.Users))
-		for i, u := range a.Users {
-			out.Users[i] = user(u)
-		}
+		out.Users = users(a.Users)
 	}
 	return out
 }
 
-// systemAccount maps the system account of the accounts block (conf
-// refuses any other account).
+// systemAccount maps the system account of the accounts block.
 func systemAccount(cfg conf.Config) server.SystemAccount {
 	name := cfg.SystemAccountName()
 	a := cfg.Account(name)
 	if a == nil {
 		return server.SystemAccount{}
 	}
-	out := server.SystemAccount{Name: name, Users: make([]server.User, len(a.Users))}
-	for i, u := range a.Users {
-		out.Users[i] = user(u)
+	return server.SystemAccount{Name: name, Users: users(a.Users)}
+}
+
+// accounts maps the accounts block's other accounts.
+func accounts(cfg conf.Config) []server.Account {
+	if cfg.Accounts == nil {
+		return nil
+	}
+	sys := cfg.SystemAccountName()
+	var out []server.Account
+	for _, a := range cfg.Accounts.Entries {
+		if a.Name == sys {
+			continue
+		}
+		out = append(out, server.Account{
+			Name: a.Name, Users: users(a.Users), DefaultPermissions: permissions(a.DefaultPermissions),
+			Mappings: mappings(a.Mappings),
+			Limits: server.AccountLimits{
+				MaxConnections: a.Limits.MaxConnections, MaxSubscriptions: a.Limits.MaxSubscriptions, MaxPayload: a.Limits.MaxPayload,
+			},
+			JetStream: accountJetStream(a.JetStream),
+			Exports:   exports(a.Exports),
+			Imports:   imports(a.Imports),
+		})
+	}
+	return out
+}
+
+func exports(e conf.Exports) server.Exports {
+	var out server.Exports
+	for _, x := range e.Streams {
+		out.Streams = append(out.Streams, server.StreamExport{Subject: x.Subject, Accounts: x.Accounts})
+	}
+	for _, x := range e.Services {
+		out.Services = append(out.Services, server.ServiceExport{
+			Subject: x.Subject, Accounts: x.Accounts, ResponseType: x.ResponseType, ResponseThreshold: x.ResponseThreshold,
+		})
+	}
+	return out
+}
+
+func imports(i conf.Imports) server.Imports {
+	var out server.Imports
+	for _, x := range i.Streams {
+		out.Streams = append(out.Streams, server.StreamImport{Account: x.Account, Subject: x.Subject, Prefix: x.Prefix, To: x.To})
+	}
+	for _, x := range i.Services {
+		out.Services = append(out.Services, server.ServiceImport{Account: x.Account, Subject: x.Subject, To: x.To})
+	}
+	return out
+}
+
+func accountJetStream(js *conf.AccountJetStream) *server.AccountJetStream {
+	if js == nil {
+		return nil
+	}
+	return &server.AccountJetStream{
+		MaxMemory: js.MaxMemory, MaxStore: js.MaxStore,
+		MaxStreams: js.MaxStreams, MaxConsumers: js.MaxConsumers, MaxAckPending: js.MaxAckPending,
+	}
+}
+
+func users(list []conf.User) []server.User {
+	out := make([]server.User, len(list))
+	for i, u := range list {
+		out[i] = user(u)
 	}
 	return out
 }
@@ -209,9 +269,17 @@ func plainSecrets(a server.Authorization) bool {
 	return false
 }
 
-// plainSystemSecrets is plainSecrets for the system account's users.
-func plainSystemSecrets(a server.SystemAccount) bool {
-	return plainSecrets(server.Authorization{Users: a.Users})
+// plainSystemSecrets is plainSecrets for the accounts' users.
+func plainSystemSecrets(a server.SystemAccount, accounts []server.Account) bool {
+	if plainSecrets(server.Authorization{Users: a.Users}) {
+		return true
+	}
+	for _, acc := range accounts {
+		if plainSecrets(server.Authorization{Users: acc.Users}) {
+			return true
+		}
+	}
+	return false
 }
 
 // jetstreamLimits maps the jetstream block's limits.

@@ -74,7 +74,7 @@ lame_duck_duration, then the server stops.`,
 				return err
 			}
 			opts := options(cfg, log)
-			if plainSecrets(opts.Authorization) || plainSystemSecrets(opts.SystemAccount) {
+			if plainSecrets(opts.Authorization) || plainSystemSecrets(opts.SystemAccount, opts.Accounts) {
 				// As nats-server warns: a leaked config file leaks these.
 				log.Warn("plaintext passwords or tokens in the authorization block; use bcrypt hashes (bus passwd) or nkeys")
 			}

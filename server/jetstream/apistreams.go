@@ -127,6 +127,7 @@ func (svc *Service) accountInfo() accountInfo {
 	if svc.maxStorage > 0 {
 		info.Limits.MaxStorage = svc.maxStorage
 	}
+	svc.account.report(&info.Limits)
 	for _, st := range svc.sortedStreams() {
 		s, cfg := st.log.State(), st.config()
 		reserved := uint64(max(cfg.MaxBytes, 0))

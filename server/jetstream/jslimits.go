@@ -28,18 +28,52 @@ type Limits struct {
 	// MaxHAAssets bounds replicated assets in a cluster; with no
 	// replicas bus only reports it in /jsz.
 	MaxHAAssets int
+
+	// accountConsumers is the account's max_consumers (withAccount).
+	accountConsumers int
 }
+
+// AccountLimits are an account's own JetStream limits, as nats-server's
+// accounts { A { jetstream { max_streams, max_consumers, max_ack_pending
+// } } }; 0 leaves one unset. (Its max_memory and max_store are the
+// service's MaxMemory and MaxStorage.)
+type AccountLimits struct {
+	// MaxStreams refuses a stream more (10027).
+	MaxStreams int
+	// MaxConsumers bounds the consumers of each stream, as the
+	// reference applies it: a stream's own max_consumers holds when
+	// lower; a stream asking for more is refused (10026).
+	MaxConsumers int
+	// MaxAckPending refuses a consumer asking for more, as the server's
+	// limit does (10121); the lower of the two holds.
+	MaxAckPending int
+}
+
+// withAccount is l with an account's limits folded in.
+func (l Limits) withAccount(a AccountLimits) Limits {
+	l.accountConsumers = a.MaxConsumers
+	if a.MaxAckPending > 0 && (l.MaxAckPending <= 0 || a.MaxAckPending < l.MaxAckPending) {
+		l.MaxAckPending = a.MaxAckPending
+	}
+	return l
+}
+
+func errMaxStreams() *apiError { return newAPIError(400, 10027, "maximum number of streams reached") }
 
 // defaultMaxConsumers is the reference's default_max_consumers.
 const defaultMaxConsumers = 1000
 
 // maxConsumers is how many consumers a stream with scfg may have; 0 for
-// any number. A stream's own max_consumers wins over the server's
-// default (bus has no account limits to weigh).
+// any number. A stream's own max_consumers, or the account's when that
+// is lower, wins over the server's default, as in the reference.
 func (l Limits) maxConsumers(scfg streamConfig) int64 {
+	n := scfg.MaxConsumers
+	if n <= 0 || l.accountConsumers > 0 && int64(l.accountConsumers) < n {
+		n = int64(l.accountConsumers)
+	}
 	switch {
-	case scfg.MaxConsumers > 0:
-		return scfg.MaxConsumers
+	case n > 0:
+		return n
 	case l.DefaultMaxConsumers == 0:
 		return defaultMaxConsumers
 	case l.DefaultMaxConsumers > 0:
@@ -87,8 +121,12 @@ func (l Limits) streamDefaults(c *streamConfig) {
 }
 
 // checkStream refuses a normalized stream config whose duplicate window
-// is beyond the limit.
+// is beyond the limit, or that asks for more consumers than its
+// account allows.
 func (l Limits) checkStream(c *streamConfig) *apiError {
+	if l.accountConsumers > 0 && c.MaxConsumers > int64(l.accountConsumers) {
+		return errMaxConsumers()
+	}
 	if l.DuplicateWindow > 0 && c.DuplicateWindow > int64(l.DuplicateWindow) {
 		return errStreamConfig("duplicates window can not be larger then server limit of %v", l.DuplicateWindow)
 	}
@@ -128,4 +166,16 @@ func (svc *Service) jszLimits() *JSLimits {
 		out.DefaultMaxConsumers = defaultMaxConsumers
 	}
 	return out
+}
+
+// report puts the limits that are set into an account info's.
+func (a AccountLimits) report(out *accountLimits) {
+	for _, f := range []struct {
+		set int
+		to  *int
+	}{{a.MaxStreams, &out.MaxStreams}, {a.MaxConsumers, &out.MaxConsumers}, {a.MaxAckPending, &out.MaxAckPend}} {
+		if f.set > 0 {
+			*f.to = f.set
+		}
+	}
 }

@@ -64,10 +64,14 @@ func errAccountResources() *apiError {
 	return newAPIError(400, 10002, "resource limits exceeded for account")
 }
 
-// reserve refuses a new stream whose max_bytes would not fit in what the
-// limit of its storage kind leaves, as the reference reserves them.
+// reserve refuses a new stream beyond the account's max_streams, and
+// one whose max_bytes would not fit in what the limit of its storage
+// kind leaves, as the reference reserves them.
 func (svc *Service) reserve(cfg streamConfig, replacing *stream) *apiError {
-	if !svc.limited(cfg) {
+	if limit := svc.account.MaxStreams; replacing == nil && limit > 0 && svc.numStreams() >= limit {
+		return errMaxStreams()
+	}
+	if !svc.reservesBytes(cfg) {
 		return nil
 	}
 	limit := svc.storageLimit(cfg)
@@ -90,9 +94,24 @@ func (svc *Service) reserve(cfg streamConfig, replacing *stream) *apiError {
 }
 
 // limited reports whether a stream with cfg counts against a storage
-// limit, so that creating or updating it must hold limitsMu.
+// limit or the account's max_streams, so that creating or updating it
+// must hold limitsMu.
 func (svc *Service) limited(cfg streamConfig) bool {
+	return svc.reservesBytes(cfg) || svc.account.MaxStreams > 0
+}
+
+// reservesBytes reports whether a stream with cfg counts against a
+// storage limit.
+func (svc *Service) reservesBytes(cfg streamConfig) bool {
 	return svc.storageLimit(cfg) > 0 && cfg.MaxBytes > 0
+}
+
+// numStreams counts the streams, the damaged ones too (their names are
+// taken).
+func (svc *Service) numStreams() int {
+	svc.mu.Lock()
+	defer svc.mu.Unlock()
+	return len(svc.streams) + len(svc.damaged)
 }
 
 // storageLimit is the limit of cfg's storage kind; 0 for none.

@@ -64,6 +64,11 @@ type Options struct {
 	// Encryption, when its Key is set, encrypts new file streams and
 	// opens encrypted ones (encryption.go).
 	Encryption Encryption
+	// Account are the limits of the account the service serves, when it
+	// serves an account of the accounts block (jslimits.go); the zero
+	// value has none. MaxMemory and MaxStorage are the account's storage
+	// limits then.
+	Account AccountLimits
 }
 
 // shared is what every stream and consumer of a service uses: the core,
@@ -144,6 +149,7 @@ type Service struct {
 	// maxMemory and maxStorage are Options.MaxMemory and MaxStorage.
 	maxMemory, maxStorage int64
 	defaultSync           time.Duration // Options.DefaultSyncInterval
+	account               AccountLimits // Options.Account
 	redrives              redrives
 	// API requests wait in lanes: reads (infos, names, lists, message
 	// gets) are served by a few goroutines at once, so that a slow change
@@ -201,7 +207,7 @@ func New(core Core, opts Options) (*Service, error) {
 			fs:     opts.FS,
 
 			batchLimits:    opts.Batch.withDefaults(),
-			limits:         opts.Limits,
+			limits:         opts.Limits.withAccount(opts.Account),
 			referenceReads: opts.ReferenceStoredReads,
 		},
 		batchConfigured: opts.Batch,
@@ -226,6 +232,7 @@ func New(core Core, opts Options) (*Service, error) {
 	svc.sh.domain = opts.Domain
 	svc.maxMemory, svc.maxStorage, svc.defaultSync = opts.MaxMemory, opts.MaxStorage, opts.DefaultSyncInterval
 	svc.sh.index = jetlog.NewIndexCache(jetlog.IndexCacheOptions{MaxBytes: opts.MaxIndexMemory})
+	svc.account = opts.Account
 	if opts.Domain != "" && !ValidDomain(opts.Domain) {
 		return nil, fmt.Errorf("jetstream: invalid domain name %q: may not contain ., * or >", opts.Domain)
 	}

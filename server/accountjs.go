@@ -1,0 +1,159 @@
+package server
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/bus-dev/bus/server/jetstream"
+)
+
+// AccountJetStream is an account's jetstream key (nats-server's
+// accounts { A { jetstream {...} } }): the account has a JetStream of its
+// own, with its own streams, consumers, KV buckets and object stores
+// (two accounts' streams of one name are two streams) and these limits;
+// 0 leaves one unset.
+type AccountJetStream struct {
+	// MaxMemory and MaxStore bound the bytes of the account's memory and
+	// file streams together (10028, 10047 at create; 10002 on publish).
+	MaxMemory, MaxStore int64
+	// MaxStreams, MaxConsumers (per stream) and MaxAckPending are
+	// jetstream.AccountLimits.
+	MaxStreams, MaxConsumers, MaxAckPending int
+}
+
+// accountsDir holds the stores of the accounts of the accounts block,
+// one directory each (named by the account) beside the global account's
+// "jetstream", whose layout is unchanged: a stream can never be taken for
+// an account's store, nor the other way round.
+const accountsDir = "accounts"
+
+// accountStoreDir is the store directory of account name's JetStream.
+func (s *Server) accountStoreDir(name string) string {
+	return filepath.Join(s.opts.StoreDir, accountsDir, name, "jetstream")
+}
+
+// validateJetStream checks an account's jetstream: the server must have
+// JetStream, and the name must be safe as a directory name.
+func (a Account) validateJetStream(serverJetStream bool) error {
+	js := a.JetStream
+	switch {
+	case js == nil:
+		return nil
+	case !serverJetStream:
+		return fmt.Errorf("server: account %q: jetstream needs JetStream on the server", a.Name)
+	case !safeDirName(a.Name):
+		// The name is its store's directory.
+		return fmt.Errorf("server: account %q: an account with jetstream needs a name fit for a directory (no '.', '*', '>', '/', '\\', ':', spaces or control characters)", a.Name)
+	case js.MaxMemory < 0 || js.MaxStore < 0 || js.MaxStreams < 0 || js.MaxConsumers < 0 || js.MaxAckPending < 0:
+		return fmt.Errorf("server: account %q: jetstream limits must not be negative (0 for none)", a.Name)
+	}
+	return nil
+}
+
+// safeDirName reports whether name can be a directory's name on every
+// platform without escaping its parent: the stream name rule (no '.',
+// so no ".." either, no wildcards, separators, spaces or control
+// characters), at most 255 bytes.
+func safeDirName(name string) bool {
+	if name == "" || len(name) > 255 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		switch b := name[i]; {
+		case b < 0x20 || b == 0x7f:
+			return false
+		case b == '.' || b == '*' || b == '>' || b == '/' || b == '\\' || b == ' ' || b == ':':
+			return false
+		}
+	}
+	return true
+}
+
+// jetstreamOptions are the options of account acc's JetStream: the
+// server's, with the account's directory and limits.
+func (s *Server) jetstreamOptions(acc *account, cfg *AccountJetStream) jetstream.Options {
+	return jetstream.Options{
+		Dir:                  s.accountStoreDir(acc.name),
+		ServerName:           s.name,
+		Logger:               s.log.With("component", "jetstream", "account", acc.name),
+		ReferenceStoredReads: s.opts.Authorization.ReferenceStoredReads,
+		FS:                   s.opts.StoreFS,
+		Domain:               s.opts.JetStreamDomain,
+		MaxMemory:            cfg.MaxMemory,
+		MaxStorage:           cfg.MaxStore,
+		DefaultSyncInterval:  s.opts.JetStreamSyncInterval,
+		Limits:               s.opts.JetStreamLimits,
+		Batch:                s.opts.JetStreamBatchLimits,
+		Account:              jetstream.AccountLimits{MaxStreams: cfg.MaxStreams, MaxConsumers: cfg.MaxConsumers, MaxAckPending: cfg.MaxAckPending},
+	}
+}
+
+// startAccountsJetStream starts the JetStream of every account of
+// accounts that has one configured and none running yet in set. On an
+// error, those it started are stopped again.
+func (s *Server) startAccountsJetStream(accounts []Account, set accountSet) (err error) {
+	var started []*account
+	defer func() {
+		if err != nil {
+			for _, acc := range started {
+				acc.js.Shutdown()
+				acc.js = nil
+			}
+		}
+	}()
+	for _, a := range accounts {
+		acc := set[a.Name]
+		if a.JetStream == nil || acc == nil || acc.js != nil {
+			continue
+		}
+		js, err := jetstream.New(jetstreamCore{s, acc}, s.jetstreamOptions(acc, a.JetStream))
+		if err != nil {
+			return fmt.Errorf("server: account %q: %w", a.Name, err)
+		}
+		if err := js.Start(); err != nil {
+			return fmt.Errorf("server: account %q: %w", a.Name, err)
+		}
+		acc.js = js
+		started = append(started, acc)
+	}
+	return nil
+}
+
+// stopRemovedJetStream stops the JetStream of the accounts of old that
+// set no longer has (a reload removed them).
+func stopRemovedJetStream(old, set accountSet) {
+	for name, acc := range old {
+		if set[name] == nil && acc.js != nil {
+			acc.js.Shutdown()
+		}
+	}
+}
+
+// stopAccountsJetStream stops the JetStream of every account of set.
+func (s *Server) stopAccountsJetStream(set accountSet) {
+	for _, acc := range set {
+		if acc.js != nil {
+			acc.js.Shutdown()
+		}
+	}
+}
+
+// installNoJetStream answers the JetStream API in an account without
+// JetStream, when the server has it, as the reference does.
+func (s *Server) installNoJetStream(acc *account, cfg *AccountJetStream) error {
+	if !s.opts.JetStream || cfg != nil {
+		return nil
+	}
+	_, err := s.subscribeIn(acc, &subscription{subject: sysJetStreamAPI, request: s.noJetStream(acc.trie)})
+	return err
+}
+
+// accountsRightsChanged tells every account's JetStream that users'
+// rights may have changed.
+func (s *Server) accountsRightsChanged() {
+	for _, acc := range s.accountSet() {
+		if acc.js != nil {
+			acc.js.RightsChanged()
+		}
+	}
+}

@@ -1,0 +1,110 @@
+package server
+
+import (
+	"strings"
+
+	"github.com/bus-dev/bus/subjects"
+)
+
+// The $SYS.REQ services of accounts (account.go): those the reference
+// imports into every account, the system account's requests about one
+// account, and the answer of an account without JetStream.
+
+// accountServices are the services the reference imports into every
+// account, answered for that account alone: who am I, and the account's
+// own connections and traffic.
+func (s *Server) accountServices(acc *account) []sysService {
+	connz := s.sysHandler(acc.trie, sysEndpoint{func() sysOptions { return &connzRequest{} }, func(o sysOptions) (any, error) {
+		opts := o.(*connzRequest).ConnzOptions
+		opts.Account = acc.name
+		return s.Connz(opts)
+	}})
+	return []sysService{
+		{acc.trie, sysUserInfo, s.sysUserInfo(acc.trie)},
+		{acc.trie, sysPingPrefix + "CONNZ", connz},
+		{acc.trie, sysAccPingConnz, connz},
+		{acc.trie, sysAccPingStatz, s.sysAccountStatz(acc.trie, acc.name)},
+	}
+}
+
+// installAccountServices subscribes a configured account's services in
+// its trie, for as long as the account lives (account.go).
+func (s *Server) installAccountServices(acc *account) error {
+	for _, svc := range s.accountServices(acc) {
+		if err := acc.trie.Insert(svc.subject, "", &subscription{subject: svc.subject, request: svc.h}); err != nil {
+			return err
+		}
+		acc.internal.Add(1)
+	}
+	return nil
+}
+
+// accountEndpoints are the $SYS.REQ.ACCOUNT.<account>.… requests the
+// system account may make about any account: each as the server-wide
+// one, for that account alone.
+func (s *Server) accountEndpoints() map[string]func(account string) sysEndpoint {
+	return map[string]func(string) sysEndpoint{
+		"CONNZ": func(acc string) sysEndpoint {
+			return sysEndpoint{func() sysOptions { return &connzRequest{} }, func(o sysOptions) (any, error) {
+				opts := o.(*connzRequest).ConnzOptions
+				opts.Account = acc
+				return s.Connz(opts)
+			}}
+		},
+		"SUBSZ": func(acc string) sysEndpoint {
+			return sysEndpoint{func() sysOptions { return &subszRequest{} }, func(o sysOptions) (any, error) {
+				opts := o.(*subszRequest).SubszOptions
+				opts.Account = acc
+				return s.Subsz(opts)
+			}}
+		},
+		"INFO": func(acc string) sysEndpoint {
+			return sysEndpoint{func() sysOptions { return &noOptions{} }, func(sysOptions) (any, error) {
+				z, err := s.Accountz(acc)
+				if err != nil {
+					return nil, err
+				}
+				return z.Account, nil
+			}}
+		},
+	}
+}
+
+// sysAccountRequest serves $SYS.REQ.ACCOUNT.<account>.<kind> with the
+// endpoint made for the account the subject names.
+func (s *Server) sysAccountRequest(trie *subjects.Trie[*subscription], e func(account string) sysEndpoint) RequestHandler {
+	return func(r Rights, subject, reply []byte, hdr int, msg []byte) bool {
+		acc, _, _ := strings.Cut(strings.TrimPrefix(string(subject), sysAccountPrefix), ".")
+		if acc == "PING" {
+			return false // $SYS.REQ.ACCOUNT.PING.… is served on its own
+		}
+		return s.sysHandler(trie, e(acc))(r, subject, reply, hdr, msg)
+	}
+}
+
+// noJetStream answers the JetStream API requests of an account without
+// JetStream (the system account, or one without a jetstream key) in
+// trie, as the reference does.
+func (s *Server) noJetStream(trie *subjects.Trie[*subscription]) RequestHandler {
+	return func(_ Rights, _, reply []byte, _ int, _ []byte) bool {
+		if len(reply) > 0 {
+			s.replyNoJetStream(trie, reply)
+		}
+		return true
+	}
+}
+
+func (s *Server) replyNoJetStream(trie *subjects.Trie[*subscription], reply []byte) {
+	s.sysReply(trie, reply, struct {
+		Type  string `json:"type"`
+		Error struct {
+			Code        int    `json:"code"`
+			ErrCode     int    `json:"err_code"`
+			Description string `json:"description"`
+		} `json:"error"`
+	}{Type: "io.nats.jetstream.api.v1.account_info_response", Error: struct {
+		Code        int    `json:"code"`
+		ErrCode     int    `json:"err_code"`
+		Description string `json:"description"`
+	}{503, jsNotEnabledCode, "JetStream not enabled for account"}})
+}
