@@ -33,6 +33,7 @@ func (s *Server) startJetStream() error {
 		DefaultSyncInterval:  s.opts.JetStreamSyncInterval,
 		Limits:               s.opts.JetStreamLimits,
 		Batch:                s.opts.JetStreamBatchLimits,
+		MaxPending:           s.opts.MaxPending,
 	})
 	if err != nil {
 		return err

@@ -39,7 +39,7 @@ func (svc *Service) handle(r apiRequest) {
 	case len(t) == 4 && t[0] == "STREAM" && t[1] == "MSG" && t[2] == "DELETE":
 		svc.replyTo(r.reply, typeMsgDelete).send(svc.msgDelete(r, t[3]))
 	case len(t) >= 3 && t[0] == "DIRECT" && t[1] == "GET":
-		svc.directGet(r, t[2], strings.Join(t[3:], "."))
+		svc.directGet(r, t[2], strings.Join(t[3:], "."), len(t) > 3)
 	case t[0] == "CONSUMER":
 		svc.handleConsumer(r, t[1:])
 	}

@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,6 +58,10 @@ type Options struct {
 	Batch BatchLimits
 	// Limits bound what clients set on streams and consumers (jslimits.go).
 	Limits Limits
+	// MaxPending is the outbound bytes a connection may have queued (the
+	// server's max_pending); a batch direct get that sets no max_bytes
+	// sends at most this much, as the reference's. 0 means 64 MiB.
+	MaxPending int64
 }
 
 // shared is what every stream and consumer of a service uses: the core,
@@ -134,6 +139,7 @@ type Service struct {
 	// maxMemory and maxStorage are Options.MaxMemory and MaxStorage.
 	maxMemory, maxStorage int64
 	defaultSync           time.Duration // Options.DefaultSyncInterval
+	directMaxBytes        int           // Options.MaxPending, or its default
 	redrives              redrives
 	// API requests wait in lanes: reads (infos, names, lists, message
 	// gets) are served by a few goroutines at once, so that a slow change
@@ -210,6 +216,7 @@ func New(core Core, opts Options) (*Service, error) {
 	svc.sh.lookup = svc.stream
 	svc.sh.domain = opts.Domain
 	svc.maxMemory, svc.maxStorage, svc.defaultSync = opts.MaxMemory, opts.MaxStorage, opts.DefaultSyncInterval
+	svc.directMaxBytes = int(cmp.Or(opts.MaxPending, defaultMaxPending))
 	if opts.Domain != "" && !ValidDomain(opts.Domain) {
 		return nil, fmt.Errorf("jetstream: invalid domain name %q: may not contain ., * or >", opts.Domain)
 	}
