@@ -63,8 +63,22 @@ var (
 // carries a status code (an error or the EOB that ends a batch).
 func readDirectFrame(t *testing.T, rc *rawConn) (string, bool) {
 	t.Helper()
+	_, hdr, data := readFrame(t, rc)
+	kind := "MSG"
+	if hdr != "" {
+		kind = "HMSG"
+	}
+	hdr = storedTime.ReplaceAllString(hdr, "Nats-Time-Stamp: <time>")
+	return fmt.Sprintf("%s %q %q", kind, hdr, data), strings.HasPrefix(hdr, "NATS/1.0 ")
+}
+
+// readFrame reads one MSG or HMSG (answering the server's pings and
+// skipping INFO updates on the way): its subject, header block and
+// payload.
+func readFrame(t *testing.T, rc *rawConn) (subject, hdr, data string) {
+	t.Helper()
 	line := strings.Fields(rc.line())
-	for len(line) > 0 && (line[0] == "INFO" || line[0] == "PING") { // an update, or a server's ping
+	for len(line) > 0 && (line[0] == "INFO" || line[0] == "PING") {
 		if line[0] == "PING" {
 			rc.send("PONG\r\n")
 		}
@@ -85,10 +99,7 @@ func readDirectFrame(t *testing.T, rc *rawConn) (string, bool) {
 	if _, err := io.ReadFull(rc.r, buf); err != nil {
 		t.Fatalf("read frame %q: %v", line, err)
 	}
-	hdr, data := string(buf[:hdrLen]), string(buf[hdrLen:total])
-	hdr = storedTime.ReplaceAllString(hdr, "Nats-Time-Stamp: <time>")
-	status := strings.HasPrefix(hdr, "NATS/1.0 ")
-	return fmt.Sprintf("%s %q %q", line[0], hdr, data), status
+	return line[1], string(buf[:hdrLen]), string(buf[hdrLen:total])
 }
 
 // directBatchScenario stores a few messages (one deleted, some with

@@ -40,10 +40,9 @@ const maxBatchID = 64
 // batches is a stream's open atomic batches. One timer, armed for the
 // earliest deadline, abandons those that went quiet.
 type batches struct {
-	mu    sync.Mutex // guards the fields below
-	open  map[string]*stagedBatch
-	timer *time.Timer
-	armed bool // timer is pending
+	mu     sync.Mutex // guards the fields below
+	open   map[string]*stagedBatch
+	expiry deadlineTimer
 	// staged is the bytes of the open batches' messages, and of the
 	// batches being committed until their commit is done.
 	staged int64
@@ -208,7 +207,7 @@ func (st *stream) stageBatchMsg(m jetlog.Msg, id string, bm batchMsg, maxBytes i
 	}
 	if !bm.commit {
 		b.deadline = st.sh.now().Add(lim.Timeout)
-		bs.armLocked(st, b.deadline)
+		bs.expiry.armLocked(st.sh.now(), b.deadline, st.expireBatches)
 		return staging{}
 	}
 	st.forgetBatchLocked(id)
@@ -273,26 +272,7 @@ func (st *stream) dropBatches() {
 	for id := range bs.open {
 		st.dropBatchLocked(id)
 	}
-	if bs.timer != nil {
-		bs.timer.Stop()
-		bs.armed = false
-	}
-}
-
-// armLocked makes sure the timer fires no later than at (bs.mu held). A
-// batch's deadline only moves later, so the timer, once armed, may fire
-// early; expire then re-arms it for what is left.
-func (bs *batches) armLocked(st *stream, at time.Time) {
-	if bs.armed {
-		return
-	}
-	d := at.Sub(st.sh.now())
-	if bs.timer == nil {
-		bs.timer = time.AfterFunc(d, st.expireBatches)
-	} else {
-		bs.timer.Reset(d)
-	}
-	bs.armed = true
+	bs.expiry.stopLocked()
 }
 
 // expireBatches abandons the batches whose deadline passed, on the
@@ -302,7 +282,7 @@ func (st *stream) expireBatches() {
 	now := st.sh.now()
 	var gone []string
 	bs.mu.Lock()
-	bs.armed = false
+	bs.expiry.armed = false
 	var next time.Time
 	for id, b := range bs.open {
 		if !b.deadline.After(now) {
@@ -313,7 +293,7 @@ func (st *stream) expireBatches() {
 		}
 	}
 	if !next.IsZero() {
-		bs.armLocked(st, next)
+		bs.expiry.armLocked(now, next, st.expireBatches)
 	}
 	bs.mu.Unlock()
 	for _, id := range gone {

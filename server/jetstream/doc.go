@@ -78,7 +78,9 @@
 // config, capture subscriptions and consumer map; consumer.mu the counters
 // info reads. They nest only as Service.mu → stream.mu (reading a stream's
 // config while checking subjects), and consumer.mu is never held while
-// taking another. No lock is held across disk I/O: a stream is opened, a
+// taking another. A stream's batches.mu (atomic batches) and fast.mu
+// (fast batches, batchfast.go) are taken alone, never across an append,
+// and what they decide is published after they are released. No lock is held across disk I/O: a stream is opened, a
 // consumer's journal created and a stream removed with no lock held; the
 // name and subjects of a stream being created are reserved first.
 package jetstream

@@ -89,7 +89,11 @@ type shared struct {
 	// messages' bytes, for their totals (batch.go).
 	batchLimits     BatchLimits
 	inflightBatches atomic.Int64
-	stagedBytes     atomic.Int64
+	// fastLimits bound the open fast batches (MaxInflightPerStream and
+	// MaxInflightTotal; batchfastflow.go), inflightFast counts them.
+	fastLimits   BatchLimits
+	inflightFast atomic.Int64
+	stagedBytes  atomic.Int64
 	// limits is Options.Limits.
 	limits Limits
 	// referenceReads is Options.ReferenceStoredReads: authorize checks
@@ -197,6 +201,7 @@ func New(core Core, opts Options) (*Service, error) {
 			fs:     opts.FS,
 
 			batchLimits:    opts.Batch.withDefaults(),
+			fastLimits:     opts.Batch.fastDefaults(),
 			limits:         opts.Limits,
 			referenceReads: opts.ReferenceStoredReads,
 		},

@@ -54,6 +54,7 @@ type stream struct {
 	// cfg.AllowMsgCounter, which never changes, for the publish path, and
 	// counterMu serialises its increments (counter.go).
 	batches   batches
+	fast      fastBatches // the open fast batches (batchfast.go)
 	counter   atomic.Bool
 	counterMu sync.Mutex
 	// sched holds the message schedules (allow_msg_schedules; schedule.go).
@@ -163,6 +164,11 @@ type pub struct {
 	// completes on the publisher's reader goroutine, the others on the
 	// appender's.
 	ackBuf []byte
+	// inFast says it is a message of a fast batch (batchfast.go), which
+	// its reply subject, fast, names; fastAnswer is where its errors go.
+	inFast     bool
+	fast       fastBatchMsg
+	fastAnswer string
 }
 
 // captureMsg runs on the publisher's reader goroutine: it copies the
@@ -170,17 +176,15 @@ type pub struct {
 // full appender queue blocks it (the publisher waits for the disk).
 // from is the publisher's Rights (nil: the server's own).
 func (st *stream) captureMsg(from Rights, subject, reply []byte, hdr int, msg []byte) bool {
+	if bytes.HasSuffix(reply, []byte(fastBatchSuffix)) {
+		st.publishFast(subject, reply, hdr, msg) // never stored as a plain publish
+		return true
+	}
 	if st.noAck.Load() {
 		reply = nil
 	}
 	if st.sealed.Load() {
 		st.ackError(string(reply), errStreamSealed())
-		return true
-	}
-	if bytes.HasSuffix(reply, []byte(fastBatchSuffix)) {
-		// A fast batch (API level 4), which bus does not serve: refused
-		// as on a stream without allow_batched, never stored as plain.
-		st.ackError(string(reply), newAPIError(400, 10205, "batch publish is disabled"))
 		return true
 	}
 	if st.full() {
@@ -298,7 +302,12 @@ func (p *pub) stored(ack jetlog.PubAck, err error) {
 		if isDiskError(err) && !st.writeFailing.Swap(true) {
 			st.sh.log.Error("stream writes failing; its publishes are refused", "stream", st.name, "err", err)
 		}
-		st.ackError(p.reply, storeError(err))
+		if p.inFast {
+			st.publishes.refused.Add(1)
+			st.fastStored(p, ack, err)
+		} else {
+			st.ackError(p.reply, storeError(err))
+		}
 	} else {
 		if st.writeFailing.Load() && st.writeFailing.Swap(false) {
 			st.sh.log.Info("stream writes again", "stream", st.name)
@@ -306,7 +315,9 @@ func (p *pub) stored(ack jetlog.PubAck, err error) {
 		if !ack.Duplicate && st.dropUnheard.Load() {
 			st.log.DeleteAsync(ack.Seq, nil) // an interest stream nobody is interested in
 		}
-		if p.reply != "" {
+		if p.inFast {
+			st.fastStored(p, ack, nil)
+		} else if p.reply != "" {
 			p.ackBuf = appendPubAck(p.ackBuf[:0], st.name, st.sh.domain, ack)
 			st.sh.core.Publish(p.reply, "", nil, p.ackBuf)
 		}
@@ -318,7 +329,7 @@ func (p *pub) stored(ack jetlog.PubAck, err error) {
 			st.republish(t, p.msg, ack.Seq)
 		}
 	}
-	p.reply, p.msg = "", jetlog.Msg{}
+	p.reply, p.msg, p.inFast, p.fastAnswer = "", jetlog.Msg{}, false, ""
 	st.pubs.Put(p)
 }
 
@@ -416,6 +427,7 @@ func (st *stream) close(status string) error {
 	st.closing = true // no sourcer starts again (a rights check may be resuming it)
 	st.mu.Unlock()
 	st.dropBatches()
+	st.dropFastBatches()
 	st.stopSchedules()
 	st.stopSourcing()
 	st.mu.Lock()
@@ -453,6 +465,9 @@ func (st *stream) setConfig(cfg streamConfig) {
 	st.cfgGen.Add(1)
 	if !cfg.AllowAtomic {
 		st.dropBatches()
+	}
+	if !cfg.AllowBatched {
+		st.dropFastBatches()
 	}
 	st.sealed.Store(cfg.Sealed)
 	st.noAck.Store(cfg.NoAck)
