@@ -22,6 +22,7 @@ func (s *Server) startJetStream() error {
 	js, err := jetstream.New(jetstreamCore{s}, jetstream.Options{
 		Dir:        filepath.Join(s.opts.StoreDir, "jetstream"),
 		ServerName: s.name,
+		Version:    Version,
 		Logger:     s.log.With("component", "jetstream"),
 		// The core filters deliveries itself (router.go); JetStream
 		// checks consumer creation and gets.

@@ -78,10 +78,8 @@ func (svc *Service) directGet(r apiRequest, name, lastFor string, hasLastFor boo
 // The subject form takes only max_bytes and no_hdr from its body.
 func decodeDirectGet(r apiRequest, lastFor string, hasLastFor bool) (directGetRequest, string) {
 	var req directGetRequest
-	if v := jetlog.HeaderValue(r.hdr, hdrRequiredAPI); len(v) > 0 {
-		if n, err := strconv.Atoi(string(v)); err != nil || n > APILevel {
-			return req, statusRequiredAPILevel
-		}
+	if levelTooHigh(r.hdr) {
+		return req, statusRequiredAPILevel
 	}
 	if hasLastFor {
 		if len(r.body) > 0 && json.Unmarshal(r.body, &req) != nil {

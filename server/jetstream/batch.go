@@ -185,10 +185,8 @@ func (st *stream) stageBatchMsg(m jetlog.Msg, id string, bm batchMsg, maxBytes i
 	if !bm.valid {
 		return st.abandonLocked(id, newAPIError(400, 10200, "atomic publish batch commit is invalid"), "")
 	}
-	if v := jetlog.HeaderValue(m.Header, hdrRequiredAPI); len(v) > 0 {
-		if n, err := strconv.Atoi(string(v)); err != nil || n > APILevel {
-			return st.abandonLocked(id, newAPIError(412, 10185, "JetStream minimum api level required"), "unsupported")
-		}
+	if levelTooHigh(m.Header) {
+		return st.abandonLocked(id, errRequiredAPILevel(), "unsupported")
 	}
 	if bm.seq != uint64(len(b.msgs))+1 || bm.seq == 1 && bm.eob {
 		return st.abandonLocked(id, errBatchIncomplete(), "incomplete")

@@ -119,12 +119,11 @@ func (st *stream) publishFast(subject, reply []byte, hdr int, msg []byte) {
 	sm := jetlog.Msg{Subject: p.subject, Data: p.buf}
 	var expect jetlog.Expect
 	var refused *apiError // the message's own refusal, reported in its turn
-	var levelTooHigh bool
+	var tooHigh bool // its Nats-Required-Api-Level
 	if hdr >= 0 {
 		sm.Header, sm.Data = p.buf[:hdr:hdr], p.buf[hdr:]
-		if v := jetlog.HeaderValue(sm.Header, hdrRequiredAPI); v != nil {
-			n, err := strconv.Atoi(string(v))
-			levelTooHigh = err != nil || n > APILevel
+		if jetlog.HeaderValue(sm.Header, hdrRequiredAPI) != nil {
+			tooHigh = levelTooHigh(sm.Header)
 			sm = stageCopy(sm) // without the header, never stored
 		}
 		expect, refused = st.fastHeaders(&sm)
@@ -132,13 +131,13 @@ func (st *stream) publishFast(subject, reply []byte, hdr int, msg []byte) {
 	if st.counter.Load() && refused == nil {
 		refused = errFastUnsupported("Nats-Incr")
 	}
-	store, drain := st.admitFast(p, levelTooHigh, refused, false)
+	store, drain := st.admitFast(p, tooHigh, refused, false)
 	if drain {
 		// The batch's earlier messages are still in the appender: once
 		// they are stored (and counted), this one is judged as the
 		// reference judges it, one message after the other.
 		_ = st.log.Sync() // a failed sync fails the next appends, which say so
-		store, _ = st.admitFast(p, levelTooHigh, refused, true)
+		store, _ = st.admitFast(p, tooHigh, refused, true)
 	}
 	if !store {
 		p.reply, p.fastAnswer, p.inFast, p.msg = "", "", false, jetlog.Msg{}
@@ -214,7 +213,7 @@ func (st *stream) admitFast(p *pub, levelTooHigh bool, refused *apiError, draine
 	}
 	if e == nil && levelTooHigh {
 		st.dropFastLocked(m.id)
-		e = newAPIError(412, 10185, "JetStream minimum api level required")
+		e = errRequiredAPILevel()
 	}
 	if e != nil {
 		st.publishes.refused.Add(1)

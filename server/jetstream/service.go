@@ -30,6 +30,9 @@ type Options struct {
 	Dir string
 	// ServerName is reported as the cluster leader in infos.
 	ServerName string
+	// Version is the server version answers name (_nats.ver,
+	// versioning.go).
+	Version string
 	// Logger receives the service's logs; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -72,6 +75,7 @@ type shared struct {
 	now          func() time.Time
 	random       func() float64
 	server       string
+	version      string            // Options.Version
 	files        *jetlog.FileCache // shared by every stream's log
 	fs           jetlog.FS         // the streams' file system, see Options.FS
 	deadLettered atomic.Int64      // messages given up on, all consumers
@@ -193,12 +197,13 @@ func New(core Core, opts Options) (*Service, error) {
 	}
 	svc := &Service{
 		sh: &shared{
-			core:   core,
-			log:    opts.Logger,
-			now:    opts.Now,
-			random: rand.Float64,
-			server: opts.ServerName,
-			fs:     opts.FS,
+			core:    core,
+			log:     opts.Logger,
+			now:     opts.Now,
+			random:  rand.Float64,
+			server:  opts.ServerName,
+			version: opts.Version,
+			fs:      opts.FS,
 
 			batchLimits:    opts.Batch.withDefaults(),
 			fastLimits:     opts.Batch.fastDefaults(),

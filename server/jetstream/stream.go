@@ -397,6 +397,9 @@ func (st *stream) info(typ string) streamInfo {
 	if typ != typeStreamCreate {
 		info.Domain = st.sh.domain // as the reference, which leaves it out of a create's answer
 	}
+	if typ != "" { // an answer about this stream, not a list's
+		info.Config.Metadata = st.sh.withServerLevel(cfg.Metadata)
+	}
 	st.mu.Lock()
 	sourcers := st.sourcers
 	st.mu.Unlock()

@@ -320,12 +320,16 @@ func (c *consumer) info(typ string) consumerInfo {
 	if g := c.cfg.PriorityGroups; len(g) > 0 {
 		prio = []priorityGroupState{{Group: g[0], PinnedID: pinID, PinnedTS: pinnedAt.UTC()}}
 	}
+	cfg := c.config()
+	if typ != "" { // an answer about this consumer, not a list's
+		cfg.Metadata = c.sh.withServerLevel(cfg.Metadata)
+	}
 	return consumerInfo{
 		Type:           typ,
 		Stream:         c.stream,
 		Name:           c.name,
 		Created:        c.created,
-		Config:         c.config(),
+		Config:         cfg,
 		Delivered:      sequencePair{Consumer: s.Delivered.Consumer, Stream: s.Delivered.Stream},
 		AckFloor:       sequencePair{Consumer: floor.Consumer, Stream: floor.Stream},
 		NumAckPending:  s.NumAckPending,
