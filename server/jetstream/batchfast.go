@@ -119,7 +119,7 @@ func (st *stream) publishFast(subject, reply []byte, hdr int, msg []byte) {
 	sm := jetlog.Msg{Subject: p.subject, Data: p.buf}
 	var expect jetlog.Expect
 	var refused *apiError // the message's own refusal, reported in its turn
-	var tooHigh bool // its Nats-Required-Api-Level
+	var tooHigh bool      // its Nats-Required-Api-Level
 	if hdr >= 0 {
 		sm.Header, sm.Data = p.buf[:hdr:hdr], p.buf[hdr:]
 		if jetlog.HeaderValue(sm.Header, hdrRequiredAPI) != nil {
