@@ -13,18 +13,7 @@ import (
 func TestLastSeqsMatchesBruteForce(t *testing.T) {
 	forEachStore(t, func(t *testing.T, k storeKind) {
 		l := openLog(t, t.TempDir(), StreamConfig{Name: "S", Storage: k.storage}, Options{SegmentSize: 4096})
-		subjects := []string{"a.x", "a.y", "b.x", "b.y.z", "c"}
-		var all []string
-		for i := range 300 {
-			s := subjects[(i*7+i/3)%len(subjects)]
-			all = append(all, s)
-			mustAppend(t, l, s, "x")
-		}
-		for seq := uint64(1); seq <= 300; seq += 7 {
-			if err := l.Delete(seq); err != nil {
-				t.Fatal(err)
-			}
-		}
+		all := seedSpread(t, l, []string{"a.x", "a.y", "b.x", "b.y.z", "c"})
 		sets := [][]string{
 			nil, {""}, {"a.x"}, {"a.x", "b.x"}, {"a.*", "*.x"}, {"a.x", "a.x"}, {">"}, {"b.>", "c"}, {"zz"}, {"a..x"},
 		}
@@ -58,4 +47,22 @@ func TestLastSeqsMatchesBruteForce(t *testing.T) {
 			}
 		}
 	})
+}
+
+// seedSpread appends 300 messages spread over subjects and deletes every
+// seventh from seq 1 on; it returns each seq's subject (all[seq-1]).
+func seedSpread(t *testing.T, l *Log, subjects []string) []string {
+	t.Helper()
+	var all []string
+	for i := range 300 {
+		s := subjects[(i*7+i/3)%len(subjects)]
+		all = append(all, s)
+		mustAppend(t, l, s, "x")
+	}
+	for seq := uint64(1); seq <= 300; seq += 7 {
+		if err := l.Delete(seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return all
 }
