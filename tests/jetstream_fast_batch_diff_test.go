@@ -54,6 +54,10 @@ var fastBatchSteps = []fastPub{
 	{"f.m", "m2.10.ok.3.2.$FI", ""},
 	{"f.r", "r.10.fail.1.0.$FI", "NATS/1.0\r\nNats-Required-Api-Level: 99\r\n\r\n"},
 	{"f.r", "r2.10.fail.1.2.$FI", "NATS/1.0\r\nNats-Required-Api-Level: 1\r\n\r\n"},
+	// A store refusal (max_msgs with discard new) ends a "fail" batch:
+	// what was published behind it is not stored.
+	{"l.x", "z.10.fail.1.0.$FI", ""}, {"l.x", "z.10.fail.2.1.$FI", ""}, {"l.x", "z.10.fail.3.1.$FI", ""},
+	{"l.x", "z.10.fail.4.1.$FI", ""}, {"l.x", "z.10.fail.5.1.$FI", ""}, {"l.x", "z.10.fail.6.2.$FI", ""},
 }
 
 // fastBatchScenario publishes fastBatchSteps on a raw connection and
@@ -66,6 +70,9 @@ func fastBatchScenario(t *testing.T, url, addr string, counts []int) ([]string, 
 	_, o := createOutcome(ctx, js, jetstream.StreamConfig{Name: "F", Subjects: []string{"f.>"}, AllowBatchPublish: true})
 	out = append(out, o)
 	_, o = createOutcome(ctx, js, jetstream.StreamConfig{Name: "N", Subjects: []string{"n.>"}})
+	out = append(out, o)
+	_, o = createOutcome(ctx, js, jetstream.StreamConfig{Name: "L", Subjects: []string{"l.>"}, MaxMsgs: 3,
+		Discard: jetstream.DiscardNew, AllowBatchPublish: true})
 	out = append(out, o)
 	rc := dialRaw(t, addr)
 	rc.send("CONNECT {\"verbose\":false,\"headers\":true,\"protocol\":1}\r\nSUB _F.> 1\r\nPING\r\n")
@@ -94,7 +101,7 @@ func fastBatchScenario(t *testing.T, url, addr string, counts []int) ([]string, 
 		subject, _, data := readFrame(t, rc)
 		out = append(out, fmt.Sprintf("more -> %s %s", subject, data))
 	}
-	for _, name := range []string{"F", "N"} {
+	for _, name := range []string{"F", "N", "L"} {
 		st, err := js.Stream(ctx, name)
 		if err != nil {
 			t.Fatal(err)

@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -17,10 +18,10 @@ import (
 // Unlike an atomic batch, each message is stored as it arrives (through
 // the appender like any publish, so a publisher's messages pipeline and
 // share fsyncs), and nothing is staged: what a batch costs the server is
-// its few counters (batchfastflow.go). A message that could be refused
-// by the store (one with Nats-Expected-* preconditions, or any on a
-// discard-new stream with limits) waits for the store instead, so that
-// in "fail" gap mode nothing after a refused message is stored.
+// its few counters (batchfastflow.go). The messages of a "fail" batch
+// are appended as one jetlog.Group, so that the store refuses every
+// message queued behind one it refused, and nothing after a refused
+// message is stored.
 
 // The ops of a fast batch reply subject (a wire format).
 const (
@@ -146,10 +147,7 @@ func (st *stream) publishFast(subject, reply []byte, hdr int, msg []byte) {
 	}
 	p.start = time.Now() // real time: the latency is about I/O, not message time
 	p.msg = sm
-	if expect != (jetlog.Expect{}) || cfg.mayRefuse() {
-		p.stored(st.log.AppendExpect(sm, expect))
-		return
-	}
+	expect.Group = p.fastGroup
 	st.log.AppendAsync(sm, expect, p.done)
 }
 
@@ -181,12 +179,6 @@ func (st *stream) fastHeaders(m *jetlog.Msg) (jetlog.Expect, *apiError) {
 // on plain publishes (docs/api.md).
 func errFastUnsupported(header string) *apiError {
 	return newAPIError(400, 10177, "batch publish unsupported header used: %s", header)
-}
-
-// mayRefuse reports whether the store may refuse a publish of the
-// stream for its limits (discard new).
-func (c streamConfig) mayRefuse() bool {
-	return c.Discard == jetlog.DiscardNew && (c.MaxMsgs > 0 || c.MaxBytes > 0 || c.MaxMsgsPerSubject > 0)
 }
 
 // admitFast runs message p.fast through its batch, in the reference's
@@ -278,6 +270,7 @@ func (st *stream) admitFast(p *pub, levelTooHigh bool, refused *apiError, draine
 		return false, false
 	}
 	b.pending++
+	p.fastGroup = b.group
 	return true, false
 }
 
@@ -298,6 +291,16 @@ func (st *stream) fastStored(p *pub, ack jetlog.PubAck, err error) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	b := fs.open[m.id]
+	if errors.Is(err, jetlog.ErrGroupFailed) {
+		// Queued behind a refused message: the batch ended there, and
+		// the reference, taking one message after the other, would
+		// have found it gone.
+		if b != nil && b.group == p.fastGroup {
+			b.pending = max(b.pending-1, 0)
+		}
+		o.send(p.fastAnswer, st.ackErrorBody(errFastUnknown()))
+		return
+	}
 	if b == nil {
 		return // forgotten meanwhile (timed out, or the stream changed)
 	}

@@ -46,7 +46,8 @@ type fastBatch struct {
 	ackMsgs          uint16 // flow acks every ackMsgs messages
 	maxAckMsgs       uint16 // what the publisher asked for
 	gapOK            bool
-	commit           bool // committing: takes no more messages
+	commit           bool          // committing: takes no more messages
+	group            *jetlog.Group // a "fail" batch's appends, nil for "ok"
 	deadline         time.Time
 }
 
@@ -119,7 +120,7 @@ func (st *stream) openFastLocked(m fastBatchMsg) (*fastBatch, *apiError) {
 	lim := st.sh.fastLimits
 	switch {
 	case m.seq != 1 || m.op == fastPing:
-		return nil, newAPIError(400, 10208, "batch publish ID unknown")
+		return nil, errFastUnknown()
 	case len(fs.open)+1 > lim.MaxInflightPerStream:
 		return nil, errFastTooManyInflight()
 	case st.sh.inflightFast.Add(1) > int64(lim.MaxInflightTotal):
@@ -127,6 +128,9 @@ func (st *stream) openFastLocked(m fastBatchMsg) (*fastBatch, *apiError) {
 		return nil, errFastTooManyInflight()
 	}
 	b := &fastBatch{gapOK: m.gapOK, maxAckMsgs: m.flow}
+	if !m.gapOK {
+		b.group = &jetlog.Group{}
+	}
 	if fs.open == nil {
 		fs.open = map[string]*fastBatch{}
 	}
@@ -137,6 +141,8 @@ func (st *stream) openFastLocked(m fastBatchMsg) (*fastBatch, *apiError) {
 	}
 	return b, nil
 }
+
+func errFastUnknown() *apiError { return newAPIError(400, 10208, "batch publish ID unknown") }
 
 func errFastTooManyInflight() *apiError {
 	return newAPIError(429, 10211, "batch publish too many inflight")
@@ -189,7 +195,7 @@ func (st *stream) flowLocked(b *fastBatch, reply string, o *fastOutcome) bool {
 // plain publish; otherwise the error is reported and a "fail" batch (or
 // an "ok" one at its commit) commits what it stored.
 func (st *stream) failFastLocked(b *fastBatch, m fastBatchMsg, reply string, e *apiError, o *fastOutcome) {
-	if !m.gapOK && b.lseq == 1 {
+	if !m.gapOK && m.seq == 1 {
 		st.dropFastLocked(m.id)
 		o.send(reply, st.ackErrorBody(e))
 		return
@@ -198,7 +204,9 @@ func (st *stream) failFastLocked(b *fastBatch, m fastBatchMsg, reply string, e *
 	if m.gapOK && m.op != fastCommit {
 		return
 	}
-	b.lseq--
+	// What came after m (queued behind it, so refused as well) does
+	// not count: the batch ends before m.
+	b.lseq = m.seq - 1
 	if b.pending == 0 {
 		b.pseq = b.lseq
 	}

@@ -169,6 +169,7 @@ type pub struct {
 	inFast     bool
 	fast       fastBatchMsg
 	fastAnswer string
+	fastGroup  *jetlog.Group
 }
 
 // captureMsg runs on the publisher's reader goroutine: it copies the
@@ -329,7 +330,7 @@ func (p *pub) stored(ack jetlog.PubAck, err error) {
 			st.republish(t, p.msg, ack.Seq)
 		}
 	}
-	p.reply, p.msg, p.inFast, p.fastAnswer = "", jetlog.Msg{}, false, ""
+	p.reply, p.msg, p.inFast, p.fastAnswer, p.fastGroup = "", jetlog.Msg{}, false, "", nil
 	st.pubs.Put(p)
 }
 
