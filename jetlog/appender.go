@@ -457,25 +457,10 @@ func containsSeq(seqs []uint64, seq uint64) bool {
 	return false
 }
 
-// admit checks one message against the subject rules, the size limit,
+// admitChecked checks one message against the subject rules, the size limit,
 // its preconditions, dedup and the discard-new limits, in that order (see
 // Expect). It returns the ack of a duplicate, or the record size and msg
 // id of a message to write.
-func (l *Log) admit(m *Msg, ex *Expect, next, stagedBytes uint64, now int64) (PubAck, int, []byte, error) {
-	if ex.Group == nil {
-		return l.admitChecked(m, ex, next, stagedBytes, now)
-	}
-	if ex.Group.failed.Load() {
-		return PubAck{}, 0, nil, fmt.Errorf("jetlog: append %q: %w", m.Subject, ErrGroupFailed)
-	}
-	ack, size, id, err := l.admitChecked(m, ex, next, stagedBytes, now)
-	if err != nil {
-		ex.Group.failed.Store(true)
-	}
-	return ack, size, id, err
-}
-
-// admitChecked is admit's checks.
 func (l *Log) admitChecked(m *Msg, ex *Expect, next, stagedBytes uint64, now int64) (PubAck, int, []byte, error) {
 	cfg := &l.cfg
 	if !storable(m.Subject) {

@@ -233,3 +233,19 @@ func anySubjectSeq(expects []Expect) bool {
 	}
 	return false
 }
+
+// admit is admitChecked for a message of a Group: refused at once after
+// an earlier refusal, and failing the group when refused itself.
+func (l *Log) admit(m *Msg, ex *Expect, next, stagedBytes uint64, now int64) (PubAck, int, []byte, error) {
+	if ex.Group == nil {
+		return l.admitChecked(m, ex, next, stagedBytes, now)
+	}
+	if ex.Group.failed.Load() {
+		return PubAck{}, 0, nil, fmt.Errorf("jetlog: append %q: %w", m.Subject, ErrGroupFailed)
+	}
+	ack, size, id, err := l.admitChecked(m, ex, next, stagedBytes, now)
+	if err != nil {
+		ex.Group.failed.Store(true)
+	}
+	return ack, size, id, err
+}
