@@ -39,6 +39,10 @@
 //     Changes that must see each other (subject ownership, storage
 //     reservations) meet under Service.mu and Service.limitsMu.
 //   - consumer.run: one per consumer.
+//   - a stream's batch timers: one time.AfterFunc for its open atomic
+//     batches (batch.go) and one for its fast batches (batchfastflow.go),
+//     each armed for the earliest deadline and stopped when the stream
+//     closes.
 //   - jetlog's own: one appender per Log.
 //   - a snapshot (snapshot.go): one goroutine that reads the stream and
 //     sends chunks as the receiver's acks free the window, and one that
