@@ -1,8 +1,10 @@
 package tests
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"net"
 	"sort"
 	"strings"
 	"testing"
@@ -70,6 +72,20 @@ func versioningScenario(t *testing.T, url string) []string {
 	}
 	info := req("account info", "$JS.API.INFO", "", "")
 	out = append(out, fmt.Sprintf("api level %v", info["api"].(map[string]any)["level"]))
+	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "nats://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close() //nolint:errcheck // read only
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	var serverInfo struct {
+		APILevel int `json:"api_lvl"`
+	}
+	if err != nil || json.Unmarshal([]byte(strings.TrimPrefix(line, "INFO ")), &serverInfo) != nil {
+		t.Fatalf("INFO %q: %v", line, err)
+	}
+	out = append(out, fmt.Sprintf("INFO api_lvl %d", serverInfo.APILevel))
 	for _, c := range []struct{ name, extra string }{
 		{"V", ``}, {"VT", `,"allow_msg_ttl":true`}, {"VA", `,"allow_atomic":true`}, {"VS", `,"allow_msg_schedules":true`},
 		{"VB", `,"allow_batched":true`}, {"VC", `,"allow_msg_counter":true`},
