@@ -226,8 +226,11 @@ func (st *stream) admitFast(p *pub, levelTooHigh bool, refused *apiError, draine
 					b.pseq = b.lseq
 				}
 				sendFlow = !st.flowLocked(b, reply, &o)
-			} else if st.commitFastLocked(b, m.id, reply, &o) {
-				sendFlow = false
+			} else {
+				if b.pending == 0 {
+					b.pseq = b.lseq
+				}
+				sendFlow = !st.commitFastLocked(b, m.id, reply, &o)
 			}
 		}
 		if sendFlow {
@@ -243,6 +246,9 @@ func (st *stream) admitFast(p *pub, levelTooHigh bool, refused *apiError, draine
 		o.send(reply, flowGap(b.lseq, m.seq))
 		if !b.gapOK || m.seq < b.lseq {
 			b.lseq--
+			if b.pending == 0 { // stored is all there will be (the reference would wait on)
+				b.pseq = b.lseq
+			}
 			st.commitFastLocked(b, m.id, reply, &o)
 			return false, false
 		}

@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -57,7 +58,7 @@ func FuzzParseFastBatch(f *testing.F) {
 
 // fastService is a service on a fake core with stream B allowing fast
 // batches, and limits as given.
-func fastService(t *testing.T, lim BatchLimits) (*Service, *fakeCore) {
+func fastService(t testing.TB, lim BatchLimits) (*Service, *fakeCore) {
 	t.Helper()
 	return batchServiceWith(t, lim, `{"name":"B","subjects":["b.>"],"allow_batched":true}`)
 }
@@ -102,4 +103,43 @@ func TestFastBatchInflightBounded(t *testing.T) {
 	if n := svc.sh.inflightFast.Load(); n != 1 {
 		t.Fatalf("%d fast batches counted open, want 1", n)
 	}
+}
+
+// FuzzFastBatchFlow publishes arbitrary sequences of fast batch messages
+// (ids, seqs, ops, gap modes, flows): nothing panics, and once the store
+// has caught up every open batch's counters are consistent and the
+// server's count of open batches is the stream's; a committing batch
+// is done once its messages are stored.
+func FuzzFastBatchFlow(f *testing.F) {
+	f.Add([]byte{0, 1, 0, 0, 2, 1, 0, 3, 2})
+	f.Add([]byte{4, 1, 8, 4, 3, 9, 4, 9, 4, 4, 9, 3})
+	f.Add([]byte{1, 1, 0, 2, 1, 0, 1, 2, 1, 2, 5, 4, 1, 3, 3})
+	svc, core := fastService(f, BatchLimits{MaxInflightPerStream: 2})
+	st := svc.stream("B")
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		st.dropFastBatches() // each input on its own
+		for i := 0; i+2 < len(ops) && i < 300; i += 3 {
+			id, flow := ops[i]%3, ops[i]>>2
+			seq, op, gap := ops[i+1]%8, ops[i+2]%5, map[bool]string{false: "fail", true: "ok"}[ops[i+2]&8 != 0]
+			reply := fmt.Sprintf("_R.f%d.%d.%s.%d.%d.$FI", id, flow, gap, seq, op)
+			var hdr []byte
+			if ops[i+2]&16 != 0 {
+				hdr = []byte("NATS/1.0\r\nNats-Expected-Last-Sequence: 1\r\n\r\n")
+			}
+			core.Deliver("b.x", "b.x", reply, hdr, []byte("x"))
+		}
+		if err := st.log.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		st.fast.mu.Lock()
+		defer st.fast.mu.Unlock()
+		if n := svc.sh.inflightFast.Load(); n != int64(len(st.fast.open)) {
+			t.Fatalf("%d fast batches counted, %d open", n, len(st.fast.open))
+		}
+		for id, b := range st.fast.open {
+			if b.pending != 0 || b.commit || b.pseq > b.lseq || b.fseq > b.pseq || b.ackMsgs == 0 {
+				t.Fatalf("batch %s: %+v", id, *b)
+			}
+		}
+	})
 }
