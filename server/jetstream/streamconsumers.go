@@ -19,7 +19,9 @@ func (st *stream) createConsumer(cfg consumerConfig, action string) (*consumer, 
 	count := len(st.consumers)
 	st.mu.Unlock()
 	if existing != nil {
-		if sameJSON(existing.config(), cfg) {
+		stored, asked := existing.config(), cfg
+		asked.Metadata = levelOf(cfg.Metadata, stored.Metadata) // one stored before levels were is the same
+		if sameJSON(stored, asked) {
 			return existing, nil
 		}
 		if action == "create" {
