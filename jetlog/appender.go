@@ -470,11 +470,11 @@ func containsSeq(seqs []uint64, seq uint64) bool {
 	return false
 }
 
-// admit checks one message against the subject rules, the size limit,
+// admitChecked checks one message against the subject rules, the size limit,
 // its preconditions, dedup and the discard-new limits, in that order (see
 // Expect). It returns the ack of a duplicate, or the record size and msg
 // id of a message to write.
-func (l *Log) admit(m *Msg, ex *Expect, next, stagedBytes uint64, now int64) (PubAck, int, []byte, error) {
+func (l *Log) admitChecked(m *Msg, ex *Expect, next, stagedBytes uint64, now int64) (PubAck, int, []byte, error) {
 	cfg := &l.cfg
 	if !storable(m.Subject) {
 		return PubAck{}, 0, nil, fmt.Errorf("jetlog: append %q: %w", m.Subject, ErrBadSubject)

@@ -20,6 +20,9 @@ var (
 	// with a count or a seq (NumPending, LastSeqBySubject, ...) return 0
 	// instead, as their docs say.
 	ErrNotFound = errors.New("jetlog: not found")
+	// ErrTooManySubjects is returned by LastSeqs when more subjects match
+	// than its caller allows.
+	ErrTooManySubjects = errors.New("jetlog: too many matching subjects")
 	// ErrMaxMsgs is returned by Append when the stream holds MaxMsgs messages
 	// and its discard policy is DiscardNew.
 	ErrMaxMsgs = errors.New("jetlog: maximum messages exceeded")

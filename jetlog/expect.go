@@ -3,6 +3,7 @@ package jetlog
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 )
 
 // Expect holds the preconditions of one append (the Nats-Expected-*
@@ -47,7 +48,24 @@ type Expect struct {
 	// needed so that times never decrease with seq. A zero Time gets the
 	// commit's.
 	KeepTime bool
+	// Group, when set, ties the appends that carry it together: once one
+	// of them is refused (by any rule above, a limit or a bad subject),
+	// every later one is refused with ErrGroupFailed, so that a caller
+	// pipelining a sequence of appends stores nothing after the first
+	// refusal. A duplicate is no refusal.
+	Group *Group
 }
+
+// Group is shared by the appends of one sequence (see Expect.Group). Its
+// zero value is ready; it is safe for concurrent use.
+type Group struct{ failed atomic.Bool }
+
+// Failed reports whether an append of the group was refused.
+func (g *Group) Failed() bool { return g.failed.Load() }
+
+// ErrGroupFailed refuses an append whose Expect.Group had an earlier
+// append refused.
+var ErrGroupFailed = errors.New("jetlog: an earlier append of the group was refused")
 
 // ErrNotDuplicate is the refusal of an Expect.DuplicateOnly append whose
 // msg id is not a duplicate.
@@ -214,4 +232,20 @@ func anySubjectSeq(expects []Expect) bool {
 		}
 	}
 	return false
+}
+
+// admit is admitChecked for a message of a Group: refused at once after
+// an earlier refusal, and failing the group when refused itself.
+func (l *Log) admit(m *Msg, ex *Expect, next, stagedBytes uint64, now int64) (PubAck, int, []byte, error) {
+	if ex.Group == nil {
+		return l.admitChecked(m, ex, next, stagedBytes, now)
+	}
+	if ex.Group.failed.Load() {
+		return PubAck{}, 0, nil, fmt.Errorf("jetlog: append %q: %w", m.Subject, ErrGroupFailed)
+	}
+	ack, size, id, err := l.admitChecked(m, ex, next, stagedBytes, now)
+	if err != nil {
+		ex.Group.failed.Store(true)
+	}
+	return ack, size, id, err
 }

@@ -279,3 +279,28 @@ func TestExpectInsideOneCommit(t *testing.T) {
 		})
 	}
 }
+
+// After one append of a group is refused, the later ones are refused too,
+// also those already queued behind it; appends outside the group are not.
+func TestExpectGroupStopsAtFirstRefusal(t *testing.T) {
+	forEachStore(t, func(t *testing.T, k storeKind) {
+		l := openLog(t, t.TempDir(), StreamConfig{Name: "S", Storage: k.storage}, Options{})
+		g := &Group{}
+		errs := make(chan error, 4)
+		done := func(_ PubAck, err error) { errs <- err }
+		l.AppendAsync(Msg{Subject: "a", Data: []byte("1")}, Expect{Group: g}, done)
+		l.AppendAsync(Msg{Subject: "a", Data: []byte("2")}, Expect{Group: g, LastSeq: 99, HasLastSeq: true}, done)
+		l.AppendAsync(Msg{Subject: "a", Data: []byte("3")}, Expect{Group: g}, done)
+		l.AppendAsync(Msg{Subject: "a", Data: []byte("4")}, Expect{}, done)
+		var got []error
+		for range 4 {
+			got = append(got, <-errs)
+		}
+		if got[0] != nil || !errors.Is(got[1], ErrWrongLastSeq) || !errors.Is(got[2], ErrGroupFailed) || got[3] != nil {
+			t.Fatalf("outcomes %v", got)
+		}
+		if !g.Failed() || l.State().Msgs != 2 {
+			t.Fatalf("failed %v, %d stored; want true, 2", g.Failed(), l.State().Msgs)
+		}
+	})
+}

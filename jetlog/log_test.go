@@ -295,17 +295,7 @@ func TestMultiFilterReadsMatchBruteForce(t *testing.T) {
 					subjects = append(subjects, fmt.Sprintf("m.%d.x", i))
 				}
 			}
-			var all []string
-			for i := range 300 {
-				s := subjects[(i*7+i/3)%len(subjects)]
-				all = append(all, s)
-				mustAppend(t, l, s, "x")
-			}
-			for seq := uint64(1); seq <= 300; seq += 7 {
-				if err := l.Delete(seq); err != nil {
-					t.Fatal(err)
-				}
-			}
+			all := seedSpread(t, l, subjects)
 			sets := [][]string{
 				nil, {}, {"a.x"}, {"a.x", "b.x"}, {"a.*", "*.x"}, {"a.x", "a.x"}, {"a.x", "a.*"},
 				{"b.>", "c"}, {"zz", "a.y"}, {"zz"}, {"a.*", ">"}, {"m.*.x", "c"}, {"m.7.x", "m.8.x", "m.9.x", "a.y", "b.y.z"},

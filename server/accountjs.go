@@ -72,20 +72,10 @@ func safeDirName(name string) bool {
 // jetstreamOptions are the options of account acc's JetStream: the
 // server's, with the account's directory and limits.
 func (s *Server) jetstreamOptions(acc *account, cfg *AccountJetStream) jetstream.Options {
-	return jetstream.Options{
-		Dir:                  s.accountStoreDir(acc.name),
-		ServerName:           s.name,
-		Logger:               s.log.With("component", "jetstream", "account", acc.name),
-		ReferenceStoredReads: s.opts.Authorization.ReferenceStoredReads,
-		FS:                   s.opts.StoreFS,
-		Domain:               s.opts.JetStreamDomain,
-		MaxMemory:            cfg.MaxMemory,
-		MaxStorage:           cfg.MaxStore,
-		DefaultSyncInterval:  s.opts.JetStreamSyncInterval,
-		Limits:               s.opts.JetStreamLimits,
-		Batch:                s.opts.JetStreamBatchLimits,
-		Account:              jetstream.AccountLimits{MaxStreams: cfg.MaxStreams, MaxConsumers: cfg.MaxConsumers, MaxAckPending: cfg.MaxAckPending},
-	}
+	opts := s.serverJetStreamOptions(s.accountStoreDir(acc.name), s.log.With("component", "jetstream", "account", acc.name))
+	opts.MaxMemory, opts.MaxStorage = cfg.MaxMemory, cfg.MaxStore
+	opts.Account = jetstream.AccountLimits{MaxStreams: cfg.MaxStreams, MaxConsumers: cfg.MaxConsumers, MaxAckPending: cfg.MaxAckPending}
+	return opts
 }
 
 // startAccountsJetStream starts the JetStream of every account of

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"log/slog"
 	"path/filepath"
 
 	"github.com/bus-dev/bus/server/jetstream"
@@ -22,23 +23,9 @@ type (
 // serving the JetStream API through the core adapter, for the global
 // account and then every account with JetStream (accountjs.go).
 func (s *Server) startJetStream() error {
-	js, err := jetstream.New(jetstreamCore{s, s.global}, jetstream.Options{
-		Dir:        filepath.Join(s.opts.StoreDir, "jetstream"),
-		ServerName: s.name,
-		Logger:     s.log.With("component", "jetstream"),
-		// The core filters deliveries itself (router.go); JetStream
-		// checks consumer creation and gets.
-		ReferenceStoredReads: s.opts.Authorization.ReferenceStoredReads,
-		FS:                   s.opts.StoreFS,
-		Domain:               s.opts.JetStreamDomain,
-		MaxMemory:            s.opts.JetStreamMaxMemory,
-		MaxStorage:           s.opts.JetStreamMaxStore,
-		DefaultSyncInterval:  s.opts.JetStreamSyncInterval,
-		MaxIndexMemory:       s.opts.JetStreamIndexMemory,
-		Limits:               s.opts.JetStreamLimits,
-		Batch:                s.opts.JetStreamBatchLimits,
-		Encryption:           s.opts.JetStreamEncryption,
-	})
+	opts := s.serverJetStreamOptions(filepath.Join(s.opts.StoreDir, "jetstream"), s.log.With("component", "jetstream"))
+	opts.MaxMemory, opts.MaxStorage = s.opts.JetStreamMaxMemory, s.opts.JetStreamMaxStore
+	js, err := jetstream.New(jetstreamCore{s, s.global}, opts)
 	if err != nil {
 		return err
 	}
@@ -52,4 +39,27 @@ func (s *Server) startJetStream() error {
 		return err
 	}
 	return nil
+}
+
+// serverJetStreamOptions are the options every account's JetStream
+// shares (the global one's and those of accountjs.go), in dir, so that
+// none of them can miss a server-wide setting such as encryption.
+func (s *Server) serverJetStreamOptions(dir string, log *slog.Logger) jetstream.Options {
+	return jetstream.Options{
+		Dir:        dir,
+		ServerName: s.name,
+		Version:    Version,
+		Logger:     log,
+		// The core filters deliveries itself (router.go); JetStream
+		// checks consumer creation and gets.
+		ReferenceStoredReads: s.opts.Authorization.ReferenceStoredReads,
+		FS:                   s.opts.StoreFS,
+		Domain:               s.opts.JetStreamDomain,
+		DefaultSyncInterval:  s.opts.JetStreamSyncInterval,
+		MaxIndexMemory:       s.opts.JetStreamIndexMemory,
+		Limits:               s.opts.JetStreamLimits,
+		Batch:                s.opts.JetStreamBatchLimits,
+		Encryption:           s.opts.JetStreamEncryption,
+		MaxPending:           s.opts.MaxPending,
+	}
 }

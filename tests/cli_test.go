@@ -119,6 +119,7 @@ func TestNatsCLIJetStream(t *testing.T) {
 	run("C1", "consumer", "ls", "ORDERS")
 	run("stats", "bench", "js", "pub", "sync", "bench.s", "--create", "--msgs", "200", "--no-progress")
 	run("stats", "bench", "js", "pub", "async", "bench.s", "--msgs", "4000", "--no-progress")
+	run("stats", "bench", "js", "pub", "fast", "bench.s", "--msgs", "4000", "--no-progress") // fast batches, API level 4
 	run("stats", "bench", "js", "fetch", "--msgs", "2000", "--no-progress")
 	run("stats", "bench", "js", "consume", "--msgs", "2000", "--no-progress")
 	run("stats", "bench", "js", "ordered", "--msgs", "2000", "--no-progress")

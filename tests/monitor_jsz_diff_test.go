@@ -17,9 +17,7 @@ func TestMonitorJszMatchesReference(t *testing.T) {
 	notServed := map[string]string{
 		"config.sync_interval": "bus syncs per stream (x_bus_durability)",
 		"config.strict":        "bus always parses the API strictly",
-		"account_details[].stream_detail[].config.metadata":                   "the reference's _nats.req.level",
-		"account_details[].stream_detail[].config.allow_msg_ttl":              "bus has no per-message TTL",
-		"account_details[].stream_detail[].consumer_detail[].config.metadata": "the reference's _nats.req.level",
+		"account_details[].stream_detail[].config.allow_msg_ttl": "bus has no per-message TTL",
 	}
 	top := []string{"disabled", "streams", "streams_leader", "consumers", "consumers_leader", "messages", "total", "accounts", "ha_assets", "reserved_memory", "reserved_storage", "memory"}
 	for _, tc := range []struct {

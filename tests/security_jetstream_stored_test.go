@@ -2,10 +2,12 @@ package tests
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bus-dev/bus/server"
@@ -78,6 +80,14 @@ func TestJetStreamStoredReadsNeedSubscribeRights(t *testing.T) {
 			if _, err := direct.GetMsg(ctx, 2); reference && err != nil || !reference && err == nil {
 				t.Errorf("direct get of a secret (reference rule %v): %v", reference, err)
 			}
+			// A batch or multi_last get stops at the first message the
+			// reader may not read.
+			want := map[bool]string{false: "[1 403]", true: "[1 2 204]"}[reference]
+			for _, body := range []string{`{"seq":1,"batch":2}`, `{"multi_last":["orders.>"]}`} {
+				if got := fmt.Sprint(directAnswers(t, rd.Conn(), "ORDERS", body)); got != want {
+					t.Errorf("direct get %s (reference rule %v): %s, want %s", body, reference, got, want)
+				}
+			}
 			// The dead-letter subject is checked against the publish rights,
 			// whatever the read rule.
 			resp, err := rd.Conn().Request("$JS.API.CONSUMER.CREATE.ORDERS.DLQ", []byte(`{"stream_name":"ORDERS","config":{"durable_name":"DLQ","ack_policy":"explicit","filter_subject":"orders.public.>","x_bus_dead_letter_subject":"dlq.secret"}}`), 2*time.Second)
@@ -85,5 +95,31 @@ func TestJetStreamStoredReadsNeedSubscribeRights(t *testing.T) {
 				t.Fatalf("dead letters to a subject the creator may not publish to: %v %s", err, resp.Data)
 			}
 		})
+	}
+}
+
+// directAnswers sends a direct get and returns what answers it until a
+// status: each message's Nats-Sequence, then the status code.
+func directAnswers(t *testing.T, nc *nats.Conn, stream, body string) []string {
+	t.Helper()
+	inbox := nats.NewInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe() //nolint:errcheck // the test ends with it
+	if err := nc.PublishRequest("$JS.API.DIRECT.GET."+stream, inbox, []byte(body)); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for {
+		m, err := sub.NextMsg(5 * time.Second)
+		if err != nil {
+			t.Fatalf("direct get %s: %v after %v", body, err, out)
+		}
+		if status := m.Header.Get("Status"); status != "" {
+			return append(out, status)
+		}
+		out = append(out, m.Header.Get("Nats-Sequence"))
 	}
 }

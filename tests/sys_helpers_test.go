@@ -126,22 +126,20 @@ func sortedAny(v any) []string {
 // sysNotServed are the fields of $SYS answers bus leaves out, each with
 // why; the endpoints' own lists are in the monitor_*_diff tests.
 var sysNotServed = map[string]string{
-	"server.feature_flags":                                                     "the reference's own feature switches",
-	"data.feature_flags":                                                       "the reference's own feature switches",
-	"data.disk_io_wait_stats":                                                  "the reference's disk semaphore; bus has none",
-	"data.jetstream.config.sync_interval":                                      "bus syncs per stream (x_bus_durability)",
-	"data.jetstream.config.strict":                                             "bus always parses the API strictly",
-	"data.jetstream.limits.default_max_consumers":                              "bus has no JetStream limits",
-	"statsz.jetstream.config.sync_interval":                                    "bus syncs per stream (x_bus_durability)",
-	"statsz.jetstream.config.strict":                                           "bus always parses the API strictly",
-	"statsz.jetstream.limits.default_max_consumers":                            "bus has no JetStream limits",
-	"data.config.sync_interval":                                                "bus syncs per stream (x_bus_durability)",
-	"data.config.strict":                                                       "bus always parses the API strictly",
-	"data.limits.default_max_consumers":                                        "bus has no JetStream limits",
-	"data.account_details[].stream_detail[].config.metadata":                   "the reference's _nats.req.level",
-	"data.account_details[].stream_detail[].config.allow_msg_ttl":              "bus has no per-message TTL",
-	"data.account_details[].stream_detail[].consumer_detail[].config.metadata": "the reference's _nats.req.level",
-	"data.subscriptions_list[].max":                                            "only a subscription with an auto-unsubscribe limit has it, and the two lists' first elements differ (arrays are compared by their first)",
+	"server.feature_flags":                                        "the reference's own feature switches",
+	"data.feature_flags":                                          "the reference's own feature switches",
+	"data.disk_io_wait_stats":                                     "the reference's disk semaphore; bus has none",
+	"data.jetstream.config.sync_interval":                         "bus syncs per stream (x_bus_durability)",
+	"data.jetstream.config.strict":                                "bus always parses the API strictly",
+	"data.jetstream.limits.default_max_consumers":                 "bus has no JetStream limits",
+	"statsz.jetstream.config.sync_interval":                       "bus syncs per stream (x_bus_durability)",
+	"statsz.jetstream.config.strict":                              "bus always parses the API strictly",
+	"statsz.jetstream.limits.default_max_consumers":               "bus has no JetStream limits",
+	"data.config.sync_interval":                                   "bus syncs per stream (x_bus_durability)",
+	"data.config.strict":                                          "bus always parses the API strictly",
+	"data.limits.default_max_consumers":                           "bus has no JetStream limits",
+	"data.account_details[].stream_detail[].config.allow_msg_ttl": "bus has no per-message TTL",
+	"data.subscriptions_list[].max":                               "only a subscription with an auto-unsubscribe limit has it, and the two lists' first elements differ (arrays are compared by their first)",
 }
 
 func mustJSON(t *testing.T, data []byte, v any) {

@@ -105,6 +105,7 @@ func (svc *Service) consumerCreate(r apiRequest, kind createSubject, streamName,
 	if e := svc.sh.limits.checkConsumer(&cfg); e != nil {
 		return nil, e
 	}
+	cfg.Metadata = withRequiredLevel(cfg.Metadata, cfg.requiredLevel())
 	if e := svc.mayConsume(r.from, &cfg, st.config()); e != nil {
 		return nil, e
 	}

@@ -25,6 +25,12 @@ const (
 func (svc *Service) handle(r apiRequest) {
 	svc.apiTotal.Add(1)
 	t := strings.Split(strings.TrimPrefix(r.subject, apiPrefix), ".")
+	if t[0] != "DIRECT" && levelTooHigh(r.hdr) { // a direct get answers with a status of its own
+		if typ := responseType(t); typ != "" {
+			svc.replyTo(r.reply, typ).send(nil, errRequiredAPILevel())
+		}
+		return
+	}
 	switch {
 	case len(t) == 1 && t[0] == "INFO":
 		svc.replyTo(r.reply, typeAccountInfo).send(svc.accountInfo(), nil)
@@ -39,7 +45,7 @@ func (svc *Service) handle(r apiRequest) {
 	case len(t) == 4 && t[0] == "STREAM" && t[1] == "MSG" && t[2] == "DELETE":
 		svc.replyTo(r.reply, typeMsgDelete).send(svc.msgDelete(r, t[3]))
 	case len(t) >= 3 && t[0] == "DIRECT" && t[1] == "GET":
-		svc.directGet(r, t[2], strings.Join(t[3:], "."))
+		svc.directGet(r, t[2], strings.Join(t[3:], "."), len(t) > 3)
 	case t[0] == "CONSUMER":
 		svc.handleConsumer(r, t[1:])
 	}
@@ -111,13 +117,15 @@ type apiStats struct {
 }
 
 // APILevel is the JetStream API level bus serves, which clients read to
-// decide what they may ask for: 2 is nats-server 2.12's. Level 1 brought
-// per-message TTLs, subject delete markers (nats.go's LimitMarkerTTL and
-// KeyTTL), consumer pause and priority groups (machine_priority.go);
-// level 2 counters (counter.go), atomic batch publish (batch.go), message
-// schedules (schedule.go) and persist_mode "async". Fast batches and flow
-// control acks (level 4) are not served.
-const APILevel = 2
+// decide what they may ask for, and the one constant that says it: 5 is
+// nats-server 2.15's. Level 1 brought per-message TTLs, subject delete
+// markers (nats.go's LimitMarkerTTL and KeyTTL), consumer pause and
+// priority groups (machine_priority.go); level 2 counters (counter.go),
+// atomic batch publish (batch.go), message schedules (schedule.go) and
+// persist_mode "async"; level 4 fast batch publish (batchfast.go) and
+// the flow_control ack policy; level 5 stream identity. Batch and
+// multi_last direct gets (apidirectbatch.go) are served at every level.
+const APILevel = 5
 
 func (svc *Service) accountInfo() accountInfo {
 	info := accountInfo{Type: typeAccountInfo, Limits: accountLimits{-1, -1, -1, -1, -1, -1, -1, false}, Domain: svc.sh.domain}
@@ -172,6 +180,7 @@ func (svc *Service) streamCreate(r apiRequest, name string) (any, *apiError) {
 	if cfg.Sealed {
 		return nil, errStreamConfig("stream configuration for create can not be sealed")
 	}
+	cfg.Metadata = withRequiredLevel(cfg.Metadata, cfg.requiredLevel())
 	if e := svc.mayOwn(r.from, &cfg); e != nil {
 		return nil, e
 	}
@@ -188,7 +197,9 @@ func (svc *Service) streamCreate(r apiRequest, name string) (any, *apiError) {
 	}
 	if st, ok := svc.streams[name]; ok {
 		svc.mu.Unlock()
-		if !sameJSON(st.config(), cfg) {
+		stored, asked := st.config(), cfg
+		asked.Metadata = levelOf(cfg.Metadata, stored.Metadata) // one stored before levels were is the same
+		if !sameJSON(stored, asked) {
 			return nil, errStreamNameInUse()
 		}
 		info := st.info(typeStreamCreate)
@@ -247,6 +258,7 @@ func (svc *Service) streamUpdate(r apiRequest, name string) (any, *apiError) {
 	if e := checkUpdate(old, &cfg); e != nil {
 		return nil, e
 	}
+	cfg.Metadata = withRequiredLevel(cfg.Metadata, cfg.requiredLevel())
 	if e := svc.mayOwn(r.from, &cfg); e != nil {
 		return nil, e
 	}

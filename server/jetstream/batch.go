@@ -40,10 +40,9 @@ const maxBatchID = 64
 // batches is a stream's open atomic batches. One timer, armed for the
 // earliest deadline, abandons those that went quiet.
 type batches struct {
-	mu    sync.Mutex // guards the fields below
-	open  map[string]*stagedBatch
-	timer *time.Timer
-	armed bool // timer is pending
+	mu     sync.Mutex // guards the fields below
+	open   map[string]*stagedBatch
+	expiry deadlineTimer
 	// staged is the bytes of the open batches' messages, and of the
 	// batches being committed until their commit is done.
 	staged int64
@@ -186,10 +185,8 @@ func (st *stream) stageBatchMsg(m jetlog.Msg, id string, bm batchMsg, maxBytes i
 	if !bm.valid {
 		return st.abandonLocked(id, newAPIError(400, 10200, "atomic publish batch commit is invalid"), "")
 	}
-	if v := jetlog.HeaderValue(m.Header, hdrRequiredAPI); len(v) > 0 {
-		if n, err := strconv.Atoi(string(v)); err != nil || n > APILevel {
-			return st.abandonLocked(id, newAPIError(412, 10185, "JetStream minimum api level required"), "unsupported")
-		}
+	if levelTooHigh(m.Header) {
+		return st.abandonLocked(id, errRequiredAPILevel(), "unsupported")
 	}
 	if bm.seq != uint64(len(b.msgs))+1 || bm.seq == 1 && bm.eob {
 		return st.abandonLocked(id, errBatchIncomplete(), "incomplete")
@@ -208,7 +205,7 @@ func (st *stream) stageBatchMsg(m jetlog.Msg, id string, bm batchMsg, maxBytes i
 	}
 	if !bm.commit {
 		b.deadline = st.sh.now().Add(lim.Timeout)
-		bs.armLocked(st, b.deadline)
+		bs.expiry.armLocked(st.sh.now(), b.deadline, st.expireBatches)
 		return staging{}
 	}
 	st.forgetBatchLocked(id)
@@ -273,26 +270,7 @@ func (st *stream) dropBatches() {
 	for id := range bs.open {
 		st.dropBatchLocked(id)
 	}
-	if bs.timer != nil {
-		bs.timer.Stop()
-		bs.armed = false
-	}
-}
-
-// armLocked makes sure the timer fires no later than at (bs.mu held). A
-// batch's deadline only moves later, so the timer, once armed, may fire
-// early; expire then re-arms it for what is left.
-func (bs *batches) armLocked(st *stream, at time.Time) {
-	if bs.armed {
-		return
-	}
-	d := at.Sub(st.sh.now())
-	if bs.timer == nil {
-		bs.timer = time.AfterFunc(d, st.expireBatches)
-	} else {
-		bs.timer.Reset(d)
-	}
-	bs.armed = true
+	bs.expiry.stopLocked()
 }
 
 // expireBatches abandons the batches whose deadline passed, on the
@@ -302,7 +280,7 @@ func (st *stream) expireBatches() {
 	now := st.sh.now()
 	var gone []string
 	bs.mu.Lock()
-	bs.armed = false
+	bs.expiry.armed = false
 	var next time.Time
 	for id, b := range bs.open {
 		if !b.deadline.After(now) {
@@ -313,7 +291,7 @@ func (st *stream) expireBatches() {
 		}
 	}
 	if !next.IsZero() {
-		bs.armLocked(st, next)
+		bs.expiry.armLocked(now, next, st.expireBatches)
 	}
 	bs.mu.Unlock()
 	for _, id := range gone {

@@ -15,7 +15,7 @@ func batchService(t *testing.T, lim BatchLimits) (*Service, *fakeCore) {
 }
 
 // batchServiceWith is batchService with stream B's config as given.
-func batchServiceWith(t *testing.T, lim BatchLimits, config string) (*Service, *fakeCore) {
+func batchServiceWith(t testing.TB, lim BatchLimits, config string) (*Service, *fakeCore) {
 	t.Helper()
 	core := newFakeCore()
 	svc, err := New(core, Options{Dir: t.TempDir(), Batch: lim})

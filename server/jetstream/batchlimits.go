@@ -30,6 +30,18 @@ type BatchLimits struct {
 // messages (1000 of a few hundred bytes), yet a bound a server survives.
 const defaultMaxStagedBytes = 256 << 20
 
+// fastDefaults is b for fast batches: the inflight counts as given, or
+// the reference's defaults for fast batches.
+func (b BatchLimits) fastDefaults() BatchLimits {
+	if b.MaxInflightPerStream <= 0 {
+		b.MaxInflightPerStream = defaultFastInflightPerStream
+	}
+	if b.MaxInflightTotal <= 0 {
+		b.MaxInflightTotal = defaultFastInflightTotal
+	}
+	return b
+}
+
 func (b BatchLimits) withDefaults() BatchLimits {
 	if b.MaxInflightPerStream <= 0 {
 		b.MaxInflightPerStream = 50

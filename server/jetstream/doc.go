@@ -39,6 +39,10 @@
 //     Changes that must see each other (subject ownership, storage
 //     reservations) meet under Service.mu and Service.limitsMu.
 //   - consumer.run: one per consumer.
+//   - a stream's batch timers: one time.AfterFunc for its open atomic
+//     batches (batch.go) and one for its fast batches (batchfastflow.go),
+//     each armed for the earliest deadline and stopped when the stream
+//     closes.
 //   - jetlog's own: one appender per Log.
 //   - a snapshot (snapshot.go): one goroutine that reads the stream and
 //     sends chunks as the receiver's acks free the window, and one that
@@ -80,7 +84,9 @@
 // config, capture subscriptions and consumer map; consumer.mu the counters
 // info reads. They nest only as Service.mu → stream.mu (reading a stream's
 // config while checking subjects), and consumer.mu is never held while
-// taking another. No lock is held across disk I/O: a stream is opened, a
+// taking another. A stream's batches.mu (atomic batches) and fast.mu
+// (fast batches, batchfast.go) are taken alone, never across an append,
+// and what they decide is published after they are released. No lock is held across disk I/O: a stream is opened, a
 // consumer's journal created and a stream removed with no lock held; the
 // name and subjects of a stream being created are reserved first.
 package jetstream

@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,6 +30,9 @@ type Options struct {
 	Dir string
 	// ServerName is reported as the cluster leader in infos.
 	ServerName string
+	// Version is the server version answers name (_nats.ver,
+	// versioning.go).
+	Version string
 	// Logger receives the service's logs; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -69,6 +73,10 @@ type Options struct {
 	// value has none. MaxMemory and MaxStorage are the account's storage
 	// limits then.
 	Account AccountLimits
+	// MaxPending is the outbound bytes a connection may have queued (the
+	// server's max_pending); a batch direct get that sets no max_bytes
+	// sends at most this much, as the reference's. 0 means 64 MiB.
+	MaxPending int64
 }
 
 // shared is what every stream and consumer of a service uses: the core,
@@ -79,6 +87,7 @@ type shared struct {
 	now          func() time.Time
 	random       func() float64
 	server       string
+	version      string             // Options.Version
 	files        *jetlog.FileCache  // shared by every stream's log
 	index        *jetlog.IndexCache // likewise: the bound of their in-memory indexes
 	keys         *jetlog.Keyring    // encryption at rest; nil: plaintext (Options.Encryption)
@@ -98,7 +107,11 @@ type shared struct {
 	// messages' bytes, for their totals (batch.go).
 	batchLimits     BatchLimits
 	inflightBatches atomic.Int64
-	stagedBytes     atomic.Int64
+	// fastLimits bound the open fast batches (MaxInflightPerStream and
+	// MaxInflightTotal; batchfastflow.go), inflightFast counts them.
+	fastLimits   BatchLimits
+	inflightFast atomic.Int64
+	stagedBytes  atomic.Int64
 	// limits is Options.Limits.
 	limits Limits
 	// referenceReads is Options.ReferenceStoredReads: authorize checks
@@ -150,6 +163,7 @@ type Service struct {
 	maxMemory, maxStorage int64
 	defaultSync           time.Duration // Options.DefaultSyncInterval
 	account               AccountLimits // Options.Account
+	directMaxBytes        int           // Options.MaxPending, or its default
 	redrives              redrives
 	// API requests wait in lanes: reads (infos, names, lists, message
 	// gets) are served by a few goroutines at once, so that a slow change
@@ -199,14 +213,16 @@ func New(core Core, opts Options) (*Service, error) {
 	}
 	svc := &Service{
 		sh: &shared{
-			core:   core,
-			log:    opts.Logger,
-			now:    opts.Now,
-			random: rand.Float64,
-			server: opts.ServerName,
-			fs:     opts.FS,
+			core:    core,
+			log:     opts.Logger,
+			now:     opts.Now,
+			random:  rand.Float64,
+			server:  opts.ServerName,
+			version: opts.Version,
+			fs:      opts.FS,
 
 			batchLimits:    opts.Batch.withDefaults(),
+			fastLimits:     opts.Batch.fastDefaults(),
 			limits:         opts.Limits.withAccount(opts.Account),
 			referenceReads: opts.ReferenceStoredReads,
 		},
@@ -233,6 +249,7 @@ func New(core Core, opts Options) (*Service, error) {
 	svc.maxMemory, svc.maxStorage, svc.defaultSync = opts.MaxMemory, opts.MaxStorage, opts.DefaultSyncInterval
 	svc.sh.index = jetlog.NewIndexCache(jetlog.IndexCacheOptions{MaxBytes: opts.MaxIndexMemory})
 	svc.account = opts.Account
+	svc.directMaxBytes = int(cmp.Or(opts.MaxPending, defaultMaxPending))
 	if opts.Domain != "" && !ValidDomain(opts.Domain) {
 		return nil, fmt.Errorf("jetstream: invalid domain name %q: may not contain ., * or >", opts.Domain)
 	}

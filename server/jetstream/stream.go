@@ -54,6 +54,7 @@ type stream struct {
 	// cfg.AllowMsgCounter, which never changes, for the publish path, and
 	// counterMu serialises its increments (counter.go).
 	batches   batches
+	fast      fastBatches // the open fast batches (batchfast.go)
 	counter   atomic.Bool
 	counterMu sync.Mutex
 	// sched holds the message schedules (allow_msg_schedules; schedule.go).
@@ -165,6 +166,12 @@ type pub struct {
 	// completes on the publisher's reader goroutine, the others on the
 	// appender's.
 	ackBuf []byte
+	// inFast says it is a message of a fast batch (batchfast.go), which
+	// its reply subject, fast, names; fastAnswer is where its errors go.
+	inFast     bool
+	fast       fastBatchMsg
+	fastAnswer string
+	fastGroup  *jetlog.Group
 }
 
 // captureMsg runs on the publisher's reader goroutine: it copies the
@@ -177,17 +184,15 @@ func (st *stream) captureMsg(from Rights, subject, reply []byte, hdr int, msg []
 			return st.captureTraced(mt, subject, reply, hdr, msg)
 		}
 	}
+	if bytes.HasSuffix(reply, []byte(fastBatchSuffix)) {
+		st.publishFast(subject, reply, hdr, msg) // never stored as a plain publish
+		return true
+	}
 	if st.noAck.Load() {
 		reply = nil
 	}
 	if st.sealed.Load() {
 		st.ackError(string(reply), errStreamSealed())
-		return true
-	}
-	if bytes.HasSuffix(reply, []byte(fastBatchSuffix)) {
-		// A fast batch (API level 4), which bus does not serve: refused
-		// as on a stream without allow_batched, never stored as plain.
-		st.ackError(string(reply), newAPIError(400, 10205, "batch publish is disabled"))
 		return true
 	}
 	if st.full() {
@@ -305,7 +310,12 @@ func (p *pub) stored(ack jetlog.PubAck, err error) {
 		if isDiskError(err) && !st.writeFailing.Swap(true) {
 			st.sh.log.Error("stream writes failing; its publishes are refused", "stream", st.name, "err", err)
 		}
-		st.ackError(p.reply, storeError(err))
+		if p.inFast {
+			st.publishes.refused.Add(1)
+			st.fastStored(p, ack, err)
+		} else {
+			st.ackError(p.reply, storeError(err))
+		}
 	} else {
 		if st.writeFailing.Load() && st.writeFailing.Swap(false) {
 			st.sh.log.Info("stream writes again", "stream", st.name)
@@ -313,7 +323,9 @@ func (p *pub) stored(ack jetlog.PubAck, err error) {
 		if !ack.Duplicate && st.dropUnheard.Load() {
 			st.log.DeleteAsync(ack.Seq, nil) // an interest stream nobody is interested in
 		}
-		if p.reply != "" {
+		if p.inFast {
+			st.fastStored(p, ack, nil)
+		} else if p.reply != "" {
 			p.ackBuf = appendPubAck(p.ackBuf[:0], st.name, st.sh.domain, ack)
 			st.sh.core.Publish(p.reply, "", nil, p.ackBuf)
 		}
@@ -325,7 +337,7 @@ func (p *pub) stored(ack jetlog.PubAck, err error) {
 			st.republish(t, p.msg, ack.Seq)
 		}
 	}
-	p.reply, p.msg = "", jetlog.Msg{}
+	p.reply, p.msg, p.inFast, p.fastAnswer, p.fastGroup = "", jetlog.Msg{}, false, "", nil
 	st.pubs.Put(p)
 }
 
@@ -393,6 +405,9 @@ func (st *stream) info(typ string) streamInfo {
 	if typ != typeStreamCreate {
 		info.Domain = st.sh.domain // as the reference, which leaves it out of a create's answer
 	}
+	if typ != "" { // an answer about this stream, not a list's
+		info.Config.Metadata = st.sh.withServerLevel(cfg.Metadata)
+	}
 	st.mu.Lock()
 	sourcers := st.sourcers
 	st.mu.Unlock()
@@ -423,6 +438,7 @@ func (st *stream) close(status string) error {
 	st.closing = true // no sourcer starts again (a rights check may be resuming it)
 	st.mu.Unlock()
 	st.dropBatches()
+	st.dropFastBatches()
 	st.stopSchedules()
 	st.stopSourcing()
 	st.mu.Lock()
@@ -460,6 +476,9 @@ func (st *stream) setConfig(cfg streamConfig) {
 	st.cfgGen.Add(1)
 	if !cfg.AllowAtomic {
 		st.dropBatches()
+	}
+	if !cfg.AllowBatched {
+		st.dropFastBatches()
 	}
 	st.sealed.Store(cfg.Sealed)
 	st.noAck.Store(cfg.NoAck)

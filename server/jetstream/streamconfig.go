@@ -40,7 +40,7 @@ type streamConfig struct {
 	AllowMsgTTL          bool             `json:"allow_msg_ttl"`
 	AllowMsgCounter      bool             `json:"allow_msg_counter,omitempty"`
 	AllowAtomic          bool             `json:"allow_atomic,omitempty"`
-	AllowBatched         bool             `json:"allow_batched,omitempty"` // fast batches: accepted, not served
+	AllowBatched         bool             `json:"allow_batched,omitempty"` // fast batches (batchfast.go)
 	AllowMsgSchedules    bool             `json:"allow_msg_schedules,omitempty"`
 	// PersistMode "async" acks a publish before its fsync, as the
 	// reference's; bus serves it with "interval" durability.

@@ -19,7 +19,9 @@ func (st *stream) createConsumer(cfg consumerConfig, action string) (*consumer, 
 	count := len(st.consumers)
 	st.mu.Unlock()
 	if existing != nil {
-		if sameJSON(existing.config(), cfg) {
+		stored, asked := existing.config(), cfg
+		asked.Metadata = levelOf(cfg.Metadata, stored.Metadata) // one stored before levels were is the same
+		if sameJSON(stored, asked) {
 			return existing, nil
 		}
 		if action == "create" {
@@ -320,12 +322,16 @@ func (c *consumer) info(typ string) consumerInfo {
 	if g := c.cfg.PriorityGroups; len(g) > 0 {
 		prio = []priorityGroupState{{Group: g[0], PinnedID: pinID, PinnedTS: pinnedAt.UTC()}}
 	}
+	cfg := c.config()
+	if typ != "" { // an answer about this consumer, not a list's
+		cfg.Metadata = c.sh.withServerLevel(cfg.Metadata)
+	}
 	return consumerInfo{
 		Type:           typ,
 		Stream:         c.stream,
 		Name:           c.name,
 		Created:        c.created,
-		Config:         c.config(),
+		Config:         cfg,
 		Delivered:      sequencePair{Consumer: s.Delivered.Consumer, Stream: s.Delivered.Stream},
 		AckFloor:       sequencePair{Consumer: floor.Consumer, Stream: floor.Stream},
 		NumAckPending:  s.NumAckPending,

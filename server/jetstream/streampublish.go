@@ -53,7 +53,7 @@ func publishHeaders(hdr []byte) (expects, rollup, ttl, other bool) {
 }
 
 // refuseHeaders answers a publish asking for a feature bus does not have
-// (atomic or fast batches, counters) with the reference's error for a
+// (atomic batches, counters) with the reference's error for a
 // stream that does not allow it, rather than storing it as a plain
 // message. Schedule headers are checked after it (checkSchedule).
 func (st *stream) refuseHeaders(hdr []byte) *apiError {
