@@ -47,6 +47,10 @@ type Expect struct {
 	// needed so that times never decrease with seq. A zero Time gets the
 	// commit's.
 	KeepTime bool
+	// Rollup removes, in the message's own commit, the older messages it
+	// rolls up (see Rollup); nothing if the message is a duplicate. A
+	// request with a rollup ends its commit.
+	Rollup Rollup
 }
 
 // ErrNotDuplicate is the refusal of an Expect.DuplicateOnly append whose
