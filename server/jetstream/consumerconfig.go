@@ -174,6 +174,9 @@ func (c *consumerConfig) normalize(scfg streamConfig) *apiError {
 	if c.AckWait < 0 {
 		return newAPIError(400, 10183, "consumer ack wait needs to be positive")
 	}
+	if e := c.checkAckFlowControl(); e != nil { // its defaults first, as the reference's
+		return e
+	}
 	if e := c.checkMode(); e != nil {
 		return e
 	}
@@ -222,7 +225,7 @@ func (c *consumerConfig) normalize(scfg streamConfig) *apiError {
 			return errLastPerSubjectNeedsFilter()
 		}
 	}
-	if c.AckPolicy != AckNone {
+	if c.AckPolicy != AckNone && c.AckPolicy != AckFlowControl {
 		if len(c.BackOff) > 0 {
 			c.AckWait = c.BackOff[0]
 		}
@@ -259,8 +262,11 @@ func (c *consumerConfig) normalize(scfg streamConfig) *apiError {
 	if !c.isDurable() && c.InactiveThreshold == 0 {
 		c.InactiveThreshold = int64(defaultEphemeralInactive)
 	}
-	if scfg.Retention == jetlog.RetentionWorkQueue && c.AckPolicy != AckExplicit {
-		return errWorkQueueAckExplicit()
+	if scfg.Retention == jetlog.RetentionWorkQueue && c.AckPolicy != AckExplicit && c.AckPolicy != AckFlowControl {
+		if c.DeliverSubject == "" && c.AckPolicy == AckNone {
+			return errWorkQueueAckExplicit()
+		}
+		return newAPIError(400, 10098, "workqueue stream requires explicit ack")
 	}
 	if scfg.Retention == jetlog.RetentionWorkQueue && c.DeliverPolicy != DeliverAll {
 		return newAPIError(400, 10101, "consumer must be deliver all on workqueue stream")

@@ -220,9 +220,20 @@ func (m *machine) Stored(now time.Time) actions { return m.step(now) }
 func (m *machine) Interest(now time.Time) actions { return m.step(now) }
 
 // FlowControlReply is the push subscriber's answer to a flow-control
-// request: delivery resumes.
-func (m *machine) FlowControlReply(now time.Time) actions {
+// request: delivery resumes. An answer to an earlier request is stale,
+// as the reference ignores it. With ack policy flow_control the answer
+// acks what it says the sourcer stored (ackflowcontrol.go).
+func (m *machine) FlowControlReply(a flowControlAnswer, now time.Time) actions {
+	if !m.fcPending || a.subject != m.fcReply {
+		return m.step(now)
+	}
 	m.fcPending, m.fcBytes = false, 0
+	if m.cfg.AckPolicy == AckFlowControl && a.lastStream > 0 {
+		// Never past what was delivered: a work queue would drop the rest.
+		seq := min(a.lastStream, m.ledger.Info().Delivered.Stream)
+		m.lastActive = now
+		m.applyAcks([]ackMsg{{seq: seq, kind: ackAck}}, now)
+	}
 	return m.step(now)
 }
 

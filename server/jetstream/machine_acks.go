@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -154,8 +155,18 @@ func (m *machine) acksLocked(s *jetlog.ConsumerState) {
 		switch a.kind {
 		case ackAck, ackNext:
 			switch {
-			case m.cfg.AckPolicy == AckAll:
+			case m.cfg.AckPolicy == AckAll || m.cfg.AckPolicy == AckFlowControl:
+				// Every pending seq up to it is acked: retention hears of
+				// each (interest and work-queue streams drop them).
+				from := len(m.act.acked)
+				for seq := range s.Pending {
+					if seq <= a.seq {
+						m.act.acked = append(m.act.acked, seq)
+					}
+				}
+				slices.Sort(m.act.acked[from:])
 				s.AckAll(a.seq)
+				continue
 			case m.groups != nil:
 				m.sampler.ackedLocked(m, s, a.seq, m.scratch.ackNow)
 				if _, left := m.releaseLocked(s, a.seq, m.scratch.ackNow); !left {

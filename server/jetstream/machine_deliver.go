@@ -490,7 +490,7 @@ func (m *machine) redeliveryWait(deliveries uint64) time.Duration {
 	if b := m.cfg.BackOff; len(b) > 0 {
 		return time.Duration(b[min(int(max(deliveries, 1))-1, len(b)-1)])
 	}
-	return time.Duration(m.cfg.AckWait)
+	return ledgerAckWait(m.cfg)
 }
 
 // jitter spreads d by up to the configured fraction either way.

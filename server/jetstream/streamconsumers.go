@@ -120,14 +120,14 @@ func (st *stream) openLedger(cfg consumerConfig, scfg streamConfig) (ledger, err
 		backoff[i] = time.Duration(b)
 	}
 	if !cfg.storedDurably(scfg) {
-		return newMemLedger(jetlog.NewConsumerState(time.Duration(cfg.AckWait), backoff, st.sh.now)), nil
+		return newMemLedger(jetlog.NewConsumerState(ledgerAckWait(cfg), backoff, st.sh.now)), nil
 	}
 	raw, err := storedWithOwner(cfg, cfg.owner)
 	if err != nil {
 		return nil, err
 	}
 	c, err := st.log.OpenConsumer(cfg.Name, jetlog.ConsumerConfig{
-		AckWait:       time.Duration(cfg.AckWait),
+		AckWait:       ledgerAckWait(cfg),
 		Backoff:       backoff,
 		MaxAckPending: cfg.MaxAckPending,
 		Raw:           raw,
