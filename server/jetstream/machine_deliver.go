@@ -195,7 +195,13 @@ func (m *machine) gather(r *pullRequest, now time.Time) (msgs []jetlog.Msg, from
 	if m.takesTurns(r) {
 		limit = 1 // several pulls wait: one message each, in turn (see deliver)
 	}
-	for len(msgs) < limit {
+	// A push batch with flow control ends where the window fills, so its
+	// request goes out there (flowControl) however much is queued.
+	fcLeft := -1
+	if r == m.push && m.cfg.FlowControl {
+		fcLeft = max(flowControlWindow-m.fcBytes, 1)
+	}
+	for len(msgs) < limit && fcLeft != 0 {
 		want := limit - len(msgs)
 		if room >= 0 {
 			want = max(min(want, room), 1)
@@ -228,6 +234,9 @@ func (m *machine) gather(r *pullRequest, now time.Time) (msgs []jetlog.Msg, from
 			room--
 		}
 		budget -= size
+		if fcLeft > 0 {
+			fcLeft = max(fcLeft-len(msg.Subject)-len(msg.Header)-len(msg.Data), 0)
+		}
 		msgs = append(msgs, msg)
 		froms = append(froms, from)
 	}
