@@ -61,6 +61,10 @@ type consumerConfig struct {
 	PriorityGroups []string       `json:"priority_groups,omitempty"`
 	PriorityPolicy PriorityPolicy `json:"priority_policy,omitempty"`
 	PinnedTTL      int64          `json:"priority_timeout,omitempty"`
+	// Direct and Sourcing mark the consumer a sourcing stream makes on
+	// its origin (sourcingconsumer.go).
+	Direct   bool `json:"direct,omitempty"`
+	Sourcing bool `json:"sourcing,omitempty"`
 
 	// bus extensions, prefixed so no future NATS field can clash (see
 	// docs/api.md).
@@ -262,13 +266,13 @@ func (c *consumerConfig) normalize(scfg streamConfig) *apiError {
 	if !c.isDurable() && c.InactiveThreshold == 0 {
 		c.InactiveThreshold = int64(defaultEphemeralInactive)
 	}
-	if scfg.Retention == jetlog.RetentionWorkQueue && c.AckPolicy != AckExplicit && c.AckPolicy != AckFlowControl {
+	if scfg.Retention == jetlog.RetentionWorkQueue && !c.sourcing() && c.AckPolicy != AckExplicit && c.AckPolicy != AckFlowControl {
 		if c.DeliverSubject == "" && c.AckPolicy == AckNone {
 			return errWorkQueueAckExplicit()
 		}
 		return newAPIError(400, 10098, "workqueue stream requires explicit ack")
 	}
-	if scfg.Retention == jetlog.RetentionWorkQueue && c.DeliverPolicy != DeliverAll {
+	if scfg.Retention == jetlog.RetentionWorkQueue && !c.sourcing() && c.DeliverPolicy != DeliverAll {
 		return newAPIError(400, 10101, "consumer must be deliver all on workqueue stream")
 	}
 	return c.checkDeadLetterSubject(scfg)

@@ -328,7 +328,9 @@ func (s *sourcer) take(l *link, ds []delivery) outcome {
 				}
 			}
 			if fc, ok := headerValue(d.hdr, "Nats-Consumer-Stalled"); ok && fc != "" {
-				core.Publish(fc, "", nil, nil)
+				// Where we stand, as for a request: an origin acking by
+				// flow control acks what we stored.
+				core.Publish(fc, "", flowControlReply(l.dseq, l.sseq), nil)
 			}
 			continue
 		}

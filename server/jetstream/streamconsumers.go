@@ -41,10 +41,10 @@ func (st *stream) createConsumer(cfg consumerConfig, action string) (*consumer, 
 		return nil, errConsumerDoesNotExist()
 	}
 	scfg := st.config()
-	if n := st.sh.limits.maxConsumers(scfg); n > 0 && int64(count) >= n && existing == nil {
+	if n := st.sh.limits.maxConsumers(scfg); n > 0 && int64(count) >= n && existing == nil && !cfg.sourcing() {
 		return nil, errMaxConsumers()
 	}
-	if scfg.Retention == jetlog.RetentionWorkQueue && existing == nil {
+	if scfg.Retention == jetlog.RetentionWorkQueue && existing == nil && !cfg.sourcing() {
 		if e := st.checkWorkQueueFilters(cfg); e != nil {
 			return nil, e
 		}
@@ -87,6 +87,9 @@ func (st *stream) checkWorkQueueFilters(cfg consumerConfig) *apiError {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for _, other := range st.consumers {
+		if other.cfg.sourcing() { // a sourcing stream's: outside the rule, as in the reference
+			continue
+		}
 		of, nf := other.cfg.filters(), cfg.filters()
 		if len(of) == 0 || len(nf) == 0 {
 			if len(of) == 0 && len(nf) == 0 {
