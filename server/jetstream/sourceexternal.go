@@ -163,6 +163,9 @@ func (s *sourcer) follow() (outcome, bool) {
 	}
 	defer core.Unsubscribe(l.deliver)
 	resp, out := s.create(req)
+	if out == refused && s.originRecreated(resp) {
+		return lost, false // asked again at once, from the start
+	}
 	if out == refused && resp.Error != nil && resp.Error.ErrCode != 10059 {
 		// An origin that does not give sourcing consumers names of their
 		// own may still hold ours from before (a restart, a lost
@@ -237,7 +240,8 @@ func (s *sourcer) create(req consumerRequest) (consumerResponse, outcome) {
 	// the sender, and that lane's worker may be waiting for this
 	// sourcer to stop (a stream update or delete).
 	sent := make(chan int, 1)
-	go func() { sent <- core.Publish(subject, reply, apiLevelHeader, body) }()
+	hdr := s.createHeader()
+	go func() { sent <- core.Publish(subject, reply, hdr, body) }()
 	select {
 	case <-s.stop:
 		return consumerResponse{}, stopped
@@ -269,10 +273,6 @@ func (s *sourcer) create(req consumerRequest) (consumerResponse, outcome) {
 		return r, 0
 	}
 }
-
-// apiLevelHeader asks for the API level the reference's sourcing
-// consumer needs; a server below it that checks says so (10185).
-var apiLevelHeader = []byte("NATS/1.0\r\nNats-Required-Api-Level: 4\r\n\r\n")
 
 func (s *sourcer) setupError(format string, args ...any) *apiError {
 	if s.mirror {
@@ -468,7 +468,8 @@ func (s *sourcer) externalStart() uint64 {
 		if ts.LastSeq > 0 {
 			return ts.LastSeq + 1
 		}
-	} else if seq, ok := s.resumeSeq(ts.LastSeq); ok {
+	} else if seq, ident, ok := s.resumePoint(ts.LastSeq); ok && !s.startOver {
+		s.ident = ident // expected of the origin (sourceidentity.go)
 		return seq
 	}
 	if s.cfg.OptStartSeq > 0 {

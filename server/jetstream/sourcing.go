@@ -173,8 +173,12 @@ type sourcer struct {
 	origin string          // sourceConfig.originName, for the same
 	ext    *externalStream // nil: the origin is read directly
 	// ident is the external origin's stream identity, which the
-	// reference adds to Nats-Stream-Source; only the goroutine uses it.
-	ident string
+	// reference adds to Nats-Stream-Source; startOver says the origin
+	// was found made again, so the stored headers no longer say where
+	// to resume (sourceidentity.go). Only the goroutine uses them.
+	ident        string
+	startOver    bool
+	levelRefused bool // the origin knows no level 5
 	// filters select what is taken from the origin (nil: all), and
 	// transforms[i] (nil: none) rewrites what filters[i] matched.
 	filters    []string
@@ -458,6 +462,13 @@ func (s *sourcer) startSeq(origin *stream) uint64 {
 // the target (one read per message back to it; the target's own
 // messages and other sources' are skipped).
 func (s *sourcer) resumeSeq(last uint64) (uint64, bool) {
+	seq, _, ok := s.resumePoint(last)
+	return seq, ok
+}
+
+// resumePoint is resumeSeq with the origin's identity the header names
+// ("" if none).
+func (s *sourcer) resumePoint(last uint64) (uint64, string, bool) {
 	prefix := s.origin + " "
 	rest := " " + s.takes + " "
 	for seq := last; seq > 0; seq-- {
@@ -477,10 +488,14 @@ func (s *sourcer) resumeSeq(last uint64) (uint64, bool) {
 			continue
 		}
 		if n, err := strconv.ParseUint(fields[1], 10, 64); err == nil {
-			return n + 1, true
+			ident := ""
+			if len(fields) > 5 {
+				ident = fields[5]
+			}
+			return n + 1, ident, true
 		}
 	}
-	return 0, false
+	return 0, "", false
 }
 
 // stoppedSource is stream info's entry for a source that is not running,
