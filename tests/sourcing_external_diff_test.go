@@ -329,3 +329,57 @@ func TestExternalSourceRecreatedOriginMatchesReference(t *testing.T) {
 	got := externalRecreateScenario(t, busURL(startBus(t, server.Options{JetStream: true, JetStreamDomain: "hub"})))
 	sameOutcomes(t, ref, got)
 }
+
+// externalRetireScenario: a stream update removes two external sources,
+// one of a limits origin and one of a work queue. The work queue's
+// sourcing consumer (durable, acked by flow control) is shown and is
+// deleted at once; the limits origin's (direct, under a suffixed name)
+// is not shown, as the reference's direct consumers are not, and is left
+// to its inactive threshold.
+func externalRetireScenario(t *testing.T, url string) []string {
+	t.Helper()
+	js, ctx := scenarioJS(t, url, 2*time.Minute)
+	bridgeAPI(t, url, farAPI)
+	var out []string
+	for _, cfg := range []jetstream.StreamConfig{
+		{Name: "LIMO", Subjects: []string{"lim.>"}},
+		{Name: "WQO", Subjects: []string{"wq.>"}, Retention: jetstream.WorkQueuePolicy},
+	} {
+		_, o := createOutcome(ctx, js, cfg)
+		out = append(out, o)
+	}
+	for _, subj := range []string{"lim.a", "wq.a"} {
+		if _, err := js.Publish(ctx, subj, []byte("m")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srcCfg := jetstream.StreamConfig{Name: "SRC", Subjects: []string{"own.>"}, Sources: []*jetstream.StreamSource{
+		{Name: "LIMO", External: external("")}, {Name: "WQO", External: external("")}}}
+	src, o := createOutcome(ctx, js, srcCfg)
+	out = append(out, o)
+	count := func(name string) int { return consumerCount(t, ctx, js, name) }
+	poll := func(done func() bool) {
+		for deadline := time.Now().Add(20 * time.Second); !done() && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	poll(func() bool {
+		info, err := src.Info(ctx)
+		return err == nil && info.State.Msgs == 2 && count("WQO") == 1
+	})
+	out = append(out, fmt.Sprintf("copying: LIMO %d consumers, WQO %d", count("LIMO"), count("WQO")))
+	srcCfg.Sources = nil
+	if _, err := js.UpdateStream(ctx, srcCfg); err != nil {
+		t.Fatal(err)
+	}
+	poll(func() bool { return count("WQO") == 0 })
+	out = append(out, fmt.Sprintf("after the update: LIMO %d consumers, WQO %d", count("LIMO"), count("WQO")))
+	return out
+}
+
+func TestExternalSourceRemovedMatchesReference(t *testing.T) {
+	t.Parallel()
+	ref := externalRetireScenario(t, "nats://"+startReferenceDomain(t, "hub").Addr().String())
+	got := externalRetireScenario(t, busURL(startBus(t, server.Options{JetStream: true, JetStreamDomain: "hub"})))
+	sameOutcomes(t, ref, got)
+}

@@ -182,5 +182,5 @@ func (svc *Service) consumersFor(r apiRequest, streamName string) ([]*consumer, 
 	if e != nil {
 		return nil, 0, e
 	}
-	return st.sortedConsumers(), req.Offset, nil
+	return st.publicConsumers(), req.Offset, nil
 }

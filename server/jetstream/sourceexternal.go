@@ -162,6 +162,7 @@ func (s *sourcer) follow() (outcome, bool) {
 		return refused, false
 	}
 	defer core.Unsubscribe(l.deliver)
+	stable := req.Config.Name
 	resp, out := s.create(req)
 	if out == refused && s.originRecreated(resp) {
 		return lost, false // asked again at once, from the start
@@ -180,7 +181,14 @@ func (s *sourcer) follow() (outcome, bool) {
 	}
 	l.name = resp.Name
 	s.ident = resp.identity
-	defer s.deleteConsumer(l.name)
+	defer func() {
+		if s.retired.Load() {
+			// By its stable name, as the reference: the consumer a
+			// work-queue or interest origin made durable; one that
+			// got a suffix goes by its inactive threshold.
+			s.deleteConsumer(stable)
+		}
+	}()
 	s.setErr(nil)
 	next := s.next.Load()
 	if s.mirror {
@@ -281,9 +289,9 @@ func (s *sourcer) setupError(format string, args ...any) *apiError {
 	return newAPIError(500, 10045, format, args...)
 }
 
-// deleteConsumer removes a consumer of ours from the origin, without
-// waiting for the answer: if it is lost, the consumer's inactive
-// threshold removes it.
+// deleteConsumer removes a consumer of ours from the origin when the
+// stream no longer copies it (retired), without waiting for the answer:
+// if it is lost, the consumer's inactive threshold removes it.
 func (s *sourcer) deleteConsumer(name string) {
 	subj := strings.ReplaceAll(s.ext.API+".CONSUMER.DELETE."+s.cfg.Name+"."+name, "..", ".")
 	go s.target.sh.core.Publish(subj, "", nil, nil) // never blocks a closing sourcer; see create

@@ -179,6 +179,10 @@ type sourcer struct {
 	ident        string
 	startOver    bool
 	levelRefused bool // the origin knows no level 5
+	// retired says the stream no longer has this mirror or source (an
+	// update removed it, or the stream is deleted): stopping, the
+	// sourcer deletes its consumer on the origin.
+	retired atomic.Bool
 	// filters select what is taken from the origin (nil: all), and
 	// transforms[i] (nil: none) rewrites what filters[i] matched.
 	filters    []string

@@ -270,6 +270,12 @@ func (st *stream) consumer(name string) *consumer {
 	return st.consumers[name]
 }
 
+// publicConsumers is sortedConsumers without the direct ones (see
+// numConsumers): what LIST and NAMES show.
+func (st *stream) publicConsumers() []*consumer {
+	return slices.DeleteFunc(st.sortedConsumers(), func(c *consumer) bool { return c.cfg.Direct })
+}
+
 func (st *stream) sortedConsumers() []*consumer {
 	st.mu.Lock()
 	out := make([]*consumer, 0, len(st.consumers))
