@@ -33,6 +33,7 @@ func (s *Server) startJetStream() error {
 		DefaultSyncInterval:  s.opts.JetStreamSyncInterval,
 		Limits:               s.opts.JetStreamLimits,
 		Batch:                s.opts.JetStreamBatchLimits,
+		AckFormatV2:          s.opts.JetStreamAckFormatV2,
 	})
 	if err != nil {
 		return err

@@ -27,6 +27,7 @@ func options(cfg conf.Config, log *slog.Logger) server.Options {
 		JetStreamSyncInterval: cfg.JetStream.SyncInterval,
 		JetStreamLimits:       jetstreamLimits(cfg.JetStream.Limits),
 		JetStreamBatchLimits:  jetstreamBatchLimits(cfg.JetStream.Limits.Batch),
+		JetStreamAckFormatV2:  cfg.FeatureFlags.JSAckFormatV2,
 		MaxPayload:            int(cfg.MaxPayload), // at most 64MB, checked by conf
 		MaxControlLine:        int(cfg.MaxControlLine),
 		MaxConnections:        cfg.MaxConnections,

@@ -92,6 +92,6 @@ func (m *machine) needsFlowControlAck(heartbeat bool) bool {
 func (m *machine) askFlowControl() {
 	m.fcPending = true
 	m.fcCount++
-	m.fcReply = "$JS.FC." + m.stream + "." + m.name + "." + strconv.FormatUint(m.fcCount, 36)
+	m.fcReply = m.fcBase + strconv.FormatUint(m.fcCount, 36)
 	m.act.out = append(m.act.out, outMsg{to: m.push.reply, reply: m.fcReply, hdr: statusHeader("100 FlowControl Request")})
 }

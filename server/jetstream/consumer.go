@@ -135,9 +135,11 @@ func startConsumer(sh *shared, stream string, cs consumerStart) (*consumer, erro
 			return nil, err
 		}
 	}
+	subjects := newAckSubjects(sh.domain, stream, c.name, sh.ackV2)
 	m := newMachine(machineConfig{
 		stream: stream, cfg: cs.cfg, src: cs.src, ledger: cs.ledger, random: sh.random,
 		now: sh.now(), start: start, initial: initial, maxMsgSize: int(cs.src.log.Config().MaxMsgSize),
+		subjects: subjects,
 	})
 	c.next, c.initial, c.groups = start, len(initial)+m.groups.numHeld(), m.groups
 	if p := cs.cfg.PauseUntil; p != nil {
@@ -147,10 +149,14 @@ func startConsumer(sh *shared, stream string, cs consumerStart) (*consumer, erro
 		{apiPrefix + "CONSUMER.MSG.NEXT." + stream + "." + c.name, c.capturePull},
 	}
 	if cs.cfg.AckPolicy != AckFlowControl { // acked by flow control alone
-		subs = append(subs, consumerSub{"$JS.ACK." + stream + "." + c.name + ".>", c.captureAck})
+		for _, s := range subjects.ackSubs {
+			subs = append(subs, consumerSub{s, c.captureAck})
+		}
 	}
 	if cs.cfg.DeliverSubject != "" {
-		subs = append(subs, consumerSub{"$JS.FC." + stream + "." + c.name + ".>", c.captureFlowControl})
+		for _, s := range subjects.fcSubs {
+			subs = append(subs, consumerSub{s, c.captureFlowControl})
+		}
 	}
 	for _, s := range subs {
 		sub, err := sh.core.SubscribeRequests(s.subject, s.h)

@@ -59,7 +59,8 @@ type actions struct {
 type machine struct {
 	stream, name string
 	cfg          consumerConfig
-	ackBase      string // "$JS.ACK.<stream>.<consumer>."
+	ackBase      string // "$JS.ACK.<stream>.<consumer>." or its v2 form (ackformat.go)
+	fcBase       string // "$JS.FC.<stream>.<consumer>." or its v2 form
 	src          source
 	ledger       ledger
 	random       func() float64 // in [0, 1), for back-off jitter
@@ -156,14 +157,20 @@ type machineConfig struct {
 	// maxMsgSize is the stream's max_msg_size (0: none): a push rate
 	// limit's burst.
 	maxMsgSize int
+	// subjects are the ack and flow-control subjects (ackformat.go).
+	subjects ackSubjects
 }
 
 func newMachine(mc machineConfig) *machine {
+	if mc.subjects.ackBase == "" {
+		mc.subjects = newAckSubjects("", mc.stream, mc.cfg.Name, false)
+	}
 	m := &machine{
 		stream:     mc.stream,
 		name:       mc.cfg.Name,
 		cfg:        mc.cfg,
-		ackBase:    "$JS.ACK." + mc.stream + "." + mc.cfg.Name + ".",
+		ackBase:    mc.subjects.ackBase,
+		fcBase:     mc.subjects.fcBase,
 		src:        mc.src,
 		ledger:     mc.ledger,
 		random:     mc.random,

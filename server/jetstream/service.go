@@ -57,6 +57,11 @@ type Options struct {
 	Batch BatchLimits
 	// Limits bound what clients set on streams and consumers (jslimits.go).
 	Limits Limits
+	// AckFormatV2 gives deliveries and flow-control requests the v2 ack
+	// subjects, $JS.ACK.<domain>.<account hash>.… (the reference's
+	// feature flag js_ack_fc_v2); acks in both forms are always taken
+	// (ackformat.go).
+	AckFormatV2 bool
 }
 
 // shared is what every stream and consumer of a service uses: the core,
@@ -76,6 +81,8 @@ type shared struct {
 	lookup func(name string) *stream
 	// domain is Options.Domain, for publish acks.
 	domain string
+	// ackV2 is Options.AckFormatV2 (ackformat.go).
+	ackV2 bool
 	// memoryFull and storageFull say the server's storage limits are used
 	// up (limits.go).
 	memoryFull, storageFull atomic.Bool
@@ -193,6 +200,7 @@ func New(core Core, opts Options) (*Service, error) {
 			batchLimits:    opts.Batch.withDefaults(),
 			limits:         opts.Limits,
 			referenceReads: opts.ReferenceStoredReads,
+			ackV2:          opts.AckFormatV2,
 		},
 		batchConfigured: opts.Batch,
 		dir:             opts.Dir,
