@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +33,11 @@ type sourceConfig struct {
 	FilterSubject     string                   `json:"filter_subject,omitempty"`
 	SubjectTransforms []subjectTransformConfig `json:"subject_transforms,omitempty"`
 	External          *externalStream          `json:"external,omitempty"`
+	// Consumer is the reference's durable consumer sourcing (API level
+	// 4: copy through a consumer made beforehand on the origin). bus
+	// does not serve it and refuses a config that asks for it
+	// (checkSourcing), rather than copy some other way.
+	Consumer json.RawMessage `json:"consumer,omitempty"`
 }
 
 // sourceInfo is a mirror's or source's state in stream info.
@@ -73,6 +79,9 @@ func (c *streamConfig) checkSourcing() *apiError {
 			return e
 		}
 	}
+	if e := refuseDurableSourcing(c); e != nil {
+		return e
+	}
 	seen := map[string]bool{}
 	for _, s := range c.Sources {
 		if s == nil || !validName(s.Name) {
@@ -102,6 +111,21 @@ func (c *streamConfig) checkSourcing() *apiError {
 	for _, e := range externals {
 		if err := checkExternal(e); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// refuseDurableSourcing refuses a mirror or source with a consumer
+// (see sourceConfig.Consumer), naming it.
+func refuseDurableSourcing(c *streamConfig) *apiError {
+	list := c.Sources
+	if c.Mirror != nil {
+		list = append([]*sourceConfig{c.Mirror}, list...)
+	}
+	for _, s := range list {
+		if s != nil && len(s.Consumer) > 0 && string(s.Consumer) != "null" {
+			return errStreamConfig("durable consumer sourcing (the consumer of %s) is not supported by bus", s.Name)
 		}
 	}
 	return nil
