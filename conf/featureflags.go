@@ -1,11 +1,5 @@
 package conf
 
-import (
-	"fmt"
-	"slices"
-	"strings"
-)
-
 // The feature_flags block, as nats-server 2.12+ takes it: flag names with
 // true or false. bus knows one of the reference's flags:
 //
@@ -25,50 +19,20 @@ type FeatureFlags struct {
 	JSAckFormatV2 bool
 }
 
-// featureFlags are the flags bus knows, each with what it sets.
-var featureFlags = map[string]func(*FeatureFlags, bool){
-	"js_ack_fc_v2": func(f *FeatureFlags, on bool) { f.JSAckFormatV2 = on },
-}
-
-// featureFlagsValue binds the block.
+// featureFlagsValue binds the block: the flags bus knows, in any case;
+// any other is refused by name (block).
 type featureFlagsValue struct{ p *FeatureFlags }
 
 func (v featureFlagsValue) set(raw any) error {
-	m, ok := raw.(map[string]any)
-	if !ok {
-		return fmt.Errorf("%s is not a block of flags", describe(raw))
+	next := *v.p
+	err := block(raw, map[string]func(any) error{
+		"js_ack_fc_v2": boolValue{&next.JSAckFormatV2}.set,
+	})
+	if err != nil {
+		return err
 	}
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	var errs []string
-	for _, k := range names {
-		apply, known := featureFlags[strings.ToLower(k)]
-		on, isBool := m[k].(bool)
-		switch {
-		case !known:
-			errs = append(errs, fmt.Sprintf("%s: bus has no such feature flag (it knows %s); remove it", k, strings.Join(sortedFlagNames(), ", ")))
-		case !isBool:
-			errs = append(errs, fmt.Sprintf("%s: %s is not true or false", k, describe(m[k])))
-		default:
-			apply(v.p, on)
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%s", strings.Join(errs, "; "))
-	}
+	*v.p = next
 	return nil
-}
-
-func sortedFlagNames() []string {
-	names := make([]string, 0, len(featureFlags))
-	for k := range featureFlags {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
 }
 
 func (v featureFlagsValue) String() string {

@@ -17,7 +17,7 @@ func TestFeatureFlags(t *testing.T) {
 	}
 	for _, body := range []string{
 		"feature_flags { js_api_reply_v2: true }\n",
-		"feature_flags { js_ack_fc_v2: \"yes\" }\n",
+		"feature_flags { js_ack_fc_v2: 3 }\n",
 		"feature_flags: true\n",
 	} {
 		_, err := Load(writeConfig(t, "bus.conf", body), nil)

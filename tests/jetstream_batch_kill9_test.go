@@ -6,14 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -176,21 +174,5 @@ func rollupBatchRestartScenario(t *testing.T, url string, restart func()) []stri
 
 func TestRollupBatchRestartMatchesReference(t *testing.T) {
 	t.Parallel()
-	refDir := t.TempDir()
-	ref := startReferenceWith(t, func(o *natsserver.Options) { o.JetStream, o.StoreDir = true, refDir })
-	refOut := rollupBatchRestartScenario(t, ref.ClientURL(), func() {
-		port := ref.Addr().(*net.TCPAddr).Port
-		ref.Shutdown()
-		ref.WaitForShutdown()
-		ref = startReferenceWith(t, func(o *natsserver.Options) { o.JetStream, o.StoreDir, o.Port = true, refDir, port })
-	})
-	busDir := t.TempDir()
-	bus := startJSAt(t, busDir)
-	t.Cleanup(func() { shutdown(t, bus) })
-	addr := bus.Addr().String()
-	busOut := rollupBatchRestartScenario(t, busURL(bus), func() {
-		shutdown(t, bus)
-		bus = startJSOn(t, addr, busDir)
-	})
-	sameOutcomes(t, refOut, busOut)
+	sameAcrossRestart(t, rollupBatchRestartScenario)
 }

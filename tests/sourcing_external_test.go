@@ -58,21 +58,7 @@ func publishN(t *testing.T, ctx context.Context, js jetstream.JetStream, from, t
 // and for a mirror at the seq that is its payload + 1.
 func exactlyOnce(t *testing.T, ctx context.Context, st jetstream.Stream, n int, mirror bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second) // a few back-offs
-	for {
-		info, err := st.Info(ctx)
-		if err == nil && info.State.Msgs == uint64(n) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s holds %d messages, want %d", info.Config.Name, info.State.Msgs, n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	info := waitStreamMsgs(t, ctx, st, n)
 	seen := map[string]bool{}
 	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
 		m, err := st.GetMsg(ctx, seq)
@@ -219,25 +205,28 @@ func TestExternalSourceOriginComesBack(t *testing.T) {
 	waitNoSourceError(t, ctx, mir)
 }
 
-// copiedInOrder waits for st to hold n messages and checks that the
-// i-th holds want(i).
-func copiedInOrder(t *testing.T, ctx context.Context, st jetstream.Stream, n int, want func(int) string) {
+// waitStreamMsgs waits (a few sourcing back-offs) for st to hold n
+// messages and returns its info.
+func waitStreamMsgs(t *testing.T, ctx context.Context, st jetstream.Stream, n int) *jetstream.StreamInfo {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		info, err := st.Info(ctx)
 		if err == nil && info.State.Msgs == uint64(n) {
-			break
+			return info
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s holds %d messages, want %d", info.Config.Name, info.State.Msgs, n)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+}
+
+// copiedInOrder waits for st to hold n messages and checks that the
+// i-th holds want(i).
+func copiedInOrder(t *testing.T, ctx context.Context, st jetstream.Stream, n int, want func(int) string) {
+	t.Helper()
+	info := waitStreamMsgs(t, ctx, st, n)
 	for i := range n {
 		m, err := st.GetMsg(ctx, info.State.FirstSeq+uint64(i))
 		if err != nil {
