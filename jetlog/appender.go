@@ -13,15 +13,13 @@ const maxBatch = 4096
 
 // appender is the state the appender goroutine owns.
 type appender struct {
-	dd      dedup
-	ttl     ttlIndex // expiries of messages with a Nats-TTL (ttl.go)
-	buf     []byte
-	idx     indexBuilder // index of the active segment
-	staged  []stagedMsg
-	deletes []uint64 // explicit deletes and subject rollups in the current commit
-	// rollFloor is the highest seq of a RollupAll in the current commit:
-	// everything below it goes.
-	rollFloor uint64
+	dd        dedup
+	ttl       ttlIndex // expiries of messages with a Nats-TTL (ttl.go)
+	buf       []byte
+	idx       indexBuilder // index of the active segment
+	staged    []stagedMsg
+	deletes   []uint64 // explicit deletes and subject rollups in the current commit
+	rollFloor uint64   // the highest seq of a RollupAll in the commit (rollup.go)
 	ids       map[string]uint64
 	perSubj   map[string]int64
 	touched   []*subjectState
@@ -329,11 +327,8 @@ func (l *Log) commit(run []*request) int {
 				mts = max(m.Time.UnixNano(), newest)
 			}
 			newest = mts
-			if ex.Rollup != RollupNone {
-				l.stageRollup(ex.Rollup, m.Subject, next)
-			}
-			// A message with removals pending is continued up to the
-			// commit's tombstone, which holds them (rollup.go).
+			l.stageRollup(ex.Rollup, m.Subject, next)
+			// Continued up to the tombstone holding its removals, if any.
 			more := r.atomic && i < len(r.msgs)-1 || l.rolledUp(rolls)
 			ap.buf = appendRecordFlags(ap.buf, kindMsg, next, mts, m.Subject, m.Header, data, recordFlagsFor(compressed, more))
 			ap.idx.add(kindMsg, next, mts, off, size, m.Subject, nil)
@@ -402,9 +397,7 @@ func (l *Log) commit(run []*request) int {
 	for _, seq := range ap.deletes {
 		l.cat.remove(seq)
 	}
-	if ap.rollFloor > 0 {
-		l.cat.removeBelow(ap.rollFloor)
-	}
+	l.cat.removeBelow(ap.rollFloor) // nothing when 0
 	l.enforceLimits(ap.touched)
 	dead := l.detachDeadLocked()
 	if !ap.dirty {

@@ -37,6 +37,7 @@ func (l *Log) rolledUp(m rollupMark) bool {
 func (l *Log) stageRollup(kind Rollup, subject string, seq uint64) {
 	ap := &l.ap
 	switch kind {
+	case RollupNone:
 	case RollupAll:
 		// Staged messages below seq are in the catalog when the floor is
 		// applied (commit adds before it removes).
