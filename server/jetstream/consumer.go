@@ -115,7 +115,7 @@ func startConsumer(sh *shared, stream string, cs consumerStart) (*consumer, erro
 		pulls:     make(chan pullMsg, 256),
 		acks:      make(chan ackMsg, 4096),
 		kick:      make(chan struct{}, 1),
-		fcDone:    make(chan flowControlAnswer),
+		fcDone:    make(chan flowControlAnswer, 8),
 		pause:     make(chan time.Time),
 		resets:    make(chan resetRequest),
 		stop:      make(chan struct{}),
@@ -275,9 +275,12 @@ func (c *consumer) captureFlowControl(_ Rights, subject, _ []byte, hdr int, msg 
 	if hdr > 0 {
 		h = msg[:hdr]
 	}
+	// Never blocks: an answer that finds the queue full is dropped, and
+	// the next idle heartbeat names the request again (Nats-Consumer-
+	// Stalled), so it is answered again.
 	select {
 	case c.fcDone <- parseFlowControlAnswer(subject, h):
-	case <-c.stop:
+	default:
 	}
 	return true
 }
