@@ -21,6 +21,9 @@ type Config struct {
 	ServerName string    // empty means the server's generated id
 	StoreDir   string    // directory for persistent streams
 	JetStream  JetStream // persistent streams and the JetStream API (jetstream.go)
+	// FeatureFlags are nats-server's feature flags bus knows
+	// (featureflags.go).
+	FeatureFlags FeatureFlags
 
 	MaxPayload       int64 // largest message payload, in bytes
 	MaxControlLine   int64 // longest protocol line, in bytes

@@ -69,6 +69,8 @@ func keys(c *Config) []key {
 			usage: "the account of the accounts block whose users may make the $SYS requests (default: $SYS)"},
 		{name: "mappings", aliases: []string{"maps"}, value: mappingsValue{&c.Mappings}, fileOnly: true,
 			usage: "subject mappings applied to clients' publishes (file only; see docs/mappings.md)"},
+		{name: "feature_flags", value: featureFlagsValue{&c.FeatureFlags}, fileOnly: true,
+			usage: "nats-server's feature flags bus knows: js_ack_fc_v2 (file only; see docs/api.md)"},
 		{name: "leafnodes", aliases: []string{"leaf"}, value: leafNodesValue{&c.LeafNodes}, fileOnly: true,
 			usage: "hubs to join as a leaf node: remotes with url, credentials or nkey, tls (file only; see bus.example.yaml)"},
 		{name: "websocket", aliases: []string{"ws"}, value: webSocketValue{&c.WebSocket}, fileOnly: true,

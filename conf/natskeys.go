@@ -59,7 +59,6 @@ var unsupportedKeys = map[string]string{
 	"ocsp_cache":               "bus does not check OCSP; " + removeIt,
 	"server_tags":              "bus reports no server tags; " + removeIt,
 	"server_metadata":          "bus reports no server metadata; " + removeIt,
-	"feature_flags":            "bus has none of nats-server's feature flags; " + removeIt,
 	"default_js_domain":        "bus has one JetStream domain, set with jetstream.domain; " + removeIt,
 	"max_closed_clients":       "bus does not size its list of closed connections by this key; " + removeIt,
 	"write_timeout":            "bus always closes a connection whose write takes longer than write_deadline; " + removeIt,

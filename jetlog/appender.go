@@ -13,20 +13,21 @@ const maxBatch = 4096
 
 // appender is the state the appender goroutine owns.
 type appender struct {
-	dd       dedup
-	ttl      ttlIndex // expiries of messages with a Nats-TTL (ttl.go)
-	buf      []byte
-	idx      indexBuilder // index of the active segment
-	staged   []stagedMsg
-	deletes  []uint64 // explicit deletes in the current commit
-	ids      map[string]uint64
-	perSubj  map[string]int64
-	touched  []*subjectState
-	tomb     pendingTomb
-	tombBuf  []byte
-	zbuf     []byte // compressed payload being written (compress.go)
-	lastSync time.Time
-	dirty    bool // bytes written and not synced
+	dd        dedup
+	ttl       ttlIndex // expiries of messages with a Nats-TTL (ttl.go)
+	buf       []byte
+	idx       indexBuilder // index of the active segment
+	staged    []stagedMsg
+	deletes   []uint64 // explicit deletes and subject rollups in the current commit
+	rollFloor uint64   // the highest seq of a RollupAll in the commit (rollup.go)
+	ids       map[string]uint64
+	perSubj   map[string]int64
+	touched   []*subjectState
+	tomb      pendingTomb
+	tombBuf   []byte
+	zbuf      []byte // compressed payload being written (compress.go)
+	lastSync  time.Time
+	dirty     bool // bytes written and not synced
 
 	mark     seqMark   // as last written to seq.mark (noMark for memory streams)
 	markStep uint64    // the current reservation step (see reserve)
@@ -283,7 +284,7 @@ func (l *Log) commit(run []*request) int {
 	ap.deletes = ap.deletes[:0]
 	// The staged messages alias the requests' headers, which the replies
 	// hand back: nothing may look at them after this commit.
-	defer func() { ap.staged, ap.deletes = ap.staged[:0], ap.deletes[:0] }()
+	defer func() { ap.staged, ap.deletes, ap.rollFloor = ap.staged[:0], ap.deletes[:0], 0 }()
 	clear(ap.ids)
 	clear(ap.perSubj)
 	mark := ap.idx.mark()
@@ -307,6 +308,7 @@ func (l *Log) commit(run []*request) int {
 		if r.atomic {
 			undo = l.undoPoint(next, stagedBytes)
 		}
+		rolls := l.rollupMark()
 		for i := range r.msgs {
 			m := &r.msgs[i]
 			ex := &r.expect
@@ -338,7 +340,10 @@ func (l *Log) commit(run []*request) int {
 				mts = max(m.Time.UnixNano(), newest)
 			}
 			newest = mts
-			ap.buf = l.seal.appendRecord(ap.buf, kindMsg, next, mts, m.Subject, m.Header, data, recordFlagsFor(compressed, r.atomic && i < len(r.msgs)-1))
+			l.stageRollup(ex.Rollup, m.Subject, next)
+			// Continued up to the tombstone holding its removals, if any.
+			more := r.atomic && i < len(r.msgs)-1 || l.rolledUp(rolls)
+			ap.buf = l.seal.appendRecord(ap.buf, kindMsg, next, mts, m.Subject, m.Header, data, recordFlagsFor(compressed, more))
 			ap.idx.add(kindMsg, next, mts, off, size, m.Subject, nil)
 			ap.staged = append(ap.staged, stagedMsg{req: r, idx: i, seq: next, ts: mts, off: off, size: uint32(size), id: id})
 			r.acks = append(r.acks, PubAck{Seq: next, TS: mts})
@@ -357,12 +362,16 @@ func (l *Log) commit(run []*request) int {
 			stagedBytes += uint64(size)
 			next++
 		}
+		if l.rolledUp(rolls) { // its tombstone must follow it at once
+			handled = k + 1
+			break
+		}
 	}
 	if len(ap.staged) == 0 && len(ap.deletes) == 0 {
 		return handled
 	}
 	tombLast := next - 1
-	l.encodeTomb(seg, tombLast, ts, ap.deletes)
+	l.encodeTomb(seg, tombLast, ts, ap.deletes, ap.rollFloor)
 	err := error(nil)
 	if tombLast > ap.mark.Reserved {
 		err = l.reserve(tombLast)
@@ -401,6 +410,7 @@ func (l *Log) commit(run []*request) int {
 	for _, seq := range ap.deletes {
 		l.cat.remove(seq)
 	}
+	l.cat.removeBelow(ap.rollFloor) // nothing when 0
 	l.enforceLimits(ap.touched)
 	dead := l.detachDeadLocked()
 	if !ap.dirty {
@@ -524,19 +534,20 @@ func (l *Log) admitChecked(m *Msg, ex *Expect, next, stagedBytes uint64, now int
 
 // encodeTomb appends a tombstone record for the pending removals and the
 // explicit deletes to the commit buffer, if there is anything to say.
-func (l *Log) encodeTomb(seg *segment, last uint64, ts int64, deletes []uint64) {
+func (l *Log) encodeTomb(seg *segment, last uint64, ts int64, deletes []uint64, rollFloor uint64) {
 	ap := &l.ap
 	t := &ap.tomb
-	if t.empty() && len(deletes) == 0 {
+	if t.empty() && len(deletes) == 0 && rollFloor == 0 {
 		return
 	}
+	floor := max(t.floor, rollFloor)
 	n := len(t.seqs)
 	t.seqs = append(t.seqs, deletes...)
 	seqs := slices.Clone(t.seqs) // rare; keeps t.seqs intact if the write fails
 	t.seqs = t.seqs[:n]
 	slices.Sort(seqs)
-	seqs = slices.DeleteFunc(seqs, func(s uint64) bool { return s < t.floor })
-	ap.tombBuf = appendTombstone(ap.tombBuf[:0], t.floor, slices.Compact(seqs))
+	seqs = slices.DeleteFunc(seqs, func(s uint64) bool { return s < floor })
+	ap.tombBuf = appendTombstone(ap.tombBuf[:0], floor, slices.Compact(seqs))
 	p := ap.tombBuf
 	off := seg.size + int64(len(ap.buf))
 	ap.buf = l.seal.appendRecord(ap.buf, kindDelete, last, ts, "", nil, p, 0)

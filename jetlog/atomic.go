@@ -64,11 +64,12 @@ type undoPoint struct {
 	idx         indexMark
 	next        uint64
 	stagedBytes uint64
+	rollup      rollupMark
 }
 
 func (l *Log) undoPoint(next, stagedBytes uint64) undoPoint {
 	ap := &l.ap
-	return undoPoint{staged: len(ap.staged), buf: len(ap.buf), idx: ap.idx.mark(), next: next, stagedBytes: stagedBytes}
+	return undoPoint{staged: len(ap.staged), buf: len(ap.buf), idx: ap.idx.mark(), next: next, stagedBytes: stagedBytes, rollup: l.rollupMark()}
 }
 
 // undo takes r's staged messages out of the commit being built and
@@ -87,6 +88,7 @@ func (l *Log) undo(r *request, u undoPoint) (uint64, uint64) {
 		}
 	}
 	ap.staged = ap.staged[:u.staged]
+	ap.deletes, ap.rollFloor = ap.deletes[:u.rollup.deletes], u.rollup.floor
 	ap.buf = ap.buf[:u.buf]
 	ap.idx.truncate(u.idx)
 	r.acks = r.acks[:0]

@@ -46,7 +46,7 @@ func (l *Log) flushTomb(sync bool) error {
 		seg := l.active()
 		l.ap.buf = l.ap.buf[:0]
 		mark := l.ap.idx.mark()
-		l.encodeTomb(seg, l.cat.last, max(l.opts.Now().UnixNano(), l.cat.lastTS), nil)
+		l.encodeTomb(seg, l.cat.last, max(l.opts.Now().UnixNano(), l.cat.lastTS), nil, 0)
 		if err := l.write(seg, l.ap.buf); err != nil {
 			l.ap.idx.truncate(mark)
 			return err

@@ -96,7 +96,8 @@
 // (the segment-by-segment replay recovery runs, gaps and torn tails), append.go
 // (the append and delete API), queue.go (requests to the appender and
 // its replies), appender.go (the goroutine, group commit),
-// expect.go (preconditions), control.go (roll, tombstones, Close),
+// expect.go (preconditions), atomic.go (AppendAtomic), rollup.go
+// (Expect.Rollup, done in the commit), control.go (roll, tombstones, Close),
 // limits.go, purge.go, read.go, filter.go, catalog.go, section.go,
 // catalogsnap.go, segment.go, segindex.go, seqmark.go (seq.mark),
 // filecache.go (segment files opened on demand), indexcache.go (the bound
@@ -150,7 +151,10 @@
 // (AppendAtomic) and more of it follows in the same write. Every record
 // of a batch but its last has bit 30, so a segment that ends with bit-30
 // records was cut inside a batch, and recovery drops them with the torn
-// tail: a batch is recovered whole or not at all.
+// tail: a batch is recovered whole or not at all. A message stored with
+// a rollup (Expect.Rollup) has bit 30 too, and the commit's tombstone
+// that holds its removals follows it in the same write and ends the run,
+// so a rollup is recovered with its message or not at all.
 //
 // Record kinds (never renumbered):
 //

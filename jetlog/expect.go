@@ -54,6 +54,10 @@ type Expect struct {
 	// pipelining a sequence of appends stores nothing after the first
 	// refusal. A duplicate is no refusal.
 	Group *Group
+	// Rollup removes, in the message's own commit, the older messages it
+	// rolls up (see Rollup); nothing if the message is a duplicate. A
+	// request with a rollup ends its commit.
+	Rollup Rollup
 }
 
 // Group is shared by the appends of one sequence (see Expect.Group). Its

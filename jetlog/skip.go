@@ -47,7 +47,7 @@ func (l *Log) doSkip(next uint64) error {
 	ts := l.cat.lastTS
 	saved := l.ap.tomb.floor
 	l.ap.tomb.floor = skipFloor
-	l.encodeTomb(seg, last, ts, nil)
+	l.encodeTomb(seg, last, ts, nil, 0)
 	if err := l.write(seg, l.ap.buf); err != nil {
 		l.ap.idx.truncate(mark)
 		l.ap.tomb.floor = saved

@@ -74,6 +74,7 @@ func safeDirName(name string) bool {
 func (s *Server) jetstreamOptions(acc *account, cfg *AccountJetStream) jetstream.Options {
 	opts := s.serverJetStreamOptions(s.accountStoreDir(acc.name), s.log.With("component", "jetstream", "account", acc.name))
 	opts.MaxMemory, opts.MaxStorage = cfg.MaxMemory, cfg.MaxStore
+	opts.AccountName = acc.name
 	opts.Account = jetstream.AccountLimits{MaxStreams: cfg.MaxStreams, MaxConsumers: cfg.MaxConsumers, MaxAckPending: cfg.MaxAckPending}
 	return opts
 }

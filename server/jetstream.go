@@ -61,5 +61,6 @@ func (s *Server) serverJetStreamOptions(dir string, log *slog.Logger) jetstream.
 		Batch:                s.opts.JetStreamBatchLimits,
 		Encryption:           s.opts.JetStreamEncryption,
 		MaxPending:           s.opts.MaxPending,
+		AckFormatV2:          s.opts.JetStreamAckFormatV2,
 	}
 }

@@ -70,6 +70,9 @@ type Options struct {
 	// jetstream { cipher, key, prev_encryption_key }); a zero value stores
 	// plaintext. It cannot change on reload.
 	JetStreamEncryption JetStreamEncryption
+	// JetStreamAckFormatV2 gives consumers' deliveries the v2 ack
+	// subjects (nats-server's feature flag js_ack_fc_v2).
+	JetStreamAckFormatV2 bool
 	// StoreFS is the file system the streams' files go through; nil
 	// means the operating system's. It is for fault injection in tests
 	// (a full disk or a read-only directory for one stream).

@@ -3,13 +3,10 @@ package tests
 import (
 	"context"
 	"fmt"
-	"net"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	natsserver "github.com/nats-io/nats-server/v2/server"
 
 	"github.com/bus-dev/bus/server"
 	"github.com/nats-io/nats.go"
@@ -164,24 +161,7 @@ func ephemeralRestartScenario(t *testing.T, url string, restart func()) []string
 
 func TestEphemeralConsumersSurviveRestartMatchesReference(t *testing.T) {
 	t.Parallel()
-	refDir := t.TempDir()
-	ref := startReferenceWith(t, func(o *natsserver.Options) { o.JetStream, o.StoreDir = true, refDir })
-	refOut := ephemeralRestartScenario(t, ref.ClientURL(), func() {
-		port := ref.Addr().(*net.TCPAddr).Port
-		ref.Shutdown()
-		ref.WaitForShutdown()
-		ref = startReferenceWith(t, func(o *natsserver.Options) { o.JetStream, o.StoreDir, o.Port = true, refDir, port })
-	})
-
-	busDir := t.TempDir()
-	bus := startJSAt(t, busDir)
-	t.Cleanup(func() { shutdown(t, bus) })
-	addr := bus.Addr().String()
-	busOut := ephemeralRestartScenario(t, busURL(bus), func() {
-		shutdown(t, bus)
-		bus = startJSOn(t, addr, busDir)
-	})
-	sameOutcomes(t, refOut, busOut)
+	sameAcrossRestart(t, ephemeralRestartScenario)
 }
 
 // An ephemeral consumer kept across a restart keeps its owner, as a

@@ -117,11 +117,15 @@ func copiedMsgs(t *testing.T, ctx context.Context, s jetstream.Stream) string {
 		e := ""
 		for _, k := range names {
 			if k == "Nats-Stream-Source" {
-				// The reference's origin names its stream's identity in
-				// the create response, and its sourcing adds it as a
-				// sixth field; bus's API does not name it.
+				// The origin names its stream's identity in the create
+				// response, and sourcing adds it as a sixth field: its
+				// length here, its value depends on the creation time.
 				f := strings.Fields(m.Header.Get(k))
-				e += "[" + strings.Join(f[:min(len(f), 5)], " ") + "]"
+				e += "[" + strings.Join(f[:min(len(f), 5)], " ")
+				if len(f) > 5 {
+					e += fmt.Sprintf(" <identity of %d>", len(f[5]))
+				}
+				e += "]"
 			} else {
 				e += "[" + k + "=" + m.Header.Get(k) + "]"
 			}
@@ -272,5 +276,110 @@ func TestExternalSourcesMatchReference(t *testing.T) {
 	t.Parallel()
 	ref := externalScenario(t, "nats://"+startReferenceDomain(t, "hub").Addr().String())
 	got := externalScenario(t, busURL(startBus(t, server.Options{JetStream: true, JetStreamDomain: "hub"})))
+	sameOutcomes(t, ref, got)
+}
+
+// externalRecreateScenario: the origin of an external source is deleted
+// and made again; the source finds its identity changed (API level 5)
+// and copies the new origin from its start, beside what it copied of
+// the old one.
+func externalRecreateScenario(t *testing.T, url string) []string {
+	t.Helper()
+	js, ctx := scenarioJS(t, url, 2*time.Minute)
+	bridgeAPI(t, url, farAPI)
+	var out []string
+	originCfg := jetstream.StreamConfig{Name: "ORIGIN", Subjects: []string{"o.>"}}
+	_, o := createOutcome(ctx, js, originCfg)
+	out = append(out, o)
+	src, o := createOutcome(ctx, js, jetstream.StreamConfig{Name: "SRC", Sources: []*jetstream.StreamSource{{Name: "ORIGIN", External: external("")}}})
+	out = append(out, o)
+	publish := func(data ...string) {
+		for _, d := range data {
+			if _, err := js.Publish(ctx, "o.a", []byte(d)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	waitMsgs := func(n uint64) {
+		deadline := time.Now().Add(time.Minute)
+		for {
+			info, err := src.Info(ctx)
+			if err == nil && info.State.Msgs >= n || time.Now().After(deadline) {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	publish("old1", "old2", "old3")
+	waitMsgs(3)
+	if err := js.DeleteStream(ctx, "ORIGIN"); err != nil {
+		t.Fatal(err)
+	}
+	_, o = createOutcome(ctx, js, originCfg)
+	out = append(out, "again: "+o)
+	publish("new1", "new2")
+	waitMsgs(5)
+	out = append(out, "source: "+copiedMsgs(t, ctx, src))
+	return out
+}
+
+func TestExternalSourceRecreatedOriginMatchesReference(t *testing.T) {
+	t.Parallel()
+	ref := externalRecreateScenario(t, "nats://"+startReferenceDomain(t, "hub").Addr().String())
+	got := externalRecreateScenario(t, busURL(startBus(t, server.Options{JetStream: true, JetStreamDomain: "hub"})))
+	sameOutcomes(t, ref, got)
+}
+
+// externalRetireScenario: a stream update removes two external sources,
+// one of a limits origin and one of a work queue. The work queue's
+// sourcing consumer (durable, acked by flow control) is shown and is
+// deleted at once; the limits origin's (direct, under a suffixed name)
+// is not shown, as the reference's direct consumers are not, and is left
+// to its inactive threshold.
+func externalRetireScenario(t *testing.T, url string) []string {
+	t.Helper()
+	js, ctx := scenarioJS(t, url, 2*time.Minute)
+	bridgeAPI(t, url, farAPI)
+	var out []string
+	for _, cfg := range []jetstream.StreamConfig{
+		{Name: "LIMO", Subjects: []string{"lim.>"}},
+		{Name: "WQO", Subjects: []string{"wq.>"}, Retention: jetstream.WorkQueuePolicy},
+	} {
+		_, o := createOutcome(ctx, js, cfg)
+		out = append(out, o)
+	}
+	for _, subj := range []string{"lim.a", "wq.a"} {
+		if _, err := js.Publish(ctx, subj, []byte("m")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srcCfg := jetstream.StreamConfig{Name: "SRC", Subjects: []string{"own.>"}, Sources: []*jetstream.StreamSource{
+		{Name: "LIMO", External: external("")}, {Name: "WQO", External: external("")}}}
+	src, o := createOutcome(ctx, js, srcCfg)
+	out = append(out, o)
+	count := func(name string) int { return consumerCount(t, ctx, js, name) }
+	poll := func(done func() bool) {
+		for deadline := time.Now().Add(20 * time.Second); !done() && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	poll(func() bool {
+		info, err := src.Info(ctx)
+		return err == nil && info.State.Msgs == 2 && count("WQO") == 1
+	})
+	out = append(out, fmt.Sprintf("copying: LIMO %d consumers, WQO %d", count("LIMO"), count("WQO")))
+	srcCfg.Sources = nil
+	if _, err := js.UpdateStream(ctx, srcCfg); err != nil {
+		t.Fatal(err)
+	}
+	poll(func() bool { return count("WQO") == 0 })
+	out = append(out, fmt.Sprintf("after the update: LIMO %d consumers, WQO %d", count("LIMO"), count("WQO")))
+	return out
+}
+
+func TestExternalSourceRemovedMatchesReference(t *testing.T) {
+	t.Parallel()
+	ref := externalRetireScenario(t, "nats://"+startReferenceDomain(t, "hub").Addr().String())
+	got := externalRetireScenario(t, busURL(startBus(t, server.Options{JetStream: true, JetStreamDomain: "hub"})))
 	sameOutcomes(t, ref, got)
 }

@@ -58,21 +58,7 @@ func publishN(t *testing.T, ctx context.Context, js jetstream.JetStream, from, t
 // and for a mirror at the seq that is its payload + 1.
 func exactlyOnce(t *testing.T, ctx context.Context, st jetstream.Stream, n int, mirror bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second) // a few back-offs
-	for {
-		info, err := st.Info(ctx)
-		if err == nil && info.State.Msgs == uint64(n) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s holds %d messages, want %d", info.Config.Name, info.State.Msgs, n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	info := waitStreamMsgs(t, ctx, st, n)
 	seen := map[string]bool{}
 	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
 		m, err := st.GetMsg(ctx, seq)
@@ -178,8 +164,10 @@ func TestExternalSourceThroughOwnDomain(t *testing.T) {
 }
 
 // TestExternalSourceOriginComesBack: when the origin is deleted the
-// copies show it and keep trying; when it is back (restored with what it
-// held, then more) they go on after the last message they stored.
+// copies show it and keep trying; when it is made again (with what it
+// held, then more) the mirror goes on after the last seq it stored, and
+// the source, which finds the origin's identity changed, starts over and
+// copies all of the new origin, as the reference's (sourceidentity.go).
 func TestExternalSourceOriginComesBack(t *testing.T) {
 	t.Parallel()
 	s := startBus(t, server.Options{JetStream: true, JetStreamDomain: "hub"})
@@ -205,10 +193,49 @@ func TestExternalSourceOriginComesBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	publishN(t, ctx, js, 0, 15)
-	exactlyOnce(t, ctx, src, 15, false)
 	exactlyOnce(t, ctx, mir, 15, true)
+	// The old origin's 0..9, then the new one's 0..14.
+	copiedInOrder(t, ctx, src, 25, func(i int) string {
+		if i < 10 {
+			return fmt.Sprint(i)
+		}
+		return fmt.Sprint(i - 10)
+	})
 	waitNoSourceError(t, ctx, src)
 	waitNoSourceError(t, ctx, mir)
+}
+
+// waitStreamMsgs waits (a few sourcing back-offs) for st to hold n
+// messages and returns its info.
+func waitStreamMsgs(t *testing.T, ctx context.Context, st jetstream.Stream, n int) *jetstream.StreamInfo {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		info, err := st.Info(ctx)
+		if err == nil && info.State.Msgs == uint64(n) {
+			return info
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s holds %d messages, want %d", info.Config.Name, info.State.Msgs, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// copiedInOrder waits for st to hold n messages and checks that the
+// i-th holds want(i).
+func copiedInOrder(t *testing.T, ctx context.Context, st jetstream.Stream, n int, want func(int) string) {
+	t.Helper()
+	info := waitStreamMsgs(t, ctx, st, n)
+	for i := range n {
+		m, err := st.GetMsg(ctx, info.State.FirstSeq+uint64(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(m.Data) != want(i) {
+			t.Fatalf("%s: message %d holds %q, want %q", info.Config.Name, i, m.Data, want(i))
+		}
+	}
 }
 
 // TestExternalSourceUnansweredPrefix: a prefix nobody answers shows in

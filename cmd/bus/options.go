@@ -29,6 +29,7 @@ func options(cfg conf.Config, log *slog.Logger) server.Options {
 		JetStreamLimits:       jetstreamLimits(cfg.JetStream.Limits),
 		JetStreamBatchLimits:  jetstreamBatchLimits(cfg.JetStream.Limits.Batch),
 		JetStreamEncryption:   server.JetStreamEncryption{Cipher: cfg.JetStream.Cipher, Key: cfg.JetStream.Key, PrevKey: cfg.JetStream.PrevKey},
+		JetStreamAckFormatV2:  cfg.FeatureFlags.JSAckFormatV2,
 		MaxPayload:            int(cfg.MaxPayload), // at most 64MB, checked by conf
 		MaxControlLine:        int(cfg.MaxControlLine),
 		MaxConnections:        cfg.MaxConnections,

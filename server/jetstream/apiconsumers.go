@@ -95,6 +95,10 @@ func (svc *Service) consumerCreate(r apiRequest, kind createSubject, streamName,
 	if e := nameFromSubject(kind, name, &cfg); e != nil {
 		return nil, e
 	}
+	ident, e := st.adaptSourcingConsumer(&cfg, r.hdr)
+	if e != nil {
+		return nil, e
+	}
 	if cfg.Name == "" && cfg.Durable == "" {
 		cfg.Name = nuid.Next()
 	}
@@ -117,11 +121,19 @@ func (svc *Service) consumerCreate(r apiRequest, kind createSubject, streamName,
 	if cfg.LagAlert != nil {
 		svc.watchLag()
 	}
-	info := c.info(typeConsumerCreate)
-	if existed {
-		return info, nil
+	if existed && cfg.Sourcing && cfg.Durable != "" { // a new one starts where its policy says
+		if e := c.restartSourcing(); e != nil {
+			return nil, e
+		}
 	}
-	return followedBy{info, func() { svc.sh.adviseConsumer(st.name, cfg.Name, actionCreate) }}, nil
+	var resp any = c.info(typeConsumerCreate)
+	if ident != "" {
+		resp = headedResponse{resp, statusHeader("", "Nats-Stream-Identity", ident)}
+	}
+	if existed {
+		return resp, nil
+	}
+	return followedBy{resp, func() { svc.sh.adviseConsumer(st.name, cfg.Name, actionCreate) }}, nil
 }
 
 func (svc *Service) consumerInfo(streamName, name string) (any, *apiError) {
@@ -171,5 +183,5 @@ func (svc *Service) consumersFor(r apiRequest, streamName string) ([]*consumer, 
 	if e != nil {
 		return nil, 0, e
 	}
-	return st.sortedConsumers(), req.Offset, nil
+	return st.publicConsumers(), req.Offset, nil
 }

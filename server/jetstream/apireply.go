@@ -28,6 +28,7 @@ func (svc *Service) replyTo(reply, typ string) apiReply {
 //     request's own shape (STREAM.INFO's carries its paging fields).
 //   - A resp that is a followedBy is sent, then its then runs: what must
 //     come after the response (advisories, a snapshot's chunks).
+//   - A resp that is a headedResponse is sent with its header block.
 //   - Without a reply subject nothing is sent, but an error is counted
 //     and a follow-up still runs, as the request was carried out.
 //   - (nil, nil) sends nothing.
@@ -42,8 +43,12 @@ func (a apiReply) send(resp any, e *apiError) {
 			resp = apiResponse{Type: a.typ, Error: e}
 		}
 	}
+	var hdr []byte
+	if h, ok := resp.(headedResponse); ok {
+		resp, hdr = h.resp, h.hdr
+	}
 	if resp != nil {
-		a.svc.respond(a.to, resp)
+		a.svc.respond(a.to, hdr, resp)
 	}
 	if then != nil {
 		then()
@@ -56,9 +61,17 @@ type followedBy struct {
 	then func()
 }
 
+// headedResponse is a response sent with a header block (a sourcing
+// consumer's create names the stream's identity in one); it may be
+// wrapped in a followedBy.
+type headedResponse struct {
+	resp any
+	hdr  []byte
+}
+
 // respond marshals v to JSON and publishes it to reply, for the audit
 // too; only send calls it.
-func (svc *Service) respond(reply string, v any) {
+func (svc *Service) respond(reply string, hdr []byte, v any) {
 	if reply == "" {
 		return
 	}
@@ -67,7 +80,7 @@ func (svc *Service) respond(reply string, v any) {
 		svc.sh.log.Error("encode api response", "err", err)
 		return
 	}
-	svc.sh.core.Publish(reply, "", nil, b)
+	svc.sh.core.Publish(reply, "", hdr, b)
 	svc.audit(reply, b)
 }
 

@@ -11,11 +11,13 @@ import (
 // commitBatch checks a committed batch message by message, in the
 // reference's order, and stores it whole (jetlog.AppendAtomic); the
 // preconditions that depend on what the stream holds are checked by the
-// appender where the batch gets its seqs. Only the commit is acked, with
-// the last seq, the batch id and its size.
+// appender where the batch gets its seqs, and a Nats-Rollup is done in
+// the batch's own commit (jetlog.Expect.Rollup), so a crash leaves the
+// stream as before the batch or as after it, rollups included, never in
+// between. Only the commit is acked, with the last seq, the batch id
+// and its size.
 func (st *stream) commitBatch(p *pub, id string, msgs []jetlog.Msg, cfg streamConfig) {
 	expects := make([]jetlog.Expect, len(msgs))
-	var rollups []batchRollup
 	written := map[string]bool{} // subjects earlier messages of the batch write
 	totals := map[string]*big.Int{}
 	if cfg.AllowMsgCounter {
@@ -26,7 +28,7 @@ func (st *stream) commitBatch(p *pub, id string, msgs []jetlog.Msg, cfg streamCo
 	lastSeq := st.log.State().LastSeq
 	for i := range msgs {
 		m := &msgs[i]
-		e := st.checkBatchMsg(m, i, &expects[i], &rollups, written, totals, lastSeq, cfg)
+		e := st.checkBatchMsg(m, i, &expects[i], written, totals, lastSeq, cfg)
 		if e != nil {
 			st.ackError(p.reply, e)
 			return
@@ -45,15 +47,6 @@ func (st *stream) commitBatch(p *pub, id string, msgs []jetlog.Msg, cfg streamCo
 		st.ackError(p.reply, storeError(err))
 		return
 	}
-	for _, r := range rollups {
-		purge := jetlog.PurgeOptions{Seq: acks[r.index].Seq}
-		if r.subject {
-			purge.Subject = msgs[r.index].Subject
-		}
-		if _, perr := st.log.Purge(purge); perr != nil {
-			st.sh.log.Error("rollup purge", "stream", st.name, "seq", purge.Seq, "err", perr)
-		}
-	}
 	last := acks[len(acks)-1]
 	if p.reply != "" {
 		b := appendPubAck(make([]byte, 0, 128), st.name, st.sh.domain, last)
@@ -71,17 +64,10 @@ func (st *stream) commitBatch(p *pub, id string, msgs []jetlog.Msg, cfg streamCo
 	}
 }
 
-// batchRollup is a batch message with Nats-Rollup, applied once the
-// batch is stored.
-type batchRollup struct {
-	index   int
-	subject bool // "sub"; else "all"
-}
-
 // checkBatchMsg checks message i of a batch, given the subjects the
 // batch wrote before it and the stream's last seq before the batch, and
 // fills in its expect. A counter's increment becomes its total here.
-func (st *stream) checkBatchMsg(m *jetlog.Msg, i int, ex *jetlog.Expect, rollups *[]batchRollup, written map[string]bool, totals map[string]*big.Int, lastSeq uint64, cfg streamConfig) *apiError {
+func (st *stream) checkBatchMsg(m *jetlog.Msg, i int, ex *jetlog.Expect, written map[string]bool, totals map[string]*big.Int, lastSeq uint64, cfg streamConfig) *apiError {
 	hdr := m.Header
 	if jetlog.HeaderValue(hdr, "Nats-Expected-Last-Msg-Id") != nil {
 		return newAPIError(400, 10177, "atomic publish unsupported header used: Nats-Expected-Last-Msg-Id")
@@ -154,7 +140,10 @@ func (st *stream) checkBatchMsg(m *jetlog.Msg, i int, ex *jetlog.Expect, rollups
 		case kind != "sub" && kind != "all":
 			return newAPIError(500, 10111, "rollup value invalid: %q", kind)
 		}
-		*rollups = append(*rollups, batchRollup{index: i, subject: kind == "sub"})
+		ex.Rollup = jetlog.RollupAll
+		if kind == "sub" {
+			ex.Rollup = jetlog.RollupSubject
+		}
 	}
 	return nil
 }

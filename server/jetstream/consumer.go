@@ -39,11 +39,11 @@ type consumer struct {
 
 	pulls   chan pullMsg
 	acks    chan ackMsg
-	kick    chan struct{}     // capacity 1: new messages or interest changed
-	fcDone  chan struct{}     // capacity 1: a flow-control answer arrived
-	pause   chan time.Time    // a pause (or, zero, a resume) from the API
-	resets  chan resetRequest // a reset from the API (reset.go)
-	unpin   chan string       // a group to unpin, from the API; nil without priority groups
+	kick    chan struct{}          // capacity 1: new messages or interest changed
+	fcDone  chan flowControlAnswer // answers to flow-control requests
+	pause   chan time.Time         // a pause (or, zero, a resume) from the API
+	resets  chan resetRequest      // a reset from the API (reset.go)
+	unpin   chan string            // a group to unpin, from the API; nil without priority groups
 	stop    chan struct{}
 	done    chan struct{}
 	subs    []Subscription
@@ -115,7 +115,7 @@ func startConsumer(sh *shared, stream string, cs consumerStart) (*consumer, erro
 		pulls:     make(chan pullMsg, 256),
 		acks:      make(chan ackMsg, 4096),
 		kick:      make(chan struct{}, 1),
-		fcDone:    make(chan struct{}, 1),
+		fcDone:    make(chan flowControlAnswer, 8),
 		pause:     make(chan time.Time),
 		resets:    make(chan resetRequest),
 		stop:      make(chan struct{}),
@@ -135,9 +135,11 @@ func startConsumer(sh *shared, stream string, cs consumerStart) (*consumer, erro
 			return nil, err
 		}
 	}
+	subjects := newAckSubjects(sh.domain, sh.account, stream, c.name, sh.ackV2)
 	m := newMachine(machineConfig{
 		stream: stream, cfg: cs.cfg, src: cs.src, ledger: cs.ledger, random: sh.random,
 		now: sh.now(), start: start, initial: initial, maxMsgSize: int(cs.src.log.Config().MaxMsgSize),
+		subjects: subjects,
 	})
 	c.next, c.initial, c.groups = start, len(initial)+m.groups.numHeld(), m.groups
 	if p := cs.cfg.PauseUntil; p != nil {
@@ -145,10 +147,16 @@ func startConsumer(sh *shared, stream string, cs consumerStart) (*consumer, erro
 	}
 	subs := []consumerSub{
 		{apiPrefix + "CONSUMER.MSG.NEXT." + stream + "." + c.name, c.capturePull},
-		{"$JS.ACK." + stream + "." + c.name + ".>", c.captureAck},
+	}
+	if cs.cfg.AckPolicy != AckFlowControl { // acked by flow control alone
+		for _, s := range subjects.ackSubs {
+			subs = append(subs, consumerSub{s, c.captureAck})
+		}
 	}
 	if cs.cfg.DeliverSubject != "" {
-		subs = append(subs, consumerSub{"$JS.FC." + stream + "." + c.name + ".>", c.captureFlowControl})
+		for _, s := range subjects.fcSubs {
+			subs = append(subs, consumerSub{s, c.captureFlowControl})
+		}
 	}
 	for _, s := range subs {
 		sub, err := sh.core.SubscribeRequests(s.subject, s.h)
@@ -260,11 +268,18 @@ func (c *consumer) captureAck(from Rights, subject, reply []byte, hdr int, msg [
 	return true
 }
 
-// captureFlowControl is the push subscriber's answer to a flow-control
-// request.
-func (c *consumer) captureFlowControl(_ Rights, _, _ []byte, _ int, _ []byte) bool {
+// captureFlowControl queues the push subscriber's answer to a
+// flow-control request (client reader goroutine).
+func (c *consumer) captureFlowControl(_ Rights, subject, _ []byte, hdr int, msg []byte) bool {
+	var h []byte
+	if hdr > 0 {
+		h = msg[:hdr]
+	}
+	// Never blocks: an answer that finds the queue full is dropped, and
+	// the next idle heartbeat names the request again (Nats-Consumer-
+	// Stalled), so it is answered again.
 	select {
-	case c.fcDone <- struct{}{}:
+	case c.fcDone <- parseFlowControlAnswer(subject, h):
 	default:
 	}
 	return true
@@ -305,8 +320,8 @@ func (c *consumer) run(m *machine) {
 			now := c.sh.now()
 			a = m.Acks(acks, now)
 			c.lastAcked.Store(now.UnixNano())
-		case <-c.fcDone:
-			a = m.FlowControlReply(c.sh.now())
+		case fc := <-c.fcDone:
+			a = m.FlowControlReply(fc, c.sh.now())
 		case <-c.kick:
 			a = m.Stored(c.sh.now())
 		case <-timer.C:

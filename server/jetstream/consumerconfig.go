@@ -61,6 +61,10 @@ type consumerConfig struct {
 	PriorityGroups []string       `json:"priority_groups,omitempty"`
 	PriorityPolicy PriorityPolicy `json:"priority_policy,omitempty"`
 	PinnedTTL      int64          `json:"priority_timeout,omitempty"`
+	// Direct and Sourcing mark the consumer a sourcing stream makes on
+	// its origin (sourcingconsumer.go).
+	Direct   bool `json:"direct,omitempty"`
+	Sourcing bool `json:"sourcing,omitempty"`
 
 	// bus extensions, prefixed so no future NATS field can clash (see
 	// docs/api.md).
@@ -174,6 +178,9 @@ func (c *consumerConfig) normalize(scfg streamConfig) *apiError {
 	if c.AckWait < 0 {
 		return newAPIError(400, 10183, "consumer ack wait needs to be positive")
 	}
+	if e := c.checkAckFlowControl(); e != nil { // its defaults first, as the reference's
+		return e
+	}
 	if e := c.checkMode(); e != nil {
 		return e
 	}
@@ -222,7 +229,7 @@ func (c *consumerConfig) normalize(scfg streamConfig) *apiError {
 			return errLastPerSubjectNeedsFilter()
 		}
 	}
-	if c.AckPolicy != AckNone {
+	if c.AckPolicy != AckNone && c.AckPolicy != AckFlowControl {
 		if len(c.BackOff) > 0 {
 			c.AckWait = c.BackOff[0]
 		}
@@ -259,10 +266,13 @@ func (c *consumerConfig) normalize(scfg streamConfig) *apiError {
 	if !c.isDurable() && c.InactiveThreshold == 0 {
 		c.InactiveThreshold = int64(defaultEphemeralInactive)
 	}
-	if scfg.Retention == jetlog.RetentionWorkQueue && c.AckPolicy != AckExplicit {
-		return errWorkQueueAckExplicit()
+	if scfg.Retention == jetlog.RetentionWorkQueue && !c.sourcing() && c.AckPolicy != AckExplicit && c.AckPolicy != AckFlowControl {
+		if c.DeliverSubject == "" && c.AckPolicy == AckNone {
+			return errWorkQueueAckExplicit()
+		}
+		return newAPIError(400, 10098, "workqueue stream requires explicit ack")
 	}
-	if scfg.Retention == jetlog.RetentionWorkQueue && c.DeliverPolicy != DeliverAll {
+	if scfg.Retention == jetlog.RetentionWorkQueue && !c.sourcing() && c.DeliverPolicy != DeliverAll {
 		return newAPIError(400, 10101, "consumer must be deliver all on workqueue stream")
 	}
 	return c.checkDeadLetterSubject(scfg)

@@ -26,7 +26,17 @@
 // flow-control answers) and what the stream and the core signal (new
 // messages, interest on the deliver subject), carries out the actions,
 // and arms one timer for the earliest deadline. An idle consumer is a
-// goroutine asleep in select with no timer: it costs no CPU.
+// goroutine asleep in select with no timer: it costs no CPU. It takes
+// acks and flow-control answers in both subject forms (ackformat.go);
+// ack policy flow_control acks by those answers (ackflowcontrol.go).
+//
+// # Sourcing
+//
+// sourcing.go copies an origin of this server into a mirror or source;
+// sourceexternal*.go reaches an origin through the API at a prefix, with
+// stream identity (sourceidentity.go) and the deliver-prefix check
+// (sourceprefix.go). As an origin, sourcingconsumer.go answers a
+// sourcing stream's consumer create (ADR-60).
 //
 // # Goroutines
 //

@@ -59,7 +59,8 @@ type actions struct {
 type machine struct {
 	stream, name string
 	cfg          consumerConfig
-	ackBase      string // "$JS.ACK.<stream>.<consumer>."
+	ackBase      string // "$JS.ACK.<stream>.<consumer>." or its v2 form (ackformat.go)
+	fcBase       string // "$JS.FC.<stream>.<consumer>." or its v2 form
 	src          source
 	ledger       ledger
 	random       func() float64 // in [0, 1), for back-off jitter
@@ -156,14 +157,20 @@ type machineConfig struct {
 	// maxMsgSize is the stream's max_msg_size (0: none): a push rate
 	// limit's burst.
 	maxMsgSize int
+	// subjects are the ack and flow-control subjects (ackformat.go).
+	subjects ackSubjects
 }
 
 func newMachine(mc machineConfig) *machine {
+	if mc.subjects.ackBase == "" {
+		mc.subjects = newAckSubjects("", "", mc.stream, mc.cfg.Name, false)
+	}
 	m := &machine{
 		stream:     mc.stream,
 		name:       mc.cfg.Name,
 		cfg:        mc.cfg,
-		ackBase:    "$JS.ACK." + mc.stream + "." + mc.cfg.Name + ".",
+		ackBase:    mc.subjects.ackBase,
+		fcBase:     mc.subjects.fcBase,
 		src:        mc.src,
 		ledger:     mc.ledger,
 		random:     mc.random,
@@ -220,9 +227,20 @@ func (m *machine) Stored(now time.Time) actions { return m.step(now) }
 func (m *machine) Interest(now time.Time) actions { return m.step(now) }
 
 // FlowControlReply is the push subscriber's answer to a flow-control
-// request: delivery resumes.
-func (m *machine) FlowControlReply(now time.Time) actions {
+// request: delivery resumes. An answer to an earlier request is stale,
+// as the reference ignores it. With ack policy flow_control the answer
+// acks what it says the sourcer stored (ackflowcontrol.go).
+func (m *machine) FlowControlReply(a flowControlAnswer, now time.Time) actions {
+	if !m.fcPending || a.subject != m.fcReply {
+		return m.step(now)
+	}
 	m.fcPending, m.fcBytes = false, 0
+	if m.cfg.AckPolicy == AckFlowControl && a.lastStream > 0 {
+		// Never past what was delivered: a work queue would drop the rest.
+		seq := min(a.lastStream, m.ledger.Info().Delivered.Stream)
+		m.lastActive = now
+		m.applyAcks([]ackMsg{{seq: seq, kind: ackAck}}, now)
+	}
 	return m.step(now)
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -62,27 +63,33 @@ func parseAck(seq uint64, body []byte, reply string) ackMsg {
 	return a
 }
 
-// parseAckSubject reads the stream seq from
-// $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>
-// (exactly nine tokens) without splitting it: it runs for every ack, on
-// the reader goroutine (see BenchmarkParseAck).
+// parseAckSubject reads the stream seq from an ack subject in either
+// form (ackformat.go): v1, exactly nine tokens, the seq the sixth; v2,
+// eleven or more, the seq the eighth. It does not split the subject: it
+// runs for every ack, on the reader goroutine (see BenchmarkParseAck).
 func parseAckSubject[S string | []byte](subject S) (uint64, bool) {
 	tokens, start := 0, 0
-	var seq S
+	var v1, v2 S
 	for i := 0; i <= len(subject); i++ {
 		if i < len(subject) && subject[i] != '.' {
 			continue
 		}
-		if tokens == 5 {
-			seq = subject[start:i]
+		switch tokens {
+		case 5:
+			v1 = subject[start:i]
+		case 7:
+			v2 = subject[start:i]
 		}
 		tokens++
 		start = i + 1
 	}
-	if tokens != 9 {
-		return 0, false
+	switch {
+	case tokens == 9:
+		return parseDecimal(v1)
+	case tokens >= 11:
+		return parseDecimal(v2)
 	}
-	return parseDecimal(seq)
+	return 0, false
 }
 
 // parseDecimal is strconv.ParseUint(s, 10, 64) without the conversion
@@ -154,8 +161,18 @@ func (m *machine) acksLocked(s *jetlog.ConsumerState) {
 		switch a.kind {
 		case ackAck, ackNext:
 			switch {
-			case m.cfg.AckPolicy == AckAll:
+			case m.cfg.AckPolicy == AckAll || m.cfg.AckPolicy == AckFlowControl:
+				// Every pending seq up to it is acked: retention hears of
+				// each (interest and work-queue streams drop them).
+				from := len(m.act.acked)
+				for seq := range s.Pending {
+					if seq <= a.seq {
+						m.act.acked = append(m.act.acked, seq)
+					}
+				}
+				slices.Sort(m.act.acked[from:])
 				s.AckAll(a.seq)
+				continue
 			case m.groups != nil:
 				m.sampler.ackedLocked(m, s, a.seq, m.scratch.ackNow)
 				if _, left := m.releaseLocked(s, a.seq, m.scratch.ackNow); !left {

@@ -195,7 +195,13 @@ func (m *machine) gather(r *pullRequest, now time.Time) (msgs []jetlog.Msg, from
 	if m.takesTurns(r) {
 		limit = 1 // several pulls wait: one message each, in turn (see deliver)
 	}
-	for len(msgs) < limit {
+	// A push batch with flow control ends where the window fills, so its
+	// request goes out there (flowControl) however much is queued.
+	fcLeft := -1
+	if r == m.push && m.cfg.FlowControl {
+		fcLeft = max(flowControlWindow-m.fcBytes, 1)
+	}
+	for len(msgs) < limit && fcLeft != 0 {
 		want := limit - len(msgs)
 		if room >= 0 {
 			want = max(min(want, room), 1)
@@ -228,6 +234,9 @@ func (m *machine) gather(r *pullRequest, now time.Time) (msgs []jetlog.Msg, from
 			room--
 		}
 		budget -= size
+		if fcLeft > 0 {
+			fcLeft = max(fcLeft-len(msg.Subject)-len(msg.Header)-len(msg.Data), 0)
+		}
 		msgs = append(msgs, msg)
 		froms = append(froms, from)
 	}
@@ -490,7 +499,7 @@ func (m *machine) redeliveryWait(deliveries uint64) time.Duration {
 	if b := m.cfg.BackOff; len(b) > 0 {
 		return time.Duration(b[min(int(max(deliveries, 1))-1, len(b)-1)])
 	}
-	return time.Duration(m.cfg.AckWait)
+	return ledgerAckWait(m.cfg)
 }
 
 // jitter spreads d by up to the configured fraction either way.

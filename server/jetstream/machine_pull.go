@@ -143,9 +143,9 @@ func (m *machine) expirePulls(now time.Time) {
 // that have had nothing for their heartbeat interval.
 func (m *machine) heartbeat(now time.Time) {
 	var hb []byte
-	beat := func(r *pullRequest, stalled string) {
+	beat := func(r *pullRequest, stalled string) bool {
 		if r.heartbeat <= 0 || now.Before(r.lastSent.Add(r.heartbeat)) {
-			return
+			return false
 		}
 		r.lastSent = now
 		if hb == nil || stalled != "" {
@@ -164,6 +164,7 @@ func (m *machine) heartbeat(now time.Time) {
 			hb = statusHeader("100 Idle Heartbeat", kv...)
 		}
 		m.status(r.reply, hb)
+		return true
 	}
 	for _, r := range m.waiting {
 		beat(r, "")
@@ -173,7 +174,9 @@ func (m *machine) heartbeat(now time.Time) {
 		if m.fcPending {
 			stalled = m.fcReply
 		}
-		beat(m.push, stalled)
+		if beat(m.push, stalled) && m.needsFlowControlAck(true) {
+			m.askFlowControl() // what is pending gets acked (ackflowcontrol.go)
+		}
 	}
 }
 
@@ -218,13 +221,9 @@ func (m *machine) flowControl(sent []jetlog.Msg) {
 	for _, msg := range sent {
 		m.fcBytes += len(msg.Subject) + len(msg.Header) + len(msg.Data)
 	}
-	if m.fcBytes < flowControlWindow {
-		return
+	if m.fcBytes >= flowControlWindow || m.needsFlowControlAck(false) {
+		m.askFlowControl()
 	}
-	m.fcPending = true
-	m.fcCount++
-	m.fcReply = "$JS.FC." + m.stream + "." + m.name + "." + strconv.FormatUint(m.fcCount, 36)
-	m.act.out = append(m.act.out, outMsg{to: m.push.reply, reply: m.fcReply, hdr: statusHeader("100 FlowControl Request")})
 }
 
 // pullSizer sizes messages against a pull's max_bytes as the reference

@@ -186,7 +186,7 @@ func (h *harness) run(t *testing.T, line string) string {
 		for i, b := range cfg.BackOff {
 			backoff[i] = time.Duration(b)
 		}
-		h.led = newMemLedger(jetlog.NewConsumerState(time.Duration(cfg.AckWait), backoff, h.clock))
+		h.led = newMemLedger(jetlog.NewConsumerState(ledgerAckWait(cfg), backoff, h.clock))
 		start := max(cfg.OptStartSeq, 1)
 		if cfg.DeliverPolicy == DeliverNew {
 			start = h.src.LastSeq() + 1
@@ -261,8 +261,16 @@ func (h *harness) run(t *testing.T, line string) string {
 		subject, onOff, _ := strings.Cut(rest, " ")
 		h.src.deaf[subject] = onOff == "off"
 		return h.render(h.m.Interest(h.now))
-	case "fc":
-		return h.render(h.m.FlowControlReply(h.now))
+	case "fc": // answers the latest request, with a last stream seq if given
+		a := flowControlAnswer{subject: h.m.fcReply}
+		if rest != "" {
+			n, err := strconv.ParseUint(rest, 10, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			a.lastStream = n
+		}
+		return h.render(h.m.FlowControlReply(a, h.now))
 	case "close":
 		return h.render(h.m.Close(rest))
 	case "unpin":

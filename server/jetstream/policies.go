@@ -13,14 +13,17 @@ import (
 // AckPolicy says which deliveries need an ack.
 type AckPolicy uint8
 
-// Ack policies, in JSON "none", "all", "explicit".
+// Ack policies, in JSON "none", "all", "explicit", "flow_control" (API
+// level 4, ackflowcontrol.go: acked as all is, by the answers to flow
+// control).
 const (
 	AckNone AckPolicy = iota
 	AckAll
 	AckExplicit
+	AckFlowControl
 )
 
-var ackPolicyNames = []string{"none", "all", "explicit"}
+var ackPolicyNames = []string{"none", "all", "explicit", "flow_control"}
 
 func (p AckPolicy) String() string               { return policyName(ackPolicyNames, uint8(p)) }
 func (p AckPolicy) MarshalJSON() ([]byte, error) { return marshalPolicy(ackPolicyNames, uint8(p)) }

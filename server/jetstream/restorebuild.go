@@ -197,7 +197,7 @@ func restoreConsumer(l *jetlog.Log, scfg streamConfig, c snapConsumer, cfg consu
 	for i, b := range cfg.BackOff {
 		backoff[i] = time.Duration(b)
 	}
-	jc, err := l.OpenConsumer(c.Name, jetlog.ConsumerConfig{AckWait: time.Duration(cfg.AckWait), Backoff: backoff, MaxAckPending: cfg.MaxAckPending, Raw: raw})
+	jc, err := l.OpenConsumer(c.Name, jetlog.ConsumerConfig{AckWait: ledgerAckWait(cfg), Backoff: backoff, MaxAckPending: cfg.MaxAckPending, Raw: raw})
 	if err != nil {
 		return err
 	}

@@ -68,6 +68,9 @@ type Options struct {
 	// Encryption, when its Key is set, encrypts new file streams and
 	// opens encrypted ones (encryption.go).
 	Encryption Encryption
+	// AccountName names the account the service serves, as the v2 ack
+	// subjects carry it; "" is the global account, $G.
+	AccountName string
 	// Account are the limits of the account the service serves, when it
 	// serves an account of the accounts block (jslimits.go); the zero
 	// value has none. MaxMemory and MaxStorage are the account's storage
@@ -77,6 +80,11 @@ type Options struct {
 	// server's max_pending); a batch direct get that sets no max_bytes
 	// sends at most this much, as the reference's. 0 means 64 MiB.
 	MaxPending int64
+	// AckFormatV2 gives deliveries and flow-control requests the v2 ack
+	// subjects, $JS.ACK.<domain>.<account hash>.… (the reference's
+	// feature flag js_ack_fc_v2); acks in both forms are always taken
+	// (ackformat.go).
+	AckFormatV2 bool
 }
 
 // shared is what every stream and consumer of a service uses: the core,
@@ -99,6 +107,10 @@ type shared struct {
 	lookup func(name string) *stream
 	// domain is Options.Domain, for publish acks.
 	domain string
+	// account is Options.AccountName, for v2 ack subjects.
+	account string
+	// ackV2 is Options.AckFormatV2 (ackformat.go).
+	ackV2 bool
 	// memoryFull and storageFull say the server's storage limits are used
 	// up (limits.go).
 	memoryFull, storageFull atomic.Bool
@@ -225,6 +237,7 @@ func New(core Core, opts Options) (*Service, error) {
 			fastLimits:     opts.Batch.fastDefaults(),
 			limits:         opts.Limits.withAccount(opts.Account),
 			referenceReads: opts.ReferenceStoredReads,
+			ackV2:          opts.AckFormatV2,
 		},
 		batchConfigured: opts.Batch,
 		dir:             opts.Dir,
@@ -246,6 +259,7 @@ func New(core Core, opts Options) (*Service, error) {
 	}
 	svc.sh.keys = keys
 	svc.sh.domain = opts.Domain
+	svc.sh.account = opts.AccountName
 	svc.maxMemory, svc.maxStorage, svc.defaultSync = opts.MaxMemory, opts.MaxStorage, opts.DefaultSyncInterval
 	svc.sh.index = jetlog.NewIndexCache(jetlog.IndexCacheOptions{MaxBytes: opts.MaxIndexMemory})
 	svc.account = opts.Account

@@ -151,7 +151,11 @@ func (s *sourcer) follow() (outcome, bool) {
 		return refused, false
 	}
 	defer core.Unsubscribe(l.deliver)
+	stable := req.Config.Name
 	resp, out := s.create(req)
+	if out == refused && s.originRecreated(resp) {
+		return lost, false // asked again at once, from the start
+	}
 	if out == refused && resp.Error != nil && resp.Error.ErrCode != 10059 {
 		// An origin that does not give sourcing consumers names of their
 		// own may still hold ours from before (a restart, a lost
@@ -166,7 +170,14 @@ func (s *sourcer) follow() (outcome, bool) {
 	}
 	l.name = resp.Name
 	s.ident = resp.identity
-	defer s.deleteConsumer(l.name)
+	defer func() {
+		if s.retired.Load() {
+			// By its stable name, as the reference: the consumer a
+			// work-queue or interest origin made durable; one that
+			// got a suffix goes by its inactive threshold.
+			s.deleteConsumer(stable)
+		}
+	}()
 	s.setErr(nil)
 	next := s.next.Load()
 	if s.mirror {
@@ -226,7 +237,8 @@ func (s *sourcer) create(req consumerRequest) (consumerResponse, outcome) {
 	// the sender, and that lane's worker may be waiting for this
 	// sourcer to stop (a stream update or delete).
 	sent := make(chan int, 1)
-	go func() { sent <- core.Publish(subject, reply, apiLevelHeader, body) }()
+	hdr := s.createHeader()
+	go func() { sent <- core.Publish(subject, reply, hdr, body) }()
 	select {
 	case <-s.stop:
 		return consumerResponse{}, stopped
@@ -259,10 +271,6 @@ func (s *sourcer) create(req consumerRequest) (consumerResponse, outcome) {
 	}
 }
 
-// apiLevelHeader asks for the API level the reference's sourcing
-// consumer needs; a server below it that checks says so (10185).
-var apiLevelHeader = []byte("NATS/1.0\r\nNats-Required-Api-Level: 4\r\n\r\n")
-
 func (s *sourcer) setupError(format string, args ...any) *apiError {
 	if s.mirror {
 		return newAPIError(500, 10029, format, args...)
@@ -270,9 +278,9 @@ func (s *sourcer) setupError(format string, args ...any) *apiError {
 	return newAPIError(500, 10045, format, args...)
 }
 
-// deleteConsumer removes a consumer of ours from the origin, without
-// waiting for the answer: if it is lost, the consumer's inactive
-// threshold removes it.
+// deleteConsumer removes a consumer of ours from the origin when the
+// stream no longer copies it (retired), without waiting for the answer:
+// if it is lost, the consumer's inactive threshold removes it.
 func (s *sourcer) deleteConsumer(name string) {
 	subj := strings.ReplaceAll(s.ext.API+".CONSUMER.DELETE."+s.cfg.Name+"."+name, "..", ".")
 	go s.target.sh.core.Publish(subj, "", nil, nil) // never blocks a closing sourcer; see create
@@ -317,7 +325,9 @@ func (s *sourcer) take(l *link, ds []delivery) outcome {
 				}
 			}
 			if fc, ok := headerValue(d.hdr, "Nats-Consumer-Stalled"); ok && fc != "" {
-				core.Publish(fc, "", nil, nil)
+				// Where we stand, as for a request: an origin acking by
+				// flow control acks what we stored.
+				core.Publish(fc, "", flowControlReply(l.dseq, l.sseq), nil)
 			}
 			continue
 		}
@@ -455,7 +465,8 @@ func (s *sourcer) externalStart() uint64 {
 		if ts.LastSeq > 0 {
 			return ts.LastSeq + 1
 		}
-	} else if seq, ok := s.resumeSeq(ts.LastSeq); ok {
+	} else if seq, ident, ok := s.resumePoint(ts.LastSeq); ok && !s.startOver {
+		s.ident = ident // expected of the origin (sourceidentity.go)
 		return seq
 	}
 	if s.cfg.OptStartSeq > 0 {

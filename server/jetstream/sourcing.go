@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +33,11 @@ type sourceConfig struct {
 	FilterSubject     string                   `json:"filter_subject,omitempty"`
 	SubjectTransforms []subjectTransformConfig `json:"subject_transforms,omitempty"`
 	External          *externalStream          `json:"external,omitempty"`
+	// Consumer is the reference's durable consumer sourcing (API level
+	// 4: copy through a consumer made beforehand on the origin). bus
+	// does not serve it and refuses a config that asks for it
+	// (checkSourcing), rather than copy some other way.
+	Consumer json.RawMessage `json:"consumer,omitempty"`
 }
 
 // sourceInfo is a mirror's or source's state in stream info.
@@ -73,6 +79,9 @@ func (c *streamConfig) checkSourcing() *apiError {
 			return e
 		}
 	}
+	if e := refuseDurableSourcing(c); e != nil {
+		return e
+	}
 	seen := map[string]bool{}
 	for _, s := range c.Sources {
 		if s == nil || !subjects.ValidName(s.Name) {
@@ -102,6 +111,21 @@ func (c *streamConfig) checkSourcing() *apiError {
 	for _, e := range externals {
 		if err := checkExternal(e); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// refuseDurableSourcing refuses a mirror or source with a consumer
+// (see sourceConfig.Consumer), naming it.
+func refuseDurableSourcing(c *streamConfig) *apiError {
+	list := c.Sources
+	if c.Mirror != nil {
+		list = append([]*sourceConfig{c.Mirror}, list...)
+	}
+	for _, s := range list {
+		if s != nil && len(s.Consumer) > 0 && string(s.Consumer) != "null" {
+			return errStreamConfig("durable consumer sourcing (the consumer of %s) is not supported by bus", s.Name)
 		}
 	}
 	return nil
@@ -173,8 +197,16 @@ type sourcer struct {
 	origin string          // sourceConfig.originName, for the same
 	ext    *externalStream // nil: the origin is read directly
 	// ident is the external origin's stream identity, which the
-	// reference adds to Nats-Stream-Source; only the goroutine uses it.
-	ident string
+	// reference adds to Nats-Stream-Source; startOver says the origin
+	// was found made again, so the stored headers no longer say where
+	// to resume (sourceidentity.go). Only the goroutine uses them.
+	ident        string
+	startOver    bool
+	levelRefused bool // the origin knows no level 5
+	// retired says the stream no longer has this mirror or source (an
+	// update removed it, or the stream is deleted): stopping, the
+	// sourcer deletes its consumer on the origin.
+	retired atomic.Bool
 	// filters select what is taken from the origin (nil: all), and
 	// transforms[i] (nil: none) rewrites what filters[i] matched.
 	filters    []string
@@ -458,6 +490,13 @@ func (s *sourcer) startSeq(origin *stream) uint64 {
 // the target (one read per message back to it; the target's own
 // messages and other sources' are skipped).
 func (s *sourcer) resumeSeq(last uint64) (uint64, bool) {
+	seq, _, ok := s.resumePoint(last)
+	return seq, ok
+}
+
+// resumePoint is resumeSeq with the origin's identity the header names
+// ("" if none).
+func (s *sourcer) resumePoint(last uint64) (uint64, string, bool) {
 	prefix := s.origin + " "
 	rest := " " + s.takes + " "
 	for seq := last; seq > 0; seq-- {
@@ -477,10 +516,14 @@ func (s *sourcer) resumeSeq(last uint64) (uint64, bool) {
 			continue
 		}
 		if n, err := strconv.ParseUint(fields[1], 10, 64); err == nil {
-			return n + 1, true
+			ident := ""
+			if len(fields) > 5 {
+				ident = fields[5]
+			}
+			return n + 1, ident, true
 		}
 	}
-	return 0, false
+	return 0, "", false
 }
 
 // stoppedSource is stream info's entry for a source that is not running,

@@ -377,7 +377,7 @@ func (st *stream) info(typ string) streamInfo {
 	s := st.log.State()
 	st.mu.Lock()
 	cfg := st.cfg
-	consumers := len(st.consumers)
+	consumers := st.publicCountLocked()
 	st.mu.Unlock()
 	state := streamState{
 		Msgs:          s.Msgs,
@@ -459,6 +459,7 @@ func (st *stream) close(status string) error {
 
 // destroy closes the stream and removes its files.
 func (st *stream) destroy() error {
+	st.retireSourcers(func(*sourcer) bool { return true }) // their consumers on the origins go too
 	if err := st.close("409 Consumer Deleted"); err != nil {
 		return err
 	}
@@ -501,10 +502,22 @@ func (st *stream) config() streamConfig {
 	return st.cfg
 }
 
+// numConsumers counts the consumers clients see: not the direct ones a
+// sourcing stream keeps here, which the reference does not show.
 func (st *stream) numConsumers() int {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return len(st.consumers)
+	return st.publicCountLocked()
+}
+
+func (st *stream) publicCountLocked() int {
+	n := 0
+	for _, c := range st.consumers {
+		if !c.cfg.Direct {
+			n++
+		}
+	}
+	return n
 }
 
 // startAtFirstSeq applies first_seq, as the reference does at every open:

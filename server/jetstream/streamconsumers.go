@@ -43,10 +43,10 @@ func (st *stream) createConsumer(cfg consumerConfig, action string) (*consumer, 
 		return nil, errConsumerDoesNotExist()
 	}
 	scfg := st.config()
-	if n := st.sh.limits.maxConsumers(scfg); n > 0 && int64(count) >= n && existing == nil {
+	if n := st.sh.limits.maxConsumers(scfg); n > 0 && int64(count) >= n && existing == nil && !cfg.sourcing() {
 		return nil, errMaxConsumers()
 	}
-	if scfg.Retention == jetlog.RetentionWorkQueue && existing == nil {
+	if scfg.Retention == jetlog.RetentionWorkQueue && existing == nil && !cfg.sourcing() {
 		if e := st.checkWorkQueueFilters(cfg); e != nil {
 			return nil, e
 		}
@@ -89,6 +89,9 @@ func (st *stream) checkWorkQueueFilters(cfg consumerConfig) *apiError {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for _, other := range st.consumers {
+		if other.cfg.sourcing() { // a sourcing stream's: outside the rule, as in the reference
+			continue
+		}
 		of, nf := other.cfg.filters(), cfg.filters()
 		if len(of) == 0 || len(nf) == 0 {
 			if len(of) == 0 && len(nf) == 0 {
@@ -122,14 +125,14 @@ func (st *stream) openLedger(cfg consumerConfig, scfg streamConfig) (ledger, err
 		backoff[i] = time.Duration(b)
 	}
 	if !cfg.storedDurably(scfg) {
-		return newMemLedger(jetlog.NewConsumerState(time.Duration(cfg.AckWait), backoff, st.sh.now)), nil
+		return newMemLedger(jetlog.NewConsumerState(ledgerAckWait(cfg), backoff, st.sh.now)), nil
 	}
 	raw, err := storedWithOwner(cfg, cfg.owner)
 	if err != nil {
 		return nil, err
 	}
 	c, err := st.log.OpenConsumer(cfg.Name, jetlog.ConsumerConfig{
-		AckWait:       time.Duration(cfg.AckWait),
+		AckWait:       ledgerAckWait(cfg),
 		Backoff:       backoff,
 		MaxAckPending: cfg.MaxAckPending,
 		Raw:           raw,
@@ -267,6 +270,12 @@ func (st *stream) consumer(name string) *consumer {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return st.consumers[name]
+}
+
+// publicConsumers is sortedConsumers without the direct ones (see
+// numConsumers): what LIST and NAMES show.
+func (st *stream) publicConsumers() []*consumer {
+	return slices.DeleteFunc(st.sortedConsumers(), func(c *consumer) bool { return c.cfg.Direct })
 }
 
 func (st *stream) sortedConsumers() []*consumer {

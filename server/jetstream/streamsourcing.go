@@ -40,13 +40,41 @@ func (st *stream) stopSourcing() {
 }
 
 // updateSourcing restarts the sourcing when an update changed it; each
-// source resumes where it stopped (its seqs are in the stream).
+// source resumes where it stopped (its seqs are in the stream). The
+// consumers on external origins of the mirror or sources the update
+// removed are deleted; the others are left to their inactive threshold
+// (or found again), as the reference does.
 func (st *stream) updateSourcing(old, cfg streamConfig) {
 	if sameJSON(old.Mirror, cfg.Mirror) && sameJSON(old.Sources, cfg.Sources) {
 		return
 	}
+	st.retireSourcers(func(s *sourcer) bool {
+		if s.mirror {
+			return cfg.Mirror == nil || !sameJSON(*cfg.Mirror, s.cfg)
+		}
+		for _, c := range cfg.Sources {
+			if sameJSON(*c, s.cfg) {
+				return false
+			}
+		}
+		return true
+	})
 	st.stopSourcing()
 	st.startSourcing()
+}
+
+// retireSourcers marks the running sourcers that gone says are gone for
+// good: stopping, they delete their consumers on the origin. A sourcer
+// stopped otherwise (a shutdown, an update that keeps it, a lost link)
+// leaves its consumer to the inactive threshold, as the reference does.
+func (st *stream) retireSourcers(gone func(*sourcer) bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, s := range st.sourcers {
+		if gone(s) {
+			s.retired.Store(true)
+		}
+	}
 }
 
 // watch makes s hear of the stream's appends; unwatch stops it.
