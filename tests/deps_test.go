@@ -17,8 +17,9 @@ func TestPackageDependencies(t *testing.T) {
 		"subjects":         nil,
 		"jetlog/vfs":       nil,
 		"jetlog":           {"subjects", "jetlog/vfs"},
-		"server/jetstream": {"jetlog", "jetlog/vfs", "subjects"},
-		"server":           {"server/jetstream", "server/monitor", "jetlog", "jetlog/vfs", "subjects"},
+		"snapshot":         {"subjects"},
+		"server/jetstream": {"jetlog", "jetlog/vfs", "snapshot", "subjects"},
+		"server":           {"server/jetstream", "server/monitor", "jetlog", "jetlog/vfs", "snapshot", "subjects"},
 		// The monitoring front end reads through monitor.Source only:
 		// nothing of the core, of JetStream or of the storage; subjects
 		// for the name and subject rules it checks before asking.

@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -55,35 +54,15 @@ func TestAtomicBatchStagingRSS(t *testing.T) {
 }
 
 func measureBatchRSS(t *testing.T, command func(port int, dir string) *exec.Cmd) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := command(port, t.TempDir())
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
-	var nc *nats.Conn
-	for deadline := time.Now().Add(20 * time.Second); nc == nil; {
-		if nc, err = nats.Connect(url); err != nil && time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-		time.Sleep(20 * time.Millisecond) // the process is starting; nothing to wait on
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	m := startMeasured(t, command)
+	nc, js := m.nc, m.js
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "B", Subjects: []string{"b.>"},
 		AllowAtomicPublish: true, MaxBytes: 10 << 20}); err != nil {
 		t.Fatal(err)
 	}
-	pid := cmd.Process.Pid
+	pid := m.pid
 	before := rss(t, pid)
 	start := time.Now()
 	replies := map[string]int{}

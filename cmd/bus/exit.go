@@ -7,6 +7,11 @@ const (
 	exitOK      = 0
 	exitFailure = 1 // the server failed to start or to stop
 	exitUsage   = 2 // bad flags, arguments or configuration
+	// exitDamaged: a backup or store is damaged, incomplete or out of
+	// order (bus backup, bus restore, bus store verify).
+	exitDamaged = 3
+	// exitExists: a restore's stream exists already; it is left as it was.
+	exitExists = 4
 )
 
 // exitError is an error from a command that decides the exit code. Errors

@@ -20,6 +20,6 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newServeCmd(stderr), newVersionCmd(), newPasswdCmd(), newDLQCmd(), newLDMCmd())
+	root.AddCommand(newServeCmd(stderr), newVersionCmd(), newPasswdCmd(), newDLQCmd(), newLDMCmd(), newBackupCmd(), newRestoreCmd(), newStoreCmd())
 	return root
 }

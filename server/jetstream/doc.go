@@ -61,7 +61,9 @@
 //   - a restore (restore.go): its chunks are written on the sender's
 //     reader goroutine (restore.mu, taken with no other lock); an idle
 //     timer abandons it; one goroutine checks and builds it at the end,
-//     then takes Service.mu to put the stream in place.
+//     then takes Service.mu to put the stream in place (a memory stream
+//     is filled before it captures anything). The format, for both, is
+//     package snapshot's.
 //
 // Handlers (pulls, acks, API requests) run on client reader goroutines:
 // they copy the message and queue it on a channel. A stream's capture

@@ -240,6 +240,9 @@ func (rs *restore) build(spoolErr error) (*stream, error) {
 	if err := verifySnapshot(rs.file); err != nil {
 		return nil, err
 	}
+	if rs.cfg.Storage == jetlog.StorageMemory {
+		return rs.svc.installRestoredMemory(rs.cfg, rs.file)
+	}
 	built := filepath.Join(rs.stage, rs.cfg.Name)
 	if err := buildStream(rs.svc.sh, rs.cfg, rs.file, built); err != nil {
 		return nil, err
@@ -250,11 +253,8 @@ func (rs *restore) build(spoolErr error) (*stream, error) {
 // installRestored moves the built stream into the store and opens it as
 // at a start, with its consumers.
 func (svc *Service) installRestored(cfg streamConfig, built string) (*stream, error) {
-	select {
-	case <-svc.stop:
-		// Shutdown closed the streams: one opened now would stay open.
-		return nil, errors.New("the server is shutting down")
-	default:
+	if err := svc.refuseWhileStopping(); err != nil {
+		return nil, err
 	}
 	dir := filepath.Join(svc.dir, cfg.Name)
 	if err := os.Rename(built, dir); err != nil {
@@ -272,12 +272,57 @@ func (svc *Service) installRestored(cfg streamConfig, built string) (*stream, er
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("restored stream does not open: %w", err)
 	}
+	svc.adoptRestored(cfg, st)
+	return st, nil
+}
+
+// installRestoredMemory opens the memory stream filled from the checked
+// snapshot, before it captures anything, and starts its consumers from
+// their state at the cut (a memory stream's consumers are not journaled).
+func (svc *Service) installRestoredMemory(cfg streamConfig, sp spool) (*stream, error) {
+	if err := svc.refuseWhileStopping(); err != nil {
+		return nil, err
+	}
+	var consumers []restoredConsumer
+	st, err := openStreamFilled(svc.sh, cfg, filepath.Join(svc.dir, cfg.Name), func(l *jetlog.Log) error {
+		var err error
+		consumers, err = fillFromSnapshot(l, sp)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range consumers {
+		c.cfg.owner = cfg.owner
+		delete(c.cfg.extra, ownerField)
+		if _, e := st.createConsumerAt(c.cfg, "", &c.Consumer); e != nil {
+			_ = st.close("503 Stream Restore Failed")
+			return nil, fmt.Errorf("consumer %q: %s", c.Name, e.Description)
+		}
+	}
+	svc.adoptRestored(cfg, st)
+	return st, nil
+}
+
+// refuseWhileStopping: shutdown closed the streams, so one opened now
+// would stay open.
+func (svc *Service) refuseWhileStopping() error {
+	select {
+	case <-svc.stop:
+		return errors.New("the server is shutting down")
+	default:
+		return nil
+	}
+}
+
+// adoptRestored serves the restored stream under its reserved name and
+// starts its consumers.
+func (svc *Service) adoptRestored(cfg streamConfig, st *stream) {
 	svc.mu.Lock()
 	delete(svc.creating, cfg.Name)
 	svc.streams[cfg.Name] = st
 	svc.mu.Unlock()
 	st.loadConsumers()
-	return st, nil
 }
 
 // clearRestores removes what restores cut short by a stop left behind:

@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/bus-dev/bus/jetlog"
+	"github.com/bus-dev/bus/snapshot"
 	"github.com/bus-dev/bus/subjects"
 	"github.com/nats-io/nuid"
 )
 
 // STREAM.SNAPSHOT (docs/backup.md): the reference's request and chunk
-// flow, bus's own format (snapshotformat.go). The response comes first,
+// flow, bus's own format (package snapshot). The response comes first,
 // then the chunks on deliver_subject, each with a reply the receiver
 // answers to free a slot of the window, then an empty message whose
 // status says how it ended (204: complete).
@@ -36,6 +37,9 @@ type snapshotRequest struct {
 	ChunkSize      int    `json:"chunk_size,omitempty"`
 	WindowSize     int    `json:"window_size,omitempty"`
 	CheckMsgs      bool   `json:"jsck,omitempty"`
+	// AfterSeq makes an increment (docs/backup.md): only the messages
+	// after it, the last seq of the backup the increment follows.
+	AfterSeq uint64 `json:"x_bus_after_seq,omitempty"`
 }
 
 type snapshotResponse struct {
@@ -67,6 +71,10 @@ func (svc *Service) streamSnapshot(r apiRequest, name string) (any, *apiError) {
 		}
 	}
 	cut := st.snapshotCut(!req.NoConsumers)
+	if req.AfterSeq > cut.header.LastSeq {
+		return nil, newAPIError(400, 10400, "x_bus_after_seq %d is past the stream's last seq %d: the stream is not the one backed up before", req.AfterSeq, cut.header.LastSeq)
+	}
+	cut.header.AfterSeq = req.AfterSeq
 	info := st.info("")
 	resp := snapshotResponse{Type: typeStreamSnapshot, Config: &info.Config, State: &info.State}
 	return followedBy{resp, func() { svc.startSnapshot(st, cut, req) }}, nil // the chunks follow the response
@@ -89,8 +97,8 @@ func (svc *Service) startSnapshot(st *stream, cut snapCut, req snapshotRequest) 
 // the consumers' state read just before it was taken, so no consumer is
 // past the cut.
 type snapCut struct {
-	header    snapHeader
-	consumers []snapConsumer
+	header    snapshot.Header
+	consumers []snapshot.Consumer
 }
 
 func (st *stream) snapshotCut(withConsumers bool) snapCut {
@@ -99,7 +107,9 @@ func (st *stream) snapshotCut(withConsumers bool) snapCut {
 		st.mu.Lock()
 		list := make([]*consumer, 0, len(st.consumers))
 		for _, c := range st.consumers {
-			if c.durable {
+			// A memory stream's named consumers are not journaled, and
+			// are in its snapshot all the same.
+			if c.durable || (st.memory && c.cfg.Durable != "") {
 				list = append(list, c)
 			}
 		}
@@ -116,19 +126,19 @@ func (st *stream) snapshotCut(withConsumers bool) snapCut {
 	if first == 0 {
 		first = 1
 	}
-	cut.header = snapHeader{Version: snapVersion, Config: raw, Created: st.created, FirstSeq: first, LastSeq: s.LastSeq, Time: st.sh.now().UTC()}
+	cut.header = snapshot.Header{Version: snapshot.Version, Config: raw, Created: st.created, FirstSeq: first, LastSeq: s.LastSeq, Time: st.sh.now().UTC()}
 	return cut
 }
 
 // snapshotState reads the consumer's config and delivery state at once.
-func (c *consumer) snapshotState() snapConsumer {
+func (c *consumer) snapshotState() snapshot.Consumer {
 	raw, _ := c.cfg.MarshalJSON()
-	sc := snapConsumer{Name: c.name, Created: c.created, Config: raw}
+	sc := snapshot.Consumer{Name: c.name, Created: c.created, Config: raw}
 	_ = c.ledger.Update(func(s *jetlog.ConsumerState) {
-		sc.Delivered = snapSeqPair{Consumer: s.Delivered.Consumer, Stream: s.Delivered.Stream}
-		sc.AckFloor = snapSeqPair{Consumer: s.AckFloor.Consumer, Stream: s.AckFloor.Stream}
+		sc.Delivered = snapshot.SeqPair{Consumer: s.Delivered.Consumer, Stream: s.Delivered.Stream}
+		sc.AckFloor = snapshot.SeqPair{Consumer: s.AckFloor.Consumer, Stream: s.AckFloor.Stream}
 		for _, p := range s.Pending {
-			sc.Pending = append(sc.Pending, snapPending{Stream: p.Stream, Consumer: p.Consumer, Deliveries: p.Deliveries, Deadline: p.Deadline})
+			sc.Pending = append(sc.Pending, snapshot.Pending{Stream: p.Stream, Consumer: p.Consumer, Deliveries: p.Deliveries, Deadline: p.Deadline})
 		}
 	}, false)
 	sort.Slice(sc.Pending, func(i, j int) bool { return sc.Pending[i].Stream < sc.Pending[j].Stream })
@@ -315,15 +325,15 @@ func sanitizeStatus(s string) string {
 // writeSnapshot encodes the cut: header, the messages up to the cut read
 // in batches (memory bounded by a batch and a chunk), consumers, end.
 func writeSnapshot(st *stream, cut snapCut, ck *chunker) error {
-	sw, err := newSnapWriter(ck)
+	sw, err := snapshot.NewWriter(ck)
 	if err != nil {
 		return err
 	}
-	if err := sw.json(snapKindHeader, cut.header); err != nil {
+	if err := sw.JSON(snapshot.KindHeader, cut.header); err != nil {
 		return err
 	}
 	var count uint64
-	for from := cut.header.FirstSeq; from <= cut.header.LastSeq; {
+	for from := max(cut.header.FirstSeq, cut.header.AfterSeq+1); from <= cut.header.LastSeq; {
 		msgs, err := st.log.NextBatch(from, nil, snapReadBatch)
 		if errors.Is(err, jetlog.ErrNotFound) || (err == nil && len(msgs) == 0) {
 			break
@@ -336,7 +346,7 @@ func writeSnapshot(st *stream, cut snapCut, ck *chunker) error {
 				from = m.Seq
 				break
 			}
-			if err := sw.msg(snapMsg{Seq: m.Seq, Time: m.Time.UnixNano(), Subject: m.Subject, Header: m.Header, Data: m.Data}); err != nil {
+			if err := sw.Msg(snapshot.Msg{Seq: m.Seq, Time: m.Time.UnixNano(), Subject: m.Subject, Header: m.Header, Data: m.Data}); err != nil {
 				return err
 			}
 			count++
@@ -344,11 +354,11 @@ func writeSnapshot(st *stream, cut snapCut, ck *chunker) error {
 		}
 	}
 	for _, c := range cut.consumers {
-		if err := sw.json(snapKindConsumer, c); err != nil {
+		if err := sw.JSON(snapshot.KindConsumer, c); err != nil {
 			return err
 		}
 	}
-	if err := sw.json(snapKindEnd, snapEnd{Messages: count, Consumers: len(cut.consumers)}); err != nil {
+	if err := sw.JSON(snapshot.KindEnd, snapshot.End{Messages: count, Consumers: len(cut.consumers)}); err != nil {
 		return err
 	}
 	return sw.Close()

@@ -73,6 +73,13 @@ type stream struct {
 // openStream opens (or creates) the log for cfg under dir and starts its
 // capture subscriptions. It does disk I/O: callers hold no lock.
 func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
+	return openStreamFilled(sh, cfg, dir, nil)
+}
+
+// openStreamFilled is openStream with fill run on the log before anything
+// can be captured into it: a memory stream's restore writes its messages
+// and consumers there, as a file stream's does beside the store.
+func openStreamFilled(sh *shared, cfg streamConfig, dir string, fill func(*jetlog.Log) error) (*stream, error) {
 	// The log reports subjects that need a delete marker from its own
 	// goroutine, possibly before Open returns.
 	var self atomic.Pointer[stream]
@@ -90,6 +97,12 @@ func openStream(sh *shared, cfg streamConfig, dir string) (*stream, error) {
 	if err := startAtFirstSeq(l, cfg.FirstSeq); err != nil {
 		_ = l.Close()
 		return nil, err
+	}
+	if fill != nil {
+		if err := fill(l); err != nil {
+			_ = l.Close()
+			return nil, err
+		}
 	}
 	created := sh.now().UTC()
 	if cfg.Storage != jetlog.StorageMemory {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bus-dev/bus/jetlog"
+	"github.com/bus-dev/bus/snapshot"
 	"github.com/bus-dev/bus/subjects"
 )
 
@@ -14,6 +15,12 @@ import (
 // config matches or the action allows an update. Opening a durable
 // consumer's state is disk I/O; no lock is held across it.
 func (st *stream) createConsumer(cfg consumerConfig, action string) (*consumer, *apiError) {
+	return st.createConsumerAt(cfg, action, nil)
+}
+
+// createConsumerAt is createConsumer starting an in-memory consumer from
+// the state in at (a memory stream's restore), when at is not nil.
+func (st *stream) createConsumerAt(cfg consumerConfig, action string, at *snapshot.Consumer) (*consumer, *apiError) {
 	st.mu.Lock()
 	existing := st.consumers[cfg.Name]
 	count := len(st.consumers)
@@ -51,7 +58,7 @@ func (st *stream) createConsumer(cfg consumerConfig, action string) (*consumer, 
 			return nil, e
 		}
 	}
-	led, err := st.openLedger(cfg, scfg)
+	led, err := st.openLedger(cfg, scfg, at)
 	if err != nil {
 		st.sh.log.Error("open consumer state", "stream", st.name, "consumer", cfg.Name, "err", err)
 		if isNoSpace(err) {
@@ -119,13 +126,17 @@ func sameJSON(a, b any) bool {
 
 // openLedger opens a durable consumer's journaled state, or makes an
 // in-memory one.
-func (st *stream) openLedger(cfg consumerConfig, scfg streamConfig) (ledger, error) {
+func (st *stream) openLedger(cfg consumerConfig, scfg streamConfig, at *snapshot.Consumer) (ledger, error) {
 	backoff := make([]time.Duration, len(cfg.BackOff))
 	for i, b := range cfg.BackOff {
 		backoff[i] = time.Duration(b)
 	}
 	if !cfg.storedDurably(scfg) {
-		return newMemLedger(jetlog.NewConsumerState(ledgerAckWait(cfg), backoff, st.sh.now)), nil
+		s := jetlog.NewConsumerState(ledgerAckWait(cfg), backoff, st.sh.now)
+		if at != nil {
+			restoreState(&s, *at)
+		}
+		return newMemLedger(s), nil
 	}
 	raw, err := storedWithOwner(cfg, cfg.owner)
 	if err != nil {

@@ -1,4 +1,4 @@
-package jetstream
+package snapshot
 
 import (
 	"bufio"
@@ -13,71 +13,75 @@ import (
 	"github.com/klauspost/compress/s2"
 )
 
-// The snapshot format (docs/backup.md): an s2 stream (the framing format,
+// The format (docs/backup.md): an s2 stream (the framing format,
 // which natscli decodes to count its progress) holding the magic, then
 // records "kind u8 | length u32 | body | crc32c u32" (big endian, the
 // CRC over kind, length and body): one header, the messages in seq order,
 // the consumers, and one end record with the counts. It is bus's own,
 // versioned, and says nothing of how the store lays out its files.
 const (
-	snapMagic   = "BUSSNAP\n"
-	snapVersion = 1
+	Magic   = "BUSSNAP\n"
+	Version = 1
 
-	snapKindHeader   byte = 'H'
-	snapKindMsg      byte = 'M'
-	snapKindConsumer byte = 'C'
-	snapKindEnd      byte = 'E'
+	KindHeader   byte = 'H'
+	KindMsg      byte = 'M'
+	KindConsumer byte = 'C'
+	KindEnd      byte = 'E'
 
-	// snapMaxRecord bounds one record's body, so a damaged length cannot
+	// MaxRecord bounds one record's body, so a damaged length cannot
 	// make a restore allocate without limit.
-	snapMaxRecord = 256 << 20
+	MaxRecord = 256 << 20
 )
 
-var snapCRC = crc32.MakeTable(crc32.Castagnoli)
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-// snapHeader is the first record: what is snapshotted, and the cut.
-type snapHeader struct {
+// Header is the first record: what is snapshotted, and the cut.
+type Header struct {
 	Version  int             `json:"version"`
 	Config   json.RawMessage `json:"config"`
 	Created  time.Time       `json:"created"`
 	FirstSeq uint64          `json:"first_seq"`
 	LastSeq  uint64          `json:"last_seq"` // the cut: no message above it
 	Time     time.Time       `json:"time"`
+	// AfterSeq is set in an increment: it holds the messages after it
+	// (the last seq of the backup it follows), and is restored only
+	// after that backup.
+	AfterSeq uint64 `json:"after_seq,omitempty"`
 }
 
-// snapConsumer is one durable consumer's config and state at the cut.
-type snapConsumer struct {
+// Consumer is one durable consumer's config and state at the cut.
+type Consumer struct {
 	Name      string          `json:"name"`
 	Created   time.Time       `json:"created"`
 	Config    json.RawMessage `json:"config"`
-	Delivered snapSeqPair     `json:"delivered"`
-	AckFloor  snapSeqPair     `json:"ack_floor"`
-	Pending   []snapPending   `json:"pending,omitempty"`
+	Delivered SeqPair         `json:"delivered"`
+	AckFloor  SeqPair         `json:"ack_floor"`
+	Pending   []Pending       `json:"pending,omitempty"`
 }
 
-type snapSeqPair struct {
+type SeqPair struct {
 	Consumer uint64 `json:"consumer_seq"`
 	Stream   uint64 `json:"stream_seq"`
 }
 
-type snapPending struct {
+type Pending struct {
 	Stream     uint64 `json:"stream_seq"`
 	Consumer   uint64 `json:"consumer_seq"`
 	Deliveries uint64 `json:"deliveries"`
 	Deadline   int64  `json:"deadline"`
 }
 
-// snapEnd closes a complete snapshot: a restore that does not reach it
+// End closes a complete snapshot: a restore that does not reach it
 // refuses the snapshot as incomplete.
-type snapEnd struct {
+type End struct {
 	Messages  uint64 `json:"messages"`
 	Consumers int    `json:"consumers"`
 }
 
-// snapMsg is a message record's body, binary: seq u64, time (unix ns)
+// Msg is a message record's body, binary: seq u64, time (unix ns)
 // i64, subject length u16, subject, header length u32, header, data
 // length u32, data.
-type snapMsg struct {
+type Msg struct {
 	Seq     uint64
 	Time    int64
 	Subject string
@@ -85,25 +89,28 @@ type snapMsg struct {
 	Data    []byte
 }
 
-// snapWriter encodes records into w (compressed).
-type snapWriter struct {
+// Writer encodes records into w (compressed).
+type Writer struct {
 	z   *s2.Writer
 	buf []byte
 }
 
-func newSnapWriter(w io.Writer) (*snapWriter, error) {
-	sw := &snapWriter{z: s2.NewWriter(w, s2.WriterConcurrency(1))}
-	if _, err := sw.z.Write([]byte(snapMagic)); err != nil {
+func NewWriter(w io.Writer) (*Writer, error) {
+	// Blocks of 128 KiB rather than s2's 1 MiB: a writer's buffers are
+	// about twice a block, allocated anew by each snapshot, and an account
+	// backup takes one snapshot per stream.
+	sw := &Writer{z: s2.NewWriter(w, s2.WriterConcurrency(1), s2.WriterBlockSize(128<<10))}
+	if _, err := sw.z.Write([]byte(Magic)); err != nil {
 		return nil, err
 	}
 	return sw, nil
 }
 
-func (sw *snapWriter) record(kind byte, body []byte) error {
+func (sw *Writer) Record(kind byte, body []byte) error {
 	var head [5]byte
 	head[0] = kind
 	binary.BigEndian.PutUint32(head[1:], uint32(len(body)))
-	crc := crc32.Update(crc32.Checksum(head[:], snapCRC), snapCRC, body)
+	crc := crc32.Update(crc32.Checksum(head[:], crcTable), crcTable, body)
 	var tail [4]byte
 	binary.BigEndian.PutUint32(tail[:], crc)
 	for _, b := range [][]byte{head[:], body, tail[:]} {
@@ -114,15 +121,15 @@ func (sw *snapWriter) record(kind byte, body []byte) error {
 	return nil
 }
 
-func (sw *snapWriter) json(kind byte, v any) error {
+func (sw *Writer) JSON(kind byte, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	return sw.record(kind, b)
+	return sw.Record(kind, b)
 }
 
-func (sw *snapWriter) msg(m snapMsg) error {
+func (sw *Writer) Msg(m Msg) error {
 	b := sw.buf[:0]
 	b = binary.BigEndian.AppendUint64(b, m.Seq)
 	b = binary.BigEndian.AppendUint64(b, uint64(m.Time))
@@ -133,34 +140,34 @@ func (sw *snapWriter) msg(m snapMsg) error {
 	b = binary.BigEndian.AppendUint32(b, uint32(len(m.Data)))
 	b = append(b, m.Data...)
 	sw.buf = b
-	return sw.record(snapKindMsg, b)
+	return sw.Record(KindMsg, b)
 }
 
-func (sw *snapWriter) Close() error { return sw.z.Close() }
+func (sw *Writer) Close() error { return sw.z.Close() }
 
-// snapReader decodes a snapshot, checking every record's CRC and the
+// Reader decodes a snapshot, checking every record's CRC and the
 // order of the records.
-type snapReader struct {
+type Reader struct {
 	r    *bufio.Reader
 	buf  []byte
 	n    int // records read, for error messages
 	seen byte
 }
 
-func newSnapReader(r io.Reader) (*snapReader, error) {
-	sr := &snapReader{r: bufio.NewReader(s2.NewReader(r))}
-	var magic [len(snapMagic)]byte
+func NewReader(r io.Reader) (*Reader, error) {
+	sr := &Reader{r: bufio.NewReader(s2.NewReader(r))}
+	var magic [len(Magic)]byte
 	if _, err := io.ReadFull(sr.r, magic[:]); err != nil {
-		return nil, snapErr(err)
+		return nil, readErr(err)
 	}
-	if string(magic[:]) != snapMagic {
+	if string(magic[:]) != Magic {
 		return nil, errors.New("not a bus snapshot (a nats-server snapshot cannot be restored into bus)")
 	}
 	return sr, nil
 }
 
-// snapErr names a compressed stream that stops or is damaged.
-func snapErr(err error) error {
+// readErr names a compressed stream that stops or is damaged.
+func readErr(err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return errors.New("snapshot is incomplete (truncated)")
 	}
@@ -169,14 +176,14 @@ func snapErr(err error) error {
 }
 
 // next returns the next record; the body is good until the next call.
-func (sr *snapReader) next() (byte, []byte, error) {
+func (sr *Reader) Next() (byte, []byte, error) {
 	var head [5]byte
 	if _, err := io.ReadFull(sr.r, head[:]); err != nil {
-		return 0, nil, snapErr(err)
+		return 0, nil, readErr(err)
 	}
 	sr.n++
 	size := binary.BigEndian.Uint32(head[1:])
-	if size > snapMaxRecord {
+	if size > MaxRecord {
 		return 0, nil, fmt.Errorf("snapshot is damaged: record %d claims %d bytes", sr.n, size)
 	}
 	if cap(sr.buf) < int(size)+4 {
@@ -184,10 +191,10 @@ func (sr *snapReader) next() (byte, []byte, error) {
 	}
 	b := sr.buf[:size+4]
 	if _, err := io.ReadFull(sr.r, b); err != nil {
-		return 0, nil, snapErr(err)
+		return 0, nil, readErr(err)
 	}
 	body := b[:size]
-	crc := crc32.Update(crc32.Checksum(head[:], snapCRC), snapCRC, body)
+	crc := crc32.Update(crc32.Checksum(head[:], crcTable), crcTable, body)
 	if crc != binary.BigEndian.Uint32(b[size:]) {
 		return 0, nil, fmt.Errorf("snapshot is damaged: checksum mismatch in record %d", sr.n)
 	}
@@ -200,23 +207,23 @@ func (sr *snapReader) next() (byte, []byte, error) {
 }
 
 // inOrder holds the record order: header, messages, consumers, end.
-func (sr *snapReader) inOrder(kind byte) bool {
+func (sr *Reader) inOrder(kind byte) bool {
 	switch kind {
-	case snapKindHeader:
+	case KindHeader:
 		return sr.seen == 0
-	case snapKindMsg:
-		return sr.seen == snapKindHeader || sr.seen == snapKindMsg
-	case snapKindConsumer:
-		return sr.seen == snapKindHeader || sr.seen == snapKindMsg || sr.seen == snapKindConsumer
-	case snapKindEnd:
-		return sr.seen != 0 && sr.seen != snapKindEnd
+	case KindMsg:
+		return sr.seen == KindHeader || sr.seen == KindMsg
+	case KindConsumer:
+		return sr.seen == KindHeader || sr.seen == KindMsg || sr.seen == KindConsumer
+	case KindEnd:
+		return sr.seen != 0 && sr.seen != KindEnd
 	}
 	return false
 }
 
-func decodeSnapMsg(b []byte) (snapMsg, error) {
+func DecodeMsg(b []byte) (Msg, error) {
 	bad := errors.New("snapshot is damaged: a message record is malformed")
-	var m snapMsg
+	var m Msg
 	if len(b) < 18 {
 		return m, bad
 	}
