@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/bus-dev/bus/header"
 )
 
 // Per-message TTLs. With StreamConfig.MsgTTL a message may carry a
@@ -61,7 +63,7 @@ func msgTTL(hdr []byte) int64 {
 	if len(hdr) == 0 {
 		return 0
 	}
-	v := HeaderValue(hdr, ttlHeader)
+	v := header.Value(hdr, ttlHeader)
 	if v == nil {
 		return 0
 	}
@@ -73,7 +75,7 @@ func msgTTL(hdr []byte) int64 {
 }
 
 // isMarker reports whether a header block is a subject delete marker's.
-func isMarker(hdr []byte) bool { return HeaderValue(hdr, markerReasonHeader) != nil }
+func isMarker(hdr []byte) bool { return header.Value(hdr, markerReasonHeader) != nil }
 
 // ttlEntry is one message's expiry.
 type ttlEntry struct {

@@ -14,16 +14,19 @@ func TestPackageDependencies(t *testing.T) {
 	t.Parallel()
 	const mod = "github.com/bus-dev/bus/"
 	allowed := map[string][]string{
-		"subjects":         nil,
+		"subjects": nil,
+		// header reads NATS header blocks for the storage, JetStream and
+		// the dashboard alike.
+		"header":           nil,
 		"jetlog/vfs":       nil,
-		"jetlog":           {"subjects", "jetlog/vfs"},
+		"jetlog":           {"header", "subjects", "jetlog/vfs"},
 		"snapshot":         {"subjects"},
-		"server/jetstream": {"jetlog", "jetlog/vfs", "snapshot", "subjects"},
-		"server":           {"server/jetstream", "server/monitor", "jetlog", "jetlog/vfs", "snapshot", "subjects"},
+		"server/jetstream": {"header", "jetlog", "jetlog/vfs", "snapshot", "subjects"},
+		"server":           {"header", "server/jetstream", "server/monitor", "jetlog", "jetlog/vfs", "snapshot", "subjects"},
 		// The monitoring front end reads through monitor.Source only:
 		// nothing of the core, of JetStream or of the storage; subjects
 		// for the name and subject rules it checks before asking.
-		"server/monitor":     {"subjects"},
+		"server/monitor":     {"header", "subjects"},
 		"conf":               nil,
 		"client":             nil,
 		"client/prom":        {"client"},

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/bus-dev/bus/jetlog"
+	"github.com/bus-dev/bus/header"
 )
 
 // Ack policy flow_control (API level 4, ADR-60), as nats-server 2.14
@@ -68,7 +68,7 @@ type flowControlAnswer struct {
 // parseFlowControlAnswer reads an answer's Nats-Last-Stream header.
 func parseFlowControlAnswer(subject []byte, hdr []byte) flowControlAnswer {
 	a := flowControlAnswer{subject: string(subject)}
-	if v := jetlog.HeaderValue(hdr, "Nats-Last-Stream"); v != nil {
+	if v := header.Value(hdr, "Nats-Last-Stream"); v != nil {
 		if n, err := strconv.ParseUint(string(v), 10, 64); err == nil {
 			a.lastStream = n
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nuid"
 
+	"github.com/bus-dev/bus/header"
 	"github.com/bus-dev/bus/jetlog"
 )
 
@@ -75,7 +76,7 @@ func errBatchTooLarge(max int64) *apiError {
 // batchCommit reads Nats-Batch-Commit: whether the message commits,
 // whether it is an end-of-batch marker, whether the value is valid.
 func batchCommit(hdr []byte) (commit, eob, valid bool) {
-	v := jetlog.HeaderValue(hdr, hdrBatchCommit)
+	v := header.Value(hdr, hdrBatchCommit)
 	if v == nil {
 		return false, false, true
 	}
@@ -112,7 +113,7 @@ func (st *stream) publishBatchMsg(p *pub, m jetlog.Msg, id string) {
 		st.ackError(reply, newAPIError(400, 10179, "atomic publish batch ID is invalid"))
 		return
 	}
-	seq, ok := parseBatchSeq(jetlog.HeaderValue(m.Header, hdrBatchSeq))
+	seq, ok := parseBatchSeq(header.Value(m.Header, hdrBatchSeq))
 	if !ok {
 		st.ackError(reply, newAPIError(400, 10175, "atomic publish sequence is missing"))
 		return
@@ -232,7 +233,7 @@ func parseBatchSeq(v []byte) (uint64, bool) {
 // Nats-Required-Api-Level header (checked already, never stored).
 func stageCopy(m jetlog.Msg) jetlog.Msg {
 	hdr := m.Header
-	if jetlog.HeaderValue(hdr, hdrRequiredAPI) != nil {
+	if header.Value(hdr, hdrRequiredAPI) != nil {
 		hdr = withoutHeaders(hdr, func(k []byte) bool { return bytes.EqualFold(k, []byte(hdrRequiredAPI)) })
 	}
 	buf := make([]byte, 0, len(hdr)+len(m.Data))
@@ -331,11 +332,11 @@ func (st *stream) adviseBatchAbandoned(id, reason string) {
 // stream if it carries Nats-Batch-Id (an atomic batch) or Nats-Incr (an
 // increment, refused there); it reports whether it took p.
 func (st *stream) publishSpecial(p *pub, m jetlog.Msg) bool {
-	if id := jetlog.HeaderValue(m.Header, hdrBatchID); len(id) > 0 {
+	if id := header.Value(m.Header, hdrBatchID); len(id) > 0 {
 		st.publishBatchMsg(p, m, string(id))
 		return true
 	}
-	if jetlog.HeaderValue(m.Header, hdrIncr) == nil {
+	if header.Value(m.Header, hdrIncr) == nil {
 		return false
 	}
 	if _, e := checkIncr(m.Header, m.Data, false); e != nil {

@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"strconv"
 
+	"github.com/bus-dev/bus/header"
 	"github.com/bus-dev/bus/jetlog"
 )
 
@@ -69,14 +70,14 @@ func (st *stream) commitBatch(p *pub, id string, msgs []jetlog.Msg, cfg streamCo
 // fills in its expect. A counter's increment becomes its total here.
 func (st *stream) checkBatchMsg(m *jetlog.Msg, i int, ex *jetlog.Expect, written map[string]bool, totals map[string]*big.Int, lastSeq uint64, cfg streamConfig) *apiError {
 	hdr := m.Header
-	if jetlog.HeaderValue(hdr, "Nats-Expected-Last-Msg-Id") != nil {
+	if header.Value(hdr, "Nats-Expected-Last-Msg-Id") != nil {
 		return newAPIError(400, 10177, "atomic publish unsupported header used: Nats-Expected-Last-Msg-Id")
 	}
 	incr, e := checkIncr(hdr, m.Data, cfg.AllowMsgCounter)
 	if e != nil {
 		return e
 	}
-	if v := jetlog.HeaderValue(hdr, "Nats-Expected-Stream"); v != nil && string(v) != st.name {
+	if v := header.Value(hdr, "Nats-Expected-Stream"); v != nil && string(v) != st.name {
 		return errExpectedStream()
 	}
 	if len(hdr) > 0 {
@@ -87,7 +88,7 @@ func (st *stream) checkBatchMsg(m *jetlog.Msg, i int, ex *jetlog.Expect, written
 		}
 		hdr = m.Header
 	}
-	if jetlog.HeaderValue(hdr, "Nats-TTL") != nil {
+	if header.Value(hdr, "Nats-TTL") != nil {
 		var e *apiError
 		if m.Header, e = st.checkTTL(hdr); e != nil {
 			return e

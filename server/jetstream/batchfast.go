@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bus-dev/bus/header"
 	"github.com/bus-dev/bus/jetlog"
 )
 
@@ -123,7 +124,7 @@ func (st *stream) publishFast(subject, reply []byte, hdr int, msg []byte) {
 	var tooHigh bool      // its Nats-Required-Api-Level
 	if hdr >= 0 {
 		sm.Header, sm.Data = p.buf[:hdr:hdr], p.buf[hdr:]
-		if jetlog.HeaderValue(sm.Header, hdrRequiredAPI) != nil {
+		if header.Value(sm.Header, hdrRequiredAPI) != nil {
 			tooHigh = levelTooHigh(sm.Header)
 			sm = stageCopy(sm) // without the header, never stored
 		}
@@ -160,7 +161,7 @@ func (st *stream) fastHeaders(m *jetlog.Msg) (jetlog.Expect, *apiError) {
 	switch {
 	case other:
 		return ex, errFastUnsupported("Nats-Batch-Id, Nats-Incr or Nats-Schedule")
-	case rollup && jetlog.HeaderValue(m.Header, "Nats-Rollup") != nil:
+	case rollup && header.Value(m.Header, "Nats-Rollup") != nil:
 		return ex, errFastUnsupported("Nats-Rollup")
 	}
 	var e *apiError

@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"time"
 
+	"github.com/bus-dev/bus/header"
 	"github.com/bus-dev/bus/jetlog"
 )
 
@@ -50,7 +51,7 @@ var counterIncompatible = []string{
 // parseIncr reads a publish's Nats-Incr: nil without one (or with an
 // empty one), ok false for one that is not a base-10 integer.
 func parseIncr(hdr []byte) (*big.Int, bool) {
-	v := jetlog.HeaderValue(hdr, hdrIncr)
+	v := header.Value(hdr, hdrIncr)
 	if len(v) == 0 {
 		return nil, true
 	}
@@ -73,7 +74,7 @@ func checkIncr(hdr, data []byte, counter bool) (*big.Int, *apiError) {
 		return nil, errIncrPayload()
 	}
 	for _, k := range counterIncompatible {
-		if jetlog.HeaderValue(hdr, k) != nil {
+		if header.Value(hdr, k) != nil {
 			return nil, errIncrInvalid()
 		}
 	}
@@ -88,10 +89,10 @@ func (st *stream) checkCounterPublish(m jetlog.Msg) (*big.Int, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	if v := jetlog.HeaderValue(m.Header, "Nats-Expected-Stream"); v != nil && string(v) != st.name {
+	if v := header.Value(m.Header, "Nats-Expected-Stream"); v != nil && string(v) != st.name {
 		return nil, errExpectedStream()
 	}
-	if jetlog.HeaderValue(m.Header, "Nats-TTL") != nil {
+	if header.Value(m.Header, "Nats-TTL") != nil {
 		if _, e := st.checkTTL(m.Header); e != nil {
 			return nil, e
 		}
@@ -132,7 +133,7 @@ func (st *stream) lastCounter(subject string) (*big.Int, uint64, []byte, *apiErr
 	if _, ok := total.SetString(v.Val, 10); !ok && v.Val != "" {
 		return nil, 0, nil, errCounterBroken()
 	}
-	return total, last.Seq, jetlog.HeaderValue(last.Header, hdrCounterSources), nil
+	return total, last.Seq, header.Value(last.Header, hdrCounterSources), nil
 }
 
 // publishCounter handles every publish to a counter stream: an atomic
@@ -143,13 +144,13 @@ func (st *stream) publishCounter(p *pub, m jetlog.Msg, hdr int) {
 	if hdr >= 0 {
 		m.Header, m.Data = p.buf[:hdr:hdr], p.buf[hdr:]
 	}
-	if id := jetlog.HeaderValue(m.Header, hdrBatchID); len(id) > 0 {
+	if id := header.Value(m.Header, hdrBatchID); len(id) > 0 {
 		st.publishBatchMsg(p, m, string(id))
 		return
 	}
 	defer st.pubs.Put(p)
 	incr, e := st.checkCounterPublish(m)
-	if e != nil && e.ErrCode == errIncrMissing().ErrCode && jetlog.HeaderValue(m.Header, "Nats-Msg-Id") != nil {
+	if e != nil && e.ErrCode == errIncrMissing().ErrCode && header.Value(m.Header, "Nats-Msg-Id") != nil {
 		st.resendCounter(p, m)
 		return
 	}

@@ -2,17 +2,14 @@ package jetstream
 
 import (
 	"bytes"
-	"iter"
 
-	"github.com/bus-dev/bus/jetlog"
+	"github.com/bus-dev/bus/header"
 )
 
-// headerValue returns the value of key in a NATS header block
-// ("NATS/1.0\r\nKey: Value\r\n\r\n"), matching the key without regard to
-// case, and whether it was there with a value (jetlog.HeaderValue, the
-// one parser of header blocks).
+// headerValue returns the value of key in a NATS header block, matching
+// the key without regard to case, and whether it was there with a value.
 func headerValue(hdr []byte, key string) (string, bool) {
-	v := jetlog.HeaderValue(hdr, key)
+	v := header.Value(hdr, key)
 	return string(v), v != nil
 }
 
@@ -21,21 +18,8 @@ func headerValue(hdr []byte, key string) (string, bool) {
 // "nats-expected-last-sequence" header is no expectation there, and
 // nats.go's tests count on it.
 func exactHeaderValue(hdr []byte, key string) (string, bool) {
-	_, rest, ok := bytes.Cut(hdr, []byte("\r\n"))
-	if !ok {
-		return "", false
-	}
-	for k, line := range headerLines(rest) {
-		if len(line) == 0 {
-			break
-		}
-		if string(k) == key {
-			_, v, _ := bytes.Cut(line, []byte(":"))
-			v = bytes.TrimSpace(v)
-			return string(v), len(v) > 0
-		}
-	}
-	return "", false
+	v := header.ExactValue(hdr, key)
+	return string(v), v != nil
 }
 
 // statusHeader builds a status-only header block such as
@@ -90,14 +74,14 @@ func withoutHeaders(hdr []byte, drop func(key []byte) bool) []byte {
 	if len(hdr) == 0 {
 		return nil
 	}
-	status, rest, ok := bytes.Cut(hdr, []byte("\r\n"))
+	status, _, ok := bytes.Cut(hdr, []byte("\r\n"))
 	if !ok {
 		return nil
 	}
 	out := append(make([]byte, 0, len(hdr)), status...)
 	out = append(out, "\r\n"...)
 	kept := 0
-	for key, line := range headerLines(rest) {
+	for key, line := range header.Lines(hdr) {
 		if key == nil || drop(key) {
 			continue
 		}
@@ -108,23 +92,4 @@ func withoutHeaders(hdr []byte, drop func(key []byte) bool) []byte {
 		return nil // nothing left worth a header block
 	}
 	return append(out, "\r\n"...)
-}
-
-// headerLines yields the name (trimmed; nil for a line without a colon)
-// and the whole line of each header in the lines of a block after its
-// status line.
-func headerLines(rest []byte) iter.Seq2[[]byte, []byte] {
-	return func(yield func(key, line []byte) bool) {
-		for len(rest) > 0 {
-			var line []byte
-			line, rest, _ = bytes.Cut(rest, []byte("\r\n"))
-			var key []byte
-			if k, _, ok := bytes.Cut(line, []byte(":")); ok {
-				key = bytes.TrimSpace(k)
-			}
-			if !yield(key, line) {
-				return
-			}
-		}
-	}
 }

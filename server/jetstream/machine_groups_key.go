@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bus-dev/bus/header"
 	"github.com/bus-dev/bus/jetlog"
 )
 
@@ -86,7 +87,7 @@ func sameGroupBy(a, b *groupBy) bool {
 // headerKey returns msg's group key by header, aliasing msg.Header; nil
 // when the header is missing or empty (the message has no group).
 func (g *groupBy) headerKey(msg jetlog.Msg) []byte {
-	return jetlog.HeaderValue(msg.Header, g.Header)
+	return header.Value(msg.Header, g.Header)
 }
 
 // tokenKey returns msg's group key by subject token, a substring of

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/bus-dev/bus/header"
 	"github.com/bus-dev/bus/jetlog"
 )
 
@@ -14,7 +15,7 @@ import (
 // the markers' is raised to it, so that a marker never outlives the
 // message it stands for; the header block returned says so.
 func (st *stream) checkTTL(hdr []byte) ([]byte, *apiError) {
-	ttl, err := jetlog.ParseTTL(jetlog.HeaderValue(hdr, "Nats-TTL"))
+	ttl, err := jetlog.ParseTTL(header.Value(hdr, "Nats-TTL"))
 	if err != nil {
 		return hdr, newAPIError(400, 10165, "invalid per-message TTL")
 	}

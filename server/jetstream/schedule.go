@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/bus-dev/bus/jetlog"
+	"github.com/bus-dev/bus/header"
 )
 
 // Message schedules (allow_msg_schedules), as nats-server 2.12+ has them.
@@ -108,7 +108,7 @@ func newScheduler(now func() time.Time, fire func(scheduleEntry, time.Time) (tim
 // produced message moves its schedule to the time it names or, with
 // "purge", removes it and queues the purge of its message.
 func (s *scheduler) stored(subject string, hdr []byte, seq uint64, ts int64) {
-	scheduler := jetlog.HeaderValue(hdr, hdrScheduler)
+	scheduler := header.Value(hdr, hdrScheduler)
 	at, isSchedule := storedSchedule(hdr, ts, s.now)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -118,7 +118,7 @@ func (s *scheduler) stored(subject string, hdr []byte, seq uint64, ts int64) {
 	case scheduler == nil:
 		s.removeLocked(subject)
 	}
-	if next := jetlog.HeaderValue(hdr, hdrScheduleNext); next != nil && scheduler != nil {
+	if next := header.Value(hdr, hdrScheduleNext); next != nil && scheduler != nil {
 		if string(next) == scheduleNextPurge {
 			if _, held := s.entries[string(scheduler)]; held || !s.replaying {
 				s.purges = append(s.purges, schedulePurge{subject: string(scheduler), below: seq})
@@ -134,7 +134,7 @@ func (s *scheduler) stored(subject string, hdr []byte, seq uint64, ts int64) {
 // storedSchedule is when a stored message's schedule fires first, if it
 // is one (its headers were checked when it was published).
 func storedSchedule(hdr []byte, ts int64, now func() time.Time) (int64, bool) {
-	if jetlog.HeaderValue(hdr, hdrSchedule) == nil {
+	if header.Value(hdr, hdrSchedule) == nil {
 		return 0, false
 	}
 	p, e := scheduleOf(hdr)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"time"
 
+	"github.com/bus-dev/bus/header"
 	"github.com/bus-dev/bus/jetlog"
 	"github.com/bus-dev/bus/subjects"
 )
@@ -76,31 +77,11 @@ func (c *streamConfig) checkScheduleSourcing() *apiError {
 	return nil
 }
 
-// headerPresent returns the value of key, trimmed, and whether the header
-// is there at all, even empty (jetlog.HeaderValue cannot tell an empty
-// header from none, and the reference refuses an empty time zone).
-func headerPresent(hdr []byte, key string) ([]byte, bool) {
-	_, rest, ok := bytes.Cut(hdr, []byte("\r\n"))
-	if !ok {
-		return nil, false
-	}
-	for k, line := range headerLines(rest) {
-		if len(line) == 0 {
-			break
-		}
-		if k != nil && bytes.EqualFold(k, []byte(key)) {
-			_, v, _ := bytes.Cut(line, []byte(":"))
-			return bytes.TrimSpace(v), true
-		}
-	}
-	return nil, false
-}
-
 // scheduleOf reads a message's Nats-Schedule with its time zone. A
 // message without Nats-Schedule has the zero pattern (kind 0).
 func scheduleOf(hdr []byte) (schedulePattern, *apiError) {
 	var loc *time.Location
-	if tz, ok := headerPresent(hdr, hdrScheduleTimeZone); ok {
+	if tz, ok := header.Lookup(hdr, hdrScheduleTimeZone); ok {
 		var err error
 		if len(tz) == 0 {
 			return schedulePattern{}, errScheduleTimeZone()
@@ -109,7 +90,7 @@ func scheduleOf(hdr []byte) (schedulePattern, *apiError) {
 			return schedulePattern{}, errScheduleTimeZone()
 		}
 	}
-	v := jetlog.HeaderValue(hdr, hdrSchedule)
+	v := header.Value(hdr, hdrSchedule)
 	if v == nil {
 		return schedulePattern{}, nil
 	}
@@ -163,23 +144,23 @@ func (c *streamConfig) checkScheduleHeaders(subject string, hdr []byte) ([]byte,
 	if !c.AllowMsgSchedules {
 		return hdr, errSchedulesDisabled()
 	}
-	ttl := jetlog.HeaderValue(hdr, hdrScheduleTTL)
+	ttl := header.Value(hdr, hdrScheduleTTL)
 	if ttl != nil {
 		if _, err := jetlog.ParseTTL(ttl); err != nil {
 			return hdr, errScheduleTTL()
 		}
 	}
-	if r := jetlog.HeaderValue(hdr, hdrScheduleRollup); r != nil && string(r) != "sub" {
+	if r := header.Value(hdr, hdrScheduleRollup); r != nil && string(r) != "sub" {
 		return hdr, errScheduleRollup()
 	}
 	if ttl != nil && !c.AllowMsgTTL {
 		return hdr, newAPIError(400, 10166, "per-message TTL is disabled")
 	}
-	target := string(jetlog.HeaderValue(hdr, hdrScheduleTarget))
+	target := string(header.Value(hdr, hdrScheduleTarget))
 	if !subjects.ValidLiteral(target) || target == subject {
 		return hdr, errScheduleTarget()
 	}
-	source := string(jetlog.HeaderValue(hdr, hdrScheduleSource))
+	source := string(header.Value(hdr, hdrScheduleSource))
 	if source != "" && (source == target || source == subject || !subjects.ValidLiteral(source)) {
 		return hdr, errScheduleSource()
 	}
@@ -189,7 +170,7 @@ func (c *streamConfig) checkScheduleHeaders(subject string, hdr []byte) ([]byte,
 	if source != "" && !c.captures(source) {
 		return hdr, errScheduleSource()
 	}
-	switch r := jetlog.HeaderValue(hdr, "Nats-Rollup"); {
+	switch r := header.Value(hdr, "Nats-Rollup"); {
 	case r == nil:
 		return withHeader(hdr, "Nats-Rollup", "sub"), nil
 	case !bytes.EqualFold(r, []byte("sub")):
@@ -212,8 +193,8 @@ func (c *streamConfig) captures(subject string) bool {
 // publish: only "purge", naming a subject that holds a schedule (or
 // nothing), and never Nats-Scheduler alone.
 func (st *stream) checkScheduleNext(subject string, hdr []byte, allowed bool) *apiError {
-	scheduler := string(jetlog.HeaderValue(hdr, hdrScheduler))
-	next := jetlog.HeaderValue(hdr, hdrScheduleNext)
+	scheduler := string(header.Value(hdr, hdrScheduler))
+	next := header.Value(hdr, hdrScheduleNext)
 	if next == nil {
 		if scheduler != "" {
 			return errScheduler()
@@ -226,7 +207,7 @@ func (st *stream) checkScheduleNext(subject string, hdr []byte, allowed bool) *a
 	case !allowed:
 		return errSchedulesDisabled()
 	}
-	if last, err := st.log.LastBySubject(scheduler); err == nil && jetlog.HeaderValue(last.Header, hdrSchedule) == nil {
+	if last, err := st.log.LastBySubject(scheduler); err == nil && header.Value(last.Header, hdrSchedule) == nil {
 		return errScheduler()
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bus-dev/bus/header"
 	"github.com/bus-dev/bus/jetlog"
 )
 
@@ -72,13 +73,13 @@ func (st *stream) fireSchedule(e scheduleEntry, now time.Time) (time.Time, bool)
 		return time.Time{}, false
 	}
 	next, repeats, ok := p.next(time.Unix(0, e.at), now)
-	ttl := jetlog.HeaderValue(m.Header, hdrScheduleTTL)
+	ttl := header.Value(m.Header, hdrScheduleTTL)
 	if ttl != nil {
 		if _, err := jetlog.ParseTTL(ttl); err != nil {
 			ok = false
 		}
 	}
-	target := string(jetlog.HeaderValue(m.Header, hdrScheduleTarget))
+	target := string(header.Value(m.Header, hdrScheduleTarget))
 	if !ok || target == "" {
 		return time.Time{}, false
 	}
@@ -86,9 +87,9 @@ func (st *stream) fireSchedule(e scheduleEntry, now time.Time) (time.Time, bool)
 		return st.refusedFiring(e, next, repeats, why)
 	}
 	st.allowedFiring(e)
-	rollup := jetlog.HeaderValue(m.Header, hdrScheduleRollup)
+	rollup := header.Value(m.Header, hdrScheduleRollup)
 	hdr, data := m.Header, m.Data
-	if src := jetlog.HeaderValue(m.Header, hdrScheduleSource); src != nil {
+	if src := header.Value(m.Header, hdrScheduleSource); src != nil {
 		if last, err := st.log.LastBySubject(string(src)); err == nil {
 			hdr, data = last.Header, last.Data
 		}
@@ -149,7 +150,7 @@ func (st *stream) storeScheduled(subject string, hdr, data []byte) *apiError {
 		return tr.refused
 	}
 	subject = tr.storedSubject(subject)
-	if jetlog.HeaderValue(hdr, "Nats-TTL") != nil {
+	if header.Value(hdr, "Nats-TTL") != nil {
 		var e *apiError
 		if hdr, e = st.checkTTL(hdr); e != nil {
 			return e

@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/bus-dev/bus/header"
 	"github.com/bus-dev/bus/jetlog"
 )
 
@@ -50,7 +51,7 @@ func isScheduleOwner(key []byte) bool { return bytes.EqualFold(key, []byte(hdrSc
 // Nats-Schedule, replacing any the message names; the operator ("")
 // keeps what it names.
 func ownedSchedule(hdr []byte, owner string) []byte {
-	if owner == "" || len(hdr) == 0 || jetlog.HeaderValue(hdr, hdrSchedule) == nil {
+	if owner == "" || len(hdr) == 0 || header.Value(hdr, hdrSchedule) == nil {
 		return hdr
 	}
 	return withHeader(withoutHeaders(hdr, isScheduleOwner), hdrScheduleOwner, owner)
@@ -80,7 +81,7 @@ func (st *stream) checkOwnedSchedule(owner Rights, subject string, hdr []byte) (
 // ownCopied sets the owner of a schedule a mirror or source copies in:
 // the target stream's owner.
 func (st *stream) ownCopied(hdr []byte) []byte {
-	if len(hdr) == 0 || jetlog.HeaderValue(hdr, hdrSchedule) == nil {
+	if len(hdr) == 0 || header.Value(hdr, hdrSchedule) == nil {
 		return hdr
 	}
 	return ownedSchedule(hdr, st.config().owner)
@@ -89,10 +90,10 @@ func (st *stream) ownCopied(hdr []byte) []byte {
 // scheduleOwner resolves the owner a schedule names to its current
 // rights (nil: the operator's, or not a schedule).
 func (st *stream) scheduleOwner(hdr []byte) (Rights, *apiError) {
-	if len(hdr) == 0 || jetlog.HeaderValue(hdr, hdrSchedule) == nil {
+	if len(hdr) == 0 || header.Value(hdr, hdrSchedule) == nil {
 		return nil, nil // what a plain message names is nobody's business
 	}
-	name := jetlog.HeaderValue(hdr, hdrScheduleOwner)
+	name := header.Value(hdr, hdrScheduleOwner)
 	if len(name) == 0 {
 		return nil, nil
 	}
@@ -102,8 +103,8 @@ func (st *stream) scheduleOwner(hdr []byte) (Rights, *apiError) {
 // scheduleFlow is what a schedule has the server do: publish to its
 // target and, with a source, read it.
 func scheduleFlow(hdr []byte) flow {
-	f := flow{publishes: []string{string(jetlog.HeaderValue(hdr, hdrScheduleTarget))}}
-	if src := jetlog.HeaderValue(hdr, hdrScheduleSource); src != nil {
+	f := flow{publishes: []string{string(header.Value(hdr, hdrScheduleTarget))}}
+	if src := header.Value(hdr, hdrScheduleSource); src != nil {
 		f.reads = []string{string(src)}
 	}
 	return f

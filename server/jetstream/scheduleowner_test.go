@@ -1,11 +1,10 @@
 package jetstream
 
 import (
-	"bytes"
 	"testing"
 	"time"
 
-	"github.com/bus-dev/bus/jetlog"
+	"github.com/bus-dev/bus/header"
 )
 
 // The owner header is the server's: set over whatever a client sent on
@@ -28,11 +27,9 @@ func TestOwnedSchedule(t *testing.T) {
 		got := ownedSchedule(c.hdr, c.owner)
 		var owners []string
 		if len(got) > 0 {
-			_, rest, _ := bytes.Cut(got, []byte("\r\n"))
-			for key, line := range headerLines(rest) {
+			for key, line := range header.Lines(got) {
 				if key != nil && isScheduleOwner(key) {
-					_, v, _ := bytes.Cut(line, []byte(":"))
-					owners = append(owners, string(bytes.TrimSpace(v)))
+					owners = append(owners, string(header.LineValue(line)))
 				}
 			}
 		}
@@ -45,7 +42,7 @@ func TestOwnedSchedule(t *testing.T) {
 				t.Errorf("%s: owners %q, want %q", c.name, owners, c.want)
 			}
 		}
-		if c.hdr != nil && jetlog.HeaderValue(got, hdrSchedule) == nil && jetlog.HeaderValue(c.hdr, hdrSchedule) != nil {
+		if c.hdr != nil && header.Value(got, hdrSchedule) == nil && header.Value(c.hdr, hdrSchedule) != nil {
 			t.Errorf("%s: lost Nats-Schedule: %q", c.name, got)
 		}
 	}

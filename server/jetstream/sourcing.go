@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bus-dev/bus/header"
 	"github.com/bus-dev/bus/jetlog"
 	"github.com/bus-dev/bus/subjects"
 )
@@ -422,7 +423,7 @@ func (s *sourcer) copy(msgs []jetlog.Msg) *apiError {
 			src += " " + s.ident
 		}
 		hdr := withHeader(t.ownCopied(m.Header), hdrStreamSource, src) // a copied schedule is the target owner's
-		if t.counter.Load() && jetlog.HeaderValue(m.Header, hdrIncr) != nil {
+		if t.counter.Load() && header.Value(m.Header, hdrIncr) != nil {
 			// A counter total into a counter stream: summed, one at a
 			// time (countersources.go).
 			if e := flush(); e != nil {

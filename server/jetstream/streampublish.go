@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/bus-dev/bus/header"
 	"github.com/bus-dev/bus/jetlog"
 )
 
@@ -35,8 +36,7 @@ func appendPubAck(b []byte, stream, domain string, ack jetlog.PubAck) []byte {
 // that plain messages with headers pay no more than that pass.
 // see BenchmarkJetStream
 func publishHeaders(hdr []byte) (expects, rollup, ttl, other bool) {
-	_, rest, _ := bytes.Cut(hdr, []byte("\r\n")) // the status line
-	for key := range headerLines(rest) {
+	for key := range header.Lines(hdr) {
 		switch {
 		case len(key) > len(expectedPrefix) && bytes.EqualFold(key[:len(expectedPrefix)], []byte(expectedPrefix)):
 			expects = true
@@ -58,9 +58,9 @@ func publishHeaders(hdr []byte) (expects, rollup, ttl, other bool) {
 // message. Schedule headers are checked after it (checkSchedule).
 func (st *stream) refuseHeaders(hdr []byte) *apiError {
 	switch {
-	case jetlog.HeaderValue(hdr, "Nats-Batch-Id") != nil:
+	case header.Value(hdr, "Nats-Batch-Id") != nil:
 		return newAPIError(400, 10174, "atomic publish is disabled")
-	case jetlog.HeaderValue(hdr, "Nats-Incr") != nil:
+	case header.Value(hdr, "Nats-Incr") != nil:
 		return newAPIError(400, 10168, "message counters is disabled")
 	}
 	return nil

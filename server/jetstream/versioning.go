@@ -3,7 +3,7 @@ package jetstream
 import (
 	"strconv"
 
-	"github.com/bus-dev/bus/jetlog"
+	"github.com/bus-dev/bus/header"
 )
 
 // API levels on streams and consumers, as the reference's
@@ -90,7 +90,7 @@ func (sh *shared) withServerLevel(metadata map[string]string) map[string]string 
 // levelTooHigh reports whether a request's Nats-Required-Api-Level asks
 // for more than bus serves (or is not a number).
 func levelTooHigh(hdr []byte) bool {
-	v := jetlog.HeaderValue(hdr, hdrRequiredAPI)
+	v := header.Value(hdr, hdrRequiredAPI)
 	if len(v) == 0 {
 		return false
 	}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bus-dev/bus/header"
 )
 
 // The dashboard reads messages and acts through the same API that
@@ -90,16 +92,11 @@ type msgHeader struct {
 // Malformed lines are skipped, never fatal.
 func parseHeaders(hdr []byte) []msgHeader {
 	out := []msgHeader{}
-	lines := strings.Split(string(hdr), "\r\n")
-	for i, line := range lines {
-		if i == 0 || line == "" {
+	for name, line := range header.Lines(hdr) {
+		if len(name) == 0 {
 			continue
 		}
-		k, v, ok := strings.Cut(line, ":")
-		if !ok || strings.TrimSpace(k) == "" {
-			continue
-		}
-		out = append(out, msgHeader{strings.TrimSpace(k), strings.TrimSpace(v)})
+		out = append(out, msgHeader{string(name), string(header.LineValue(line))})
 	}
 	return out
 }
