@@ -19,7 +19,7 @@
 // in-memory catalog, then replies to every request in order: a blocked
 // caller is woken, an asynchronous one's callback runs on the appender.
 // Purge, Expire and UpdateConfig run in the same goroutine, one at a
-// time. Readers (Get, Next, NextMatching, Messages, LastBySubject) take
+// time. Readers (Get, Next, NextBatch, Messages, LastBySubject) take
 // Log.mu for reading only to find a record's location, then ReadAt the
 // segment without any lock, verifying the record's checksum.
 //
@@ -43,8 +43,8 @@
 //
 // Filters are NATS subjects matched with package subjects ("*" one token,
 // a final ">" the rest), plus one rule of jetlog's: an empty filter
-// matches everything. An invalid filter matches nothing. NextMatching and
-// NumPendingFiltered take several filters and select what matches any of
+// matches everything. An invalid filter matches nothing. Next, NextBatch and
+// NumPending take several filters and select what matches any of
 // them, counting a message once however many match it; literal filters
 // are answered from the per-subject summaries, wildcards by one pass over
 // the subjects or, when subjects outnumber the messages left, over the

@@ -14,7 +14,7 @@ var (
 	ErrClosed = errors.New("jetlog: log closed")
 	// ErrNotFound is returned, wrapped with the operation and its input,
 	// wherever the thing asked for is absent: a seq or subject with no
-	// live message (Get, Next, NextMatching, LastBySubject, Delete), a
+	// live message (Get, Next, LastBySubject, Delete), a
 	// stream without its config (LoadConfig), a consumer that is not
 	// stored (LoadConsumerConfig, DeleteConsumer). Methods that answer
 	// with a count or a seq (NumPending, LastSeqBySubject, ...) return 0

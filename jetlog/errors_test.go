@@ -26,7 +26,7 @@ func TestNotFoundConvention(t *testing.T) {
 		{"get", func() error { _, err := l.Get(2); return err }(), "2"},
 		{"get beyond last", func() error { _, err := l.Get(99); return err }(), "99"},
 		{"next", func() error { _, err := l.Next(2, "a"); return err }(), `"a"`},
-		{"next matching", func() error { _, err := l.NextMatching(1, []string{"x", "y.*"}); return err }(), `"y.*"`},
+		{"next matching", func() error { _, err := l.Next(1, []string{"x", "y.*"}...); return err }(), `"y.*"`},
 		{"last by subject", func() error { _, err := l.LastBySubject("b"); return err }(), `"b"`},
 		{"delete", l.Delete(2), "2"},
 		{"load config", func() error { _, _, err := LoadConfig(nil, dir+"/none"); return err }(), "none"},

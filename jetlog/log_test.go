@@ -282,9 +282,9 @@ func TestNextMatchesBruteForce(t *testing.T) {
 	})
 }
 
-// NextMatching and NumPendingFiltered agree with a brute-force model for
-// sets of filters, overlapping ones and duplicates included, on the slot
-// walk (many subjects) and the per-subject paths (few).
+// Next and NumPending with several filters agree with a brute-force
+// model for sets of filters, overlapping ones and duplicates included, on
+// the slot walk (many subjects) and the per-subject paths (few).
 func TestMultiFilterReadsMatchBruteForce(t *testing.T) {
 	forEachStore(t, func(t *testing.T, k storeKind) {
 		for _, many := range []bool{false, true} {
@@ -318,18 +318,18 @@ func TestMultiFilterReadsMatchBruteForce(t *testing.T) {
 							count++
 						}
 					}
-					if got := l.NumPendingFiltered(from, filters); got != count {
-						t.Fatalf("NumPendingFiltered(%d, %q) = %d, want %d", from, filters, got, count)
+					if got := l.NumPending(from, filters...); got != count {
+						t.Fatalf("NumPending(%d, %q...) = %d, want %d", from, filters, got, count)
 					}
-					m, err := l.NextMatching(from, filters)
+					m, err := l.Next(from, filters...)
 					if want == 0 {
 						if !errors.Is(err, ErrNotFound) {
-							t.Fatalf("NextMatching(%d, %q) = %d, %v; want none", from, filters, m.Seq, err)
+							t.Fatalf("Next(%d, %q...) = %d, %v; want none", from, filters, m.Seq, err)
 						}
 						continue
 					}
 					if err != nil || m.Seq != want {
-						t.Fatalf("NextMatching(%d, %q) = %d, %v; want %d", from, filters, m.Seq, err, want)
+						t.Fatalf("Next(%d, %q...) = %d, %v; want %d", from, filters, m.Seq, err, want)
 					}
 				}
 			}
@@ -337,7 +337,7 @@ func TestMultiFilterReadsMatchBruteForce(t *testing.T) {
 	})
 }
 
-func TestNextMatchingAllocatesLikeNext(t *testing.T) {
+func TestNextManyFiltersAllocatesLikeOne(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts differ under -race")
 	}
@@ -347,10 +347,10 @@ func TestNextMatchingAllocatesLikeNext(t *testing.T) {
 	}
 	next := testing.AllocsPerRun(200, func() { _, _ = l.Next(50, "s.3") })
 	filters := []string{"s.3", "s.*.x", "t.>", "s.4"}
-	multi := testing.AllocsPerRun(200, func() { _, _ = l.NextMatching(50, filters) })
-	pending := testing.AllocsPerRun(200, func() { _ = l.NumPendingFiltered(50, filters) })
+	multi := testing.AllocsPerRun(200, func() { _, _ = l.Next(50, filters...) })
+	pending := testing.AllocsPerRun(200, func() { _ = l.NumPending(50, filters...) })
 	if multi > next || pending > 0 {
-		t.Fatalf("NextMatching allocates %v (Next %v), NumPendingFiltered %v", multi, next, pending)
+		t.Fatalf("Next with 4 filters allocates %v (with one %v), NumPending %v", multi, next, pending)
 	}
 }
 

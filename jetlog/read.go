@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 )
 
@@ -81,29 +82,26 @@ func recordMsg(seg *segment, off int64, r record) (Msg, error) {
 }
 
 // Next returns the first message with seq >= from whose subject matches
-// filter (empty or ">" matches all). Errors: ErrNotFound when there is
-// none, ErrClosed, or a read error.
-func (l *Log) Next(from uint64, filter string) (Msg, error) {
-	var buf [1]matcher
-	m, found, err := l.next(from, oneFilter(filter, &buf))
+// any of filters (empty or ">" matches all, and so do no filters at all).
+// Filters may overlap: a message matching several is still found once.
+// Errors: ErrNotFound when there is none, ErrClosed, or a read error. Up
+// to four filters cost no allocation.
+func (l *Log) Next(from uint64, filters ...string) (Msg, error) {
+	var buf [4]matcher
+	m, found, err := l.next(from, newFilterSet(filters, buf[:0]))
 	if !found {
-		return Msg{}, fmt.Errorf("jetlog: next from %d %q: %w", from, filter, ErrNotFound)
+		return Msg{}, fmt.Errorf("jetlog: next from %d %s: %w", from, quoteFilters(filters), ErrNotFound)
 	}
 	return m, err
 }
 
-// NextMatching returns the first message with seq >= from whose subject
-// matches any of filters (each as in Next); no filters at all match
-// every message. Filters may overlap: a message matching several is
-// still found once. Errors as for Next. Up to four filters cost no
-// allocation beyond Next's.
-func (l *Log) NextMatching(from uint64, filters []string) (Msg, error) {
-	var buf [4]matcher
-	m, found, err := l.next(from, newFilterSet(filters, buf[:0]))
-	if !found {
-		return Msg{}, fmt.Errorf("jetlog: next from %d %q: %w", from, filters, ErrNotFound)
+// quoteFilters names filters in an error as the caller gave them: one
+// filter as itself, several as a list.
+func quoteFilters(filters []string) string {
+	if len(filters) == 1 {
+		return strconv.Quote(filters[0])
 	}
-	return m, err
+	return fmt.Sprintf("%q", filters)
 }
 
 // next is Next for a prepared filter set. It reports found false (and no
@@ -339,18 +337,12 @@ func (l *Log) Subjects() []string {
 }
 
 // NumPending counts the live messages with seq >= from whose subject
-// matches filter (empty or ">" for all), without reading them.
-func (l *Log) NumPending(from uint64, filter string) uint64 {
-	var buf [1]matcher
-	return l.numPending(from, oneFilter(filter, &buf))
-}
-
-// NumPendingFiltered counts the live messages with seq >= from whose
-// subject matches any of filters (no filters: all), without reading
-// them. A message matching several filters counts once, so overlapping
-// filters are fine. It works from the per-subject summaries: literal
-// filters cost a lookup each, wildcards one pass over the subjects.
-func (l *Log) NumPendingFiltered(from uint64, filters []string) uint64 {
+// matches any of filters (empty or ">" for all, and so do no filters at
+// all), without reading them. A message matching several filters counts
+// once, so overlapping filters are fine. It works from the per-subject
+// summaries: literal filters cost a lookup each, wildcards one pass over
+// the subjects.
+func (l *Log) NumPending(from uint64, filters ...string) uint64 {
 	var buf [4]matcher
 	return l.numPending(from, newFilterSet(filters, buf[:0]))
 }

@@ -6,7 +6,7 @@ import "fmt"
 const maxBatchRead = 256 << 10
 
 // NextBatch returns up to max messages with seq >= from whose subject
-// matches any of filters (as NextMatching), in seq order. It reads them
+// matches any of filters (as Next), in seq order. It reads them
 // from one segment with a single ReadAt of at most 256 KiB (always at
 // least the first message), so a consumer reading in order pays one
 // system call per batch instead of one per message. It returns fewer

@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// NextBatch returns what calling NextMatching again and again would:
+// NextBatch returns what calling Next again and again would:
 // the same messages in the same order, across segments, around deleted
 // messages, with and without filters.
-func TestNextBatchMatchesNextMatching(t *testing.T) {
+func TestNextBatchMatchesNext(t *testing.T) {
 	forEachStore(t, func(t *testing.T, k storeKind) {
 		l := openLog(t, t.TempDir(), StreamConfig{Name: "B", Subjects: []string{"b.>"}, Storage: k.storage}, Options{SegmentSize: 4 << 10})
 		rng := rand.New(rand.NewPCG(11, 12))
@@ -42,7 +42,7 @@ func TestNextBatchMatchesNextMatching(t *testing.T) {
 					from = batch[len(batch)-1].Seq + 1
 				}
 				for from := uint64(1); ; {
-					m, err := l.NextMatching(from, filters)
+					m, err := l.Next(from, filters...)
 					if err != nil {
 						break
 					}
@@ -50,7 +50,7 @@ func TestNextBatchMatchesNextMatching(t *testing.T) {
 					from = m.Seq + 1
 				}
 				if fmt.Sprint(got) != fmt.Sprint(want) {
-					t.Fatalf("filters %q, max %d: batches gave %v\nNextMatching gave %v", filters, max, got, want)
+					t.Fatalf("filters %q, max %d: batches gave %v\nNext gave %v", filters, max, got, want)
 				}
 			}
 		}

@@ -141,7 +141,7 @@ func (l *Log) DiskBytes() int64 {
 // subject matches any of filters (none: every subject) and its store
 // time, from the catalog alone (no record is read): with from just past a
 // consumer's ack floor, the oldest message it has not processed. ok is
-// false when there is none. The cost is that of NextMatching without the
+// false when there is none. The cost is that of Next without the
 // read.
 func (l *Log) OldestMatching(from uint64, filters []string) (seq uint64, stored time.Time, ok bool) {
 	var buf [4]matcher

@@ -26,5 +26,5 @@ func (s *streamSource) NextBatch(seq uint64, filters []string, max int) ([]jetlo
 // NumPending counts the stored messages at or after seq matching any of
 // filters (none: all): a consumer's lag.
 func (s *streamSource) NumPending(seq uint64, filters []string) uint64 {
-	return s.log.NumPendingFiltered(seq, filters)
+	return s.log.NumPending(seq, filters...)
 }
