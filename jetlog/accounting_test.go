@@ -20,7 +20,7 @@ func TestAccountedBytes(t *testing.T) {
 		cfg := StreamConfig{Name: "S", Storage: k.storage}
 		l := openLog(t, dir, cfg, Options{})
 		mustAppend(t, l, "s.a", "payload")
-		if _, err := l.Append("s.b", []byte("NATS/1.0\r\nA: b\r\n\r\n"), []byte("xy")); err != nil {
+		if _, err := l.Append(Msg{Subject: "s.b", Header: []byte("NATS/1.0\r\nA: b\r\n\r\n"), Data: []byte("xy")}, Expect{}); err != nil {
 			t.Fatal(err)
 		}
 		want := uint64(accountedSize(k.storage, "s.a", nil, []byte("payload")) + accountedSize(k.storage, "s.b", []byte("NATS/1.0\r\nA: b\r\n\r\n"), []byte("xy")))

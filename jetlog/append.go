@@ -2,39 +2,20 @@ package jetlog
 
 import "fmt"
 
-// Append stores one message and returns its seq. subject must be a valid
-// literal subject; hdr is a NATS header block (its Nats-Msg-Id is the dedup
-// id) or nil. In DurabilityAlways it returns after the record is
-// fdatasynced. A message whose id was appended within the duplicate window
-// is not stored again: the ack carries the original seq and Duplicate.
+// Append stores one message and returns its seq. Only Subject, Header
+// and Data of m are used: Subject must be a valid literal subject, Header
+// a NATS header block (its Nats-Msg-Id is the dedup id) or nil. m is
+// stored only if expect holds when its seq is assigned (Expect{} always
+// holds). In DurabilityAlways it returns after the record is fdatasynced.
+// A message whose id was appended within the duplicate window is not
+// stored again: the ack carries the original seq and Duplicate.
 // Errors: ErrBadSubject, ErrMsgTooLarge, ErrMaxMsgs, ErrMaxBytes,
-// ErrMaxMsgsPerSubject (discard new), ErrWriteFenced, ErrClosed, or the
+// ErrMaxMsgsPerSubject (discard new), a *WrongLastSeqError or
+// *WrongLastMsgIDError (see Expect), ErrWriteFenced, ErrClosed, or the
 // write error (for example ENOSPC), after which the log is unchanged.
 // The slices are not retained after Append returns.
 // see BenchmarkAppend
-func (l *Log) Append(subject string, hdr, data []byte) (PubAck, error) {
-	r := l.getReq()
-	r.op = opAppend
-	r.one[0] = Msg{Subject: subject, Header: hdr, Data: data}
-	r.msgs = r.one[:]
-	if err := l.send(r); err != nil {
-		l.putReq(r)
-		return PubAck{}, err
-	}
-	var ack PubAck
-	if len(r.acks) > 0 {
-		ack = r.acks[0]
-	}
-	err := r.err
-	l.putReq(r)
-	return ack, err
-}
-
-// AppendExpect is Append with preconditions: m (of which only Subject,
-// Header and Data are used) is stored only if expect holds when its seq
-// is assigned. Besides Append's errors it returns a *WrongLastSeqError
-// or a *WrongLastMsgIDError (see Expect). The slices are not retained.
-func (l *Log) AppendExpect(m Msg, expect Expect) (PubAck, error) {
+func (l *Log) Append(m Msg, expect Expect) (PubAck, error) {
 	r := l.getReq()
 	r.op = opAppend
 	r.one[0] = Msg{Subject: m.Subject, Header: m.Header, Data: m.Data}
@@ -53,8 +34,28 @@ func (l *Log) AppendExpect(m Msg, expect Expect) (PubAck, error) {
 	return ack, err
 }
 
+// AppendBatch stores msgs in order, in one commit, and returns their acks
+// (only Subject, Header and Data of each Msg are used, and Time with
+// Expect.KeepTime, for a mirror's copies). expect is checked for every
+// message. It stops at the first message that fails: the acks of the
+// stored prefix are returned with that error. Errors as for Append.
+func (l *Log) AppendBatch(msgs []Msg, expect Expect) ([]PubAck, error) {
+	r := l.getReq()
+	r.op = opAppend
+	r.msgs = msgs
+	r.expect = expect
+	if err := l.send(r); err != nil {
+		l.putReq(r)
+		return nil, err
+	}
+	acks := append([]PubAck(nil), r.acks...)
+	err := r.err
+	l.putReq(r)
+	return acks, err
+}
+
 // AppendAsync hands m to the appender and returns without waiting; done
-// is called once with the result, exactly as AppendExpect would return it.
+// is called once with the result, exactly as Append would return it.
 //
 //   - Only Subject, Header and Data of m are used. jetlog reads the
 //     Header and Data slices until done is called and keeps nothing of
@@ -93,14 +94,6 @@ func (l *Log) AppendAsync(m Msg, expect Expect, done func(PubAck, error)) {
 		l.putReq(r)
 		done(PubAck{}, err)
 	}
-}
-
-// AppendBatch stores msgs in order, in one commit, and returns their acks
-// (only Subject, Header and Data of each Msg are used). It stops at the
-// first message that fails: the acks of the stored prefix are returned
-// with that error.
-func (l *Log) AppendBatch(msgs []Msg) ([]PubAck, error) {
-	return l.AppendBatchExpect(msgs, Expect{})
 }
 
 // Delete removes one message. The removal is journaled with the next

@@ -32,7 +32,7 @@ func TestAppendAtomicAllOrNothing(t *testing.T) {
 		}
 		// A msg id seen before refuses the batch too.
 		msgs[1].Header = hdrWithID("id-1")
-		if _, err := l.Append("plain", hdrWithID("id-1"), nil); err != nil {
+		if _, err := l.Append(Msg{Subject: "plain", Header: hdrWithID("id-1")}, Expect{}); err != nil {
 			t.Fatal(err)
 		}
 		var dup *BatchDuplicateError
@@ -129,7 +129,7 @@ func TestAppendAtomicTornEveryOffset(t *testing.T) {
 		if rep := l.Recovery(); len(rep.Corrupt) != 0 || rep.TruncatedBytes != cut-start && cut != end {
 			t.Fatalf("cut %d: report %+v", cut, rep)
 		}
-		if ack, err := l.Append("after", nil, nil); err != nil || ack.Seq < want+1 {
+		if ack, err := l.Append(Msg{Subject: "after"}, Expect{}); err != nil || ack.Seq < want+1 {
 			t.Fatalf("cut %d: append after = %+v %v", cut, ack, err)
 		}
 		if err := l.Close(); err != nil {

@@ -50,7 +50,7 @@ func benchAppend(b *testing.B, mode Durability, writers, size int) {
 		}
 		wg.Go(func() {
 			for range n {
-				if _, err := l.Append("bench.subject", nil, payload); err != nil {
+				if _, err := l.Append(Msg{Subject: "bench.subject", Data: payload}, Expect{}); err != nil {
 					b.Error(err)
 					return
 				}
@@ -89,7 +89,7 @@ func benchRead(b *testing.B, opts Options, n int) {
 		batch[i] = Msg{Subject: "read.subject", Data: payload}
 	}
 	for range n / len(batch) {
-		if _, err := l.AppendBatch(batch); err != nil {
+		if _, err := l.AppendBatch(batch, Expect{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -186,7 +186,7 @@ func BenchmarkAppendBatch(b *testing.B) {
 			before := l.Stats()
 			start := time.Now()
 			for n := 0; n < b.N; n += batch {
-				if _, err := l.AppendBatch(msgs[:min(batch, b.N-n)]); err != nil {
+				if _, err := l.AppendBatch(msgs[:min(batch, b.N-n)], Expect{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -213,7 +213,7 @@ func BenchmarkOpen(b *testing.B) {
 			batch[i] = Msg{Subject: fmt.Sprintf("bench.%d", i%100), Data: make([]byte, 128)}
 		}
 		for range msgs / len(batch) {
-			if _, err := l.AppendBatch(batch); err != nil {
+			if _, err := l.AppendBatch(batch, Expect{}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -270,7 +270,7 @@ func BenchmarkNextFiltered(b *testing.B) {
 			k := (i + j) % subjectCount
 			batch[j] = Msg{Subject: fmt.Sprintf("orders.%s.%d", []string{"eu", "us"}[k%2], k), Data: make([]byte, 16)}
 		}
-		if _, err := l.AppendBatch(batch); err != nil {
+		if _, err := l.AppendBatch(batch, Expect{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -436,7 +436,7 @@ func appendOrFail(t *testing.T, l *Log, subject, why string, unblock func()) {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() {
-		_, err := l.Append(subject, nil, []byte("x"))
+		_, err := l.Append(Msg{Subject: subject, Data: []byte("x")}, Expect{})
 		done <- err
 	}()
 	select {

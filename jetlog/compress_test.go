@@ -27,7 +27,7 @@ func TestCompressionRoundTrips(t *testing.T) {
 	}
 	hdr := []byte("NATS/1.0\r\nK: v\r\n\r\n")
 	for _, p := range payloads {
-		if _, err := l.Append("z", hdr, p); err != nil {
+		if _, err := l.Append(Msg{Subject: "z", Header: hdr, Data: p}, Expect{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -58,7 +58,7 @@ func TestCompressionRoundTrips(t *testing.T) {
 	}
 	l = openLog(t, dir, StreamConfig{Name: "Z"}, Options{}) // compression off now: old records still read
 	check(l, "reopened without compression")
-	if _, err := l.Append("z", nil, payloads[0]); err != nil {
+	if _, err := l.Append(Msg{Subject: "z", Data: payloads[0]}, Expect{}); err != nil {
 		t.Fatal(err)
 	}
 	if m := mustGet(t, l, 5); !bytes.Equal(m.Data, payloads[0]) {

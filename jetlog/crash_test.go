@@ -50,7 +50,7 @@ func crashChild() {
 		wg.Go(func() {
 			for i := 0; ; i++ {
 				data := fmt.Sprintf("p%d-g%d-%d", os.Getpid(), g, i)
-				ack, err := l.Append("crash."+strconv.Itoa(g), nil, []byte(data))
+				ack, err := l.Append(Msg{Subject: "crash." + strconv.Itoa(g), Data: []byte(data)}, Expect{})
 				if err != nil {
 					fmt.Fprintln(os.Stderr, "append:", err)
 					os.Exit(3)
@@ -145,7 +145,7 @@ func testCrashKill(t *testing.T, keys *Keyring, key string) {
 				t.Fatalf("round %d: reported seq %d = %q, %v; want %q", round, seq, m.Data, err, data)
 			}
 		}
-		ack, err := l.Append("crash.parent", nil, []byte("parent"))
+		ack, err := l.Append(Msg{Subject: "crash.parent", Data: []byte("parent")}, Expect{})
 		if err != nil || ack.Seq != st.LastSeq+1 {
 			t.Fatalf("round %d: append after recovery = %+v, %v", round, ack, err)
 		}

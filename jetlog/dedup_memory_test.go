@@ -66,7 +66,7 @@ func dedupHeap(tb testing.TB, dir string, n, idSize int) dedupFigures {
 		for ; i < n && len(msgs) < cap(msgs); i++ {
 			msgs = append(msgs, Msg{Subject: "d", Header: hdrWithID(fmt.Sprintf("%s%012d", pad, i))})
 		}
-		if _, err := l.AppendBatch(msgs); err != nil {
+		if _, err := l.AppendBatch(msgs, Expect{}); err != nil {
 			tb.Fatal(err)
 		}
 	}

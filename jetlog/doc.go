@@ -9,7 +9,7 @@
 //
 // Open returns a *Log for one stream directory. One appender goroutine per
 // Log (started by Open, stopped and waited for by Close) owns the active
-// segment. Append, AppendExpect, AppendBatch, AppendAsync and Delete hand
+// segment. Append, AppendBatch, AppendAtomic, AppendAsync and Delete hand
 // requests to it on a bounded queue (Options.AppendQueue; a caller blocks
 // while it is full); DeleteAsync parks its request on a list that never
 // blocks. The appender takes every request already waiting, checks each
@@ -25,7 +25,7 @@
 //
 // # Preconditions
 //
-// An Expect travels with a message (AppendExpect, AppendAsync) and is
+// An Expect travels with a message (Append, AppendBatch, AppendAsync) and is
 // checked by the appender when it assigns the seq, against the stream as
 // left by every message before it, those earlier in the same commit
 // included, so no other writer can slip in between. The order follows the

@@ -19,7 +19,7 @@ func Example() {
 		panic(err)
 	}
 	for _, data := range []string{"new", "paid", "shipped"} {
-		if _, err := l.Append("orders.42", nil, []byte(data)); err != nil {
+		if _, err := l.Append(jetlog.Msg{Subject: "orders.42", Data: []byte(data)}, jetlog.Expect{}); err != nil {
 			panic(err)
 		}
 	}

@@ -26,7 +26,7 @@ func wantWrongID(t *testing.T, err error, last string) {
 
 func appendExpect(t *testing.T, l *Log, subject string, hdr []byte, ex Expect) (PubAck, error) {
 	t.Helper()
-	return l.AppendExpect(Msg{Subject: subject, Header: hdr, Data: []byte("x")}, ex)
+	return l.Append(Msg{Subject: subject, Header: hdr, Data: []byte("x")}, ex)
 }
 
 func TestExpectLastSeq(t *testing.T) {

@@ -30,7 +30,7 @@ func TestFaultDiskFull(t *testing.T) {
 	before := a.State()
 	full.Store(true)
 	for range 5 {
-		_, err := a.Append("rec.x", nil, []byte("does not fit"))
+		_, err := a.Append(Msg{Subject: "rec.x", Data: []byte("does not fit")}, Expect{})
 		if !errors.Is(err, syscall.ENOSPC) {
 			t.Fatalf("append on full disk err = %v, want ENOSPC", err)
 		}
@@ -69,11 +69,11 @@ func TestFaultFailedFsyncFencesStream(t *testing.T) {
 	l := openLog(t, "/s", StreamConfig{Name: "S"}, Options{FS: fsys})
 	mustAppend(t, l, "rec.0", "payload-0")
 	fail.Store(true)
-	if _, err := l.Append("rec.1", nil, nil); !errors.Is(err, ErrWriteFenced) || !errors.Is(err, syscall.EIO) {
+	if _, err := l.Append(Msg{Subject: "rec.1"}, Expect{}); !errors.Is(err, ErrWriteFenced) || !errors.Is(err, syscall.EIO) {
 		t.Fatalf("append with failing fsync err = %v", err)
 	}
 	fail.Store(false) // a retried fsync proves nothing: still fenced
-	if _, err := l.Append("rec.1", nil, nil); !errors.Is(err, ErrWriteFenced) {
+	if _, err := l.Append(Msg{Subject: "rec.1"}, Expect{}); !errors.Is(err, ErrWriteFenced) {
 		t.Fatalf("append after fence err = %v", err)
 	}
 	if err := l.Delete(1); !errors.Is(err, ErrWriteFenced) {
@@ -95,7 +95,7 @@ func TestGroupCommit(t *testing.T) {
 	for w := range writers {
 		wg.Go(func() {
 			for i := range each {
-				ack, err := l.Append("g", nil, []byte(fmt.Sprintf("%d-%d", w, i)))
+				ack, err := l.Append(Msg{Subject: "g", Data: []byte(fmt.Sprintf("%d-%d", w, i))}, Expect{})
 				if err != nil {
 					t.Error(err)
 					return

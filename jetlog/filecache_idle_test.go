@@ -52,7 +52,7 @@ func TestFileCacheOpensOnUseAndClosesIdleFiles(t *testing.T) {
 	for i, l := range logs {
 		for j := range 2 { // two segments each
 			msg := Msg{Subject: "s", Data: fmt.Appendf(nil, "payload-%d-%d-%0100d", i, j, 0)}
-			if _, err := l.AppendBatch([]Msg{msg, msg}); err != nil {
+			if _, err := l.AppendBatch([]Msg{msg, msg}, Expect{}); err != nil {
 				t.Fatal(err)
 			}
 		}

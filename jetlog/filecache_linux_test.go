@@ -50,7 +50,7 @@ func BenchmarkManyStreams(b *testing.B) {
 			b.Fatalf("stream %d: %v", i, err)
 		}
 		logs = append(logs, l)
-		if _, err := l.Append("s", nil, []byte("x")); err != nil {
+		if _, err := l.Append(Msg{Subject: "s", Data: []byte("x")}, Expect{}); err != nil {
 			b.Fatalf("stream %d: %v", i, err)
 		}
 		if i%256 == 0 {

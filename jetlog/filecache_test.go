@@ -43,7 +43,7 @@ func TestFileCacheBoundsOpenFiles(t *testing.T) {
 			logs = append(logs, l)
 			for j := range 3 { // a segment each
 				msg := Msg{Subject: "s", Data: fmt.Appendf(nil, "payload-%d-%d-%0100d", i, j, 0)}
-				if _, err := l.AppendBatch([]Msg{msg, msg}); err != nil {
+				if _, err := l.AppendBatch([]Msg{msg, msg}, Expect{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -94,7 +94,7 @@ func TestFileCacheEvictsUnderLoad(t *testing.T) {
 				return
 			}
 			for i := range n {
-				ack, err := l.Append("x", nil, fmt.Appendf(nil, "%d-%d", s, i))
+				ack, err := l.Append(Msg{Subject: "x", Data: fmt.Appendf(nil, "%d-%d", s, i)}, Expect{})
 				if err != nil {
 					t.Error(err)
 					return
@@ -232,7 +232,7 @@ func TestFileCacheConsumerJournals(t *testing.T) {
 	for i := range msgs {
 		msgs[i] = Msg{Subject: "x", Data: []byte("y")}
 	}
-	if _, err := l.AppendBatch(msgs); err != nil {
+	if _, err := l.AppendBatch(msgs, Expect{}); err != nil {
 		t.Fatal(err)
 	}
 	const consumers = 8

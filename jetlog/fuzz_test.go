@@ -54,7 +54,7 @@ func catalogFixture(f testing.TB) (*vfs.MemFS, Options, catalogSnapshot) {
 		f.Fatal(err)
 	}
 	for i := range 40 {
-		if _, err := l.Append(fmt.Sprintf("s.%d", i%3), nil, []byte("data")); err != nil {
+		if _, err := l.Append(Msg{Subject: fmt.Sprintf("s.%d", i%3), Data: []byte("data")}, Expect{}); err != nil {
 			f.Fatal(err)
 		}
 	}
@@ -96,7 +96,7 @@ func openWithSnapshot(t *testing.T, fsys *vfs.MemFS, opts Options, body []byte) 
 	l.Next(st.FirstSeq+1, "s.*")
 	l.LastBySubject("s.2")
 	l.SeqAtTime(time.Unix(0, 0))
-	if _, err := l.Append("s.0", nil, []byte("more")); err != nil {
+	if _, err := l.Append(Msg{Subject: "s.0", Data: []byte("more")}, Expect{}); err != nil {
 		t.Fatalf("Append: %v", err)
 	}
 	if _, err := l.Purge(PurgeOptions{Subject: "s.1"}); err != nil {

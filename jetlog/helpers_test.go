@@ -67,7 +67,7 @@ func openLog(t *testing.T, dir string, cfg StreamConfig, opts Options) *Log {
 
 func mustAppend(t *testing.T, l *Log, subject, data string) uint64 {
 	t.Helper()
-	ack, err := l.Append(subject, nil, []byte(data))
+	ack, err := l.Append(Msg{Subject: subject, Data: []byte(data)}, Expect{})
 	if err != nil {
 		t.Fatalf("Append(%q): %v", subject, err)
 	}

@@ -14,7 +14,7 @@ func fillSegments(t *testing.T, l *Log, n int) {
 		batch[i] = Msg{Subject: fmt.Sprintf("idx.%d", i%3), Data: []byte("0123456789abcdef")}
 	}
 	for i := 0; i < n; i += len(batch) {
-		if _, err := l.AppendBatch(batch); err != nil {
+		if _, err := l.AppendBatch(batch, Expect{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -132,7 +132,7 @@ func BenchmarkSectionLoad(b *testing.B) {
 		batch[i] = Msg{Subject: "load.x", Data: make([]byte, 64)}
 	}
 	for l.State().Msgs < 100_000 {
-		if _, err := l.AppendBatch(batch); err != nil {
+		if _, err := l.AppendBatch(batch, Expect{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -68,14 +68,14 @@ func TestLimitsDiscardNew(t *testing.T) {
 			l := openLog(t, t.TempDir(), cfg, Options{})
 			mustAppend(t, l, "s", "x")
 			mustAppend(t, l, "s", "x")
-			if _, err := l.Append("s", nil, []byte("x")); !errors.Is(err, tc.want) {
+			if _, err := l.Append(Msg{Subject: "s", Data: []byte("x")}, Expect{}); !errors.Is(err, tc.want) {
 				t.Errorf("%+v: third append err = %v, want %v", tc.cfg, err, tc.want)
 			}
 			// A batch is refused at the same point.
 			if err := l.Delete(1); err != nil {
 				t.Fatal(err)
 			}
-			acks, err := l.AppendBatch([]Msg{{Subject: "s", Data: []byte("x")}, {Subject: "s", Data: []byte("x")}})
+			acks, err := l.AppendBatch([]Msg{{Subject: "s", Data: []byte("x")}, {Subject: "s", Data: []byte("x")}}, Expect{})
 			if !errors.Is(err, tc.want) || len(acks) != 1 || acks[0].Seq != 3 {
 				t.Errorf("%+v: batch = %+v, %v", tc.cfg, acks, err)
 			}
@@ -146,17 +146,17 @@ func TestDedup(t *testing.T) {
 		dir := t.TempDir()
 		cfg := StreamConfig{Name: "S", Storage: k.storage, DuplicateWindow: time.Minute}
 		l := openLog(t, dir, cfg, Options{Now: clock.Now})
-		a1, err := l.Append("s", hdrWithID("one"), []byte("1"))
+		a1, err := l.Append(Msg{Subject: "s", Header: hdrWithID("one"), Data: []byte("1")}, Expect{})
 		if err != nil || a1.Duplicate {
 			t.Fatal(a1, err)
 		}
 		mustAppend(t, l, "s", "other")
-		a2, err := l.Append("s", hdrWithID("one"), []byte("again"))
+		a2, err := l.Append(Msg{Subject: "s", Header: hdrWithID("one"), Data: []byte("again")}, Expect{})
 		if err != nil || !a2.Duplicate || a2.Seq != a1.Seq {
 			t.Fatalf("duplicate ack = %+v, %v", a2, err)
 		}
 		// In one batch too.
-		acks, err := l.AppendBatch([]Msg{{Subject: "s", Header: hdrWithID("two")}, {Subject: "s", Header: hdrWithID("two")}})
+		acks, err := l.AppendBatch([]Msg{{Subject: "s", Header: hdrWithID("two")}, {Subject: "s", Header: hdrWithID("two")}}, Expect{})
 		if err != nil || acks[0].Duplicate || !acks[1].Duplicate || acks[1].Seq != acks[0].Seq {
 			t.Fatalf("batch acks = %+v, %v", acks, err)
 		}
@@ -168,13 +168,13 @@ func TestDedup(t *testing.T) {
 				t.Fatal(err)
 			}
 			l = openLog(t, dir, cfg, Options{Now: clock.Now})
-			a3, err := l.Append("s", hdrWithID("one"), nil)
+			a3, err := l.Append(Msg{Subject: "s", Header: hdrWithID("one")}, Expect{})
 			if err != nil || !a3.Duplicate || a3.Seq != 1 {
 				t.Fatalf("after reopen = %+v, %v", a3, err)
 			}
 		}
 		clock.Advance(2 * time.Minute)
-		a4, err := l.Append("s", hdrWithID("one"), nil)
+		a4, err := l.Append(Msg{Subject: "s", Header: hdrWithID("one")}, Expect{})
 		if err != nil || a4.Duplicate {
 			t.Fatalf("after window = %+v, %v", a4, err)
 		}
@@ -206,7 +206,7 @@ func TestDedupSnapshotOnCleanRestart(t *testing.T) {
 	dir := t.TempDir()
 	cfg := StreamConfig{Name: "S", DuplicateWindow: time.Minute}
 	l := openLog(t, dir, cfg, Options{Now: clock.Now})
-	a1, err := l.Append("s", hdrWithID("one"), []byte("1"))
+	a1, err := l.Append(Msg{Subject: "s", Header: hdrWithID("one"), Data: []byte("1")}, Expect{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestDedupSnapshotOnCleanRestart(t *testing.T) {
 		if got := l.Recovery().DedupRestored; got != wantRestored {
 			t.Fatalf("dedup restored from snapshot = %v, want %v (%+v)", got, wantRestored, l.Recovery())
 		}
-		a, err := l.Append("s", hdrWithID("one"), []byte("again"))
+		a, err := l.Append(Msg{Subject: "s", Header: hdrWithID("one"), Data: []byte("again")}, Expect{})
 		if err != nil || !a.Duplicate || a.Seq != a1.Seq {
 			t.Fatalf("duplicate after reopen = %+v, %v", a, err)
 		}

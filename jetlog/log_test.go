@@ -17,7 +17,7 @@ func TestLogAppendGet(t *testing.T) {
 			t.Fatalf("empty state = %+v", st)
 		}
 		hdr := []byte("NATS/1.0\r\nA: b\r\n\r\n")
-		ack, err := l.Append("orders.new", hdr, []byte("hello"))
+		ack, err := l.Append(Msg{Subject: "orders.new", Header: hdr, Data: []byte("hello")}, Expect{})
 		if err != nil || ack.Seq != 1 || ack.Duplicate {
 			t.Fatalf("Append = %+v, %v", ack, err)
 		}
@@ -33,7 +33,7 @@ func TestLogAppendGet(t *testing.T) {
 		if st.Msgs != 2 || st.FirstSeq != 1 || st.LastSeq != 2 || st.NumSubjects != 2 || st.Bytes == 0 {
 			t.Fatalf("state = %+v", st)
 		}
-		acks, err := l.AppendBatch([]Msg{{Subject: "a"}, {Subject: "b"}, {Subject: "bad.*"}, {Subject: "c"}})
+		acks, err := l.AppendBatch([]Msg{{Subject: "a"}, {Subject: "b"}, {Subject: "bad.*"}, {Subject: "c"}}, Expect{})
 		if !errors.Is(err, ErrBadSubject) || len(acks) != 2 || acks[1].Seq != 4 {
 			t.Fatalf("AppendBatch = %+v, %v", acks, err)
 		}
@@ -44,11 +44,11 @@ func TestLogRejectsBadInput(t *testing.T) {
 	forEachStore(t, func(t *testing.T, k storeKind) {
 		l := openLog(t, t.TempDir(), StreamConfig{Name: "S", Storage: k.storage, MaxMsgSize: 4}, Options{})
 		for _, subj := range []string{"", "a..b", "a.*", ">", "a b", ".a", "a."} {
-			if _, err := l.Append(subj, nil, nil); !errors.Is(err, ErrBadSubject) {
+			if _, err := l.Append(Msg{Subject: subj}, Expect{}); !errors.Is(err, ErrBadSubject) {
 				t.Errorf("Append(%q) err = %v, want ErrBadSubject", subj, err)
 			}
 		}
-		if _, err := l.Append("a", nil, []byte("12345")); !errors.Is(err, ErrMsgTooLarge) {
+		if _, err := l.Append(Msg{Subject: "a", Data: []byte("12345")}, Expect{}); !errors.Is(err, ErrMsgTooLarge) {
 			t.Errorf("oversize err = %v", err)
 		}
 		if seq := mustAppend(t, l, "a", "1234"); seq != 1 {
@@ -234,7 +234,7 @@ func TestAppendDoesNotAllocate(t *testing.T) {
 	payload := make([]byte, 128)
 	mustAppend(t, l, "alloc.subject.that.is.longer.than.thirty.two.bytes", "warm up")
 	allocs := testing.AllocsPerRun(2000, func() {
-		if _, err := l.Append("alloc.subject.that.is.longer.than.thirty.two.bytes", nil, payload); err != nil {
+		if _, err := l.Append(Msg{Subject: "alloc.subject.that.is.longer.than.thirty.two.bytes", Data: payload}, Expect{}); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -286,7 +286,7 @@ func TestMarkReservesAhead(t *testing.T) {
 		batch[i] = Msg{Subject: "r", Data: []byte("x")}
 	}
 	for range 100 {
-		if _, err := l.AppendBatch(batch); err != nil {
+		if _, err := l.AppendBatch(batch, Expect{}); err != nil {
 			t.Fatal(err)
 		}
 	}

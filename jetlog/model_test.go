@@ -220,7 +220,7 @@ func runModel(t *testing.T, cfg StreamConfig, seed uint64) {
 			op = "append"
 			subj := subjects[rng.IntN(len(subjects))]
 			data := fmt.Sprintf("d%d-%d", seed, step)
-			ack, err := l.Append(subj, nil, []byte(data))
+			ack, err := l.Append(Msg{Subject: subj, Data: []byte(data)}, Expect{})
 			if want := m.refuse(subj, data); want != nil || err != nil {
 				if !errors.Is(err, want) || want == nil {
 					t.Fatalf("step %d append: %v, model %v", step, err, want)

@@ -78,7 +78,7 @@ func createAndUse(dir string, acks *createAcks, opts Options) []*Log {
 	logs := []*Log{l}
 	for i := range 3 {
 		data := fmt.Sprintf("%s-%d", path.Base(dir), i)
-		ack, err := l.Append("ev."+path.Base(dir), nil, []byte(data))
+		ack, err := l.Append(Msg{Subject: "ev." + path.Base(dir), Data: []byte(data)}, Expect{})
 		if err != nil {
 			return logs
 		}

@@ -64,7 +64,7 @@ func testPowerLoss(t *testing.T, mode Durability, keys *Keyring, rounds int) {
 				case <-tickets:
 				}
 				data := fmt.Sprintf("w%d-%d", w, i)
-				ack, err := l.Append("p."+strconv.Itoa(w), nil, []byte(data))
+				ack, err := l.Append(Msg{Subject: "p." + strconv.Itoa(w), Data: []byte(data)}, Expect{})
 				if err != nil {
 					t.Error(err)
 					return
@@ -153,7 +153,7 @@ func checkCrashed(t *testing.T, fsys *vfs.MemFS, cfg StreamConfig, opts Options,
 			t.Fatalf("seq %d = %q, want %q", m.Seq, m.Data, w)
 		}
 	}
-	ack, err := l.Append("after", nil, nil)
+	ack, err := l.Append(Msg{Subject: "after"}, Expect{})
 	if err != nil || ack.Seq != st.LastSeq+1 {
 		t.Fatalf("append after recovery = %+v, %v", ack, err)
 	}

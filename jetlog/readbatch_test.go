@@ -69,7 +69,7 @@ func BenchmarkReadBatch(b *testing.B) {
 	for i := range msgs {
 		msgs[i] = Msg{Subject: "b", Data: make([]byte, 128)}
 	}
-	if _, err := l.AppendBatch(msgs); err != nil {
+	if _, err := l.AppendBatch(msgs, Expect{}); err != nil {
 		b.Fatal(err)
 	}
 	for _, size := range []int{1, 64} {

@@ -25,7 +25,7 @@ func buildCleanLog(t *testing.T, n int, d Durability) (*vfs.MemFS, []int64, int6
 	for i := range n {
 		offs = append(offs, end)
 		subj, data := fmt.Sprintf("rec.%d", i), []byte(fmt.Sprintf("payload-%d", i))
-		if _, err := l.Append(subj, nil, data); err != nil {
+		if _, err := l.Append(Msg{Subject: subj, Data: data}, Expect{}); err != nil {
 			t.Fatal(err)
 		}
 		end += int64(recordSize(subj, nil, data))

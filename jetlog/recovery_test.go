@@ -27,7 +27,7 @@ func buildMemLog(t *testing.T, n int) (*vfs.MemFS, []int64, int64) {
 		offs = append(offs, end)
 		subj := fmt.Sprintf("rec.%d", i)
 		data := []byte(fmt.Sprintf("payload-%d", i))
-		if _, err := l.Append(subj, nil, data); err != nil {
+		if _, err := l.Append(Msg{Subject: subj, Data: data}, Expect{}); err != nil {
 			t.Fatal(err)
 		}
 		end += int64(recordSize(subj, nil, data))
@@ -126,7 +126,7 @@ func TestRecoveryTornTailEveryOffset(t *testing.T) {
 			t.Fatalf("cut %d: state %+v, want %d msgs", cut, st, complete)
 		}
 		checkIntact(t, l, seqRange(1, uint64(complete)))
-		ack, err := l.Append("after", nil, nil)
+		ack, err := l.Append(Msg{Subject: "after"}, Expect{})
 		if err != nil || ack.Seq != uint64(complete)+1 {
 			t.Fatalf("cut %d: append after recovery = %+v, %v", cut, ack, err)
 		}
@@ -166,7 +166,7 @@ func TestRecoveryMiddleCorruption(t *testing.T) {
 		if st := l.State(); st.Msgs != n-1 || st.NumDeleted != 1 || st.LastSeq != n {
 			t.Fatalf("state = %+v", st)
 		}
-		if ack, err := l.Append("after", nil, nil); err != nil || ack.Seq != n+1 {
+		if ack, err := l.Append(Msg{Subject: "after"}, Expect{}); err != nil || ack.Seq != n+1 {
 			t.Fatalf("append = %+v, %v", ack, err)
 		}
 		if err := l.Close(); err != nil {

@@ -284,7 +284,7 @@ func checkRollupRecovery(t *testing.T, fs *vfs.MemFS, what string, want ...[]str
 	if !slices.ContainsFunc(want, func(w []string) bool { return slices.Equal(got, w) }) {
 		t.Fatalf("%s: recovered %q, want one of %q", what, got, want)
 	}
-	if _, err := l.Append("after", nil, nil); err != nil {
+	if _, err := l.Append(Msg{Subject: "after"}, Expect{}); err != nil {
 		t.Fatalf("%s: append after recovery: %v", what, err)
 	}
 }

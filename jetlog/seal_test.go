@@ -74,7 +74,7 @@ func fillSecret(t *testing.T, dir string, opts Options) {
 	}
 	for i := range 200 {
 		hdr := hdrWithID(fmt.Sprintf("%s-%d", secretMsgID, i))
-		if _, err := l.Append(secretSubject, hdr, []byte(fmt.Sprintf("%s-%d", secretPayload, i))); err != nil {
+		if _, err := l.Append(Msg{Subject: secretSubject, Header: hdr, Data: []byte(fmt.Sprintf("%s-%d", secretPayload, i))}, Expect{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -156,7 +156,7 @@ func TestSealedStoreHidesSubjectsAndPayloads(t *testing.T) {
 			if m.Subject != secretSubject || string(m.Data) != secretPayload+"-199" {
 				t.Fatalf("msg 200 = %q %q", m.Subject, m.Data)
 			}
-			if ack, err := l.Append(secretSubject, hdrWithID(secretMsgID+"-3"), []byte("dup")); err != nil || !ack.Duplicate {
+			if ack, err := l.Append(Msg{Subject: secretSubject, Header: hdrWithID(secretMsgID + "-3"), Data: []byte("dup")}, Expect{}); err != nil || !ack.Duplicate {
 				t.Fatalf("dedup window after restart: %+v, %v", ack, err)
 			}
 			c, err := l.OpenConsumer("READER", ConsumerConfig{Name: "READER", AckWait: time.Minute})
@@ -535,7 +535,7 @@ func TestSealedTamperedTailIsNotTorn(t *testing.T) {
 	if _, err := l.Get(10); err == nil {
 		t.Fatal("the tampered last message was returned")
 	}
-	if ack, err := l.Append("s.x", nil, []byte("after")); err != nil || ack.Seq != 11 {
+	if ack, err := l.Append(Msg{Subject: "s.x", Data: []byte("after")}, Expect{}); err != nil || ack.Seq != 11 {
 		t.Fatalf("append after a tampered tail: %+v, %v", ack, err)
 	}
 	c, err = l.OpenConsumer("C", ConsumerConfig{Name: "C", AckWait: time.Minute})

@@ -78,21 +78,3 @@ func isSkip(tomb []byte) bool {
 	floor, ok := decodeTombstone(tomb, func(uint64) { n++ })
 	return ok && floor == skipFloor && n == 0
 }
-
-// AppendBatchExpect is AppendBatch with preconditions checked for every
-// message (see Expect; NoDedup and KeepTime, which reads Msg.Time, for a
-// mirror's copies).
-func (l *Log) AppendBatchExpect(msgs []Msg, expect Expect) ([]PubAck, error) {
-	r := l.getReq()
-	r.op = opAppend
-	r.msgs = msgs
-	r.expect = expect
-	if err := l.send(r); err != nil {
-		l.putReq(r)
-		return nil, err
-	}
-	acks := append([]PubAck(nil), r.acks...)
-	err := r.err
-	l.putReq(r)
-	return acks, err
-}

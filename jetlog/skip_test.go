@@ -60,7 +60,7 @@ func TestSkipToLeavesAGapThatSurvivesRecovery(t *testing.T) {
 func TestNoDedupStoresRepeatedIDs(t *testing.T) {
 	l := openLog(t, t.TempDir(), StreamConfig{Name: "M"}, Options{})
 	msgs := []Msg{{Subject: "a", Header: hdrWithID("x")}, {Subject: "a", Header: hdrWithID("x")}}
-	acks, err := l.AppendBatchExpect(msgs, Expect{NoDedup: true})
+	acks, err := l.AppendBatch(msgs, Expect{NoDedup: true})
 	if err != nil || len(acks) != 2 || acks[1].Duplicate || acks[1].Seq != 2 {
 		t.Fatalf("acks %+v err %v", acks, err)
 	}

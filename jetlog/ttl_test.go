@@ -34,7 +34,7 @@ func ttlHdr(v string) []byte { return fmt.Appendf(nil, "NATS/1.0\r\nNats-TTL: %s
 
 func appendTTL(t *testing.T, l *Log, subject, ttl string) uint64 {
 	t.Helper()
-	ack, err := l.Append(subject, ttlHdr(ttl), []byte("v"))
+	ack, err := l.Append(Msg{Subject: subject, Header: ttlHdr(ttl), Data: []byte("v")}, Expect{})
 	if err != nil {
 		t.Fatalf("Append(%q, ttl %s): %v", subject, ttl, err)
 	}
@@ -132,7 +132,7 @@ func TestSubjectDeleteMarkerReport(t *testing.T) {
 	appendTTL(t, l, "b", "1s")
 	mustAppend(t, l, "b", "stays")
 	marker := []byte("NATS/1.0\r\nNats-Marker-Reason: MaxAge\r\nNats-TTL: 1s\r\n\r\n")
-	if _, err := l.Append("c", marker, nil); err != nil {
+	if _, err := l.Append(Msg{Subject: "c", Header: marker}, Expect{}); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(time.Second)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"testing"
+
+	"github.com/bus-dev/bus/jetlog"
 )
 
 // directService is a service on a fake core with stream D (allow_direct)
@@ -25,7 +27,7 @@ func directService(t *testing.T, n, size int, maxPending int64) *Service {
 		t.Fatal("stream D not created")
 	}
 	for i := range n {
-		if _, err := st.log.Append(fmt.Sprintf("d.%d", i), nil, make([]byte, size)); err != nil {
+		if _, err := st.log.Append(jetlog.Msg{Subject: fmt.Sprintf("d.%d", i), Data: make([]byte, size)}, jetlog.Expect{}); err != nil {
 			t.Fatal(err)
 		}
 	}

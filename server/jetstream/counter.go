@@ -182,7 +182,7 @@ func (st *stream) publishCounter(p *pub, m jetlog.Msg, hdr int) {
 // resends what it published, or publishes again under an id it used, is
 // told it is stored), anything else is refused for want of an increment.
 func (st *stream) resendCounter(p *pub, m jetlog.Msg) {
-	ack, err := st.log.AppendExpect(m, jetlog.Expect{DuplicateOnly: true})
+	ack, err := st.log.Append(m, jetlog.Expect{DuplicateOnly: true})
 	if errors.Is(err, jetlog.ErrNotDuplicate) {
 		st.ackError(p.reply, errIncrMissing())
 		return
@@ -211,7 +211,7 @@ func (st *stream) appendCounter(subject string, next func(total *big.Int, source
 		if out, err = next(total, sources); err != nil {
 			return out, ack, err
 		}
-		ack, err = st.log.AppendExpect(out, jetlog.Expect{LastSubjectSeq: seq, HasLastSubjectSeq: true})
+		ack, err = st.log.Append(out, jetlog.Expect{LastSubjectSeq: seq, HasLastSubjectSeq: true})
 		if !errors.Is(err, jetlog.ErrWrongLastSeq) {
 			break
 		}

@@ -86,7 +86,7 @@ func fillFromSnapshot(l *jetlog.Log, sp spool) ([]restoredConsumer, error) {
 		if len(batch) == 0 {
 			return nil
 		}
-		_, err := l.AppendBatchExpect(batch, expect)
+		_, err := l.AppendBatch(batch, expect)
 		batch = batch[:0]
 		return err
 	}

@@ -163,7 +163,7 @@ func (st *stream) storeScheduled(subject string, hdr, data []byte) *apiError {
 		st.rollup(p, m, jetlog.Expect{}, kind)
 		return nil
 	}
-	ack, err := st.log.AppendExpect(m, jetlog.Expect{})
+	ack, err := st.log.Append(m, jetlog.Expect{})
 	p.stored(ack, err)
 	if err != nil {
 		return storeError(err)

@@ -378,7 +378,7 @@ func (s *sourcer) copy(msgs []jetlog.Msg) *apiError {
 		if len(out) == 0 {
 			return nil
 		}
-		acks, err := t.log.AppendBatchExpect(out, expect)
+		acks, err := t.log.AppendBatch(out, expect)
 		stored := len(acks)
 		last += uint64(stored)
 		if stored > 0 {

@@ -303,7 +303,7 @@ func (st *stream) rollup(p *pub, m jetlog.Msg, expect jetlog.Expect, kind string
 		st.pubs.Put(p)
 		return
 	}
-	ack, err := st.log.AppendExpect(m, expect)
+	ack, err := st.log.Append(m, expect)
 	if err == nil && !ack.Duplicate {
 		purge := jetlog.PurgeOptions{Seq: ack.Seq}
 		if kind == "sub" {
