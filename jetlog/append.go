@@ -66,8 +66,7 @@ func (l *Log) AppendBatch(msgs []Msg, expect Expect) ([]PubAck, error) {
 //     DurabilityAlways), or after m was refused. It must not block: every
 //     later commit of the stream waits for it. It must not call this
 //     Log's methods that go through the appender (Append*, Delete, Purge,
-//     Sync, Expire, UpdateConfig, LastMsgID, Close): that deadlocks. Reads
-//     are fine.
+//     Sync, UpdateConfig, Close): that deadlocks. Reads are fine.
 //   - Order: appends are committed, and their done called, in the order
 //     their AppendAsync calls returned; so one goroutine's appends are
 //     stored in the order it made them.

@@ -187,7 +187,7 @@ type Options struct {
 	// ExpireEvery is how often the background expiry looks at the oldest
 	// message (MaxAge) and forgets old msg ids (dedup window); zero means
 	// a tenth of the shorter of the two, clamped to [10ms, 1s]. Negative
-	// disables background expiry (call Expire).
+	// disables background expiry (for tests that drive it).
 	ExpireEvery time.Duration
 	// OnSubjectExpired, with StreamConfig.SubjectDeleteMarkerTTL, gets the
 	// subjects whose last message was just removed by age or TTL (and was

@@ -18,7 +18,7 @@
 // fdatasyncs once (DurabilityAlways), publishes the new messages to the
 // in-memory catalog, then replies to every request in order: a blocked
 // caller is woken, an asynchronous one's callback runs on the appender.
-// Purge, Expire and UpdateConfig run in the same goroutine, one at a
+// Purge, expiry and UpdateConfig run in the same goroutine, one at a
 // time. Readers (Get, Next, NextBatch, Messages, LastBySubject) take
 // Log.mu for reading only to find a record's location, then ReadAt the
 // segment without any lock, verifying the record's checksum.
@@ -55,7 +55,8 @@
 // Whatever is asked for and absent (a seq, a subject with no live
 // message, a stream's config, a consumer) is ErrNotFound, wrapped with the
 // operation and the input. Methods that answer with a count or a seq
-// return 0 instead.
+// alone (NumPending, LastSeqBySubject, PrevSeqBySubject) return 0
+// instead, which is never a stored seq.
 //
 // # Directories and durability
 //

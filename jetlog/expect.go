@@ -31,8 +31,10 @@ type Expect struct {
 	LastSubject       string
 	HasLastSubjectSeq bool
 	// LastMsgID, when not empty, must be the Nats-Msg-Id of the newest
-	// message the stream stored (see Log.LastMsgID). As on the wire, an
-	// empty one expects nothing.
+	// message the stream stored ("" if it had none). A delete does not
+	// change that id; after Open or a purge it is read again from the
+	// message at State().LastSeq, as the reference does. As on the wire,
+	// an empty LastMsgID expects nothing.
 	LastMsgID string
 	// NoDedup stores a message even if its Nats-Msg-Id was seen within
 	// the duplicate window (a mirror copies what its origin stored).
@@ -209,22 +211,6 @@ func (l *Log) readMsgID(seq uint64) ([]byte, error) {
 		return nil, err
 	}
 	return msgID(r.hdr), nil
-}
-
-// LastMsgID returns the Nats-Msg-Id of the newest message the stream
-// stored ("" if it had none): the id Expect.LastMsgID is checked
-// against. A delete or limit removing that message does not change it.
-// After Open and after a purge it is read again from the message at
-// State().LastSeq, so it is empty if that message is gone (the reference
-// server does the same). It waits for the appender.
-func (l *Log) LastMsgID() (string, error) {
-	r := l.getReq()
-	defer l.putReq(r)
-	r.op = opLastMsgID
-	if err := l.send(r); err != nil {
-		return "", err
-	}
-	return r.id, r.err
 }
 
 // anySubjectSeq reports whether an atomic batch's expects check a

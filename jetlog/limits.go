@@ -45,18 +45,6 @@ func (l *Log) enforceLimits(touched []*subjectState) {
 	}
 }
 
-// Expire removes the messages older than MaxAge now and returns how many.
-// The background expiry calls it too; callers rarely need to.
-func (l *Log) Expire() (uint64, error) {
-	r := l.getReq()
-	defer l.putReq(r)
-	r.op = opExpire
-	if err := l.send(r); err != nil {
-		return 0, err
-	}
-	return r.n, r.err
-}
-
 // expire runs in the appender. Removals are journaled lazily: recovery
 // would expire the same messages again.
 func (l *Log) expire() uint64 {

@@ -183,9 +183,6 @@ func (l *Log) Stats() Stats {
 	return Stats{Appends: l.appends.Load(), Commits: l.commits.Load(), Fsyncs: l.fsyncs.Load(), MarkWrites: l.markWrites.Load()}
 }
 
-// DurableSeq returns the highest seq known to be fsynced.
-func (l *Log) DurableSeq() uint64 { return l.durable.Load() }
-
 // Err returns why the stream stopped accepting writes, or nil.
 func (l *Log) Err() error {
 	l.mu.RLock()

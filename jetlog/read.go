@@ -3,8 +3,6 @@ package jetlog
 import (
 	"fmt"
 	"iter"
-	"maps"
-	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -246,6 +244,9 @@ func (l *Log) Messages(from uint64) iter.Seq2[Msg, error] {
 }
 
 // LastBySubject returns the newest message whose subject matches filter.
+// Errors: ErrNotFound when none does, ErrClosed, or a read error. (The
+// *BySubject reads follow the package's one rule for "none", see Not
+// found in the package doc: a message read errs, a seq is 0.)
 func (l *Log) LastBySubject(filter string) (Msg, error) {
 	l.mu.RLock()
 	if l.closed {
@@ -266,7 +267,7 @@ func (l *Log) LastBySubject(filter string) (Msg, error) {
 }
 
 // LastSeqBySubject returns the seq of the newest message whose subject
-// matches filter, or 0, without reading it.
+// matches filter, without reading it; 0 when none does.
 func (l *Log) LastSeqBySubject(filter string) uint64 {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -274,8 +275,8 @@ func (l *Log) LastSeqBySubject(filter string) uint64 {
 }
 
 // PrevSeqBySubject returns the seq of the newest live message of the
-// literal subject before seq, or 0 (a republished message's
-// Nats-Last-Sequence).
+// literal subject before seq (a republished message's
+// Nats-Last-Sequence); 0 when there is none.
 func (l *Log) PrevSeqBySubject(subject string, seq uint64) uint64 {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -327,13 +328,6 @@ func (l *Log) SubjectCounts(filter string) map[string]uint64 {
 		}
 	}
 	return out
-}
-
-// Subjects returns the live subjects, sorted.
-func (l *Log) Subjects() []string {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return slices.Sorted(maps.Keys(l.cat.subjects))
 }
 
 // NumPending counts the live messages with seq >= from whose subject
