@@ -56,7 +56,8 @@ func TestScaleStream(t *testing.T) {
 				t.Fatal(err)
 			}
 			start := time.Now()
-			publishAsync(t, js, n, size)
+			data := make([]byte, size)
+			publishAsync(t, js, n, func(int) *nats.Msg { return &nats.Msg{Subject: "scale.x", Data: data} })
 			pubRate := float64(n) / time.Since(start).Seconds()
 			t.Logf("publish %d x %d B: %.0f msgs/s; RSS %s, open files %d", n, size, pubRate, p.rss(t), p.fds())
 			p.stop(t)
@@ -183,13 +184,14 @@ func (p *scaleProc) fds() int {
 	return len(ents)
 }
 
-func publishAsync(t *testing.T, js jetstream.JetStream, n, size int) {
+// publishAsync publishes msg(0) … msg(n-1) with async publishes and waits
+// for every ack.
+func publishAsync(t *testing.T, js jetstream.JetStream, n int, msg func(i int) *nats.Msg) {
 	t.Helper()
-	data := make([]byte, size)
 	var stall time.Duration // the longest a publish waited for room: the server's longest pause
 	for i := range n {
 		start := time.Now()
-		if _, err := js.PublishAsync("scale.x", data, jetstream.WithStallWait(time.Minute)); err != nil {
+		if _, err := js.PublishMsgAsync(msg(i), jetstream.WithStallWait(time.Minute)); err != nil {
 			t.Fatalf("publish %d: %v", i, err)
 		}
 		stall = max(stall, time.Since(start))
