@@ -29,9 +29,9 @@ import (
 //
 // with MEASURE_BUS_BIN and MEASURE_NATS_SERVER_BIN as for TestScaleStream.
 // The open-files limit is raised for the test and the servers it starts
-// (past the hard limit only as root); beyond about 28,000 connections the
-// clients spread over several loopback source addresses, one port range
-// each.
+// (past the hard limit only with CAP_SYS_RESOURCE). Each run dials from
+// fresh loopback source addresses, one per 20,000 clients, each with its
+// own ephemeral port range.
 func TestScaleConnections(t *testing.T) {
 	if os.Getenv("MEASURE_SCALE") == "" {
 		t.Skip("set MEASURE_SCALE=1 to measure")
@@ -39,7 +39,7 @@ func TestScaleConnections(t *testing.T) {
 	n := envInt(t, "MEASURE_SCALE_CONNS", 10_000)
 	rounds := envInt(t, "MEASURE_SCALE_ROUNDS", 20)
 	if got := raiseOpenFilesTo(uint64(n) + 4096); got < uint64(n)+100 {
-		t.Skipf("open-files limit %d is too low for %d connections", got, n)
+		t.Skipf("open-files limit %d is too low for %d connections (the hard limit needs CAP_SYS_RESOURCE to rise)", got, n)
 	}
 	for _, srv := range scaleServers(t) {
 		t.Run(srv.name, func(t *testing.T) {
@@ -90,6 +90,10 @@ type rawSubscribers struct {
 	last chan time.Time
 }
 
+// rawSources counts the loopback source addresses dialRawSubscribers
+// has used.
+var rawSources atomic.Int64
+
 func dialRawSubscribers(t *testing.T, addr string, n int) *rawSubscribers {
 	t.Helper()
 	host, port, err := net.SplitHostPort(addr)
@@ -97,6 +101,7 @@ func dialRawSubscribers(t *testing.T, addr string, n int) *rawSubscribers {
 		t.Fatal(err)
 	}
 	fan := &rawSubscribers{last: make(chan time.Time, 1)}
+	base := int(rawSources.Add(int64(n/20_000+1))) - (n/20_000 + 1) // fresh source addresses for each run
 	var (
 		readers sync.WaitGroup
 		mu      sync.Mutex
@@ -105,6 +110,7 @@ func dialRawSubscribers(t *testing.T, addr string, n int) *rawSubscribers {
 	t.Cleanup(func() {
 		mu.Lock()
 		for _, c := range conns {
+			_ = c.(*net.TCPConn).SetLinger(0) // a reset, leaving no TIME_WAIT to hold the port from the next run
 			c.Close()
 		}
 		mu.Unlock()
@@ -119,7 +125,8 @@ func dialRawSubscribers(t *testing.T, addr string, n int) *rawSubscribers {
 			defer dialers.Done()
 			for i := range jobs {
 				// One loopback source address per 20,000 clients: each has its own ephemeral port range.
-				d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, byte(i/20_000/250), byte(1+i/20_000%250))}}
+				src := base + i/20_000
+				d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, byte(src/250), byte(1+src%250))}}
 				c, err := d.Dial("tcp", net.JoinHostPort(host, port))
 				if err == nil {
 					err = subscribeRaw(c)
@@ -205,7 +212,7 @@ func (f *rawSubscribers) read(c net.Conn, n int64) {
 }
 
 // raiseOpenFilesTo lifts the open-files limit to at least want (the hard
-// limit too, which only root may raise) and returns the soft limit. The
+// limit too, which needs CAP_SYS_RESOURCE) and returns the soft limit. The
 // servers the test starts inherit it: after a Setrlimit, os/exec no longer
 // restores the limit the process started with.
 func raiseOpenFilesTo(want uint64) uint64 {
