@@ -29,32 +29,20 @@ func TestScaleSubjects(t *testing.T) {
 	n := envInt(t, "MEASURE_SCALE_SUBJECTS", 1_000_000)
 	for _, srv := range scaleServers(t) {
 		t.Run(srv.name, func(t *testing.T) {
-			dir := t.TempDir()
-			p := startScaleServer(t, srv, dir)
-			js := p.jetStream(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 			defer cancel()
-			if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"subj.>"}}); err != nil {
-				t.Fatal(err)
-			}
+			dir := t.TempDir()
+			p, js := startScaleStream(t, ctx, srv, dir, "subj.>")
 			data := make([]byte, 64)
 			start := time.Now()
 			publishAsync(t, js, n, func(i int) *nats.Msg {
 				return &nats.Msg{Subject: fmt.Sprintf("subj.%d", i), Data: data}
 			})
 			t.Logf("publish %d subjects: %.0f msgs/s; RSS %s", n, float64(n)/time.Since(start).Seconds(), p.rss(t))
-			p.stop(t)
-
-			restart := time.Now()
-			p = startScaleServer(t, srv, dir)
-			js = p.jetStream(t)
-			s, err := js.Stream(ctx, "S")
-			if err != nil {
-				t.Fatal(err)
-			}
+			p, _, s, took := restartScaleStream(t, ctx, srv, dir, p)
 			st := s.CachedInfo().State
 			t.Logf("restart until STREAM.INFO answers %v (%d messages, %d subjects); RSS %s, disk %d MB",
-				time.Since(restart).Round(time.Millisecond), st.Msgs, st.NumSubjects, p.rss(t), diskBytes(t, dir)>>20)
+				took, st.Msgs, st.NumSubjects, p.rss(t), diskBytes(t, dir)>>20)
 
 			one := fmt.Sprintf("subj.%d", n/2)
 			start = time.Now()
@@ -131,14 +119,10 @@ func TestScaleDedup(t *testing.T) {
 	for _, srv := range scaleServers(t) {
 		for _, ids := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/ids=%v", srv.name, ids), func(t *testing.T) {
-				dir := t.TempDir()
-				p := startScaleServer(t, srv, dir)
-				js := p.jetStream(t)
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 				defer cancel()
-				if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"dedup.x"}}); err != nil {
-					t.Fatal(err)
-				}
+				dir := t.TempDir()
+				p, js := startScaleStream(t, ctx, srv, dir, "dedup.x")
 				start := time.Now()
 				publishAsync(t, js, n, func(i int) *nats.Msg {
 					m := &nats.Msg{Subject: "dedup.x", Data: data}
@@ -148,14 +132,8 @@ func TestScaleDedup(t *testing.T) {
 					return m
 				})
 				t.Logf("publish %d (ids %v): %.0f msgs/s; RSS %s", n, ids, float64(n)/time.Since(start).Seconds(), p.rss(t))
-				p.stop(t)
-				restart := time.Now()
-				p = startScaleServer(t, srv, dir)
-				js = p.jetStream(t)
-				if _, err := js.Stream(ctx, "S"); err != nil {
-					t.Fatal(err)
-				}
-				t.Logf("restart until STREAM.INFO answers %v; RSS %s", time.Since(restart).Round(time.Millisecond), p.rss(t))
+				p, js, _, took := restartScaleStream(t, ctx, srv, dir, p)
+				t.Logf("restart until STREAM.INFO answers %v; RSS %s", took, p.rss(t))
 				if ids { // the window survived the restart: a repeated id is a duplicate
 					ack, err := js.PublishMsg(ctx, &nats.Msg{Subject: "dedup.x", Data: data,
 						Header: nats.Header{nats.MsgIdHdr: []string{fmt.Sprintf("dedup-id-%013d", n-1)}}})
