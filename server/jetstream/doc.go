@@ -1,11 +1,41 @@
 // Package jetstream is the persistence half of the server: the JetStream
 // API ($JS.API.>), streams that capture subjects into a jetlog.Log, and
-// consumers that deliver stored messages at least once. It reaches the
-// protocol core only through the Core interface it defines (subscribe,
-// unsubscribe, publish, deliver to an inbox, has-interest, watch-interest),
-// which package server implements; it never imports server. Streams and
-// consumers hold that interface (through shared) and their *jetlog.Log;
-// nothing holds a pointer back to the Service.
+// consumers that deliver stored messages at least once. It never imports
+// server; streams and consumers hold the Core (through shared) and their
+// *jetlog.Log, and nothing holds a pointer back to the Service.
+//
+// # The Core seam (core.go)
+//
+// Core is everything JetStream needs of the protocol core, implemented by
+// package server (jetstreamCore in server/internal.go):
+//
+//   - Subscribe(subject, Handler): a server-owned subscription (pulls,
+//     acks, flow-control answers, sourcing replies).
+//   - SubscribeRequests(subject, RequestHandler): the same, with the
+//     publishing client's Rights (API requests, captures).
+//   - Unsubscribe(Subscription).
+//   - Publish(subject, reply, hdr, data): a message from the server
+//     (API responses, advisories, republish, acks).
+//   - Deliver(inbox, subject, reply, hdr, data): a stored message to an
+//     inbox's subscribers, showing the message's own subject.
+//   - HasInterest(subject): whether anything listens (push consumers,
+//     no-responders for deliveries).
+//   - WatchInterest(subject, notify): a push consumer's deliver subject
+//     gaining or losing listeners, without polling.
+//   - UserRights(user): an owner's rights as they are now (owner.go,
+//     rightscheck.go).
+//
+// Rights (User, MayRead, MayPublish) is what a request's sender may do.
+// Two optional interfaces ride on them, found by type assertion so that a
+// fake Core (fakecore_test.go) needs neither:
+//
+//   - MsgTrace (msgtrace.go): the Rights of a traced publish
+//     (Nats-Trace-Dest): Publisher, TraceOnly and Stream, which adds the
+//     stream's trace event and returns what completes it.
+//   - CaptureSubscriber (msgtrace.go): a Core whose SubscribeCapture
+//     marks a stream's capture subscriptions, the only internal ones a
+//     trace-only publish reaches; without it captures use
+//     SubscribeRequests.
 //
 // # Consumers
 //
