@@ -78,7 +78,23 @@
 //     slow change never stalls a read. What waits is bounded by bytes.
 //     Changes that must see each other (subject ownership, storage
 //     reservations) meet under Service.mu and Service.limitsMu.
+//   - Service watchers, started by Start and counted in Service.workers:
+//     limitWatch (storagelimits.go, with MaxMemory or MaxStorage set),
+//     lagWatch (lagalert.go) and fenceWatch (reopen.go: fenced or
+//     read-only streams probed until they open again). While Start opens
+//     the streams, one more reports a long recovery (loadprogress.go).
 //   - consumer.run: one per consumer.
+//   - sourcer.run or sourcer.runExternal: one per mirror or source
+//     (sourcing.go); an external sourcer publishes its consumer create
+//     and delete from a short-lived goroutine, so that a full API lane
+//     never blocks it (sourceexternal.go).
+//   - a redrive (redrive.go): one goroutine per request, bounded, counted
+//     in Service.workers.
+//   - a stream's delete markers for subjects whose messages expired
+//     (subject_delete_marker_ttl): one short-lived goroutine per report
+//     from the log (stream.go), as the log reports from its own.
+//   - a stream's schedules (schedule.go): one time.AfterFunc armed for
+//     the earliest due, no goroutine while it waits.
 //   - a stream's batch timers: one time.AfterFunc for its open atomic
 //     batches (batch.go) and one for its fast batches (batchfastflow.go),
 //     each armed for the earliest deadline and stopped when the stream
@@ -128,7 +144,27 @@
 // config while checking subjects), and consumer.mu is never held while
 // taking another. A stream's batches.mu (atomic batches) and fast.mu
 // (fast batches, batchfast.go) are taken alone, never across an append,
-// and what they decide is published after they are released. No lock is held across disk I/O: a stream is opened, a
+// and what they decide is published after they are released.
+//
+// Service.limitsMu (a create's or update's storage reservation and its
+// taking effect as one step, storagelimits.go) and Service.ownersMu (one
+// re-check of owners' rights at a time, rightscheck.go) come first: the
+// locks above are taken inside them, and a stream update, which holds
+// limitsMu to its end, re-checks the owners inside it (limitsMu →
+// ownersMu). The rest each guard one small thing and are taken briefly:
+// scheduler.mu (schedule entries; released before a schedule fires),
+// groups.mu (machinegroups.go, read by goroutines other than the
+// machine's), memLedger.mu, restore.mu, sourcer.mu (its error), inbox.mu
+// (an external sourcer's deliveries, sourceexternalwire.go) and
+// loadProgress.mu.
+//
+// Lock order: Service.limitsMu → Service.ownersMu → Service.mu →
+// stream.mu; consumer.mu, batches.mu and fast.mu are taken alone.
+//
+// No lock is held across disk I/O but one: a stream is opened, a
 // consumer's journal created and a stream removed with no lock held; the
-// name and subjects of a stream being created are reserved first.
+// name and subjects of a stream being created are reserved first. The
+// exception is stream.counterMu (counter.go), held across an increment's
+// append (read the total, store the sum) so that a counter stream's
+// increments are serial; it takes no other lock of this package.
 package jetstream
