@@ -48,7 +48,8 @@
 //   - conf_: nats-server config files and command lines read by bus and
 //     by the reference.
 //   - deploy_: the Dockerfile, systemd unit and Kubernetes manifests.
-//   - scale_: many streams, files and consumers in one process.
+//   - scale_: many connections, subjects, dedup ids, streams and files in
+//     one process (measurements, below).
 //   - node_: the Node client (tests/node) against bus.
 //   - deps_: the package arrows of STYLE.md (go list -deps).
 //
