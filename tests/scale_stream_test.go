@@ -117,13 +117,11 @@ func startScaleServer(t *testing.T, srv scaleServer, dir string) *scaleProc {
 	p := &scaleProc{cmd: cmd}
 	t.Cleanup(func() { p.stop(t) })
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
-	for deadline := time.Now().Add(5 * time.Minute); p.nc == nil; {
-		if p.nc, err = nats.Connect(url, nats.MaxReconnects(0)); err != nil {
-			if time.Now().After(deadline) {
-				t.Fatal(err)
-			}
-			time.Sleep(5 * time.Millisecond) // the process is starting; nothing to wait on
-		}
+	if !waitFor(5*time.Minute, func() bool { // the process is starting; nothing to wait on
+		p.nc, err = nats.Connect(url, nats.MaxReconnects(0))
+		return err == nil
+	}) {
+		t.Fatal(err)
 	}
 	return p
 }
