@@ -21,7 +21,7 @@ import (
 //	  key: $JS_KEY            # the encryption key; $NAME reads an environment variable
 //	  prev_encryption_key: $JS_OLD_KEY  # the key being rotated away from
 //	  enabled: true
-//	  limits {                # what clients may set (jetstreamlimits.go)
+//	  limits {                # what clients may set (server/jetstream/configlimits.go)
 //	    max_ack_pending: 10000
 //	    max_request_batch: 1000
 //	    duplicate_window: 5m

@@ -255,25 +255,10 @@ func BenchmarkOpen(b *testing.B) {
 // next match from a random seq) and NumPending over the subject summaries.
 func BenchmarkNextFiltered(b *testing.B) {
 	const n, subjectCount = 100_000, 20_000
-	l, err := Open(b.TempDir(), StreamConfig{Name: "F", Durability: DurabilityNone}, Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		if err := l.Close(); err != nil {
-			b.Error(err)
-		}
-	}()
-	batch := make([]Msg, 1000)
-	for i := 0; i < n; i += len(batch) {
-		for j := range batch {
-			k := (i + j) % subjectCount
-			batch[j] = Msg{Subject: fmt.Sprintf("orders.%s.%d", []string{"eu", "us"}[k%2], k), Data: make([]byte, 16)}
-		}
-		if _, err := l.AppendBatch(batch, Expect{}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	l := benchLogOf(b, n, func(i int) string {
+		k := i % subjectCount
+		return fmt.Sprintf("orders.%s.%d", []string{"eu", "us"}[k%2], k)
+	})
 	b.Run("next_slots", func(b *testing.B) {
 		b.ReportAllocs()
 		rng := rand.New(rand.NewPCG(1, 2))
@@ -356,4 +341,50 @@ func benchAppendAsync(b *testing.B, mode Durability, publishers, size int, opts 
 		b.ReportMetric(float64(after.Fsyncs-before.Fsyncs)/float64(n), "fsyncs/msg")
 		b.ReportMetric(float64(n)/elapsed.Seconds(), "appends/s")
 	}
+}
+
+// BenchmarkSubjectCounts measures STREAM.INFO's subjects_filter over a
+// stream of 100,000 distinct subjects: a literal filter is one lookup,
+// a wildcard one pass over the subjects.
+func BenchmarkSubjectCounts(b *testing.B) {
+	const n = 100_000
+	l := benchLogOf(b, n, func(i int) string { return fmt.Sprintf("subj.%d", i) })
+	for _, bc := range []struct {
+		filter string
+		want   int
+	}{{"subj.50000", 1}, {"subj.none", 0}, {"subj.*", n}} {
+		b.Run(bc.filter, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if got := l.SubjectCounts(bc.filter); len(got) != bc.want {
+					b.Fatalf("%d subjects, want %d", len(got), bc.want)
+				}
+			}
+		})
+	}
+}
+
+// benchLogOf opens an unsynced log holding n messages of 16 B, message i
+// on subject(i), closed when the benchmark ends (n a multiple of 1,000).
+func benchLogOf(b *testing.B, n int, subject func(i int) string) *Log {
+	b.Helper()
+	l, err := Open(b.TempDir(), StreamConfig{Name: "B", Durability: DurabilityNone}, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		if err := l.Close(); err != nil {
+			b.Error(err)
+		}
+	})
+	batch := make([]Msg, 1000)
+	for i := 0; i < n; i += len(batch) {
+		for j := range batch {
+			batch[j] = Msg{Subject: subject(i + j), Data: make([]byte, 16)}
+		}
+		if _, err := l.AppendBatch(batch, Expect{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return l
 }

@@ -97,7 +97,7 @@
 // (the segment-by-segment replay recovery runs, gaps and torn tails), append.go
 // (the append and delete API), queue.go (requests to the appender and
 // its replies), appender.go (the goroutine, group commit),
-// expect.go (preconditions), atomic.go (AppendAtomic), rollup.go
+// expect.go (preconditions), atomicbatch.go (AppendAtomic), rollup.go
 // (Expect.Rollup, done in the commit), control.go (roll, tombstones, Close),
 // limits.go, purge.go, read.go, filter.go, catalog.go, section.go,
 // catalogsnap.go, segment.go, segindex.go, seqmark.go (seq.mark),

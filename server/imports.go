@@ -150,7 +150,6 @@ func checkStreamImport(byName map[string]*Account, importer string, im StreamImp
 	case exp == nil:
 		return fmt.Errorf("%q account not defined for stream import", im.Account)
 	case im.Prefix != "" && im.To != "":
-		//lint:ignore ST1005 the reference's words, which users search for
 		return fmt.Errorf("Stream import can not have a 'prefix' and a 'to' property")
 	case im.Prefix != "" && (!subjects.ValidLiteral(strings.TrimSuffix(im.Prefix, "."))):
 		return fmt.Errorf("%s", errStreamImportPrefix)

@@ -26,18 +26,7 @@ type authPair struct {
 func startAuthPair(t *testing.T, auth server.Authorization) authPair {
 	t.Helper()
 	bus := startBus(t, server.Options{Authorization: auth})
-	ns, err := natsserver.NewServer(refOptions(auth))
-	if err != nil {
-		t.Fatalf("reference server: %v", err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("reference server not ready")
-	}
-	t.Cleanup(func() {
-		ns.Shutdown()
-		ns.WaitForShutdown()
-	})
+	ns := startReferenceServer(t, refOptions(auth))
 	return authPair{bus: bus.Addr().String(), ref: refAddr(ns), subs: func() (int, int) {
 		return bus.Varz().Subscriptions, int(ns.NumSubscriptions())
 	}}

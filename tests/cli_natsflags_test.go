@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
-	"time"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
 )
@@ -43,15 +42,7 @@ func TestCLINATSFlagsBeatTheFileLikeReference(t *testing.T) {
 		t.Fatalf("reference refuses the command line: %v", err)
 	}
 	opts.NoLog, opts.NoSigs = true, true
-	ns, err := natsserver.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("reference not ready")
-	}
-	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	ns := startReferenceServer(t, opts)
 
 	if p != "127.0.0.1:"+strconv.Itoa(busPort) {
 		t.Errorf("bus serves on %s, want -p %d", p, busPort)

@@ -51,15 +51,7 @@ func startConfPair(t *testing.T, text string) confPair {
 		t.Fatalf("reference refuses the config: %v", err)
 	}
 	opts.NoLog, opts.NoSigs = true, true
-	ns, err := natsserver.NewServer(opts)
-	if err != nil {
-		t.Fatalf("reference server: %v", err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("reference server not ready")
-	}
-	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	ns := startReferenceServer(t, opts)
 	p.ref, p.refClient = ns, ns.Addr().String()
 	if a := ns.MonitorAddr(); a != nil {
 		p.refHTTP = a.String()

@@ -179,18 +179,15 @@ func TestDashboardInBrowser(t *testing.T) {
 	do(t, ctx, "redrive", chromedp.Click(chromedp.CSS(row+` button.redrive`)),
 		chromedp.WaitNotPresent(chromedp.CSS(row)))
 	var jobsMsgs, dlqMsgs uint64
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	if !waitFor(5*time.Second, func() bool {
 		ji, err1 := jobs.Info(jctx)
 		di, err2 := dlq.Info(jctx)
 		if err1 == nil && err2 == nil {
 			jobsMsgs, dlqMsgs = ji.State.Msgs, di.State.Msgs
 		}
-		if jobsMsgs == 2 && dlqMsgs == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after the redrive JOBS has %d messages, DLQ %d; want 2 and 0", jobsMsgs, dlqMsgs)
-		}
+		return jobsMsgs == 2 && dlqMsgs == 0
+	}) {
+		t.Fatalf("after the redrive JOBS has %d messages, DLQ %d; want 2 and 0", jobsMsgs, dlqMsgs)
 	}
 	m, err := jobs.GetMsg(jctx, 2)
 	if err != nil {

@@ -128,11 +128,8 @@ func (p *deployProc) wait(t *testing.T, d time.Duration) int {
 // waitLog polls the log for text.
 func (p *deployProc) waitLog(t *testing.T, text string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.logText(), text); {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q in the log:\n%s", text, p.logText())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !waitFor(10*time.Second, func() bool { return strings.Contains(p.logText(), text) }) {
+		t.Fatalf("no %q in the log:\n%s", text, p.logText())
 	}
 }
 

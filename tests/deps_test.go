@@ -25,7 +25,8 @@ func TestPackageDependencies(t *testing.T) {
 		"server":           {"header", "server/jetstream", "server/monitor", "jetlog", "jetlog/vfs", "snapshot", "subjects"},
 		// The monitoring front end reads through monitor.Source only:
 		// nothing of the core, of JetStream or of the storage; subjects
-		// for the name and subject rules it checks before asking.
+		// for the name and subject rules it checks before asking, header
+		// for the headers of the messages it shows.
 		"server/monitor":     {"header", "subjects"},
 		"conf":               nil,
 		"client":             nil,

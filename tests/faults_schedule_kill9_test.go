@@ -63,24 +63,21 @@ func TestSchedulesSurviveKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Every @at came due before or during the kills, or comes due now.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		counts := subjectCounts(t, ctx, st)
-		fired := 0
+	var counts map[string]uint64
+	fired := 0
+	if !waitFor(20*time.Second, func() bool { // schedules fire on whole seconds
+		counts = subjectCounts(t, ctx, st)
+		fired = 0
 		for k := range ats {
 			if counts[fmt.Sprintf("sch.out.at.%d", k)] > 0 {
 				fired++
 			}
 		}
-		if fired == ats && len(nextTimes(ctx, t, js, "sch.out.every", restarted)) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after the kills: %d of %d @at schedules fired, counts %v", fired, ats, counts)
-		}
-		time.Sleep(50 * time.Millisecond) // a poll: schedules fire on whole seconds
+		return fired == ats && len(nextTimes(ctx, t, js, "sch.out.every", restarted)) > 0
+	}) {
+		t.Fatalf("after the kills: %d of %d @at schedules fired, counts %v", fired, ats, counts)
 	}
-	counts := subjectCounts(t, ctx, st)
+	counts = subjectCounts(t, ctx, st)
 	for k := range ats {
 		if n := counts[fmt.Sprintf("sch.out.at.%d", k)]; n != 1 {
 			t.Errorf("@at schedule %d fired %d times", k, n)

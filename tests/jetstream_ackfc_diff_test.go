@@ -120,7 +120,7 @@ func ackFlowControlScenario(t *testing.T, url string) []string {
 		// floor want, the work queue without what is acked), then
 		// report whatever it is.
 		var line string
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		waitFor(5*time.Second, func() bool {
 			st, err := js.Stream(ctx, "WQ")
 			if err != nil {
 				t.Fatal(err)
@@ -135,10 +135,8 @@ func ackFlowControlScenario(t *testing.T, url string) []string {
 			}
 			line = fmt.Sprintf("%s: stream msgs %d; floor %d/%d, ack pending %d, redelivered %d",
 				what, st.CachedInfo().State.Msgs, ci.AckFloor.Stream, ci.AckFloor.Consumer, ci.NumAckPending, ci.NumRedelivered)
-			if ci.AckFloor.Stream == want && st.CachedInfo().State.Msgs == 3-want {
-				break // the work queue dropped what was acked
-			}
-		}
+			return ci.AckFloor.Stream == want && st.CachedInfo().State.Msgs == 3-want // the work queue dropped what was acked
+		})
 		out = append(out, line)
 	}
 	next("max ack pending", 1)

@@ -41,16 +41,13 @@ func counterSourcesScenario(t *testing.T, url string) []string {
 		t.Fatal(err)
 	}
 	waitC := func(msgs uint64) {
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			info, err := c.Info(ctx)
-			if err == nil && info.State.Msgs >= msgs {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("C holds %+v, want %d messages", info, msgs)
-			}
-			time.Sleep(10 * time.Millisecond) // a poll: sourcing is asynchronous
+		var info *jetstream.StreamInfo
+		if !waitFor(10*time.Second, func() bool { // sourcing is asynchronous
+			var err error
+			info, err = c.Info(ctx)
+			return err == nil && info.State.Msgs >= msgs
+		}) {
+			t.Fatalf("C holds %+v, want %d messages", info, msgs)
 		}
 	}
 	n := uint64(0)

@@ -151,10 +151,7 @@ func ephemeralRestartScenario(t *testing.T, url string, restart func()) []string
 			info.Config.Durable, info.Config.DeliverSubject != "", info.Delivered.Consumer, info.Delivered.Stream, info.AckFloor.Consumer, info.AckFloor.Stream,
 			info.NumPending, info.NumAckPending, info.Config.InactiveThreshold))
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for strings.Contains(names(), "short") && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitFor(20*time.Second, func() bool { return !strings.Contains(names(), "short") })
 	out = append(out, "after the short threshold: "+names())
 	return out
 }

@@ -155,12 +155,7 @@ func orderedSlowScenario(t *testing.T, url string) []string {
 	if !read(1, buffered/2) {
 		return out
 	}
-	recreated := false
-	deadline := time.Now().Add(5 * time.Second)
-	for !recreated && time.Now().Before(deadline) {
-		recreated = name() != first
-		time.Sleep(10 * time.Millisecond)
-	}
+	recreated := waitFor(5*time.Second, func() bool { return name() != first })
 	out = append(out, fmt.Sprintf("recreated after room: %v", recreated))
 	out = append(out, fmt.Sprintf("read the rest in order: %v", read(buffered/2+1, total)))
 	return out

@@ -254,12 +254,10 @@ func priorityScenario(t *testing.T, url string) []string {
 		}
 	}
 	pri, _ := js.Consumer(ctx, "Q", "PRI")
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	waitFor(5*time.Second, func() bool {
 		i, err := pri.Info(ctx)
-		if err == nil && i.NumWaiting == 2 || time.Now().After(deadline) {
-			break
-		}
-	}
+		return err == nil && i.NumWaiting == 2
+	})
 	for i := range 2 {
 		publish(fmt.Sprintf("q.pri.%d", i), 1)
 		select {

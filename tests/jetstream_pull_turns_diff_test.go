@@ -41,19 +41,15 @@ func pullTurnsScenario(t *testing.T, url string) []string {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for { // a poll: all three pulls are waiting
-		var info struct {
-			NumWaiting int `json:"num_waiting"`
-		}
+	var info struct {
+		NumWaiting int `json:"num_waiting"`
+	}
+	if !waitFor(5*time.Second, func() bool { // all three pulls are waiting
+		info.NumWaiting = 0
 		_ = json.Unmarshal(req("$JS.API.CONSUMER.INFO.T.W", ""), &info)
-		if info.NumWaiting == len(workers) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d pulls waiting", info.NumWaiting)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return info.NumWaiting == len(workers)
+	}) {
+		t.Fatalf("%d pulls waiting", info.NumWaiting)
 	}
 	for i := 1; i <= 6; i++ {
 		req("t", fmt.Sprint(i))

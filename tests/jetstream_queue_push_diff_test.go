@@ -58,7 +58,7 @@ func queuePushScenario(t *testing.T, url string, concurrent bool) []string {
 		}
 	}
 	got, busiest, served := 0, 0, 0
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	waitFor(5*time.Second, func() bool {
 		got, busiest, served = 0, 0, 0
 		for _, sub := range subs {
 			if sub == nil {
@@ -71,10 +71,8 @@ func queuePushScenario(t *testing.T, url string, concurrent bool) []string {
 				served++
 			}
 		}
-		if got == total {
-			break
-		}
-	}
+		return got == total
+	})
 	out = append(out, fmt.Sprintf("received %d, by more than one member %v, none got all %v", got, served > 1, busiest < total))
 	return out
 }

@@ -252,13 +252,11 @@ func countsOf(m map[string][]jetstream.Msg) map[string]int {
 
 // waitGone polls until subject holds no message (a schedule purged).
 func waitGone(ctx context.Context, s jetstream.Stream, subject string) string {
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
+	if waitFor(5*time.Second, func() bool {
 		_, err := s.GetLastMsgForSubject(ctx, subject)
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			return "gone"
-		}
-		time.Sleep(20 * time.Millisecond)
+		return errors.Is(err, jetstream.ErrMsgNotFound)
+	}) {
+		return "gone"
 	}
 	return "still there"
 }

@@ -97,11 +97,7 @@ func countOf(t *testing.T, ctx context.Context, s jetstream.Stream, subject stri
 // waitCount polls until subject holds at least n messages.
 func waitCount(t *testing.T, ctx context.Context, s jetstream.Stream, subject string, n uint64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for countOf(t, ctx, s, subject) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d messages, want %d", subject, countOf(t, ctx, s, subject), n)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !waitFor(10*time.Second, func() bool { return countOf(t, ctx, s, subject) >= n }) {
+		t.Fatalf("%s: %d messages, want %d", subject, countOf(t, ctx, s, subject), n)
 	}
 }

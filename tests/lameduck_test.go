@@ -129,16 +129,8 @@ func TestLameDuckInfoMatchesReference(t *testing.T) {
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
-	ref, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
+	ref := startReferenceServer(t, &natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
 		LameDuckDuration: 2 * time.Second, LameDuckGracePeriod: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ref.Start()
-	if !ref.ReadyForConnections(10 * time.Second) {
-		t.Fatal("reference not ready")
-	}
-	t.Cleanup(ref.Shutdown)
 	infos := map[string]map[string]any{}
 	for name, side := range map[string]struct {
 		addr string

@@ -120,17 +120,14 @@ func (h *hubCluster) numLeafs() int {
 // one, so that interest has crossed every hop, and drains them.
 func awaitRoute(t testing.TB, pub *nats.Conn, sub *nats.Subscription, subject string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	if !waitFor(10*time.Second, func() bool {
 		if err := pub.Publish(subject, []byte(probe)); err != nil {
 			t.Fatal(err)
 		}
-		if m, err := sub.NextMsg(50 * time.Millisecond); err == nil && string(m.Data) == probe {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no route for %s", subject)
-		}
+		m, err := sub.NextMsg(50 * time.Millisecond)
+		return err == nil && string(m.Data) == probe
+	}) {
+		t.Fatalf("no route for %s", subject)
 	}
 	flushAll(t, pub)
 	for {

@@ -67,16 +67,7 @@ func TestLeafReadmeConfigsWork(t *testing.T) {
 			t.Fatalf("README hub config: %v\n%s", err, conf)
 		}
 		opts.NoLog, opts.NoSigs = true, true
-		ns, err := natsserver.NewServer(opts)
-		if err != nil {
-			t.Fatalf("README hub config: %v", err)
-		}
-		go ns.Start()
-		t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-		if !ns.ReadyForConnections(10 * time.Second) {
-			t.Fatalf("hub node %s not ready", name)
-		}
-		hub = append(hub, ns)
+		hub = append(hub, startReferenceServer(t, opts))
 	}
 	eventually(t, 10*time.Second, func() bool {
 		for _, ns := range hub {

@@ -52,10 +52,7 @@ func TestTotalPendingIsBounded(t *testing.T) {
 	if err := pub.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for got.Load() < n && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(20*time.Second, func() bool { return got.Load() >= n })
 	if got.Load() != n {
 		t.Fatalf("the reading subscriber got %d of %d", got.Load(), n)
 	}

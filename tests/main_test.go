@@ -44,14 +44,26 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// eventually polls cond until it holds or the timeout passes.
+// eventually polls cond until it holds and fails the test if the timeout
+// passes first. Every test that waits for a state goes through here or
+// waitFor, not a loop of its own.
 func eventually(t testing.TB, timeout time.Duration, cond func() bool) {
 	t.Helper()
+	if !waitFor(timeout, cond) {
+		t.Fatalf("condition not met within %v", timeout)
+	}
+}
+
+// waitFor polls cond until it holds or the timeout passes, and reports
+// whether it held: for a differential scenario, which records the outcome
+// either way instead of failing.
+func waitFor(timeout time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v", timeout)
+			return false
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	return true
 }

@@ -271,14 +271,6 @@ func startReferenceWithMappings(t *testing.T, mappings []server.Mapping) *natsse
 		t.Fatalf("reference config:\n%s\n%v", b.String(), err)
 	}
 	opts.Host, opts.Port, opts.NoLog, opts.NoSigs = "127.0.0.1", -1, true, true
-	ns, err := natsserver.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("reference server not ready")
-	}
-	t.Cleanup(ns.Shutdown)
+	ns := startReferenceServer(t, opts)
 	return ns
 }

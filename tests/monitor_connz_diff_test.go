@@ -130,15 +130,7 @@ func TestMonitorConnzAuthorizedUser(t *testing.T) {
 	t.Parallel()
 	auth := server.Authorization{Users: []server.User{{Name: "ann", Password: "a"}, {Name: "bob", Password: "b"}}}
 	b := startBus(t, server.Options{HTTPPort: -1, Authorization: auth})
-	ns, err := natsserver.NewServer(refOptionsMonitored(auth))
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10e9) {
-		t.Fatal("reference not ready")
-	}
-	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	ns := startReferenceServer(t, refOptionsMonitored(auth))
 	p := &monitorPair{bus: "http://" + b.HTTPAddr().String(), ref: fmt.Sprintf("http://127.0.0.1:%d", ns.MonitorAddr().Port)}
 	for _, url := range []string{busURL(b), ns.ClientURL()} {
 		connect(t, url, nats.UserInfo("ann", "a"), nats.Name("ann1"))

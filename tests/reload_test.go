@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"github.com/bus-dev/bus/server"
@@ -53,15 +52,7 @@ func TestReloadAuthorizationAsReference(t *testing.T) {
 	t.Parallel()
 	busOpts := server.Options{Host: "127.0.0.1", StoreDir: t.TempDir(), Authorization: reloadUsers(false)}
 	bus := startBus(t, busOpts)
-	ref, err := natsserver.NewServer(refOptions(reloadUsers(false)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ref.Start()
-	if !ref.ReadyForConnections(10 * time.Second) {
-		t.Fatal("reference not ready")
-	}
-	t.Cleanup(ref.Shutdown)
+	ref := startReferenceServer(t, refOptions(reloadUsers(false)))
 	for _, side := range []struct {
 		name   string
 		url    string

@@ -47,28 +47,18 @@ func TestScaleStream(t *testing.T) {
 	}
 	for _, srv := range scaleServers(t) {
 		t.Run(srv.name, func(t *testing.T) {
-			dir := t.TempDir()
-			p := startScaleServer(t, srv, dir)
-			js := p.jetStream(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 			defer cancel()
-			if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"scale.>"}}); err != nil {
-				t.Fatal(err)
-			}
+			dir := t.TempDir()
+			p, js := startScaleStream(t, ctx, srv, dir, "scale.>")
 			start := time.Now()
-			publishAsync(t, js, n, size)
+			data := make([]byte, size)
+			publishAsync(t, js, n, func(int) *nats.Msg { return &nats.Msg{Subject: "scale.x", Data: data} })
 			pubRate := float64(n) / time.Since(start).Seconds()
 			t.Logf("publish %d x %d B: %.0f msgs/s; RSS %s, open files %d", n, size, pubRate, p.rss(t), p.fds())
-			p.stop(t)
-
-			restart := time.Now()
-			p = startScaleServer(t, srv, dir)
-			js = p.jetStream(t)
-			if _, err := js.Stream(ctx, "S"); err != nil {
-				t.Fatal(err)
-			}
+			p, js, _, took := restartScaleStream(t, ctx, srv, dir, p)
 			t.Logf("restart until STREAM.INFO answers %v; RSS %s, open files %d, disk %d MB (%.1f B/msg)",
-				time.Since(restart).Round(time.Millisecond), p.rss(t), p.fds(), diskBytes(t, dir)>>20, float64(diskBytes(t, dir))/float64(n))
+				took, p.rss(t), p.fds(), diskBytes(t, dir)>>20, float64(diskBytes(t, dir))/float64(n))
 
 			start = time.Now()
 			readOrdered(t, ctx, js, n)
@@ -127,15 +117,39 @@ func startScaleServer(t *testing.T, srv scaleServer, dir string) *scaleProc {
 	p := &scaleProc{cmd: cmd}
 	t.Cleanup(func() { p.stop(t) })
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
-	for deadline := time.Now().Add(5 * time.Minute); p.nc == nil; {
-		if p.nc, err = nats.Connect(url, nats.MaxReconnects(0)); err != nil {
-			if time.Now().After(deadline) {
-				t.Fatal(err)
-			}
-			time.Sleep(5 * time.Millisecond) // the process is starting; nothing to wait on
-		}
+	if !waitFor(5*time.Minute, func() bool { // the process is starting; nothing to wait on
+		p.nc, err = nats.Connect(url, nats.MaxReconnects(0))
+		return err == nil
+	}) {
+		t.Fatal(err)
 	}
 	return p
+}
+
+// startScaleStream starts srv on dir and creates stream S capturing subjects.
+func startScaleStream(t *testing.T, ctx context.Context, srv scaleServer, dir, subjects string) (*scaleProc, jetstream.JetStream) {
+	t.Helper()
+	p := startScaleServer(t, srv, dir)
+	js := p.jetStream(t)
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{subjects}}); err != nil {
+		t.Fatal(err)
+	}
+	return p, js
+}
+
+// restartScaleStream stops p as an operator's restart does, starts srv on
+// dir again and reports how long until STREAM.INFO of S answered.
+func restartScaleStream(t *testing.T, ctx context.Context, srv scaleServer, dir string, p *scaleProc) (*scaleProc, jetstream.JetStream, jetstream.Stream, time.Duration) {
+	t.Helper()
+	p.stop(t)
+	start := time.Now()
+	p = startScaleServer(t, srv, dir)
+	js := p.jetStream(t)
+	s, err := js.Stream(ctx, "S")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, js, s, time.Since(start).Round(time.Millisecond)
 }
 
 func (p *scaleProc) jetStream(t *testing.T) jetstream.JetStream {
@@ -183,13 +197,14 @@ func (p *scaleProc) fds() int {
 	return len(ents)
 }
 
-func publishAsync(t *testing.T, js jetstream.JetStream, n, size int) {
+// publishAsync publishes msg(0) … msg(n-1) with async publishes and waits
+// for every ack.
+func publishAsync(t *testing.T, js jetstream.JetStream, n int, msg func(i int) *nats.Msg) {
 	t.Helper()
-	data := make([]byte, size)
 	var stall time.Duration // the longest a publish waited for room: the server's longest pause
 	for i := range n {
 		start := time.Now()
-		if _, err := js.PublishAsync("scale.x", data, jetstream.WithStallWait(time.Minute)); err != nil {
+		if _, err := js.PublishMsgAsync(msg(i), jetstream.WithStallWait(time.Minute)); err != nil {
 			t.Fatalf("publish %d: %v", i, err)
 		}
 		stall = max(stall, time.Since(start))

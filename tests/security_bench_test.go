@@ -60,15 +60,7 @@ func BenchmarkSecuredPubSub(b *testing.B) {
 			b.Fatalf("start bus: %v", err)
 		}
 		b.Cleanup(func() { shutdown(b, s) })
-		ns, err := natsserver.NewServer(ro)
-		if err != nil {
-			b.Fatal(err)
-		}
-		go ns.Start()
-		if !ns.ReadyForConnections(10 * time.Second) {
-			b.Fatal("reference not ready")
-		}
-		b.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+		ns := startReferenceServer(b, ro)
 		for _, srv := range []struct{ name, url string }{
 			{"nats-server", scheme + refAddr(ns)},
 			{"bus", scheme + s.Addr().String()},

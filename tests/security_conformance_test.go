@@ -109,15 +109,7 @@ func TestKeepaliveSkipsBusyClientsLikeReference(t *testing.T) {
 	t.Parallel()
 	const interval = 150 * time.Millisecond
 	bus := startBus(t, server.Options{PingInterval: interval, MaxPingsOut: 5})
-	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, PingInterval: interval, MaxPingsOut: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("reference not ready")
-	}
-	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	ns := startReferenceServer(t, &natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, PingInterval: interval, MaxPingsOut: 5})
 	var wg sync.WaitGroup
 	var got, want [2]int
 	wg.Add(2)

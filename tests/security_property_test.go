@@ -413,17 +413,13 @@ func (w *propWorld) settle(admin *nats.Conn, when string) {
 				Msgs int `json:"messages"`
 			} `json:"state"`
 		}
-		for {
+		if !waitFor(time.Until(deadline), func() bool {
 			if err := json.Unmarshal(mustRequest(t, admin, "$JS.API.STREAM.INFO."+st.name, ""), &info); err != nil {
 				t.Fatal(err)
 			}
-			if info.State.Msgs == len(st.msgs) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: stream %s holds %d messages, the model says %d", when, st.name, info.State.Msgs, len(st.msgs))
-			}
-			time.Sleep(5 * time.Millisecond) // a poll, as eventually's
+			return info.State.Msgs == len(st.msgs)
+		}) {
+			t.Fatalf("%s: stream %s holds %d messages, the model says %d", when, st.name, info.State.Msgs, len(st.msgs))
 		}
 	}
 }

@@ -358,11 +358,7 @@ func externalRetireScenario(t *testing.T, url string) []string {
 	src, o := createOutcome(ctx, js, srcCfg)
 	out = append(out, o)
 	count := func(name string) int { return consumerCount(t, ctx, js, name) }
-	poll := func(done func() bool) {
-		for deadline := time.Now().Add(20 * time.Second); !done() && time.Now().Before(deadline); {
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	poll := func(done func() bool) { waitFor(20*time.Second, done) }
 	poll(func() bool {
 		info, err := src.Info(ctx)
 		return err == nil && info.State.Msgs == 2 && count("WQO") == 1

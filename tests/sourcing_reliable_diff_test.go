@@ -134,15 +134,14 @@ func reliableSourcingScenario(t *testing.T, url string) []string {
 	}
 	out = append(out, fmt.Sprintf("deliveries: %q", got))
 	var msgs uint64
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	waitFor(5*time.Second, func() bool {
 		st, err := js.Stream(ctx, "WQ")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if msgs = st.CachedInfo().State.Msgs; msgs == 1 {
-			break // the work queue dropped what the sourcer stored
-		}
-	}
+		msgs = st.CachedInfo().State.Msgs
+		return msgs == 1 // the work queue dropped what the sourcer stored
+	})
 	out = append(out, fmt.Sprintf("work queue after the answer: %d msgs", msgs))
 	// The sourcer comes back: the same consumer, from its ack floor.
 	create("work queue again", "WQ", "src.wq", identity["WQ"])

@@ -150,18 +150,7 @@ func startTLSPair(t *testing.T, tlsOpts server.TLSOptions, auth server.Authoriza
 	}
 	ro.TLSHandshakeFirst = tlsOpts.HandshakeFirst
 	ro.TLSHandshakeFirstFallback = tlsOpts.HandshakeFirstFallback
-	ns, err := natsserver.NewServer(ro)
-	if err != nil {
-		t.Fatalf("reference server: %v", err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("reference server not ready")
-	}
-	t.Cleanup(func() {
-		ns.Shutdown()
-		ns.WaitForShutdown()
-	})
+	ns := startReferenceServer(t, ro)
 	return tlsPair{bus: bus, ref: ns, busURL: "tls://" + bus.Addr().String(), refURL: "tls://" + refAddr(ns)}
 }
 

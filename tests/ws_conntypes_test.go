@@ -100,7 +100,7 @@ func TestAllowedConnectionTypesReload(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the WebSocket connection was not closed by the reload")
 	}
-	pollUntil(t, 5*time.Second, "the WebSocket connection closed", ws.IsClosed)
+	eventually(t, 5*time.Second, ws.IsClosed)
 	if err := tcp.Flush(); err != nil {
 		t.Fatalf("the TCP connection after the reload: %v", err)
 	}

@@ -42,15 +42,7 @@ func startWSPair(t *testing.T, ws server.WebSocketOptions, auth server.Authoriza
 		Username: ws.Authorization.User, Password: ws.Authorization.Password, Token: ws.Authorization.Token,
 		AuthTimeout: ws.Authorization.Timeout.Seconds(),
 	}
-	ns, err := natsserver.NewServer(ro)
-	if err != nil {
-		t.Fatalf("reference server: %v", err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("reference server not ready")
-	}
-	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	ns := startReferenceServer(t, ro)
 	return wsPair{bus: s.WebSocketAddr().String(), ref: net.JoinHostPort("127.0.0.1", strconv.Itoa(ro.Websocket.Port)), srv: s, ns: ns}
 }
 

@@ -15,18 +15,6 @@ import (
 	"github.com/bus-dev/bus/server"
 )
 
-// pollUntil retries f until it is true or d has passed.
-func pollUntil(t *testing.T, d time.Duration, what string, f func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // WebSocket sockets yet to authenticate, in the handshake or upgraded,
 // count with TCP ones against max_unauthenticated: two idle ones shut
 // out a third client of either kind, until they go.
@@ -43,7 +31,7 @@ func TestWebSocketCountsAgainstPreAuthLimit(t *testing.T) {
 		t.Fatalf("status %d", upgraded.StatusCode)
 	}
 	good := "alice:pa@"
-	pollUntil(t, 5*time.Second, "a TCP client refused", func() bool {
+	eventually(t, 5*time.Second, func() bool {
 		nc, err := nats.Connect("nats://"+good+s.Addr().String(), nats.MaxReconnects(0))
 		if err == nil {
 			nc.Close()
@@ -55,7 +43,7 @@ func TestWebSocketCountsAgainstPreAuthLimit(t *testing.T) {
 		t.Fatal("a WebSocket client got in over the pre-auth limit")
 	}
 	_ = idle.Close()
-	pollUntil(t, 5*time.Second, "a client admitted once the idle socket left", func() bool {
+	eventually(t, 5*time.Second, func() bool {
 		nc, err := nats.Connect("nats://"+good+s.Addr().String(), nats.MaxReconnects(0))
 		if err == nil {
 			nc.Close()

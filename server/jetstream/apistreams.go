@@ -120,7 +120,7 @@ type apiStats struct {
 // decide what they may ask for, and the one constant that says it: 5 is
 // nats-server 2.15's. Level 1 brought per-message TTLs, subject delete
 // markers (nats.go's LimitMarkerTTL and KeyTTL), consumer pause and
-// priority groups (machine_priority.go); level 2 counters (counter.go),
+// priority groups (machinepriority.go); level 2 counters (counter.go),
 // atomic batch publish (batch.go), message schedules (schedule.go) and
 // persist_mode "async"; level 4 fast batch publish (batchfast.go) and
 // the flow_control ack policy; level 5 stream identity. Batch and

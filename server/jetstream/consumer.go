@@ -26,7 +26,7 @@ type consumer struct {
 	name    string
 	created time.Time
 	cfg     consumerConfig
-	src     *streamSource
+	src     *consumerReader
 	ledger  ledger
 	durable bool // state journaled in the stream's directory
 	// onAcked applies the stream's retention after acks.
@@ -85,7 +85,7 @@ type pullMsg struct {
 type consumerStart struct {
 	cfg       consumerConfig
 	created   time.Time
-	src       *streamSource
+	src       *consumerReader
 	ledger    ledger
 	durable   bool
 	onAcked   func([]uint64)

@@ -49,15 +49,15 @@ type consumerConfig struct {
 	MaxRequestExpires  int64 `json:"max_expires,omitempty"`
 	MaxRequestMaxBytes int   `json:"max_bytes,omitempty"`
 	// RateLimit paces a push consumer's deliveries, in bits per second
-	// (machine_rate.go).
+	// (machinerate.go).
 	RateLimit uint64 `json:"rate_limit_bps,omitempty"`
 	// SampleFreq is the share of acks reported as latency metrics
-	// ("50%" or "50"; machine_sample.go).
+	// ("50%" or "50"; machinesample.go).
 	SampleFreq string `json:"sample_freq,omitempty"`
 	// PauseUntil holds deliveries back until then (pause.go).
 	PauseUntil *time.Time `json:"pause_until,omitempty"`
 	// Priority groups: which pulls a pull consumer serves, and how it
-	// picks among them (machine_priority.go). PinnedTTL is in ns.
+	// picks among them (machinepriority.go). PinnedTTL is in ns.
 	PriorityGroups []string       `json:"priority_groups,omitempty"`
 	PriorityPolicy PriorityPolicy `json:"priority_policy,omitempty"`
 	PinnedTTL      int64          `json:"priority_timeout,omitempty"`
@@ -83,7 +83,7 @@ type consumerConfig struct {
 	LagAlert *lagAlert `json:"x_bus_lag_alert,omitempty"`
 	// GroupBy delivers each group of messages (by a header or a subject
 	// token) in order, one at a time, the groups in parallel
-	// (machine_groups.go).
+	// (machinegroups.go).
 	GroupBy *groupBy `json:"x_bus_group_by,omitempty"`
 
 	extra map[string]json.RawMessage
@@ -378,7 +378,7 @@ type consumerInfo struct {
 	Paused         bool  `json:"paused,omitempty"`
 	PauseRemaining int64 `json:"pause_remaining,omitempty"` // ns
 	// PriorityGroups is the pin of the first priority group, as the
-	// reference reports it (machine_priority.go).
+	// reference reports it (machinepriority.go).
 	PriorityGroups []priorityGroupState `json:"priority_groups,omitempty"`
 	// Suspended says why the owner's rights no longer cover the consumer
 	// (bus extension; rightscheck.go).

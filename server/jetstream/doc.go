@@ -1,11 +1,41 @@
 // Package jetstream is the persistence half of the server: the JetStream
 // API ($JS.API.>), streams that capture subjects into a jetlog.Log, and
-// consumers that deliver stored messages at least once. It reaches the
-// protocol core only through the Core interface it defines (subscribe,
-// unsubscribe, publish, deliver to an inbox, has-interest, watch-interest),
-// which package server implements; it never imports server. Streams and
-// consumers hold that interface (through shared) and their *jetlog.Log;
-// nothing holds a pointer back to the Service.
+// consumers that deliver stored messages at least once. It never imports
+// server; streams and consumers hold the Core (through shared) and their
+// *jetlog.Log, and nothing holds a pointer back to the Service.
+//
+// # The Core seam (core.go)
+//
+// Core is everything JetStream needs of the protocol core, implemented by
+// package server (jetstreamCore in server/internal.go):
+//
+//   - Subscribe(subject, Handler): a server-owned subscription (pulls,
+//     acks, flow-control answers, sourcing replies).
+//   - SubscribeRequests(subject, RequestHandler): the same, with the
+//     publishing client's Rights (API requests, captures).
+//   - Unsubscribe(Subscription).
+//   - Publish(subject, reply, hdr, data): a message from the server
+//     (API responses, advisories, republish, acks).
+//   - Deliver(inbox, subject, reply, hdr, data): a stored message to an
+//     inbox's subscribers, showing the message's own subject.
+//   - HasInterest(subject): whether anything listens (push consumers,
+//     no-responders for deliveries).
+//   - WatchInterest(subject, notify): a push consumer's deliver subject
+//     gaining or losing listeners, without polling.
+//   - UserRights(user): an owner's rights as they are now (owner.go,
+//     rightscheck.go).
+//
+// Rights (User, MayRead, MayPublish) is what a request's sender may do.
+// Two optional interfaces ride on them, found by type assertion so that a
+// fake Core (fakecore_test.go) needs neither:
+//
+//   - MsgTrace (msgtrace.go): the Rights of a traced publish
+//     (Nats-Trace-Dest): Publisher, TraceOnly and Stream, which adds the
+//     stream's trace event and returns what completes it.
+//   - CaptureSubscriber (msgtrace.go): a Core whose SubscribeCapture
+//     marks a stream's capture subscriptions, the only internal ones a
+//     trace-only publish reaches; without it captures use
+//     SubscribeRequests.
 //
 // # Consumers
 //
@@ -48,7 +78,23 @@
 //     slow change never stalls a read. What waits is bounded by bytes.
 //     Changes that must see each other (subject ownership, storage
 //     reservations) meet under Service.mu and Service.limitsMu.
+//   - Service watchers, started by Start and counted in Service.workers:
+//     limitWatch (storagelimits.go, with MaxMemory or MaxStorage set),
+//     lagWatch (lagalert.go) and fenceWatch (reopen.go: fenced or
+//     read-only streams probed until they open again). While Start opens
+//     the streams, one more reports a long recovery (loadprogress.go).
 //   - consumer.run: one per consumer.
+//   - sourcer.run or sourcer.runExternal: one per mirror or source
+//     (sourcing.go); an external sourcer publishes its consumer create
+//     and delete from a short-lived goroutine, so that a full API lane
+//     never blocks it (sourceexternal.go).
+//   - a redrive (redrive.go): one goroutine per request, bounded, counted
+//     in Service.workers.
+//   - a stream's delete markers for subjects whose messages expired
+//     (subject_delete_marker_ttl): one short-lived goroutine per report
+//     from the log (stream.go), as the log reports from its own.
+//   - a stream's schedules (schedule.go): one time.AfterFunc armed for
+//     the earliest due, no goroutine while it waits.
 //   - a stream's batch timers: one time.AfterFunc for its open atomic
 //     batches (batch.go) and one for its fast batches (batchfastflow.go),
 //     each armed for the earliest deadline and stopped when the stream
@@ -98,7 +144,27 @@
 // config while checking subjects), and consumer.mu is never held while
 // taking another. A stream's batches.mu (atomic batches) and fast.mu
 // (fast batches, batchfast.go) are taken alone, never across an append,
-// and what they decide is published after they are released. No lock is held across disk I/O: a stream is opened, a
+// and what they decide is published after they are released.
+//
+// Service.limitsMu (a create's or update's storage reservation and its
+// taking effect as one step, storagelimits.go) and Service.ownersMu (one
+// re-check of owners' rights at a time, rightscheck.go) come first: the
+// locks above are taken inside them, and a stream update, which holds
+// limitsMu to its end, re-checks the owners inside it (limitsMu →
+// ownersMu). The rest each guard one small thing and are taken briefly:
+// scheduler.mu (schedule entries; released before a schedule fires),
+// groups.mu (machinegroups.go, read by goroutines other than the
+// machine's), memLedger.mu, restore.mu, sourcer.mu (its error), inbox.mu
+// (an external sourcer's deliveries, sourceexternalwire.go) and
+// loadProgress.mu.
+//
+// Lock order: Service.limitsMu → Service.ownersMu → Service.mu →
+// stream.mu; consumer.mu, batches.mu and fast.mu are taken alone.
+//
+// No lock is held across disk I/O but one: a stream is opened, a
 // consumer's journal created and a stream removed with no lock held; the
-// name and subjects of a stream being created are reserved first.
+// name and subjects of a stream being created are reserved first. The
+// exception is stream.counterMu (counter.go), held across an increment's
+// append (read the total, store the sum) so that a counter stream's
+// increments are serial; it takes no other lock of this package.
 package jetstream

@@ -94,13 +94,13 @@ type machine struct {
 	// groups holds back messages of busy groups (x_bus_group_by); nil
 	// without, which is all the hot paths look at.
 	groups *groups
-	// prio is the priority groups state (machine_priority.go); nil
+	// prio is the priority groups state (machinepriority.go); nil
 	// without, which is all the hot paths look at.
 	prio *priority
-	// sampler reports ack latencies (sample_freq; machine_sample.go);
+	// sampler reports ack latencies (sample_freq; machinesample.go);
 	// nil without, which is all the hot paths look at.
 	sampler *ackSampler
-	// rate paces a push consumer (rate_limit_bps; machine_rate.go); nil
+	// rate paces a push consumer (rate_limit_bps; machinerate.go); nil
 	// without.
 	rate *pushRate
 
@@ -148,7 +148,7 @@ type machineConfig struct {
 	src    source
 	ledger ledger
 	random func() float64
-	newID  func() string // pin ids (machine_priority.go); nil: nuid
+	newID  func() string // pin ids (machinepriority.go); nil: nuid
 	now    time.Time
 	// start is where first deliveries begin and initial the
 	// last_per_subject seqs (see startPosition).

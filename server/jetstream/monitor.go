@@ -38,7 +38,7 @@ type Jsz struct {
 	Now             time.Time        `json:"now"`
 	Disabled        bool             `json:"disabled,omitempty"`
 	Config          JSConfig         `json:"config"`
-	Limits          *JSLimits        `json:"limits,omitempty"` // jslimits.go
+	Limits          *JSLimits        `json:"limits,omitempty"` // configlimits.go
 	Streams         int              `json:"streams"`
 	StreamsLeader   int              `json:"streams_leader,omitempty"`
 	Consumers       int              `json:"consumers"`

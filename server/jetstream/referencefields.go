@@ -7,7 +7,7 @@ import (
 )
 
 // The JSON fields the reference knows in a stream and a consumer config
-// (nats-server 2.15.2; pinned by reference_fields_test.go). The reference
+// (nats-server 2.15.2; pinned by referencefields_test.go). The reference
 // decodes API requests strictly, so a field outside these (and bus's own
 // x_bus_ ones) is refused as it refuses it; a field it knows and bus does
 // not model is kept and echoed, because clients re-send what they read.

@@ -52,7 +52,7 @@ type Options struct {
 	// names the domain in publish acks and account info (domain.go).
 	Domain string
 	// MaxMemory and MaxStorage bound the bytes the memory and the file
-	// streams hold together; 0 means no bound (limits.go).
+	// streams hold together; 0 means no bound (storagelimits.go).
 	MaxMemory, MaxStorage int64
 	// DefaultSyncInterval, when not 0, makes streams created without
 	// x_bus_durability use "interval" durability with this interval.
@@ -63,7 +63,7 @@ type Options struct {
 	MaxIndexMemory int64
 	// Batch bounds atomic batch publishing (batch.go).
 	Batch BatchLimits
-	// Limits bound what clients set on streams and consumers (jslimits.go).
+	// Limits bound what clients set on streams and consumers (configlimits.go).
 	Limits Limits
 	// Encryption, when its Key is set, encrypts new file streams and
 	// opens encrypted ones (encryption.go).
@@ -72,7 +72,7 @@ type Options struct {
 	// subjects carry it; "" is the global account, $G.
 	AccountName string
 	// Account are the limits of the account the service serves, when it
-	// serves an account of the accounts block (jslimits.go); the zero
+	// serves an account of the accounts block (configlimits.go); the zero
 	// value has none. MaxMemory and MaxStorage are the account's storage
 	// limits then.
 	Account AccountLimits
@@ -112,7 +112,7 @@ type shared struct {
 	// ackV2 is Options.AckFormatV2 (ackformat.go).
 	ackV2 bool
 	// memoryFull and storageFull say the server's storage limits are used
-	// up (limits.go).
+	// up (storagelimits.go).
 	memoryFull, storageFull atomic.Bool
 	// batchLimits is Options.Batch with defaults; inflightBatches counts
 	// the open atomic batches of every stream and stagedBytes their

@@ -64,7 +64,7 @@ func (svc *Service) streamSnapshot(r apiRequest, name string) (any, *apiError) {
 		return nil, newAPIError(400, 10015, "deliver subject not valid")
 	}
 	// A snapshot hands out every message: only to who may read them all,
-	// as a pull of the whole stream (permissions.go, refusePull).
+	// as a pull of the whole stream (requestrights.go, refusePull).
 	if r.from != nil && !svc.sh.referenceReads && !r.from.MayRead(">") {
 		if e := svc.sh.authorize(r.from, flow{reads: svc.sh.heldSubjects(st.config(), maxHeldDepth)}); e != nil {
 			return nil, e

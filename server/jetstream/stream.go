@@ -21,7 +21,7 @@ type stream struct {
 	memory  bool // memory storage (for the server's limits)
 	dir     string
 	log     *jetlog.Log
-	src     *streamSource
+	src     *consumerReader
 	created time.Time
 	pubs    sync.Pool // *pub
 
@@ -116,7 +116,7 @@ func openStreamFilled(sh *shared, cfg streamConfig, dir string, fill func(*jetlo
 		memory:    cfg.Storage == jetlog.StorageMemory,
 		dir:       dir,
 		log:       l,
-		src:       &streamSource{log: l, core: sh.core},
+		src:       &consumerReader{log: l, core: sh.core},
 		created:   created,
 		cfg:       cfg,
 		consumers: map[string]*consumer{},

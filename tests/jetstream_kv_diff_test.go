@@ -308,14 +308,10 @@ func kvMirrorScenario(t *testing.T, url string) []string {
 	}
 	var out []string
 	for _, b := range []jetstream.KeyValue{mirror, agg} {
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		waitFor(10*time.Second, func() bool {
 			st, err := b.Status(ctx)
-			if err == nil && st.Values() == 2 || time.Now().After(deadline) { // history 1: a and b (its delete marker)
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return err == nil && st.Values() == 2 // history 1: a and b (its delete marker)
+		})
 		e, err := b.Get(ctx, "a")
 		out = append(out, fmt.Sprintf("%s get a: %s", b.Bucket(), kvOutcome(e, err)))
 		_, err = b.Get(ctx, "b")

@@ -34,7 +34,7 @@ type pullBody struct {
 
 // parsePullRequest reads a pull request body: empty (batch 1), a bare
 // number (the batch), or JSON (isJSON), whose priority part
-// (machine_priority.go) comes back too, nil when it had none. A
+// (machinepriority.go) comes back too, nil when it had none. A
 // non-empty status is the error to send.
 func parsePullRequest(body []byte, now time.Time) (req *pullRequest, pg *PullPriority, isJSON bool, status string) {
 	req = &pullRequest{batch: 1, lastSent: now}

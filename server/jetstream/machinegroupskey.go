@@ -10,7 +10,7 @@ import (
 
 // groupBy is a consumer's x_bus_group_by: what puts its messages into
 // groups, each delivered in store order one message at a time (see
-// machine_groups.go). Exactly one field is set.
+// machinegroups.go). Exactly one field is set.
 type groupBy struct {
 	// Header names the header whose value is the group key.
 	Header string `json:"header,omitempty"`

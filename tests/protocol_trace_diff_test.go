@@ -148,17 +148,9 @@ func TestProtocolTraceOfLeafMatchesReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoSigs: true, Trace: true,
-				LeafNode: natsserver.LeafNodeOpts{Remotes: []*natsserver.RemoteLeafOpts{{URLs: []*url.URL{u}}}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ns.SetLogger(&lines, false, true)
-			go ns.Start()
-			t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-			if !ns.ReadyForConnections(10 * time.Second) {
-				t.Fatal("reference leaf not ready")
-			}
+			ns := startReferenceServer(t, &natsserver.Options{Host: "127.0.0.1", Port: -1, NoSigs: true, Trace: true,
+				LeafNode: natsserver.LeafNodeOpts{Remotes: []*natsserver.RemoteLeafOpts{{URLs: []*url.URL{u}}}}},
+				func(ns *natsserver.Server) { ns.SetLogger(&lines, false, true) })
 			eventually(t, 10*time.Second, func() bool { return ns.NumLeafNodes() > 0 })
 			leafURL = ns.ClientURL()
 		}

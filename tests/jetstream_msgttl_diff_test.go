@@ -57,18 +57,15 @@ func ttlScenario(t *testing.T, url string) []string {
 	_, err = js.UpdateStream(ctx, upd)
 	out = append(out, fmt.Sprintf("disable ttl: %v", err))
 	// The 1s message goes; the others stay.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		info, err := s.Info(ctx)
-		if err != nil {
+	var info *jetstream.StreamInfo
+	waitFor(10*time.Second, func() bool {
+		var err error
+		if info, err = s.Info(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if info.State.Msgs == 2 || time.Now().After(deadline) {
-			out = append(out, fmt.Sprintf("after expiry: msgs=%d first=%d last=%d", info.State.Msgs, info.State.FirstSeq, info.State.LastSeq))
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return info.State.Msgs == 2
+	})
+	out = append(out, fmt.Sprintf("after expiry: msgs=%d first=%d last=%d", info.State.Msgs, info.State.FirstSeq, info.State.LastSeq))
 	return out
 }
 

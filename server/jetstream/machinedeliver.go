@@ -17,7 +17,7 @@ const (
 	fromDue     = iota // a redelivery
 	fromInitial        // a last_per_subject start message
 	fromNew            // the next message not yet delivered
-	fromReady          // a held-back message whose group freed up (machine_groups.go)
+	fromReady          // a held-back message whose group freed up (machinegroups.go)
 )
 
 // collectDue moves the redeliveries whose deadline has passed from the
@@ -84,7 +84,7 @@ func (m *machine) compactDeadlines() {
 // target returns who takes the next delivery: the oldest waiting pull
 // whose requester still listens, or the push subscriber when it listens
 // and flow control allows; nil if nobody. Priority groups pick their
-// own (machine_priority.go).
+// own (machinepriority.go).
 func (m *machine) target(now time.Time) *pullRequest {
 	if m.push != nil {
 		if !m.listening || m.fcPending {

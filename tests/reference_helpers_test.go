@@ -32,18 +32,32 @@ func startReferenceWith(t testing.TB, configure func(*natsserver.Options)) *nats
 	t.Helper()
 	opts := &natsserver.Options{Host: "127.0.0.1", Port: -1, HTTPPort: -1, NoLog: true, NoSigs: true}
 	configure(opts)
+	return startReferenceServer(t, opts)
+}
+
+// startReferenceServer runs the reference with opts as they are (a test
+// that builds them from a config file, a command line or refOptions),
+// waits until it takes clients and stops it when the test ends. Each
+// beforeStart runs on the server before it starts (a logger that must see
+// the first connection). Every test that starts the reference goes
+// through here or startReferenceWith.
+func startReferenceServer(t testing.TB, opts *natsserver.Options, beforeStart ...func(*natsserver.Server)) *natsserver.Server {
+	t.Helper()
 	ns, err := natsserver.NewServer(opts)
 	if err != nil {
 		t.Fatalf("reference server: %v", err)
 	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("reference server not ready")
+	for _, f := range beforeStart {
+		f(ns)
 	}
+	go ns.Start()
 	t.Cleanup(func() {
 		ns.Shutdown()
 		ns.WaitForShutdown()
 	})
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("reference server not ready")
+	}
 	return ns
 }
 

@@ -93,11 +93,11 @@ func startMeasured(t *testing.T, command func(port int, dir string) *exec.Cmd) *
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	m := &measured{url: fmt.Sprintf("nats://127.0.0.1:%d", port), pid: cmd.Process.Pid}
-	for deadline := time.Now().Add(20 * time.Second); m.nc == nil; {
-		if m.nc, err = nats.Connect(m.url); err != nil && time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-		time.Sleep(20 * time.Millisecond) // the process is starting; nothing to wait on
+	if !waitFor(20*time.Second, func() bool { // the process is starting; nothing to wait on
+		m.nc, err = nats.Connect(m.url)
+		return err == nil
+	}) {
+		t.Fatal(err)
 	}
 	t.Cleanup(m.nc.Close)
 	m.js, _ = jetstream.New(m.nc)
