@@ -47,10 +47,7 @@ func TestReadmeDeadLettersWalk(t *testing.T) {
 	url := busURL(s)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	for _, args := range readmeNATSCommands(t, "## Persistent streams (JetStream API)") {
-		if len(args) > 1 && args[0] == "stream" && args[1] == "view" {
-			continue // pages on a terminal only
-		}
+	for _, args := range readmeJetStreamSteps(t) {
 		if out, err := runCLI(t, ctx, nats, url, args...); err != nil {
 			t.Fatalf("nats %q: %v\n%s", args, err, out)
 		}

@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os/exec"
 	"regexp"
@@ -93,7 +92,7 @@ func TestReadmeMonitoringWalks(t *testing.T) {
 	}
 
 	t.Run("prometheus", func(t *testing.T) {
-		line := regexp.MustCompile("(?m)^    (curl -s localhost:8222/metrics \\| grep \\S+)$").FindStringSubmatch(readmeSection(t, "### Prometheus"))
+		line := regexp.MustCompile(`(?m)^    (curl -s localhost:8222/metrics \| grep \S+)$`).FindStringSubmatch(readmeSection(t, "### Prometheus"))
 		if line == nil {
 			t.Fatal("Prometheus has no curl | grep line")
 		}
@@ -129,19 +128,10 @@ func TestReadmeMonitoringWalks(t *testing.T) {
 
 func getMonitorJSON(t *testing.T, url string) any {
 	t.Helper()
-	c := http.Client{Timeout: 10 * time.Second}
-	resp, err := c.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	code, b := fetch(t, url)
 	var doc any
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &doc) != nil {
-		t.Fatalf("GET %s: %s\n%s", url, resp.Status, b)
+	if code != http.StatusOK || json.Unmarshal(b, &doc) != nil {
+		t.Fatalf("GET %s: %d\n%s", url, code, b)
 	}
 	return doc
 }
