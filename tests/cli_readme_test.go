@@ -49,6 +49,20 @@ func readmeNATSCommands(t *testing.T, heading string) [][]string {
 	return cmds
 }
 
+// readmeJetStreamSteps are the nats commands of "Persistent streams"
+// that a test can run: all but stream view, which pages on a terminal
+// only, which a test has not.
+func readmeJetStreamSteps(t *testing.T) [][]string {
+	t.Helper()
+	var steps [][]string
+	for _, args := range readmeNATSCommands(t, "## Persistent streams (JetStream API)") {
+		if len(args) < 2 || args[0] != "stream" || args[1] != "view" {
+			steps = append(steps, args)
+		}
+	}
+	return steps
+}
+
 func shellWords(t *testing.T, line string) []string {
 	t.Helper()
 	var words []string
@@ -102,10 +116,7 @@ func TestCLIReadmeJetStreamStepsRunInOrder(t *testing.T) {
 		}
 		return out
 	}
-	for _, args := range readmeNATSCommands(t, "## Persistent streams (JetStream API)") {
-		if len(args) > 1 && args[0] == "stream" && args[1] == "view" {
-			continue // pages on a terminal only, which a test has not
-		}
+	for _, args := range readmeJetStreamSteps(t) {
 		run(args)
 	}
 
