@@ -77,7 +77,7 @@ type collector struct {
 
 	// Per account, under the exporter's names: its /accstatz numbers
 	// and its JetStream usage and reservations.
-	accStatz                                                  [8]*prometheus.Desc
+	accStatz                                                   [8]*prometheus.Desc
 	accJSMaxMemory, accJSMaxStorage, accJSMemory, accJSStorage *prometheus.Desc
 }
 
