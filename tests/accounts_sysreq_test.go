@@ -6,10 +6,22 @@ import (
 	"testing"
 	"time"
 
+	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"github.com/bus-dev/bus/server"
 )
+
+// startAccountsSysPair runs bus and the reference with the JetStream
+// accounts scenario and a system account SYS (user admin).
+func startAccountsSysPair(t *testing.T) (*server.Server, *natsserver.Server) {
+	t.Helper()
+	refConfig := strings.Replace(accountsJSReferenceConfig, "  N { users: [ {user: n1, password: pw} ] }",
+		"  N { users: [ {user: n1, password: pw} ] }\n  SYS { users: [ {user: admin, password: pw} ] }", 1) + "system_account: SYS\n"
+	opts := accountsJSBusOptions(t.TempDir())
+	opts.SystemAccount = server.SystemAccount{Name: "SYS", Users: []server.User{{Name: "admin", Password: accountsPass}}}
+	return startBus(t, opts), startReferenceConfig(t, refConfig)
+}
 
 // TestAccountsSysRequestsMatchReference asks the system account's
 // $SYS.REQ.ACCOUNT.<account>.JSZ, .STATZ and .LEAFZ about each account
@@ -19,12 +31,7 @@ import (
 // service imports it subscribes in every account, bus its clients'.)
 func TestAccountsSysRequestsMatchReference(t *testing.T) {
 	t.Parallel()
-	refConfig := strings.Replace(accountsJSReferenceConfig, "  N { users: [ {user: n1, password: pw} ] }",
-		"  N { users: [ {user: n1, password: pw} ] }\n  SYS { users: [ {user: admin, password: pw} ] }", 1) + "system_account: SYS\n"
-	opts := accountsJSBusOptions(t.TempDir())
-	opts.SystemAccount = server.SystemAccount{Name: "SYS", Users: []server.User{{Name: "admin", Password: accountsPass}}}
-	bus := startBus(t, opts)
-	ref := startReferenceConfig(t, refConfig)
+	bus, ref := startAccountsSysPair(t)
 	bothSides(t, busURL(bus), ref.ClientURL(), func(t *testing.T, url string) []string {
 		accountsMonitorScenario(t, url)
 		admin := connectAs(t, url, "admin")
