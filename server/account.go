@@ -293,6 +293,9 @@ func validateAccounts(o Options) error {
 	if err := validateImports(o.Accounts); err != nil {
 		return err
 	}
+	if err := jetStreamReservationsFit(o); err != nil {
+		return err
+	}
 	if n := o.Authorization.NoAuthUser; n != "" && !taken[n] {
 		return fmt.Errorf("server: authorization: no_auth_user %q is not one of the users", n)
 	}

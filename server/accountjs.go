@@ -50,6 +50,27 @@ func (a Account) validateJetStream(serverJetStream bool) error {
 	return nil
 }
 
+// jetStreamReservationsFit checks that the accounts' JetStream limits
+// together fit in the server's max_memory_store and max_file_store, as
+// the reference checks them before it enables an account (it refuses to
+// start otherwise), with its words.
+func jetStreamReservationsFit(o Options) error {
+	var memory, store int64
+	for _, a := range o.Accounts {
+		if a.JetStream != nil {
+			memory += a.JetStream.MaxMemory
+			store += a.JetStream.MaxStore
+		}
+	}
+	switch {
+	case o.JetStreamMaxMemory > 0 && memory > o.JetStreamMaxMemory:
+		return fmt.Errorf("server: accounts: their jetstream max_memory (%d bytes together) exceed jetstream.max_memory_store (%d): insufficient memory resources available", memory, o.JetStreamMaxMemory)
+	case o.JetStreamMaxStore > 0 && store > o.JetStreamMaxStore:
+		return fmt.Errorf("server: accounts: their jetstream max_file (%d bytes together) exceed jetstream.max_file_store (%d): insufficient storage resources available", store, o.JetStreamMaxStore)
+	}
+	return nil
+}
+
 // safeDirName reports whether name can be a directory's name on every
 // platform without escaping its parent: the stream name rule (no '.',
 // so no ".." either, no wildcards, separators, spaces or control

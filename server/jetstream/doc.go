@@ -47,7 +47,8 @@
 //     serve reads (infos, names, lists, message gets) beside them, so a
 //     slow change never stalls a read. What waits is bounded by bytes.
 //     Changes that must see each other (subject ownership, storage
-//     reservations) meet under Service.mu and Service.limitsMu.
+//     reservations) meet under Service.mu and Service.limitsMu, and
+//     across accounts under Pool.reserving, taken after limitsMu (pool.go).
 //   - consumer.run: one per consumer.
 //   - a stream's batch timers: one time.AfterFunc for its open atomic
 //     batches (batch.go) and one for its fast batches (batchfastflow.go),
