@@ -103,6 +103,13 @@ func TestAccountsJszMatchesReference(t *testing.T) {
 		t.Errorf("/jsz?accounts=true: bus total %v, want 3 ($G, A, B)", got)
 	}
 
+	busVarz, refVarz := p.fetchBoth(t, "/varz")
+	sameValues(t, "/varz", busVarz, refVarz, "jetstream.stats.memory", "jetstream.stats.storage", "jetstream.stats.api.total",
+		"jetstream.stats.api.errors")
+	if got := field(busVarz, "jetstream.stats.accounts"); got != float64(3) {
+		t.Errorf("/varz jetstream.stats.accounts %v, want 3 ($G, A, B)", got)
+	}
+
 	for _, q := range []string{"", "?details=true"} {
 		bc, _ := fetch(t, p.bus+"/healthz"+q)
 		rc, _ := fetch(t, p.ref+"/healthz"+q)

@@ -255,7 +255,11 @@ type Varz struct {
 }
 
 // Varz summarises the service for /varz.
-func (svc *Service) Varz(serverID string) Varz {
-	j := svc.Jsz(serverID, JszOptions{})
+func (svc *Service) Varz(serverID string) Varz { return VarzOf(serverID, svc) }
+
+// VarzOf summarises several accounts' services for /varz, as JszOf
+// does for /jsz: the first's config and limits, the usage of all.
+func VarzOf(serverID string, services ...*Service) Varz {
+	j := JszOf(serverID, JszOptions{}, services...)
 	return Varz{Config: &j.Config, Stats: &j.Usage, Limits: j.Limits}
 }
