@@ -68,8 +68,9 @@ type account struct {
 	// internal counts the server's own subscriptions in trie (the
 	// services of installAccountServices, its JetStream's).
 	internal atomic.Int64
-	// js is the account's JetStream (accountjs.go); nil without.
-	js *jetstream.Service
+	// js is the account's JetStream (accountjs.go); nil without. Atomic:
+	// a reload may start it while monitoring reads it.
+	js atomic.Pointer[jetstream.Service]
 	// Traffic of the account's connections that have closed; live ones
 	// count their own.
 	closedInMsgs, closedInBytes, closedOutMsgs, closedOutBytes atomic.Int64

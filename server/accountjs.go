@@ -108,14 +108,13 @@ func (s *Server) startAccountsJetStream(accounts []Account, set accountSet) (err
 	defer func() {
 		if err != nil {
 			for _, acc := range started {
-				acc.js.Shutdown()
-				acc.js = nil
+				acc.js.Swap(nil).Shutdown()
 			}
 		}
 	}()
 	for _, a := range accounts {
 		acc := set[a.Name]
-		if a.JetStream == nil || acc == nil || acc.js != nil {
+		if a.JetStream == nil || acc == nil || acc.js.Load() != nil {
 			continue
 		}
 		js, err := jetstream.New(jetstreamCore{s, acc}, s.jetstreamOptions(acc, a.JetStream))
@@ -125,7 +124,7 @@ func (s *Server) startAccountsJetStream(accounts []Account, set accountSet) (err
 		if err := js.Start(); err != nil {
 			return fmt.Errorf("server: account %q: %w", a.Name, err)
 		}
-		acc.js = js
+		acc.js.Store(js)
 		started = append(started, acc)
 	}
 	return nil
@@ -135,8 +134,8 @@ func (s *Server) startAccountsJetStream(accounts []Account, set accountSet) (err
 // set no longer has (a reload removed them).
 func stopRemovedJetStream(old, set accountSet) {
 	for name, acc := range old {
-		if set[name] == nil && acc.js != nil {
-			acc.js.Shutdown()
+		if js := acc.js.Load(); set[name] == nil && js != nil {
+			js.Shutdown()
 		}
 	}
 }
@@ -144,8 +143,8 @@ func stopRemovedJetStream(old, set accountSet) {
 // stopAccountsJetStream stops the JetStream of every account of set.
 func (s *Server) stopAccountsJetStream(set accountSet) {
 	for _, acc := range set {
-		if acc.js != nil {
-			acc.js.Shutdown()
+		if js := acc.js.Load(); js != nil {
+			js.Shutdown()
 		}
 	}
 }
@@ -164,8 +163,8 @@ func (s *Server) installNoJetStream(acc *account, cfg *AccountJetStream) error {
 // rights may have changed.
 func (s *Server) accountsRightsChanged() {
 	for _, acc := range s.accountSet() {
-		if acc.js != nil {
-			acc.js.RightsChanged()
+		if js := acc.js.Load(); js != nil {
+			js.RightsChanged()
 		}
 	}
 }

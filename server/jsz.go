@@ -47,8 +47,8 @@ func (s *Server) accountJetStreams() []accountJetStream {
 	}
 	out := []accountJetStream{{globalAccount, s.js}}
 	for name, acc := range s.accountSet() {
-		if acc.js != nil {
-			out = append(out, accountJetStream{name, acc.js})
+		if js := acc.js.Load(); js != nil {
+			out = append(out, accountJetStream{name, js})
 		}
 	}
 	slices.SortFunc(out[1:], func(a, b accountJetStream) int { return strings.Compare(a.name, b.name) })
