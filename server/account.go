@@ -68,8 +68,9 @@ type account struct {
 	// internal counts the server's own subscriptions in trie (the
 	// services of installAccountServices, its JetStream's).
 	internal atomic.Int64
-	// js is the account's JetStream (accountjs.go); nil without.
-	js *jetstream.Service
+	// js is the account's JetStream (accountjs.go); nil without. Atomic:
+	// a reload may start it while monitoring reads it.
+	js atomic.Pointer[jetstream.Service]
 	// Traffic of the account's connections that have closed; live ones
 	// count their own.
 	closedInMsgs, closedInBytes, closedOutMsgs, closedOutBytes atomic.Int64
@@ -291,6 +292,9 @@ func validateAccounts(o Options) error {
 		}
 	}
 	if err := validateImports(o.Accounts); err != nil {
+		return err
+	}
+	if err := jetStreamReservationsFit(o); err != nil {
 		return err
 	}
 	if n := o.Authorization.NoAuthUser; n != "" && !taken[n] {

@@ -50,6 +50,27 @@ func (a Account) validateJetStream(serverJetStream bool) error {
 	return nil
 }
 
+// jetStreamReservationsFit checks that the accounts' JetStream limits
+// together fit in the server's max_memory_store and max_file_store, as
+// the reference checks them before it enables an account (it refuses to
+// start otherwise), with its words.
+func jetStreamReservationsFit(o Options) error {
+	var memory, store int64
+	for _, a := range o.Accounts {
+		if a.JetStream != nil {
+			memory += a.JetStream.MaxMemory
+			store += a.JetStream.MaxStore
+		}
+	}
+	switch {
+	case o.JetStreamMaxMemory > 0 && memory > o.JetStreamMaxMemory:
+		return fmt.Errorf("server: accounts: their jetstream max_memory (%d bytes together) exceed jetstream.max_memory_store (%d): insufficient memory resources available", memory, o.JetStreamMaxMemory)
+	case o.JetStreamMaxStore > 0 && store > o.JetStreamMaxStore:
+		return fmt.Errorf("server: accounts: their jetstream max_file (%d bytes together) exceed jetstream.max_file_store (%d): insufficient storage resources available", store, o.JetStreamMaxStore)
+	}
+	return nil
+}
+
 // safeDirName reports whether name can be a directory's name on every
 // platform without escaping its parent: the stream name rule (no '.',
 // so no ".." either, no wildcards, separators, spaces or control
@@ -87,14 +108,13 @@ func (s *Server) startAccountsJetStream(accounts []Account, set accountSet) (err
 	defer func() {
 		if err != nil {
 			for _, acc := range started {
-				acc.js.Shutdown()
-				acc.js = nil
+				acc.js.Swap(nil).Shutdown()
 			}
 		}
 	}()
 	for _, a := range accounts {
 		acc := set[a.Name]
-		if a.JetStream == nil || acc == nil || acc.js != nil {
+		if a.JetStream == nil || acc == nil || acc.js.Load() != nil {
 			continue
 		}
 		js, err := jetstream.New(jetstreamCore{s, acc}, s.jetstreamOptions(acc, a.JetStream))
@@ -104,7 +124,7 @@ func (s *Server) startAccountsJetStream(accounts []Account, set accountSet) (err
 		if err := js.Start(); err != nil {
 			return fmt.Errorf("server: account %q: %w", a.Name, err)
 		}
-		acc.js = js
+		acc.js.Store(js)
 		started = append(started, acc)
 	}
 	return nil
@@ -114,8 +134,8 @@ func (s *Server) startAccountsJetStream(accounts []Account, set accountSet) (err
 // set no longer has (a reload removed them).
 func stopRemovedJetStream(old, set accountSet) {
 	for name, acc := range old {
-		if set[name] == nil && acc.js != nil {
-			acc.js.Shutdown()
+		if js := acc.js.Load(); set[name] == nil && js != nil {
+			js.Shutdown()
 		}
 	}
 }
@@ -123,8 +143,8 @@ func stopRemovedJetStream(old, set accountSet) {
 // stopAccountsJetStream stops the JetStream of every account of set.
 func (s *Server) stopAccountsJetStream(set accountSet) {
 	for _, acc := range set {
-		if acc.js != nil {
-			acc.js.Shutdown()
+		if js := acc.js.Load(); js != nil {
+			js.Shutdown()
 		}
 	}
 }
@@ -143,8 +163,8 @@ func (s *Server) installNoJetStream(acc *account, cfg *AccountJetStream) error {
 // rights may have changed.
 func (s *Server) accountsRightsChanged() {
 	for _, acc := range s.accountSet() {
-		if acc.js != nil {
-			acc.js.RightsChanged()
+		if js := acc.js.Load(); js != nil {
+			js.RightsChanged()
 		}
 	}
 }

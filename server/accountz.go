@@ -51,7 +51,7 @@ func (s *Server) Accountz(acc string) (*Accountz, error) {
 	case s.sys:
 	default:
 		st := accountSublistStats(a)
-		info.JetStream, info.Subs, info.Sublist = a.js != nil, st.NumSubs, &st
+		info.JetStream, info.Subs, info.Sublist = a.js.Load() != nil, st.NumSubs, &st
 	}
 	out.Account = info
 	return out, nil

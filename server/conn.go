@@ -122,6 +122,9 @@ type conn struct {
 	replies map[string]replyGrant
 
 	closing atomic.Bool
+	// announced is set once the CONNECT event went out (sysevents.go),
+	// so that only those connections get a DISCONNECT event.
+	announced atomic.Bool
 }
 
 // connectOptions are what a client declared in CONNECT. Before CONNECT
@@ -453,6 +456,7 @@ func (c *conn) processConnect(js []byte) error {
 	}
 	c.connected = true
 	c.opts = opts
+	c.announceConnect()
 	c.asyncInfo.Store(opts.Protocol >= 1)
 	if opts.verbose {
 		c.queueControl("+OK\r\n")
@@ -519,6 +523,7 @@ func (c *conn) close(reason string, flush bool) {
 	cc := c.closedInfo(reason, rtt, desc, subs)
 	cc.info.Account = account
 	c.srv.mon.closed.add(cc)
+	c.announceDisconnect(cc)
 	c.log.Info("client closed", "reason", reason)
 }
 

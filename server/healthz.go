@@ -15,8 +15,8 @@ type (
 )
 
 // Healthz checks the server: ok, or 503 "unavailable" naming the streams
-// that could not be opened (every other stream is being served). It
-// returns the HTTP status to answer with.
+// of any account that could not be opened (every other stream is being
+// served). It returns the HTTP status to answer with.
 func (s *Server) Healthz(o HealthzOptions) (HealthStatus, int) {
 	h := HealthStatus{Status: "ok"}
 	if o.JSServerOnly || o.JSEnabledOnly || s.js == nil {
@@ -24,20 +24,21 @@ func (s *Server) Healthz(o HealthzOptions) (HealthStatus, int) {
 		// otherwise.
 		return h, http.StatusOK
 	}
-	for _, d := range s.js.Damaged() {
-		text := fmt.Sprintf("JetStream stream '%s > %s' could not be recovered", globalAccount, d.Name)
-		if !o.Details {
-			return HealthStatus{Status: "unavailable", Error: text}, http.StatusServiceUnavailable
+	for _, a := range s.accountJetStreams() {
+		var problems []HealthError
+		for _, d := range a.js.Damaged() {
+			text := fmt.Sprintf("JetStream stream '%s > %s' could not be recovered", a.name, d.Name)
+			problems = append(problems, HealthError{Type: "STREAM", Account: a.name, Stream: d.Name, Error: text})
 		}
-		h.Errors = append(h.Errors, HealthError{Type: "STREAM", Account: globalAccount, Stream: d.Name, Error: text})
-	}
-	// bus's own: a stream served but no longer accepting writes.
-	for _, d := range s.js.Fenced() {
-		text := fmt.Sprintf("JetStream stream '%s > %s' is not accepting writes: %s", globalAccount, d.Name, d.Error)
-		if !o.Details {
-			return HealthStatus{Status: "unavailable", Error: text}, http.StatusServiceUnavailable
+		// bus's own: a stream served but no longer accepting writes.
+		for _, d := range a.js.Fenced() {
+			text := fmt.Sprintf("JetStream stream '%s > %s' is not accepting writes: %s", a.name, d.Name, d.Error)
+			problems = append(problems, HealthError{Type: "STREAM", Account: a.name, Stream: d.Name, Error: text})
 		}
-		h.Errors = append(h.Errors, HealthError{Type: "STREAM", Account: globalAccount, Stream: d.Name, Error: text})
+		if len(problems) > 0 && !o.Details {
+			return HealthStatus{Status: "unavailable", Error: problems[0].Error}, http.StatusServiceUnavailable
+		}
+		h.Errors = append(h.Errors, problems...)
 	}
 	if len(h.Errors) > 0 {
 		h.Status = "error"

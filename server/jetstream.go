@@ -23,6 +23,7 @@ type (
 // serving the JetStream API through the core adapter, for the global
 // account and then every account with JetStream (accountjs.go).
 func (s *Server) startJetStream() error {
+	s.jsPool = jetstream.NewPool(s.opts.JetStreamMaxMemory, s.opts.JetStreamMaxStore)
 	opts := s.serverJetStreamOptions(filepath.Join(s.opts.StoreDir, "jetstream"), s.log.With("component", "jetstream"))
 	opts.MaxMemory, opts.MaxStorage = s.opts.JetStreamMaxMemory, s.opts.JetStreamMaxStore
 	js, err := jetstream.New(jetstreamCore{s, s.global}, opts)
@@ -62,5 +63,6 @@ func (s *Server) serverJetStreamOptions(dir string, log *slog.Logger) jetstream.
 		Encryption:           s.opts.JetStreamEncryption,
 		MaxPending:           s.opts.MaxPending,
 		AckFormatV2:          s.opts.JetStreamAckFormatV2,
+		Pool:                 s.jsPool,
 	}
 }

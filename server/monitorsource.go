@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/bus-dev/bus/jetlog"
 	"github.com/bus-dev/bus/server/jetstream"
@@ -74,25 +75,69 @@ func (m monitorSource) Request(ctx context.Context, from monitor.Rights, subject
 
 // JetStream converts JetStream's snapshot to the monitor's types, which
 // name no jetlog type: a copy of a few words per stream and consumer.
+// The global account's streams are Streams; every account's JetStream
+// adds its usage to Accounts and its counters to the totals.
 func (m monitorSource) JetStream() *monitor.JetStreamMetrics {
 	s := m.s
-	if s.js == nil {
+	all := s.accountJetStreams()
+	if len(all) == 0 {
 		return nil
 	}
-	jm := s.js.Metrics()
-	out := &monitor.JetStreamMetrics{
-		Now: jm.Now, StoreDir: jm.StoreDir, APITotal: jm.APITotal, APIErrors: jm.APIErrors,
-		DeadLettered: jm.DeadLettered, DeadLettersLost: jm.DeadLettersLost, Damaged: jm.Damaged,
-		SyncLatency: histogram(jm.SyncLatency), CommitSizes: histogram(jm.CommitSizes),
-		IndexBytes: jm.Index.Bytes, IndexMaxBytes: jm.Index.MaxBytes, IndexLoads: jm.Index.Loads, IndexEvictions: jm.Index.Evicted,
-		OpenFiles: jm.Files.Open, MaxOpenFiles: jm.Files.MaxOpen,
-		Streams: make([]monitor.StreamMetrics, len(jm.Streams)),
+	out := &monitor.JetStreamMetrics{}
+	for i, a := range all {
+		jm := a.js.Metrics()
+		if i == 0 {
+			out.Now, out.StoreDir = jm.Now, jm.StoreDir
+		}
+		out.APITotal += jm.APITotal
+		out.APIErrors += jm.APIErrors
+		out.DeadLettered += jm.DeadLettered
+		out.DeadLettersLost += jm.DeadLettersLost
+		out.Damaged += jm.Damaged
+		out.IndexBytes += jm.Index.Bytes
+		out.IndexMaxBytes += jm.Index.MaxBytes
+		out.IndexLoads += jm.Index.Loads
+		out.IndexEvictions += jm.Index.Evicted
+		out.OpenFiles += jm.Files.Open
+		out.MaxOpenFiles += jm.Files.MaxOpen
+		addHistogram(&out.SyncLatency, jm.SyncLatency)
+		addHistogram(&out.CommitSizes, jm.CommitSizes)
+		acc := monitor.AccountJetStreamMetrics{Name: a.name}
+		acc.ReservedMemory, acc.ReservedStorage = a.js.Reserved()
+		streams := make([]monitor.StreamMetrics, len(jm.Streams))
+		for j := range jm.Streams {
+			streams[j] = streamMetrics(&jm.Streams[j])
+			if streams[j].Memory {
+				acc.Memory += streams[j].Bytes
+			} else {
+				acc.Storage += streams[j].Bytes
+			}
+		}
+		if i == 0 {
+			out.Streams = streams
+		} else {
+			acc.Streams = streams
+		}
+		out.Accounts = append(out.Accounts, acc)
 	}
 	out.MaxMemory, out.MaxStorage = s.jetStreamLimits()
-	for i := range jm.Streams {
-		out.Streams[i] = streamMetrics(&jm.Streams[i])
-	}
 	return out
+}
+
+// addHistogram adds h to sum: a copy of h when sum is empty, else its
+// counts bucket by bucket (every stream's histogram has the same
+// bounds; one with others is left out rather than misread).
+func addHistogram(sum *monitor.Histogram, h jetlog.HistogramSnapshot) {
+	switch {
+	case sum.Bounds == nil:
+		*sum = monitor.Histogram{Bounds: h.Bounds, Counts: slices.Clone(h.Counts), Count: h.Count, Sum: h.Sum}
+	case len(h.Counts) == len(sum.Counts):
+		for i, n := range h.Counts {
+			sum.Counts[i] += n
+		}
+		sum.Count += h.Count
+		sum.Sum += h.Sum
+	}
 }
 
 func streamMetrics(st *jetstream.StreamMetrics) monitor.StreamMetrics {

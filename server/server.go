@@ -44,6 +44,9 @@ type Server struct {
 	accounts    atomic.Pointer[accountSet]
 	chunks      *chunkPool         // outbound buffers, shared by all connections
 	js          *jetstream.Service // nil unless Options.JetStream
+	// jsPool bounds every account's streams together by the server's
+	// JetStreamMaxMemory and JetStreamMaxStore (jetstream.Pool).
+	jsPool *jetstream.Pool
 	// authn is who may connect, and live the settings that may change
 	// while running; Reload swaps both (reload.go), readers Load them.
 	authn atomic.Pointer[authenticator]

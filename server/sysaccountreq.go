@@ -1,8 +1,11 @@
 package server
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/bus-dev/bus/server/jetstream"
 	"github.com/bus-dev/bus/subjects"
 )
 
@@ -58,6 +61,30 @@ func (s *Server) accountEndpoints() map[string]func(account string) sysEndpoint 
 				return s.Subsz(opts)
 			}}
 		},
+		"JSZ": func(acc string) sysEndpoint {
+			return sysEndpoint{func() sysOptions { return &jszRequest{} }, func(o sysOptions) (any, error) {
+				return s.accountJsz(acc, o.(*jszRequest))
+			}}
+		},
+		"LEAFZ": func(acc string) sysEndpoint {
+			return sysEndpoint{func() sysOptions { return &noOptions{} }, func(sysOptions) (any, error) {
+				z := s.Leafz(false)
+				z.Leafs = slices.DeleteFunc(z.Leafs, func(l *LeafInfo) bool { return l.Account != acc })
+				z.NumLeafs = len(z.Leafs)
+				return z, nil
+			}}
+		},
+		"STATZ": func(acc string) sysEndpoint {
+			return sysEndpoint{func() sysOptions { return &accountStatzRequest{} }, func(o sysOptions) (any, error) {
+				r := o.(*accountStatzRequest)
+				st := s.AccountStatz(r.IncludeUnused)
+				st.Accounts = slices.DeleteFunc(st.Accounts, func(a *AccountStat) bool { return a.Account != acc })
+				if len(st.Accounts) == 0 && !r.IncludeUnused {
+					return nil, errNoAnswer // as the reference, silence for an idle account
+				}
+				return st, nil
+			}}
+		},
 		"INFO": func(acc string) sysEndpoint {
 			return sysEndpoint{func() sysOptions { return &noOptions{} }, func(sysOptions) (any, error) {
 				z, err := s.Accountz(acc)
@@ -107,4 +134,31 @@ func (s *Server) replyNoJetStream(trie *subjects.Trie[*subscription], reply []by
 		ErrCode     int    `json:"err_code"`
 		Description string `json:"description"`
 	}{503, jsNotEnabledCode, "JetStream not enabled for account"}})
+}
+
+// accountStatzRequest is the body of an account's STATZ request.
+type accountStatzRequest struct {
+	Accounts      []string `json:"accounts"`
+	IncludeUnused bool     `json:"include_unused"`
+	EventFilterOptions
+}
+
+// accountJsz answers $SYS.REQ.ACCOUNT.<acc>.JSZ: the account's /jsz
+// detail, or the reference's errors for an account that is unknown or
+// has no JetStream.
+func (s *Server) accountJsz(acc string, r *jszRequest) (any, error) {
+	if s.js == nil {
+		return nil, fmt.Errorf("jetstream not enabled")
+	}
+	for _, a := range s.accountJetStreams() {
+		if a.name != acc {
+			continue
+		}
+		j := jetstream.JszOf(s.id, JszOptions{Account: acc, Streams: r.Streams, Consumers: r.Consumer, Config: r.Config}, a.js)
+		return j.AccountDetails[0], nil
+	}
+	if s.lookupAccount(acc) == nil {
+		return nil, fmt.Errorf("account %q not found", acc)
+	}
+	return nil, fmt.Errorf("account %q not jetstream enabled", acc)
 }

@@ -87,6 +87,10 @@ type sysEndpoint struct {
 	serve      func(o sysOptions) (any, error)
 }
 
+// errNoAnswer is an endpoint's way to leave a request unanswered, as
+// the reference leaves some (an idle account's STATZ).
+var errNoAnswer = errors.New("server: no answer")
+
 // sysOptions is a request body: endpoint options and the event filter.
 type sysOptions interface{ filter() *EventFilterOptions }
 
@@ -396,7 +400,9 @@ func (s *Server) sysHandler(trie *subjects.Trie[*subscription], e sysEndpoint) R
 		resp := sysResponse{}
 		if err != nil {
 			resp.Error = &sysError{Code: http.StatusBadRequest, Description: err.Error()}
-		} else if data, err := e.serve(o); err != nil {
+		} else if data, err := e.serve(o); errors.Is(err, errNoAnswer) {
+			return true
+		} else if err != nil {
 			resp.Error = &sysError{Code: http.StatusInternalServerError, Description: err.Error()}
 		} else {
 			resp.Data = data
@@ -446,13 +452,8 @@ func (s *Server) sysIdz(trie *subjects.Trie[*subscription]) RequestHandler {
 // sysAccountStatz answers $SYS.REQ.ACCOUNT.PING.STATZ: every account's
 // traffic, or only account's ("" for all).
 func (s *Server) sysAccountStatz(trie *subjects.Trie[*subscription], account string) RequestHandler {
-	type statzRequest struct {
-		Accounts      []string `json:"accounts"`
-		IncludeUnused bool     `json:"include_unused"`
-		EventFilterOptions
-	}
-	return s.sysHandler(trie, sysEndpoint{func() sysOptions { return &statzRequest{} }, func(o sysOptions) (any, error) {
-		r := o.(*statzRequest)
+	return s.sysHandler(trie, sysEndpoint{func() sysOptions { return &accountStatzRequest{} }, func(o sysOptions) (any, error) {
+		r := o.(*accountStatzRequest)
 		st := s.AccountStatz(r.IncludeUnused)
 		if account == "" && s.hasSystemAccount(s.opts.SystemAccount.name()) {
 			st.Accounts = append(s.systemAccountStat(r.IncludeUnused), st.Accounts...)

@@ -112,7 +112,7 @@ func (s *Server) jetStreamVarz() jetstream.Varz {
 	if s.js == nil {
 		return jetstream.Varz{}
 	}
-	v := s.js.Varz(s.id)
+	v := jetstream.VarzOf(s.id, s.jetStreams()...) // every account's usage
 	s.fillJetStreamConfig(v.Config)
 	return v
 }

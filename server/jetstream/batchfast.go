@@ -90,7 +90,7 @@ func (st *stream) publishFast(subject, reply []byte, hdr int, msg []byte) {
 	case st.sealed.Load():
 		e = errStreamSealed()
 	case st.full():
-		e = errAccountResources()
+		e = st.fullError()
 	case tr.refused != nil:
 		e = tr.refused
 	case cfg.MaxMsgSize >= 0 && len(msg) > int(cfg.MaxMsgSize):

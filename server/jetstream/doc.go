@@ -77,7 +77,8 @@
 //     serve reads (infos, names, lists, message gets) beside them, so a
 //     slow change never stalls a read. What waits is bounded by bytes.
 //     Changes that must see each other (subject ownership, storage
-//     reservations) meet under Service.mu and Service.limitsMu.
+//     reservations) meet under Service.mu and Service.limitsMu, and
+//     across accounts under Pool.reserving, taken after limitsMu (pool.go).
 //   - Service watchers, started by Start and counted in Service.workers:
 //     limitWatch (storagelimits.go, with MaxMemory or MaxStorage set),
 //     lagWatch (lagalert.go) and fenceWatch (reopen.go: fenced or
@@ -158,8 +159,10 @@
 // (an external sourcer's deliveries, sourceexternalwire.go) and
 // loadProgress.mu.
 //
-// Lock order: Service.limitsMu → Service.ownersMu → Service.mu →
-// stream.mu; consumer.mu, batches.mu and fast.mu are taken alone.
+// Lock order: Service.limitsMu → Pool.reserving (shared by every
+// account's Service, held with limitsMu to the change's end when the
+// server-wide limits apply) → Service.ownersMu → Service.mu → stream.mu;
+// consumer.mu, batches.mu and fast.mu are taken alone.
 //
 // No lock is held across disk I/O but one: a stream is opened, a
 // consumer's journal created and a stream removed with no lock held; the

@@ -2,6 +2,8 @@ package jetstream
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/bus-dev/bus/jetlog"
@@ -10,10 +12,6 @@ import (
 // DefaultJszLimit is how many accounts /jsz details when no limit is
 // asked for, as in the reference.
 const DefaultJszLimit = 1024
-
-// account is the one account bus keeps streams in, named as the
-// reference names the account of a server without accounts.
-const account = "$G"
 
 // JszOptions are /jsz's query parameters. As in the reference, offset and
 // limit page the accounts, Consumers implies Streams, and Streams without
@@ -117,26 +115,88 @@ type ConsumerDetail struct {
 }
 
 // Jsz snapshots JetStream for /jsz; serverID is the server's id.
-func (svc *Service) Jsz(serverID string, o JszOptions) Jsz {
+func (svc *Service) Jsz(serverID string, o JszOptions) Jsz { return JszOf(serverID, o, svc) }
+
+// JszOf snapshots the JetStream of several accounts for /jsz, one
+// Service each: the document's config, limits, store and index figures
+// are the first's (the global account's, whose limits are the
+// server's); its counts are the sum of all, and account_details lists
+// them by name, as the reference does across its accounts.
+func JszOf(serverID string, o JszOptions, services ...*Service) Jsz {
 	if o.Limit == 0 {
 		o.Limit = DefaultJszLimit
 	}
 	o.Streams = o.Streams || o.Consumers
 	o.Accounts = o.Accounts || o.Streams && o.Account == ""
+	first := services[0]
 	out := Jsz{
 		ServerID: serverID,
-		Now:      svc.sh.now().UTC(),
-		Config:   JSConfig{StoreDir: svc.dir},
-		Limits:   svc.jszLimits(),
-		Total:    1,
-
-		DeadLettered:    svc.sh.deadLettered.Load(),
-		DeadLettersLost: svc.sh.deadLettersLost.Load(),
-		Damaged:         svc.Damaged(),
+		Now:      first.sh.now().UTC(),
+		Config:   JSConfig{StoreDir: first.dir},
+		Limits:   first.jszLimits(),
+		Total:    len(services),
 	}
-	acc := &AccountDetail{Name: account, ID: account}
-	streams := svc.sortedStreams()
-	for _, st := range streams {
+	var api APIStats
+	all := make([]*AccountDetail, 0, len(services))
+	for _, svc := range services {
+		acc := svc.accountDetail(o, &out)
+		api.Total += acc.API.Total
+		api.Errors += acc.API.Errors
+		out.Memory += acc.Memory
+		out.Storage += acc.Storage
+		out.DeadLettered += svc.sh.deadLettered.Load()
+		out.DeadLettersLost += svc.sh.deadLettersLost.Load()
+		out.Damaged = append(out.Damaged, svc.Damaged()...)
+		idx := svc.sh.index.Stats()
+		out.IndexMemory += idx.Bytes
+		out.MaxIndexMemory += idx.MaxBytes
+		if svc.sh.files != nil {
+			files := svc.sh.files.Stats()
+			out.OpenFiles += files.Open
+			out.MaxOpenFiles += files.MaxOpen
+		}
+		all = append(all, acc)
+	}
+	if o.Raft { // one server leads everything
+		out.StreamsLeader, out.ConsumersLeader = out.Streams, out.Consumers
+	}
+	api.Level = APILevel
+	out.API, out.Accounts = api, len(services)
+	slices.SortFunc(all, func(a, b *AccountDetail) int { return strings.Compare(a.Name, b.Name) })
+	switch {
+	case o.Account != "":
+		for _, acc := range all {
+			if acc.Name == o.Account {
+				out.AccountDetails = []*AccountDetail{acc}
+			}
+		}
+	case o.Accounts:
+		if o.Limit > 0 {
+			lo := min(max(o.Offset, 0), len(all))
+			all = all[lo:]
+			all = all[:min(o.Limit, len(all))]
+		}
+		if len(all) > 0 {
+			out.AccountDetails = all
+		}
+	}
+	return out
+}
+
+// accountName is the account svc serves, as /jsz names it.
+func (svc *Service) accountName() string {
+	if svc.sh.account == "" {
+		return globalAccount
+	}
+	return svc.sh.account
+}
+
+// accountDetail is svc's account in /jsz, with its streams when o asks;
+// it adds the account's streams, consumers, messages and bytes to out.
+func (svc *Service) accountDetail(o JszOptions, out *Jsz) *AccountDetail {
+	name := svc.accountName()
+	acc := &AccountDetail{Name: name, ID: name}
+	for _, st := range svc.sortedStreams() {
 		info := st.info("")
 		if info.Config.Storage == jetlog.StorageMemory {
 			acc.Memory += info.State.Bytes
@@ -166,35 +226,24 @@ func (svc *Service) Jsz(serverID string, o JszOptions) Jsz {
 		}
 		acc.Streams = append(acc.Streams, d)
 	}
-	if o.Raft { // one server leads everything
-		out.StreamsLeader, out.ConsumersLeader = out.Streams, out.Consumers
+	acc.API = APIStats{Level: APILevel, Total: uint64(svc.apiTotal.Load()), Errors: uint64(svc.apiErrors.Load())}
+	acc.ReservedMemory, acc.ReservedStorage = svc.Reserved()
+	return acc
+}
+
+// Reserved is what svc's account reserves of memory and storage, as /jsz
+// reports it: the account's own jetstream limits, or "all" (-1 as the
+// reference writes it, unsigned) without them. The global account's
+// limits are the server's, which reserve nothing for it.
+func (svc *Service) Reserved() (memory, storage uint64) {
+	memory, storage = math.MaxUint64, math.MaxUint64
+	if svc.sh.account != "" && svc.maxMemory > 0 {
+		memory = uint64(svc.maxMemory)
 	}
-	api := APIStats{Level: APILevel, Total: uint64(svc.apiTotal.Load()), Errors: uint64(svc.apiErrors.Load())}
-	out.Usage = Usage{Memory: acc.Memory, Storage: acc.Storage, Accounts: 1, API: api}
-	idx := svc.sh.index.Stats()
-	out.IndexMemory, out.MaxIndexMemory = idx.Bytes, idx.MaxBytes
-	if svc.sh.files != nil {
-		files := svc.sh.files.Stats()
-		out.OpenFiles, out.MaxOpenFiles = files.Open, files.MaxOpen
+	if svc.sh.account != "" && svc.maxStorage > 0 {
+		storage = uint64(svc.maxStorage)
 	}
-	// An account without limits reserves "all": -1 as the reference
-	// writes it, unsigned.
-	acc.ReservedMemory, acc.ReservedStorage, acc.API = math.MaxUint64, math.MaxUint64, api
-	switch {
-	case o.Account == account:
-		out.AccountDetails = []*AccountDetail{acc}
-	case o.Accounts:
-		all := []*AccountDetail{acc}
-		if o.Limit > 0 {
-			lo := min(max(o.Offset, 0), len(all))
-			all = all[lo:]
-			all = all[:min(o.Limit, len(all))]
-		}
-		if len(all) > 0 {
-			out.AccountDetails = all
-		}
-	}
-	return out
+	return memory, storage
 }
 
 // Varz is the JetStream section of /varz; the zero value (JetStream off)
@@ -206,7 +255,11 @@ type Varz struct {
 }
 
 // Varz summarises the service for /varz.
-func (svc *Service) Varz(serverID string) Varz {
-	j := svc.Jsz(serverID, JszOptions{})
+func (svc *Service) Varz(serverID string) Varz { return VarzOf(serverID, svc) }
+
+// VarzOf summarises several accounts' services for /varz, as JszOf
+// does for /jsz: the first's config and limits, the usage of all.
+func VarzOf(serverID string, services ...*Service) Varz {
+	j := JszOf(serverID, JszOptions{}, services...)
 	return Varz{Config: &j.Config, Stats: &j.Usage, Limits: j.Limits}
 }

@@ -49,7 +49,7 @@ func (st *stream) captureTraced(mt MsgTrace, subject, reply []byte, hdr int, msg
 	case st.sealed.Load():
 		refused = errStreamSealed()
 	case st.full():
-		refused = errAccountResources()
+		refused = st.fullError()
 	case tr.refused != nil:
 		refused = tr.refused
 	}

@@ -143,7 +143,7 @@ func (st *stream) storeScheduled(subject string, hdr, data []byte) *apiError {
 		return errStreamSealed()
 	}
 	if st.full() {
-		return errAccountResources()
+		return st.fullError()
 	}
 	tr := st.tr.Load()
 	if tr.refused != nil {

@@ -76,6 +76,10 @@ type Options struct {
 	// value has none. MaxMemory and MaxStorage are the account's storage
 	// limits then.
 	Account AccountLimits
+	// Pool, when set, is the server-wide storage bound this service
+	// shares with the services of the other accounts (pool.go); the
+	// service's MaxMemory and MaxStorage still bound its own streams.
+	Pool *Pool
 	// MaxPending is the outbound bytes a connection may have queued (the
 	// server's max_pending); a batch direct get that sets no max_bytes
 	// sends at most this much, as the reference's. 0 means 64 MiB.
@@ -114,6 +118,9 @@ type shared struct {
 	// memoryFull and storageFull say the server's storage limits are used
 	// up (storagelimits.go).
 	memoryFull, storageFull atomic.Bool
+	// pool is Options.Pool: the bound shared with other accounts'
+	// services; nil for none (pool.go).
+	pool *Pool
 	// batchLimits is Options.Batch with defaults; inflightBatches counts
 	// the open atomic batches of every stream and stagedBytes their
 	// messages' bytes, for their totals (batch.go).
@@ -173,10 +180,13 @@ type Service struct {
 	batchConfigured BatchLimits
 	// maxMemory and maxStorage are Options.MaxMemory and MaxStorage.
 	maxMemory, maxStorage int64
-	defaultSync           time.Duration // Options.DefaultSyncInterval
-	account               AccountLimits // Options.Account
-	directMaxBytes        int           // Options.MaxPending, or its default
-	redrives              redrives
+	// usedMemory and usedStorage are the bytes of the memory and file
+	// streams, as the last limit check summed them, for the pool.
+	usedMemory, usedStorage atomic.Uint64
+	defaultSync             time.Duration // Options.DefaultSyncInterval
+	account                 AccountLimits // Options.Account
+	directMaxBytes          int           // Options.MaxPending, or its default
+	redrives                redrives
 	// API requests wait in lanes: reads (infos, names, lists, message
 	// gets) are served by a few goroutines at once, so that a slow change
 	// never stalls them; changes wait in the lane of the stream they name
@@ -260,6 +270,7 @@ func New(core Core, opts Options) (*Service, error) {
 	svc.sh.keys = keys
 	svc.sh.domain = opts.Domain
 	svc.sh.account = opts.AccountName
+	svc.sh.pool = opts.Pool
 	svc.maxMemory, svc.maxStorage, svc.defaultSync = opts.MaxMemory, opts.MaxStorage, opts.DefaultSyncInterval
 	svc.sh.index = jetlog.NewIndexCache(jetlog.IndexCacheOptions{MaxBytes: opts.MaxIndexMemory})
 	svc.account = opts.Account
@@ -315,7 +326,10 @@ func (svc *Service) Start() error {
 			return err
 		}
 	}
-	if svc.maxMemory > 0 || svc.maxStorage > 0 {
+	if svc.sh.pool != nil {
+		svc.sh.pool.join(svc)
+	}
+	if svc.maxMemory > 0 || svc.maxStorage > 0 || svc.sh.pool.limited() {
 		svc.workers.Add(1)
 		go svc.limitWatch()
 	}
@@ -468,6 +482,9 @@ func (svc *Service) Shutdown() {
 		svc.sh.core.Unsubscribe(svc.apiSub)
 		close(svc.stop)
 		svc.workers.Wait()
+		if svc.sh.pool != nil {
+			svc.sh.pool.leave(svc)
+		}
 	}
 	svc.closeStreams()
 }

@@ -6,8 +6,10 @@ import (
 	"github.com/bus-dev/bus/jetlog"
 )
 
-// Storage limits for the whole server (Options.MaxMemory, MaxStorage), as
-// nats-server's max_memory_store and max_file_store: a stream whose
+// Storage limits of one service (Options.MaxMemory, MaxStorage): the
+// server's max_memory_store and max_file_store for the global account's,
+// an account's max_memory and max_file for its own, and beside them the
+// server's bound over every account (Options.Pool, pool.go). A stream whose
 // max_bytes would not fit in what is left is refused at create, and while
 // the streams together hold more than the limit a publish to a stream of
 // that storage kind is refused with the reference's error. The totals are
@@ -49,15 +51,34 @@ func (svc *Service) checkLimits() {
 	memory, file := svc.usage()
 	svc.sh.memoryFull.Store(svc.maxMemory > 0 && memory >= uint64(svc.maxMemory))
 	svc.sh.storageFull.Store(svc.maxStorage > 0 && file >= uint64(svc.maxStorage))
+	if svc.sh.pool != nil {
+		svc.usedMemory.Store(memory)
+		svc.usedStorage.Store(file)
+		svc.sh.pool.refresh()
+	}
 }
 
-// full reports whether the server's limit for the stream's storage kind
-// is used up (the publish path: one atomic load).
+// full reports whether the service's limit or the pool's for the
+// stream's storage kind is used up (the publish path: an atomic load or
+// two).
 func (st *stream) full() bool {
 	if st.memory {
-		return st.sh.memoryFull.Load()
+		return st.sh.memoryFull.Load() || st.sh.pool.full(true)
 	}
-	return st.sh.storageFull.Load()
+	return st.sh.storageFull.Load() || st.sh.pool.full(false)
+}
+
+// fullError is the refusal of a publish to a full stream: the account's
+// limit's, or the server's when only the pool is used up.
+func (st *stream) fullError() *apiError {
+	own := st.sh.storageFull.Load()
+	if st.memory {
+		own = st.sh.memoryFull.Load()
+	}
+	if !own && st.sh.pool.full(st.memory) {
+		return errServerResources()
+	}
+	return errAccountResources()
 }
 
 func errAccountResources() *apiError {
@@ -74,23 +95,32 @@ func (svc *Service) reserve(cfg streamConfig, replacing *stream) *apiError {
 	if !svc.reservesBytes(cfg) {
 		return nil
 	}
-	limit := svc.storageLimit(cfg)
 	refuse := newAPIError(500, 10047, "insufficient storage resources available")
 	if cfg.Storage == jetlog.StorageMemory {
 		refuse = newAPIError(500, 10028, "insufficient memory resources available")
 	}
+	if limit := svc.storageLimit(cfg); limit > 0 && svc.reservedBytes(cfg.Storage, replacing)+cfg.MaxBytes > limit {
+		return refuse
+	}
+	pool := svc.sh.pool
+	if limit := pool.limit(cfg); limit > 0 && pool.reserved(cfg.Storage, replacing)+cfg.MaxBytes > limit {
+		return refuse
+	}
+	return nil
+}
+
+// reservedBytes sums the max_bytes the streams of storage kind reserve,
+// replacing (a stream being updated) left out.
+func (svc *Service) reservedBytes(storage jetlog.Storage, replacing *stream) int64 {
 	var reserved int64
 	for _, st := range svc.sortedStreams() {
 		c := st.config()
-		if st == replacing || c.Storage != cfg.Storage || c.MaxBytes <= 0 {
+		if st == replacing || c.Storage != storage || c.MaxBytes <= 0 {
 			continue
 		}
 		reserved += c.MaxBytes
 	}
-	if reserved+cfg.MaxBytes > limit {
-		return refuse
-	}
-	return nil
+	return reserved
 }
 
 // limited reports whether a stream with cfg counts against a storage
@@ -103,7 +133,7 @@ func (svc *Service) limited(cfg streamConfig) bool {
 // reservesBytes reports whether a stream with cfg counts against a
 // storage limit.
 func (svc *Service) reservesBytes(cfg streamConfig) bool {
-	return svc.storageLimit(cfg) > 0 && cfg.MaxBytes > 0
+	return (svc.storageLimit(cfg) > 0 || svc.sh.pool.limit(cfg) > 0) && cfg.MaxBytes > 0
 }
 
 // numStreams counts the streams, the damaged ones too (their names are
@@ -131,5 +161,12 @@ func (svc *Service) lockLimits(cfg streamConfig) func() {
 		return func() {}
 	}
 	svc.limitsMu.Lock()
+	if pool := svc.sh.pool; pool.limit(cfg) > 0 && cfg.MaxBytes > 0 {
+		pool.reserving.Lock()
+		return func() {
+			pool.reserving.Unlock()
+			svc.limitsMu.Unlock()
+		}
+	}
 	return svc.limitsMu.Unlock
 }

@@ -209,7 +209,7 @@ func (st *stream) captureMsg(from Rights, subject, reply []byte, hdr int, msg []
 		return true
 	}
 	if st.full() {
-		st.ackError(string(reply), errAccountResources())
+		st.ackError(string(reply), st.fullError())
 		return true
 	}
 	tr := st.tr.Load()

@@ -28,7 +28,7 @@ func (m *Server) metricsHandler() http.Handler {
 		// One snapshot of the counters and of JetStream serves both
 		// halves of the answer; each scrape registers its own view of
 		// them, so that scrapes running at once do not share one.
-		sc := &scrapeCollector{collector: descs, c: m.src.Counters(), js: m.src.JetStream()}
+		sc := &scrapeCollector{collector: descs, c: m.src.Counters(), accs: m.src.AccountStatz(true), js: m.src.JetStream()}
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(sc)
 		families, err := prometheus.Gatherers{base, reg}.Gather()
@@ -43,9 +43,9 @@ func (m *Server) metricsHandler() http.Handler {
 	})
 }
 
-// account is the one account bus has, named as the reference names its
-// global account in the exporter's labels.
-const account = "$G"
+// globalAccount names the global account as the reference names it in
+// the exporter's labels.
+const globalAccount = "$G"
 
 // Label sets of the server-wide series, as the exporter names them (the
 // per-object ones are in writeObjects). Never a label per subject or per
@@ -53,6 +53,10 @@ const account = "$G"
 var (
 	serverLabels   = []string{"server_id"}
 	jsServerLabels = []string{"server_id", "server_name"}
+	// accountLabels are the exporter's on its per-account series
+	// (-accstatz, and -jsz=accounts after jsServerLabels).
+	accountLabels   = []string{"server_id", "account", "account_id", "account_name"}
+	jsAccountLabels = []string{"server_id", "server_name", "account", "account_name", "account_id"}
 )
 
 // collector holds the descriptors of the server-wide series, fixed at
@@ -70,6 +74,11 @@ type collector struct {
 	jsDamaged, fsync, commit, storeFree, storeSize          *prometheus.Desc
 	indexBytes, indexMax, indexLoads, indexEvictions        *prometheus.Desc
 	openFiles, maxOpenFiles                                 *prometheus.Desc
+
+	// Per account, under the exporter's names: its /accstatz numbers
+	// and its JetStream usage and reservations.
+	accStatz                                                   [8]*prometheus.Desc
+	accJSMaxMemory, accJSMaxStorage, accJSMemory, accJSStorage *prometheus.Desc
 }
 
 func newCollector() *collector {
@@ -115,6 +124,14 @@ func newCollector() *collector {
 	c.openFiles = d("bus_store_open_files", "Segment and consumer journal files open now.", jsServerLabels)
 	c.maxOpenFiles = d("bus_store_max_open_files", "Bound of the files open at once.", jsServerLabels)
 
+	for i, name := range accStatzNames {
+		c.accStatz[i] = d("gnatsd_accstatz_"+name, "/accstatz "+name+" of the account, as prometheus-nats-exporter names it.", accountLabels)
+	}
+	c.accJSMaxMemory = d("jetstream_account_max_memory", "Memory the account's JetStream reserves (its max_memory; 2^64-1 without).", jsAccountLabels)
+	c.accJSMaxStorage = d("jetstream_account_max_storage", "Storage the account's JetStream reserves (its max_file; 2^64-1 without).", jsAccountLabels)
+	c.accJSMemory = d("jetstream_account_memory_used", "Bytes of the account's memory streams.", jsAccountLabels)
+	c.accJSStorage = d("jetstream_account_storage_used", "Bytes of the account's file streams.", jsAccountLabels)
+
 	return c
 }
 
@@ -122,13 +139,23 @@ func newCollector() *collector {
 // has, in the order of varzValues.
 var varzNames = [8]string{"connections", "total_connections", "subscriptions", "in_msgs", "out_msgs", "in_bytes", "out_bytes", "slow_consumers"}
 
+// accStatzNames are the exporter's per-account series of /accstatz, in
+// the order of accStatzValues.
+var accStatzNames = [8]string{"current_connections", "total_connections", "subscriptions", "sent_messages", "sent_bytes", "received_messages", "received_bytes", "slow_consumers"}
+
+// accStatzValues are the numbers named by accStatzNames, in that order.
+func accStatzValues(a *AccountStat) [8]int64 {
+	return [8]int64{int64(a.Conns), int64(a.TotalConns), int64(a.NumSubs), a.Sent.Msgs, a.Sent.Bytes, a.Received.Msgs, a.Received.Bytes, a.SlowConsumers}
+}
+
 // scrapeCollector is the prometheus.Collector of one scrape: the
 // server's counters c and the JetStream snapshot js (nil without
 // JetStream), both taken when the scrape began.
 type scrapeCollector struct {
 	*collector
-	c  Counters
-	js *JetStreamMetrics
+	c    Counters
+	accs *AccountStatz // every account, used or not
+	js   *JetStreamMetrics
 }
 
 // Describe sends every descriptor.
@@ -144,6 +171,12 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- d
 	}
 	for _, d := range c.varz {
+		ch <- d
+	}
+	for _, d := range c.accStatz {
+		ch <- d
+	}
+	for _, d := range []*prometheus.Desc{c.accJSMaxMemory, c.accJSMaxStorage, c.accJSMemory, c.accJSStorage} {
 		ch <- d
 	}
 }
@@ -182,6 +215,13 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 	for i, n := range v {
 		gauge(c.varz[i], float64(n), id)
 	}
+	if c.accs != nil {
+		for _, a := range c.accs.Accounts {
+			for i, n := range accStatzValues(a) {
+				gauge(c.accStatz[i], float64(n), id, a.Account, a.Account, a.Name)
+			}
+		}
+	}
 	m := c.js
 	if m == nil {
 		gauge(c.jsDisabled, 1, id, name)
@@ -199,14 +239,21 @@ func (c *collector) collectJetStream(ch chan<- prometheus.Metric, id, name strin
 	counter := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
 	}
+	streams := accountStreams(m)
 	var consumers int
 	var msgs, bytes uint64
-	for i := range m.Streams {
-		consumers += len(m.Streams[i].Consumers)
-		msgs += m.Streams[i].Msgs
-		bytes += m.Streams[i].Bytes
+	for _, as := range streams {
+		consumers += len(as.stream.Consumers)
+		msgs += as.stream.Msgs
+		bytes += as.stream.Bytes
 	}
-	gauge(c.jsStreams, float64(len(m.Streams)), id, name)
+	for _, a := range m.Accounts {
+		gauge(c.accJSMaxMemory, float64(a.ReservedMemory), id, name, a.Name, a.Name, a.Name)
+		gauge(c.accJSMaxStorage, float64(a.ReservedStorage), id, name, a.Name, a.Name, a.Name)
+		gauge(c.accJSMemory, float64(a.Memory), id, name, a.Name, a.Name, a.Name)
+		gauge(c.accJSStorage, float64(a.Storage), id, name, a.Name, a.Name, a.Name)
+	}
+	gauge(c.jsStreams, float64(len(streams)), id, name)
 	gauge(c.jsConsumers, float64(consumers), id, name)
 	gauge(c.jsMessages, float64(msgs), id, name)
 	gauge(c.jsBytes, float64(bytes), id, name)

@@ -257,19 +257,21 @@ var consumerSeries = []objectSeries[ConsumerMetrics]{
 // ackLatencyName is the per-stream publish-to-ack histogram.
 const ackLatencyName = "bus_stream_publish_ack_seconds"
 
-// writeObjects writes the per-stream and per-consumer families of m.
+// writeObjects writes the per-stream and per-consumer families of m,
+// every account's streams: the global account's, then the others'.
 // Labels are server_id, account, stream_name and consumer_name: the
 // series grow with streams and consumers, never with subjects or
 // connections.
 func writeObjects(e *exposition, serverID string, m *JetStreamMetrics) {
-	streamLabels := make([]string, len(m.Streams))
+	streams := accountStreams(m)
+	streamLabels := make([]string, len(streams))
 	var consumerLabels [][]string
 	var b []byte
-	for i := range m.Streams {
-		st := &m.Streams[i]
+	for i, as := range streams {
+		st := as.stream
 		b = appendLabel(b[:0], "server_id", serverID)
 		b = append(b, ',')
-		b = appendLabel(b, "account", account)
+		b = appendLabel(b, "account", as.account)
 		b = append(b, ',')
 		b = appendLabel(b, "stream_name", st.Name)
 		streamLabels[i] = string(b)
@@ -281,16 +283,16 @@ func writeObjects(e *exposition, serverID string, m *JetStreamMetrics) {
 	}
 	for _, f := range streamSeries {
 		e.family(f.name, f.typ, f.help)
-		for i := range m.Streams {
-			if v, ok := f.value(&m.Streams[i], m.Now); ok {
+		for i, as := range streams {
+			if v, ok := f.value(as.stream, m.Now); ok {
 				e.sample(f.name, streamLabels[i], "", v)
 			}
 		}
 	}
 	e.family(ackLatencyName, "histogram", "From a publish's arrival to its ack (stored, and synced per the durability mode).")
 	var les []string
-	for i := range m.Streams {
-		h := m.Streams[i].AckLatency
+	for i, as := range streams {
+		h := as.stream.AckLatency
 		if len(les) != len(h.Bounds) { // every stream's has the same bounds
 			les = leLabels(h.Bounds, 1e-9)
 		}
@@ -298,12 +300,32 @@ func writeObjects(e *exposition, serverID string, m *JetStreamMetrics) {
 	}
 	for _, f := range consumerSeries {
 		e.family(f.name, f.typ, f.help)
-		for i := range m.Streams {
-			for j := range m.Streams[i].Consumers {
-				if v, ok := f.value(&m.Streams[i].Consumers[j], m.Now); ok {
+		for i, as := range streams {
+			for j := range as.stream.Consumers {
+				if v, ok := f.value(&as.stream.Consumers[j], m.Now); ok {
 					e.sample(f.name, consumerLabels[i][j], "", v)
 				}
 			}
 		}
 	}
+}
+
+// accountStream is one stream of a JetStreamMetrics and its account.
+type accountStream struct {
+	account string
+	stream  *StreamMetrics
+}
+
+// accountStreams lists m's streams, the global account's first.
+func accountStreams(m *JetStreamMetrics) []accountStream {
+	out := make([]accountStream, 0, len(m.Streams))
+	for i := range m.Streams {
+		out = append(out, accountStream{globalAccount, &m.Streams[i]})
+	}
+	for _, acc := range m.Accounts {
+		for i := range acc.Streams {
+			out = append(out, accountStream{acc.Name, &acc.Streams[i]})
+		}
+	}
+	return out
 }

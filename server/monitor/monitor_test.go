@@ -2,6 +2,8 @@ package monitor
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -123,4 +125,30 @@ func httpGet(t *testing.T, m *Server, path, user, pass string) *http.Response {
 	w := httptest.NewRecorder()
 	m.Handler().ServeHTTP(w, r)
 	return w.Result()
+}
+
+// An account's streams carry its name in the account label, and the
+// server-wide totals count them beside the global account's.
+func TestMonitorMetricsLabelAccounts(t *testing.T) {
+	t.Parallel()
+	js := sampleJetStream()
+	js.Accounts = []AccountJetStreamMetrics{
+		{Name: "$G", ReservedMemory: math.MaxUint64, ReservedStorage: math.MaxUint64},
+		{Name: "A", Storage: 7, ReservedMemory: 1 << 20, ReservedStorage: math.MaxUint64,
+			Streams: []StreamMetrics{{Name: "S", Msgs: 3, Bytes: 7, Consumers: []ConsumerMetrics{{Name: "c", NumPending: 1}}}}},
+	}
+	m := newFakeMonitor(t, &fakeSource{counters: Counters{ServerID: "NID", ServerName: "n1"}, js: js}, false)
+	_, b := call(t, m, "GET", "/metrics", "", "", "")
+	for _, want := range []string{
+		`jetstream_stream_total_messages{server_id="NID",account="$G",stream_name="S"} 5`,
+		`jetstream_stream_total_messages{server_id="NID",account="A",stream_name="S"} 3`,
+		`jetstream_consumer_num_pending{server_id="NID",account="A",stream_name="S",consumer_name="c"} 1`,
+		fmt.Sprintf(`jetstream_server_total_streams{server_id="NID",server_name="n1"} %d`, len(js.Streams)+1),
+		`jetstream_account_max_memory{account="A",account_id="A",account_name="A",server_id="NID",server_name="n1"} 1.048576e+06`,
+		`jetstream_account_storage_used{account="A",account_id="A",account_name="A",server_id="NID",server_name="n1"} 7`,
+	} {
+		if !strings.Contains(string(b), want+"\n") {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 }

@@ -110,7 +110,25 @@ type JetStreamMetrics struct {
 	// SyncLatency sums every stream's fsync latencies (nanoseconds) and
 	// CommitSizes their group commits (messages per commit).
 	SyncLatency, CommitSizes Histogram
-	Streams                  []StreamMetrics // by name
+	// Streams are the global account's ($G), by name: the ones the
+	// dashboard shows and acts on.
+	Streams []StreamMetrics
+	// Accounts are the global account's usage first, then every other
+	// account with a JetStream of its own, by name. The counters above
+	// (API, dead letters, damaged, index, files, fsync and commit
+	// histograms) are the sum over all of them.
+	Accounts []AccountJetStreamMetrics
+}
+
+// AccountJetStreamMetrics is one account's JetStream in
+// JetStreamMetrics: its usage, its reservations (the account's
+// jetstream limits; math.MaxUint64 for none, as /jsz writes it) and,
+// for every account but the global one, its streams by name.
+type AccountJetStreamMetrics struct {
+	Name                            string
+	Memory, Storage                 uint64
+	ReservedMemory, ReservedStorage uint64
+	Streams                         []StreamMetrics // nil for $G (see JetStreamMetrics.Streams)
 }
 
 // StreamMetrics is one stream in JetStreamMetrics.
