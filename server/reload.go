@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -58,12 +59,13 @@ func (s *Server) Reload(opts Options) error {
 		}
 		return fmt.Errorf("%w: %s", ErrReloadNeedsRestart, strings.Join(keys, ", "))
 	}
+	tlsFilesChanged := false
 	if opts.TLS.enabled() {
 		cfg, err := loadTLS(opts.TLS)
 		if err != nil {
 			return fmt.Errorf("server: reload: %w", err)
 		}
-		s.tlsConf.Store(cfg)
+		tlsFilesChanged = !sameTLSFiles(s.tlsConf.Swap(cfg), cfg)
 	}
 	prev := s.accountSet()
 	set, err := s.buildAccounts(opts.Accounts, prev)
@@ -84,6 +86,9 @@ func (s *Server) Reload(opts Options) error {
 	s.tracer.Store(newTracer(opts))
 	stopRemovedJetStream(prev, set)
 	changed := changedKeys(*old, opts)
+	if tlsFilesChanged && !slices.Contains(changed, "tls") {
+		changed = append(changed, "tls") // the same file names, new contents (a rotation)
+	}
 	if len(changed) == 0 {
 		changed = []string{"none"} // a reload that found nothing to apply
 	}

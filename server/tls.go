@@ -1,12 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"slices"
 	"time"
 )
 
@@ -42,6 +44,19 @@ func loadTLS(t TLSOptions) (*tls.Config, error) {
 		cfg.ClientAuth = tls.RequireAndVerifyClientCert
 	}
 	return cfg, nil
+}
+
+// sameTLSFiles reports whether two loaded configurations hold the same
+// certificate chain and client CAs: a reload that re-read the files
+// found the contents it had (nil is a configuration not loaded yet).
+func sameTLSFiles(a, b *tls.Config) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	sameChain := slices.EqualFunc(a.Certificates, b.Certificates, func(x, y tls.Certificate) bool {
+		return slices.EqualFunc(x.Certificate, y.Certificate, bytes.Equal)
+	})
+	return sameChain && (a.ClientCAs == nil) == (b.ClientCAs == nil) && (a.ClientCAs == nil || a.ClientCAs.Equal(b.ClientCAs))
 }
 
 // ReloadTLS reads the TLS files again (after a certificate rotation, on

@@ -228,6 +228,48 @@ func TestTLSReloadKeepsConnections(t *testing.T) {
 	}
 }
 
+// A reload that finds new contents under the same TLS file names (a
+// certificate rotation) says so in its log line, and one that finds the
+// same contents does not.
+func TestTLSReloadLogsRotatedFiles(t *testing.T) {
+	t.Parallel()
+	first, second := newTestCA(t, "first"), newTestCA(t, "second")
+	cert, key := first.serverCert(t)
+	logger, logs := newLogBuffer()
+	opts := server.Options{Host: "127.0.0.1", StoreDir: t.TempDir(), Logger: logger, TLS: server.TLSOptions{CertFile: cert, KeyFile: key}}
+	s := startBus(t, opts)
+	reloaded := func() string {
+		t.Helper()
+		if err := s.Reload(opts); err != nil {
+			t.Fatal(err)
+		}
+		lines := logs.lines("config reloaded")
+		if len(lines) == 0 {
+			t.Fatal("no 'config reloaded' line")
+		}
+		return lines[len(lines)-1]
+	}
+	if line := reloaded(); !strings.Contains(line, "changed=none") {
+		t.Errorf("reload with the same files: %s", line)
+	}
+	newCert, newKey := second.serverCert(t)
+	for _, f := range [][2]string{{newCert, cert}, {newKey, key}} {
+		b, err := os.ReadFile(f[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f[1], b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if line := reloaded(); !strings.Contains(line, "changed=tls") {
+		t.Errorf("reload after a rotation: %s", line)
+	}
+	if got := tryConnect("tls://"+s.Addr().String(), nats.RootCAs(second.file)); got != "ok" {
+		t.Errorf("new connection with the new CA: %s", got)
+	}
+}
+
 // Monitoring answers over HTTPS with the client port's certificate.
 func TestTLSMonitoringOverHTTPS(t *testing.T) {
 	t.Parallel()
