@@ -96,7 +96,8 @@
 // log.go (the Log, its results), open.go (Open and recovery), replay.go
 // (the segment-by-segment replay recovery runs, gaps and torn tails), append.go
 // (the append and delete API), queue.go (requests to the appender and
-// its replies), appender.go (the goroutine, group commit),
+// its replies), appender.go (the goroutine, group commit), appendwrite.go
+// (a commit's write and sync, the sticky error),
 // expect.go (preconditions), atomicbatch.go (AppendAtomic), rollup.go
 // (Expect.Rollup, done in the commit), control.go (roll, tombstones, Close),
 // limits.go, purge.go, read.go, filter.go, catalog.go, section.go,
