@@ -7,13 +7,21 @@ import (
 )
 
 // splitAckSeq is the model parseAckSubject must agree with: split on
-// dots, nine tokens, the sixth a decimal uint64.
+// dots; the v1 form has nine tokens, the stream seq the sixth; the v2
+// form ($JS.ACK.<domain>.<account hash>.…) eleven or more, the stream
+// seq the eighth; the seq a decimal uint64.
 func splitAckSeq(subject string) (uint64, bool) {
 	t := strings.Split(subject, ".")
-	if len(t) != 9 {
+	var tok string
+	switch {
+	case len(t) == 9:
+		tok = t[5]
+	case len(t) >= 11:
+		tok = t[7]
+	default:
 		return 0, false
 	}
-	seq, err := strconv.ParseUint(t[5], 10, 64)
+	seq, err := strconv.ParseUint(tok, 10, 64)
 	if err != nil {
 		return 0, false
 	}
@@ -33,7 +41,11 @@ func TestParseAckSubject(t *testing.T) {
 		"$JS.ACK.S.C.1.4.7.1",
 		"$JS.ACK.S.C.1.4.7.1.0.extra",
 		"$JS.ACK.S.C.1.0.7.1.0",
-		"", ".", "........", ".........",
+		"$JS.ACK._.HASH.S.C.1.42.7.1767225600000000000.0",
+		"$JS.ACK.hub.HASH.S.C.1.42.7.1.0.token",
+		"$JS.ACK._.HASH.S.C.1.x.7.1.0",
+		"$JS.ACK._.HASH.S.C.1.42.7.1",
+		"", ".", "........", ".........", "..........",
 	} {
 		wantSeq, wantOK := splitAckSeq(s)
 		for name, got := range map[string]func() (uint64, bool){
@@ -51,6 +63,7 @@ func TestParseAckSubject(t *testing.T) {
 func FuzzParseAckSubject(f *testing.F) {
 	f.Add("$JS.ACK.S.C.1.42.7.1767225600000000000.0")
 	f.Add("$JS.ACK.S.C.1.18446744073709551616.7.1.0")
+	f.Add("$JS.ACK._.HASH.S.C.1.42.7.1767225600000000000.0")
 	f.Fuzz(func(t *testing.T, s string) {
 		wantSeq, wantOK := splitAckSeq(s)
 		if seq, ok := parseAckSubject([]byte(s)); seq != wantSeq || ok != wantOK {
