@@ -18,9 +18,34 @@ import (
 // exporting account's trie (a stream import) or in the importing one's
 // (a service import) that routes what it gets into the other account's
 // trie, where the receivers' own rights are checked as for any delivery.
-// A message that arrived through an import is not forwarded through
-// another: chains of imports are not followed, so no configuration can
-// make a message go round (the reference's cycle errors are given too).
+// A request that arrived through a service import goes on through the
+// service imports of the account it arrived in, and its responses come
+// back the same way, as the reference forwards service chains (A exports,
+// B imports and re-exports, C imports from B; TestAccountsImportChains).
+// A message that arrived through a stream import goes through no other
+// import: the reference does not forward stream chains either.
+// Configurations that would make a message go round are refused with the
+// reference's cycle error, and a chain is cut after maxImportHops imports
+// whatever the configuration, so no message can loop.
+
+// maxImportHops bounds a chain of imports one message follows.
+const maxImportHops = 16
+
+// streamImportEnd is the hop count a stream import delivers with: the end
+// of any chain.
+const streamImportEnd = maxImportHops
+
+// importHop forwards a message through one import; hops is how many
+// imports it came through already.
+type importHop func(hops int, subject, reply []byte, hdr int, msg []byte) bool
+
+// importSub is the server's subscription of an import on subject: a
+// client's message enters the chain at hop 0, a forwarded one through
+// routeFrom with its count.
+func importSub(subject string, hop importHop) *subscription {
+	return &subscription{subject: subject, imported: true, hop: hop,
+		handler: func(subject, reply []byte, hdr int, msg []byte) bool { return hop(0, subject, reply, hdr, msg) }}
+}
 
 // StreamExport lets other accounts import the messages published on
 // Subject (a subject or a pattern); Accounts, when set, are the only
@@ -287,16 +312,17 @@ func (s *Server) installImports(accounts []Account, set accountSet) error {
 		importer := set[a.Name]
 		for _, im := range a.Imports.Streams {
 			exporter := set[im.Account]
-			sub := &subscription{subject: im.Subject, imported: true}
+			var hop importHop
 			if im.Prefix != "" {
-				sub.handler = s.prefixForwarder(importer, strings.TrimSuffix(im.Prefix, ".")+".")
+				hop = s.prefixForwarder(importer, strings.TrimSuffix(im.Prefix, ".")+".")
 			} else {
 				tr := importTransform(im.Subject, streamImportSubject(im))
-				sub.handler = func(subject, reply []byte, hdr int, msg []byte) bool {
+				hop = func(_ int, subject, reply []byte, hdr int, msg []byte) bool {
 					to, ok := applyImport(tr, subject)
-					return ok && s.routeImported(importer.trie, to, reply, hdr, msg) > 0
+					return ok && s.routeImported(importer.trie, streamImportEnd, to, reply, hdr, msg) > 0
 				}
 			}
+			sub := importSub(im.Subject, hop)
 			if _, err := s.subscribeIn(exporter, sub); err != nil {
 				return fmt.Errorf("server: account %q: stream import %q: %w", a.Name, im.Subject, err)
 			}
@@ -305,8 +331,7 @@ func (s *Server) installImports(accounts []Account, set accountSet) error {
 			exporter := set[im.Account]
 			export := serviceExportFor(exports[im.Account], im.Subject, a.Name)
 			to := serviceImportSubject(im)
-			sub := &subscription{subject: to, imported: true}
-			sub.handler = s.serviceForwarder(importer, exporter, importTransform(to, im.Subject), export)
+			sub := importSub(to, s.serviceForwarder(importer, exporter, importTransform(to, im.Subject), export))
 			if _, err := s.subscribeIn(importer, sub); err != nil {
 				return fmt.Errorf("server: account %q: service import %q: %w", a.Name, im.Subject, err)
 			}
@@ -322,11 +347,11 @@ var subjectBufs = sync.Pool{New: func() any { b := make([]byte, 0, 128); return 
 // prefixForwarder is a prefixed stream import's handler: it delivers a
 // message into importer under prefix (ending in "."), without an
 // allocation (see BenchmarkImportHop).
-func (s *Server) prefixForwarder(importer *account, prefix string) msgHandler {
-	return func(subject, reply []byte, hdr int, msg []byte) bool {
+func (s *Server) prefixForwarder(importer *account, prefix string) importHop {
+	return func(_ int, subject, reply []byte, hdr int, msg []byte) bool {
 		bp := subjectBufs.Get().(*[]byte)
 		to := append(append((*bp)[:0], prefix...), subject...)
-		n := s.routeImported(importer.trie, to, reply, hdr, msg)
+		n := s.routeImported(importer.trie, streamImportEnd, to, reply, hdr, msg)
 		*bp = to
 		subjectBufs.Put(bp)
 		return n > 0
@@ -355,10 +380,10 @@ func applyImport(tr *subjects.Transform, subject []byte) ([]byte, bool) {
 // serviceForwarder is a service import's handler: it sends a request
 // into the exporting account with a reply subject of its own there,
 // whose responses it routes back to the requester's reply subject.
-func (s *Server) serviceForwarder(importer, exporter *account, tr *subjects.Transform, e ServiceExport) msgHandler {
+func (s *Server) serviceForwarder(importer, exporter *account, tr *subjects.Transform, e ServiceExport) importHop {
 	threshold := cmpOr(e.ResponseThreshold, DefaultResponseThreshold)
 	single := e.ResponseType == "" || e.ResponseType == "singleton"
-	return func(subject, reply []byte, hdr int, msg []byte) bool {
+	return func(hops int, subject, reply []byte, hdr int, msg []byte) bool {
 		to, ok := applyImport(tr, subject)
 		if !ok {
 			return false
@@ -367,24 +392,25 @@ func (s *Server) serviceForwarder(importer, exporter *account, tr *subjects.Tran
 		var via []byte
 		if len(reply) > 0 {
 			back := string(reply) // the publisher's buffer is not ours to keep
-			resp = &subscription{subject: serviceReplyPrefix + responseToken(), imported: true}
 			var answered atomic.Bool
-			resp.handler = func(_, _ []byte, h int, m []byte) bool {
+			// A response goes back along the chain its request came:
+			// the requester's reply subject may be another import's.
+			resp = importSub(serviceReplyPrefix+responseToken(), func(rhops int, _, _ []byte, h int, m []byte) bool {
 				if single && !answered.CompareAndSwap(false, true) {
 					return false
 				}
 				if single {
 					s.unsubscribeIn(exporter, resp)
 				}
-				return s.routeImported(importer.trie, []byte(back), nil, h, m) > 0
-			}
+				return s.routeImported(importer.trie, rhops+1, []byte(back), nil, h, m) > 0
+			})
 			if _, err := s.subscribeIn(exporter, resp); err != nil {
 				return false
 			}
 			time.AfterFunc(threshold, func() { s.unsubscribeIn(exporter, resp) })
 			via = []byte(resp.subject)
 		}
-		n := s.routeImported(exporter.trie, to, via, hdr, msg)
+		n := s.routeImported(exporter.trie, hops+1, to, via, hdr, msg)
 		if n == 0 && resp != nil {
 			s.unsubscribeIn(exporter, resp)
 		}
@@ -405,8 +431,8 @@ func responseToken() string {
 	return strconv.FormatUint(rand.Uint64(), 36) + "." + strconv.FormatUint(rand.Uint64(), 36)
 }
 
-// routeImported delivers a message that came through an import into
-// trie, to its subscribers but not through another import.
-func (s *Server) routeImported(trie *subjects.Trie[*subscription], to, reply []byte, hdr int, msg []byte) int {
-	return s.routeFrom(trie, nil, to, to, reply, hdr, msg, true)
+// routeImported delivers a message that came through hops imports into
+// trie: to its subscribers and on through the imports there.
+func (s *Server) routeImported(trie *subjects.Trie[*subscription], hops int, to, reply []byte, hdr int, msg []byte) int {
+	return s.routeFrom(trie, nil, to, to, reply, hdr, msg, hops)
 }

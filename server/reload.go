@@ -46,7 +46,7 @@ func (s *Server) auth() *authenticator { return s.authn.Load() }
 // reload: the error wraps ErrReloadNeedsRestart and names them, and each
 // is logged. A TLS file that cannot be read refuses it too.
 func (s *Server) Reload(opts Options) error {
-	opts = opts.WithDefaults()
+	opts = opts.clone().WithDefaults() // the caller may reuse its slices
 	if err := opts.validate(); err != nil {
 		return fmt.Errorf("server: reload: %w", err)
 	}

@@ -29,8 +29,11 @@ type subscription struct {
 	// (msgtrace.go).
 	capture bool
 	// imported marks the server's subscriptions of an import
-	// (imports.go), which a message that came through an import skips.
+	// (imports.go); hop is then what forwards a message that came through
+	// hops imports already, so chains of imports are followed (bounded by
+	// maxImportHops) with the count carried along.
 	imported bool
+	hop      importHop
 	sid      []byte // exactly as the client sent it
 	// rights are the subscriber's permissions when they limit what it may
 	// receive, else nil; a config reload swaps them (reload.go).
@@ -82,12 +85,13 @@ func (s *Server) route(c *conn, to, subject, reply []byte, hdr int, msg []byte) 
 // routeIn is route within one subject space: the server's own answers
 // to system account users go through the system account's trie.
 func (s *Server) routeIn(trie *subjects.Trie[*subscription], c *conn, to, subject, reply []byte, hdr int, msg []byte) int {
-	return s.routeFrom(trie, c, to, subject, reply, hdr, msg, false)
+	return s.routeFrom(trie, c, to, subject, reply, hdr, msg, 0)
 }
 
-// routeFrom is routeIn for a message that may have come through an
-// import (viaImport), which goes to no other import.
-func (s *Server) routeFrom(trie *subjects.Trie[*subscription], c *conn, to, subject, reply []byte, hdr int, msg []byte, viaImport bool) int {
+// routeFrom is routeIn for a message that may have come through hops
+// imports (0: straight from c), which goes on through further imports
+// while the chain is shorter than maxImportHops.
+func (s *Server) routeFrom(trie *subjects.Trie[*subscription], c *conn, to, subject, reply []byte, hdr int, msg []byte, hops int) int {
 	r := trie.Match(to)
 	echo := c == nil || c.opts.echo
 	// A stored message shown on its own subject while delivered to an
@@ -106,7 +110,13 @@ func (s *Server) routeFrom(trie *subjects.Trie[*subscription], c *conn, to, subj
 			}
 			continue
 		}
-		if !echo && sub.conn == c || viaImport && sub.imported {
+		if !echo && sub.conn == c {
+			continue
+		}
+		if hops > 0 && sub.imported {
+			if hops < maxImportHops && sub.hop(hops, subject, reply, hdr, msg) {
+				delivered++
+			}
 			continue
 		}
 		if r := sub.rights.Load(); r != nil && !r.mayReceive(sub.queue, subject, stored) {

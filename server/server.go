@@ -101,7 +101,7 @@ type Server struct {
 
 // New validates opts and returns a server that is not yet listening.
 func New(opts Options) (*Server, error) {
-	opts = opts.WithDefaults()
+	opts = opts.clone().WithDefaults() // the caller may reuse its slices
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
