@@ -8,12 +8,15 @@ package jetlog
 // the index is read and decoded once, but nothing is kept.
 
 // sparseNext returns the first message at or after from matching the
-// literal filters fs, when the catalog's summaries alone say where it is
+// one literal filter fs, when the catalog's summaries alone say where it is
 // and its section is unloaded and holds no other message of its subject.
 // handled is false when that does not apply (or the index cannot be
 // used); the caller then takes the general path, which loads the section.
 func (l *Log) sparseNext(from uint64, fs filterSet) (msg Msg, handled bool, err error) {
-	if len(fs) == 0 || fs.hasWildcard() {
+	if len(fs) != 1 || fs.hasWildcard() {
+		// Several filters are usually all read: their first messages
+		// share sections, so loading each once beats a pass over its
+		// index per message (measured: 100 filters, 1.4 s against 0.9 s).
 		return Msg{}, false, nil
 	}
 	l.mu.RLock()
