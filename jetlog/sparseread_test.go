@@ -125,3 +125,34 @@ func checkSparseQuery(t *testing.T, rng *rand.Rand, l *Log, model map[uint64]str
 		t.Fatalf("NumPending(%d, %q) = %d; want %d", from, filters, got, len(want))
 	}
 }
+
+// BenchmarkSparseNext reads the message of one subject among about 20,000
+// distinct ones in a sealed, unloaded segment: the index is read, the
+// section is not built (compare BenchmarkSectionLoad distinct_subjects).
+func BenchmarkSparseNext(b *testing.B) {
+	dir := b.TempDir()
+	opts := Options{SegmentSize: 1 << 20} // the first segment, sealed, holds about 20,000
+	l, err := Open(dir, StreamConfig{}, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n = 50000
+	for i := range n {
+		if _, err := l.Append(Msg{Subject: fmt.Sprintf("subj.%d", i), Data: []byte("x")}, Expect{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if l, err = Open(dir, StreamConfig{}, opts); err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close() //nolint:errcheck // benchmark
+	b.ReportAllocs()
+	for b.Loop() {
+		if m, err := l.Next(1, "subj.10000"); err != nil || m.Seq != 10001 {
+			b.Fatal(m.Seq, err)
+		}
+	}
+}
