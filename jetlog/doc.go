@@ -48,7 +48,9 @@
 // them, counting a message once however many match it; literal filters
 // are answered from the per-subject summaries, wildcards by one pass over
 // the subjects or, when subjects outnumber the messages left, over the
-// slots.
+// slots. One literal filter whose first message is alone of its subject in
+// an unloaded sealed section is read from the segment's index file without
+// loading the section (sparseread.go).
 //
 // # Not found
 //
@@ -100,7 +102,8 @@
 // (a commit's write and sync, the sticky error),
 // expect.go (preconditions), atomicbatch.go (AppendAtomic), rollup.go
 // (Expect.Rollup, done in the commit), control.go (roll, tombstones, Close),
-// limits.go, purge.go, read.go, filter.go, catalog.go, section.go,
+// limits.go, purge.go, read.go, sparseread.go (one rare subject's message
+// without its section), filter.go, catalog.go, section.go,
 // catalogsnap.go, segment.go, segindex.go, seqmark.go (seq.mark),
 // filecache.go (segment files opened on demand), indexcache.go (the bound
 // on sections in memory), record.go, scan.go, dedup.go,

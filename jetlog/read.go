@@ -105,6 +105,9 @@ func quoteFilters(filters []string) string {
 // next is Next for a prepared filter set. It reports found false (and no
 // error) when nothing matches; the caller names its input in the error.
 func (l *Log) next(from uint64, fs filterSet) (Msg, bool, error) {
+	if m, handled, err := l.sparseNext(from, fs); handled {
+		return m, true, err
+	}
 	l.prefetch(from)
 	l.mu.RLock()
 	if l.closed {

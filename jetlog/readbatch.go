@@ -17,6 +17,12 @@ const maxBatchRead = 256 << 10
 func (l *Log) NextBatch(from uint64, filters []string, max int) ([]Msg, error) {
 	var buf [4]matcher
 	fs := newFilterSet(filters, buf[:0])
+	if m, handled, err := l.sparseNext(from, fs); handled {
+		if err != nil {
+			return nil, err
+		}
+		return []Msg{m}, nil
+	}
 	l.prefetch(from)
 	l.mu.RLock()
 	if l.closed {
