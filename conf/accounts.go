@@ -327,7 +327,7 @@ func (c Config) checkAccounts(bad func(key, format string, args ...any)) {
 			bad(key, "an account with jetstream needs a name fit for a directory, where its streams live (no '.', '*', '>', '/', '\\', ':', spaces or control characters)")
 		}
 	}
-	if c.SystemAccount != "" && c.Account(c.SystemAccount) == nil {
+	if c.SystemAccount != "" && c.Account(c.SystemAccount) == nil && !c.OperatorMode() {
 		bad("system_account", "%q names no account of the accounts block", c.SystemAccount)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/bus-dev/bus/server/jetstream"
 	"github.com/bus-dev/bus/subjects"
@@ -363,6 +364,10 @@ func (s *Server) newAuthenticatorFor(opts *Options, auth Authorization, tlsMap b
 	au.addAccountUsers(s.sys, opts.SystemAccount.Users, nil)
 	for _, a := range opts.Accounts {
 		au.addAccountUsers(set[a.Name], a.Users, a.DefaultPermissions)
+	}
+	if opts.trust != nil {
+		au.required, au.nonce = true, true
+		au.jwt = newJWTAuth(opts.trust, set, s.sys, time.Now)
 	}
 	if n := auth.NoAuthUser; n != "" && au.users != nil {
 		if au.noAuth = au.users[n]; au.noAuth == nil {

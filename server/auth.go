@@ -31,6 +31,8 @@ type identity struct {
 	nkey   string
 	secret string
 	single bool
+	// fromJWT: an operator-mode user; secret is its user JWT (jwtauth.go).
+	fromJWT bool
 }
 
 // authenticator checks a CONNECT's credentials against the authorization
@@ -50,6 +52,8 @@ type authenticator struct {
 	// The accounts' users beside a token or single user (else they are
 	// in users and nkeys); see addAccountUsers.
 	sysUsers, sysNkeys map[string]*identityEntry
+	// jwt authenticates every client in operator mode (jwtauth.go).
+	jwt *jwtAuth
 
 	padOnce sync.Once // makes pad on first use, once every user is in
 	pad     string    // see padFor
@@ -127,6 +131,9 @@ type authFailure struct {
 func (a *authenticator) authenticate(cr credentials, nonce string, cert *x509.Certificate) (*identity, *authFailure) {
 	if !a.required {
 		return &identity{}, nil
+	}
+	if a.jwt != nil {
+		return a.jwt.authenticate(cr, nonce, true)
 	}
 	if a.users != nil {
 		return a.authenticateUser(cr, nonce, cert)

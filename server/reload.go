@@ -47,6 +47,10 @@ func (s *Server) auth() *authenticator { return s.authn.Load() }
 // is logged. A TLS file that cannot be read refuses it too.
 func (s *Server) Reload(opts Options) error {
 	opts = opts.WithDefaults()
+	opts, err := opts.withOperator()
+	if err != nil {
+		return fmt.Errorf("server: reload: %w", err)
+	}
 	if err := opts.validate(); err != nil {
 		return fmt.Errorf("server: reload: %w", err)
 	}
@@ -297,6 +301,12 @@ func (c *conn) revoke(user string) {
 func (a *authenticator) reidentify(old *identity) *identity {
 	if !a.required {
 		return &identity{}
+	}
+	if a.jwt != nil || old.fromJWT {
+		if a.jwt == nil || !old.fromJWT {
+			return nil
+		}
+		return a.jwt.reidentify(old)
 	}
 	if old.single {
 		if a.users == nil && (a.token != "" || a.user != "") && a.single.name == old.name && a.single.secret == old.secret {

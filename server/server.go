@@ -102,6 +102,10 @@ type Server struct {
 // New validates opts and returns a server that is not yet listening.
 func New(opts Options) (*Server, error) {
 	opts = opts.WithDefaults()
+	opts, err := opts.withOperator()
+	if err != nil {
+		return nil, err
+	}
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
