@@ -70,7 +70,10 @@ func (j *jwtAuth) authenticate(cr credentials, nonce string, checkSig bool) (*id
 		}
 		if us, scoped := scope.(*jwt.UserScope); scoped && us != nil {
 			// A scoped signing key's template replaces what the user
-			// JWT says it may do.
+			// JWT says it may do; such a JWT may say nothing itself.
+			if err := us.ValidateScopedSigner(uc); err != nil {
+				return nil, &authFailure{user: user, reason: "scoped signing key: " + err.Error()}
+			}
 			limits = us.Template
 		}
 	} else if uc.IssuerAccount != "" && uc.IssuerAccount != uc.Issuer {

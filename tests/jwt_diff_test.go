@@ -1,0 +1,215 @@
+package tests
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+)
+
+// connectErr is how a connection attempt with opts ended, in words that
+// are the same on both servers.
+func connectErr(url string, opts ...nats.Option) string {
+	nc, err := nats.Connect(url, append([]nats.Option{nats.NoReconnect(), nats.MaxReconnects(0)}, opts...)...)
+	if err != nil {
+		return "refused: " + strings.ToLower(err.Error())
+	}
+	nc.Close()
+	return "connected"
+}
+
+// TestJWTAccountsIsolated checks that two JWT accounts are subject spaces
+// of their own, both ways, and that a user with credentials of no
+// trusted account is refused.
+func TestJWTAccountsIsolated(t *testing.T) {
+	t.Parallel()
+	w := newJWTWorld(t)
+	w.addAccount("A", nil)
+	w.addAccount("B", nil)
+	credsA, _ := w.user("A", nil, nil)
+	credsB, _ := w.user("B", nil, nil)
+	p := startJWTPair(t, w)
+	bothSides(t, busURL(p.bus), p.refURL, func(t *testing.T, url string) []string {
+		a := connect(t, url, nats.UserCredentials(credsA))
+		b := connect(t, url, nats.UserCredentials(credsB))
+		subA, _ := a.SubscribeSync(">")
+		subB, _ := b.SubscribeSync(">")
+		a.Flush()
+		b.Flush()
+		a.Publish("from.a", []byte("a"))
+		b.Publish("from.b", []byte("b"))
+		a.Flush()
+		b.Flush()
+		return []string{
+			"A: " + strings.Join(received(t, subA, 300*time.Millisecond), ", "),
+			"B: " + strings.Join(received(t, subB, 300*time.Millisecond), ", "),
+			"no creds: " + connectErr(url),
+		}
+	})
+}
+
+// TestJWTUserRefusals checks the users bus must refuse as the reference
+// does: an expired JWT, one not yet valid, a wrong signature (the seed of
+// another user), an account nobody trusts, a revoked user; and that a
+// bearer token needs no signature.
+func TestJWTUserRefusals(t *testing.T) {
+	t.Parallel()
+	w := newJWTWorld(t)
+	w.addAccount("A", nil)
+	expired, _ := w.user("A", nil, func(uc *jwt.UserClaims) { uc.Expires = time.Now().Add(-time.Hour).Unix() })
+	early, _ := w.user("A", nil, func(uc *jwt.UserClaims) { uc.NotBefore = time.Now().Add(time.Hour).Unix() })
+	bearer, _ := w.user("A", nil, func(uc *jwt.UserClaims) { uc.BearerToken = true })
+	good, _ := w.user("A", nil, nil)
+	revokedCreds, revokedPub := w.user("A", nil, nil)
+	w.addAccount("A", func(ac *jwt.AccountClaims) { ac.Revoke(revokedPub) })
+
+	// A user signed by an account that is not in the resolver.
+	stranger, _ := nkeys.CreateAccount()
+	upub := func() (nkeys.KeyPair, string) {
+		kp, _ := nkeys.CreateUser()
+		p, _ := kp.PublicKey()
+		return kp, p
+	}
+	ukp, up := upub()
+	strangerJWT, _ := jwt.NewUserClaims(up).Encode(stranger)
+	useed, _ := ukp.Seed()
+
+	// A good JWT with another user's seed: the signature is wrong.
+	otherKP, _ := nkeys.CreateUser()
+	goodJWT, err := jwt.ParseDecoratedJWT(readFile(t, good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startJWTPair(t, w)
+	bothSides(t, busURL(p.bus), p.refURL, func(t *testing.T, url string) []string {
+		return []string{
+			"good: " + connectErr(url, nats.UserCredentials(good)),
+			"expired: " + connectErr(url, nats.UserCredentials(expired)),
+			"not yet valid: " + connectErr(url, nats.UserCredentials(early)),
+			"bearer without signature: " + connectErr(url, nats.UserJWT(func() (string, error) { return jwtOf(t, bearer), nil },
+				func([]byte) ([]byte, error) { return nil, nil })),
+			"wrong signature: " + connectErr(url, nats.UserJWT(func() (string, error) { return goodJWT, nil },
+				func(n []byte) ([]byte, error) { return otherKP.Sign(n) })),
+			"unknown account: " + connectErr(url, nats.UserJWTAndSeed(strangerJWT, string(useed))),
+			"revoked: " + connectErr(url, nats.UserCredentials(revokedCreds)),
+		}
+	})
+}
+
+// TestJWTUserPermissions checks that a user JWT's pub/sub allow and deny
+// lists apply, with the reference's permissions violations, and that a
+// scoped signing key's template replaces the user's own permissions.
+func TestJWTUserPermissions(t *testing.T) {
+	t.Parallel()
+	w := newJWTWorld(t)
+	scopedKP, _ := nkeys.CreateAccount()
+	scopedPub, _ := scopedKP.PublicKey()
+	w.addAccount("A", func(ac *jwt.AccountClaims) {
+		scope := jwt.NewUserScope()
+		scope.Key = scopedPub
+		scope.Template.Pub.Allow.Add("scoped.>")
+		scope.Template.Sub.Allow.Add("_INBOX.>")
+		ac.SigningKeys.AddScopedSigner(scope)
+	})
+	limited, _ := w.user("A", nil, func(uc *jwt.UserClaims) {
+		uc.Pub.Allow.Add("ok.>")
+		uc.Pub.Deny.Add("ok.no")
+		uc.Sub.Allow.Add("ok.>", "_INBOX.>")
+	})
+	// A scoped key's user says nothing of its own, not even nsc's
+	// "no limit" defaults.
+	scoped, _ := w.user("A", scopedKP, func(uc *jwt.UserClaims) { uc.UserPermissionLimits = jwt.UserPermissionLimits{} })
+	scopedWithOwn, _ := w.user("A", scopedKP, func(uc *jwt.UserClaims) { uc.Pub.Allow.Add(">") })
+	watcher, _ := w.user("A", nil, nil)
+	p := startJWTPair(t, w)
+	bothSides(t, busURL(p.bus), p.refURL, func(t *testing.T, url string) []string {
+		errs := make(chan string, 16)
+		handler := nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { errs <- strings.ToLower(err.Error()) })
+		all := connect(t, url, nats.UserCredentials(watcher))
+		sub, _ := all.SubscribeSync(">")
+		all.Flush()
+		nc := connect(t, url, nats.UserCredentials(limited), handler)
+		for _, s := range []string{"ok.yes", "ok.no", "other"} {
+			nc.Publish(s, []byte("l"))
+		}
+		nc.SubscribeSync("other")
+		nc.Flush()
+		sc := connect(t, url, nats.UserCredentials(scoped), handler)
+		for _, s := range []string{"scoped.yes", "ok.yes2"} {
+			sc.Publish(s, []byte("s"))
+		}
+		sc.Flush()
+		steps := []string{"watcher: " + strings.Join(received(t, sub, 300*time.Millisecond), ", ")}
+		for range 4 {
+			select {
+			case e := <-errs:
+				steps = append(steps, e)
+			case <-time.After(2 * time.Second):
+				steps = append(steps, "no error")
+			}
+		}
+		// The order the violations arrive in across two connections
+		// is not fixed; compare them as a set.
+		sortStrings(steps[1:])
+		return append(steps, "scoped user with permissions of its own: "+connectErr(url, nats.UserCredentials(scopedWithOwn)))
+	})
+}
+
+// TestJWTAccountLimits checks an account JWT's conn and payload limits,
+// with the reference's errors.
+func TestJWTAccountLimits(t *testing.T) {
+	t.Parallel()
+	w := newJWTWorld(t)
+	w.addAccount("A", func(ac *jwt.AccountClaims) {
+		ac.Limits.Conn = 1
+		ac.Limits.Payload = 100
+	})
+	creds, _ := w.user("A", nil, nil)
+	p := startJWTPair(t, w)
+	bothSides(t, busURL(p.bus), p.refURL, func(t *testing.T, url string) []string {
+		nc := connect(t, url, nats.UserCredentials(creds))
+		second := connectErr(url, nats.UserCredentials(creds))
+		big := nc.Publish("big", make([]byte, 200))
+		return []string{"second: " + second, fmt.Sprintf("big: %v max %d", big, nc.MaxPayload())}
+	})
+}
+
+// TestJWTExportImport checks a public stream export and service export of
+// one JWT account imported by another.
+func TestJWTExportImport(t *testing.T) {
+	t.Parallel()
+	w := newJWTWorld(t)
+	a := w.addAccount("A", func(ac *jwt.AccountClaims) {
+		ac.Exports.Add(&jwt.Export{Subject: "events.>", Type: jwt.Stream}, &jwt.Export{Subject: "svc.time", Type: jwt.Service})
+	})
+	w.addAccount("B", func(ac *jwt.AccountClaims) {
+		ac.Imports.Add(&jwt.Import{Subject: "events.>", Account: a.pub, Type: jwt.Stream},
+			&jwt.Import{Subject: "svc.time", Account: a.pub, Type: jwt.Service})
+	})
+	credsA, _ := w.user("A", nil, nil)
+	credsB, _ := w.user("B", nil, nil)
+	p := startJWTPair(t, w)
+	bothSides(t, busURL(p.bus), p.refURL, func(t *testing.T, url string) []string {
+		na := connect(t, url, nats.UserCredentials(credsA))
+		nb := connect(t, url, nats.UserCredentials(credsB))
+		na.Subscribe("svc.time", func(m *nats.Msg) { m.Respond([]byte("noon")) })
+		na.Flush()
+		sub, _ := nb.SubscribeSync("events.>")
+		nb.Flush()
+		eventually(t, 5*time.Second, func() bool {
+			na.Publish("events.x", []byte("e"))
+			_, err := sub.NextMsg(50 * time.Millisecond)
+			return err == nil
+		})
+		resp, err := nb.Request("svc.time", nil, 2*time.Second)
+		got := fmt.Sprint(err)
+		if err == nil {
+			got = string(resp.Data)
+		}
+		return []string{"stream: delivered", "service: " + got}
+	})
+}
