@@ -135,3 +135,12 @@ func sortedKeys(m map[string]string) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// sameOperators reports whether a reload keeps operator mode as it was:
+// on or off, with the same operators. The account JWTs may change.
+func sameOperators(old, new *Operator) bool {
+	if old == nil || new == nil {
+		return old == new
+	}
+	return slices.Equal(old.JWTs, new.JWTs)
+}

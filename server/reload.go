@@ -141,6 +141,7 @@ func restartKeys(old, new Options) []string {
 	check("websocket", reflect.DeepEqual(old.WebSocket, new.WebSocket))
 	check("system_account", old.SystemAccount.name() == new.SystemAccount.name())
 	keys = append(keys, accountRestartKeys(old.Accounts, new.Accounts)...)
+	check("operator", sameOperators(old.Operator, new.Operator))
 	check("authorization.reference_stored_reads", old.Authorization.ReferenceStoredReads == new.Authorization.ReferenceStoredReads)
 	o, n := old.TLS, new.TLS
 	check("no_header_support", old.NoHeaderSupport == new.NoHeaderSupport)
@@ -153,7 +154,7 @@ func restartKeys(old, new Options) []string {
 		o.JetStreamDomain, o.JetStreamMaxMemory, o.JetStreamMaxStore, o.JetStreamSyncInterval, o.MaxPendingTotal = "", 0, 0, 0, 0
 		o.JetStreamIndexMemory = 0
 		o.Authorization, o.SystemAccount, o.TLS, o.Logger = live.Authorization, live.SystemAccount, live.TLS, nil
-		o.Accounts = nil
+		o.Accounts, o.Operator, o.trust = nil, nil, nil
 		o.MaxPayload, o.MaxControlLine, o.MaxConnections, o.MaxSubscriptions, o.MaxPending = 0, 0, 0, 0, 0
 		o.PingInterval, o.MaxPingsOut, o.WriteDeadline, o.MaxUnauthenticated, o.FirstPingDelay = 0, 0, 0, 0, 0
 		o.LameDuckDuration, o.LameDuckGracePeriod = 0, 0

@@ -213,3 +213,68 @@ func TestJWTExportImport(t *testing.T) {
 		return []string{"stream: delivered", "service: " + got}
 	})
 }
+
+// TestJWTReloadRevokes checks that a MEMORY resolver reload with an
+// updated account JWT applies live: a revoked user's connection is
+// closed and it cannot come back, another user stays, and the new
+// payload limit holds for new connections.
+func TestJWTReloadRevokes(t *testing.T) {
+	t.Parallel()
+	w := newJWTWorld(t)
+	w.addAccount("A", nil)
+	victim, victimPub := w.user("A", nil, nil)
+	keeper, _ := w.user("A", nil, nil)
+	opts := w.busOptions()
+	opts.Host, opts.StoreDir = "127.0.0.1", t.TempDir()
+	bus := startBus(t, opts)
+	ref, path := startReferenceFile(t, w.referenceConfig(""))
+	// The revocation must be later than the user JWT's issue time,
+	// which has a resolution of a second.
+	revokeAt := time.Now().Add(2 * time.Second)
+	w.addAccount("A", func(ac *jwt.AccountClaims) {
+		ac.RevokeAt(victimPub, revokeAt)
+		ac.Limits.Payload = 100
+	})
+	reloads := map[string]func(t *testing.T){
+		"bus": func(t *testing.T) {
+			o := w.busOptions()
+			o.Host, o.StoreDir = opts.Host, opts.StoreDir
+			if err := bus.Reload(o); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"reference": func(t *testing.T) {
+			writeReferenceConfig(t, path, w.referenceConfig(""))
+			if err := ref.Reload(); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+	urls := map[string]string{"bus": busURL(bus), "reference": ref.ClientURL()}
+	outcomes := map[string][]string{}
+	for _, side := range []string{"bus", "reference"} {
+		t.Run(side, func(t *testing.T) {
+			url := urls[side]
+			closed := make(chan struct{})
+			var lastErr error
+			v := connect(t, url, nats.UserCredentials(victim), nats.NoReconnect(),
+				nats.ClosedHandler(func(nc *nats.Conn) { lastErr = nc.LastError(); close(closed) }))
+			k := connect(t, url, nats.UserCredentials(keeper), nats.NoReconnect())
+			v.Flush()
+			reloads[side](t)
+			var steps []string
+			select {
+			case <-closed:
+				steps = append(steps, "victim closed: "+strings.ToLower(fmt.Sprint(lastErr)))
+			case <-time.After(5 * time.Second):
+				steps = append(steps, "victim still connected")
+			}
+			steps = append(steps, "keeper: "+fmt.Sprint(k.Flush()))
+			steps = append(steps, "victim again: "+connectErr(url, nats.UserCredentials(victim)))
+			k2 := connect(t, url, nats.UserCredentials(keeper))
+			steps = append(steps, fmt.Sprintf("new payload limit: %d", k2.MaxPayload()))
+			outcomes[side] = steps
+		})
+	}
+	sameOutcomes(t, outcomes["reference"], outcomes["bus"])
+}
