@@ -33,6 +33,11 @@ type identity struct {
 	single bool
 	// fromJWT: an operator-mode user; secret is its user JWT (jwtauth.go).
 	fromJWT bool
+	// window is where and when a JWT user may connect from (src, times);
+	// nil: anywhere, any time. maxSubs and maxPayload are its JWT's
+	// limits, 0 for none (the lower of them and the account's holds).
+	window              *userWindow
+	maxSubs, maxPayload int
 }
 
 // authenticator checks a CONNECT's credentials against the authorization

@@ -90,7 +90,12 @@ func (j *jwtAuth) authenticate(cr credentials, nonce string, checkSig bool) (*id
 	if reason := unenforced(limits); reason != "" {
 		return nil, &authFailure{user: user, reason: reason}
 	}
-	id := &identity{name: user, acc: acc, nkey: user, secret: cr.JWT, fromJWT: true}
+	window, err := compileUserWindow(limits.UserLimits)
+	if err != nil {
+		return nil, &authFailure{user: user, reason: err.Error()}
+	}
+	id := &identity{name: user, acc: acc, nkey: user, secret: cr.JWT, fromJWT: true, window: window,
+		maxSubs: jwtLimit(limits.Subs), maxPayload: jwtLimit(limits.Payload)}
 	id.perms = compilePermissions(permissionsFromClaims(limits.Permissions))
 	if id.perms == nil {
 		id.perms = compilePermissions(permissionsFromClaims(ac.DefaultPermissions))
@@ -110,12 +115,8 @@ const maxJWTLen = 64 << 10
 // wrong in the permissive direction.
 func unenforced(l jwt.UserPermissionLimits) string {
 	switch {
-	case len(l.Src) > 0:
-		return "bus does not enforce the user JWT's src (source networks)"
-	case len(l.Times) > 0 || l.Locale != "":
-		return "bus does not enforce the user JWT's times"
-	case l.Subs > 0 || l.Data > 0 || l.Payload > 0:
-		return "bus does not enforce the user JWT's subs, data and payload limits"
+	case l.Data > 0:
+		return "bus does not enforce the user JWT's data limit"
 	case l.ProxyRequired:
 		return "bus does not take connections through proxies"
 	}

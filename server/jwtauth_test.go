@@ -104,7 +104,7 @@ func TestJWTAuthVerification(t *testing.T) {
 		{"issuer_account names a key that did not sign", f.userJWT(t, stranger, func(uc *jwt.UserClaims) { uc.IssuerAccount = f.accPub }), f.sign(nonce), "neither account"},
 		{"expired", f.userJWT(t, f.acc, func(uc *jwt.UserClaims) { uc.Expires = time.Now().Add(-time.Second).Unix() }), f.sign(nonce), "expired"},
 		{"not yet valid", f.userJWT(t, f.acc, func(uc *jwt.UserClaims) { uc.NotBefore = time.Now().Add(time.Hour).Unix() }), f.sign(nonce), "not yet valid"},
-		{"src not enforced", f.userJWT(t, f.acc, func(uc *jwt.UserClaims) { uc.Src.Set("10.0.0.0/8") }), f.sign(nonce), "src"},
+		{"data limit not enforced", f.userJWT(t, f.acc, func(uc *jwt.UserClaims) { uc.Data = 10 }), f.sign(nonce), "data"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			id, fail := j.authenticate(credentials{JWT: c.jwt, Sig: c.sig}, nonce, true)
@@ -202,4 +202,25 @@ func FuzzJWTConnect(f *testing.F) {
 			t.Fatal("accepted a signature that does not verify")
 		}
 	})
+}
+
+func TestUserWindow(t *testing.T) {
+	t.Parallel()
+	w, err := compileUserWindow(jwt.UserLimits{Src: []string{"10.0.0.0/8"}, Times: []jwt.TimeRange{{Start: "22:00:00", End: "02:00:00"}}, Locale: "UTC"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(h int) time.Time { return time.Date(2026, 1, 1, h, 30, 0, 0, time.UTC) }
+	for _, c := range []struct {
+		ip   string
+		hour int
+		ok   bool
+	}{{"10.1.2.3", 23, true}, {"10.1.2.3", 1, true}, {"10.1.2.3", 12, false}, {"192.168.0.1", 23, false}, {"", 23, false}} {
+		if fail := w.admits("u", c.ip, at(c.hour)); (fail == nil) != c.ok {
+			t.Errorf("%s at %d:30: %+v, want ok %v", c.ip, c.hour, fail, c.ok)
+		}
+	}
+	if _, err := compileUserWindow(jwt.UserLimits{Times: []jwt.TimeRange{{Start: "25:00", End: "x"}}}); err == nil {
+		t.Error("bad times accepted")
+	}
 }

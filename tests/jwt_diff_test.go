@@ -278,3 +278,46 @@ func TestJWTReloadRevokes(t *testing.T) {
 	}
 	sameOutcomes(t, outcomes["reference"], outcomes["bus"])
 }
+
+// TestJWTUserLimits checks a user JWT's src, times and subs limits and
+// allowed_connection_types, with the reference's outcomes.
+func TestJWTUserLimits(t *testing.T) {
+	t.Parallel()
+	w := newJWTWorld(t)
+	w.addAccount("A", nil)
+	local, _ := w.user("A", nil, func(uc *jwt.UserClaims) { uc.Src.Set("127.0.0.0/8") })
+	remote, _ := w.user("A", nil, func(uc *jwt.UserClaims) { uc.Src.Set("10.0.0.0/8") })
+	now := time.Now().UTC()
+	inTime, _ := w.user("A", nil, func(uc *jwt.UserClaims) {
+		uc.Locale = "UTC"
+		uc.Times = []jwt.TimeRange{{Start: now.Add(-time.Hour).Format(time.TimeOnly), End: now.Add(time.Hour).Format(time.TimeOnly)}}
+	})
+	outTime, _ := w.user("A", nil, func(uc *jwt.UserClaims) {
+		uc.Locale = "UTC"
+		uc.Times = []jwt.TimeRange{{Start: now.Add(2 * time.Hour).Format(time.TimeOnly), End: now.Add(3 * time.Hour).Format(time.TimeOnly)}}
+	})
+	wsOnly, _ := w.user("A", nil, func(uc *jwt.UserClaims) { uc.AllowedConnectionTypes.Add(jwt.ConnectionTypeWebsocket) })
+	oneSub, _ := w.user("A", nil, func(uc *jwt.UserClaims) { uc.Subs = 1 })
+	p := startJWTPair(t, w)
+	bothSides(t, busURL(p.bus), p.refURL, func(t *testing.T, url string) []string {
+		errs := make(chan error, 4)
+		nc := connect(t, url, nats.UserCredentials(oneSub), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { errs <- err }))
+		nc.SubscribeSync("a")
+		nc.SubscribeSync("b")
+		nc.Flush()
+		subErr := "no error"
+		select {
+		case err := <-errs:
+			subErr = strings.ToLower(err.Error())
+		case <-time.After(3 * time.Second):
+		}
+		return []string{
+			"src local: " + connectErr(url, nats.UserCredentials(local)),
+			"src remote: " + connectErr(url, nats.UserCredentials(remote)),
+			"in time: " + connectErr(url, nats.UserCredentials(inTime)),
+			"out of time: " + connectErr(url, nats.UserCredentials(outTime)),
+			"websocket only: " + connectErr(url, nats.UserCredentials(wsOnly)),
+			"second sub: " + subErr,
+		}
+	})
+}
