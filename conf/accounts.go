@@ -58,7 +58,7 @@ type AccountLimits struct {
 // accountUnsupported are an account's keys that nats-server has and bus
 // refuses, with why.
 var accountUnsupported = map[string]string{
-	"nkey":       "bus has no operator/JWT mode, where an account's nkey matters; " + removeIt,
+	"nkey":       "an account's nkey matters only in operator mode, where accounts come from JWTs (resolver_preload); " + removeIt,
 	"msg_trace":  "message tracing is not in bus yet; " + removeIt,
 	"trace_dest": "message tracing is not in bus yet; " + removeIt,
 }

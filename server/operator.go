@@ -109,6 +109,12 @@ func (t *trust) decodeAccount(key, raw string) (*jwt.AccountClaims, error) {
 	if err := claimsProblem(ac); err != "" {
 		return nil, fmt.Errorf("%s", err)
 	}
+	if js := ac.Limits.JetStreamLimits; (js.MemoryStorage == 0) != (js.DiskStorage == 0) {
+		// 0 turns that storage kind off in the reference; bus cannot
+		// (an account's JetStream limit of 0 is no limit), so refuse
+		// rather than allow more.
+		return nil, fmt.Errorf("limits.mem_storage and disk_storage: bus cannot turn one storage kind off (0) while the other is on; give both a limit or -1")
+	}
 	if ac.Limits.LeafNodeConn > 0 {
 		return nil, fmt.Errorf("limits.leaf: bus accepts no leaf node connections; set it to 0 or -1")
 	}
