@@ -224,3 +224,18 @@ func TestUserWindow(t *testing.T) {
 		t.Error("bad times accepted")
 	}
 }
+
+// BenchmarkJWTAuthenticate measures one operator-mode CONNECT check: the
+// user JWT decoded and its signature and the nonce's verified.
+func BenchmarkJWTAuthenticate(b *testing.B) {
+	f := newJWTFixture(b)
+	j := f.auth(b)
+	const nonce = "bm9uY2U"
+	cr := credentials{JWT: f.userJWT(b, f.acc, nil), Sig: f.sign(nonce)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, fail := j.authenticate(cr, nonce, true); fail != nil {
+			b.Fatal(fail.reason)
+		}
+	}
+}

@@ -321,3 +321,38 @@ func TestJWTUserLimits(t *testing.T) {
 		}
 	})
 }
+
+// TestJWTJetStream checks that an account JWT's JetStream limits give the
+// account a JetStream of its own, bounded by them, and that an account
+// JWT without them has none.
+func TestJWTJetStream(t *testing.T) {
+	t.Parallel()
+	w := newJWTWorld(t)
+	w.addAccount("A", func(ac *jwt.AccountClaims) {
+		ac.Limits.JetStreamLimits = jwt.JetStreamLimits{MemoryStorage: -1, DiskStorage: -1, Streams: 1, Consumer: -1}
+	})
+	w.addAccount("B", nil)
+	credsA, _ := w.user("A", nil, nil)
+	credsB, _ := w.user("B", nil, nil)
+	opts := w.busOptions()
+	opts.JetStream = true
+	bus := startBus(t, opts)
+	ref, _ := startReferenceFile(t, w.referenceConfig("jetstream: enabled"))
+	bothSides(t, busURL(bus), ref.ClientURL(), func(t *testing.T, url string) []string {
+		create := func(creds, name string) string {
+			nc := connect(t, url, nats.UserCredentials(creds))
+			js, err := nc.JetStream()
+			if err != nil {
+				return err.Error()
+			}
+			_, err = js.AddStream(&nats.StreamConfig{Name: name, Subjects: []string{name + ".>"}, Storage: nats.MemoryStorage})
+			return fmt.Sprint(err)
+		}
+		steps := []string{
+			"A first: " + create(credsA, "S1"),
+			"A second: " + create(credsA, "S2"),
+			"B: " + create(credsB, "S3"),
+		}
+		return steps
+	})
+}
