@@ -356,3 +356,49 @@ func TestJWTJetStream(t *testing.T) {
 		return steps
 	})
 }
+
+// TestJWTAccountDefaultsAndMappings checks an account JWT's
+// default_permissions (for users with none of their own) and mappings.
+func TestJWTAccountDefaultsAndMappings(t *testing.T) {
+	t.Parallel()
+	w := newJWTWorld(t)
+	w.addAccount("A", func(ac *jwt.AccountClaims) {
+		ac.DefaultPermissions.Pub.Deny.Add("secret.>")
+		ac.Mappings = jwt.Mapping{"old.*": {{Subject: "new.$1", Weight: 100}}}
+	})
+	plain, _ := w.user("A", nil, nil)
+	p := startJWTPair(t, w)
+	bothSides(t, busURL(p.bus), p.refURL, func(t *testing.T, url string) []string {
+		errs := make(chan string, 4)
+		nc := connect(t, url, nats.UserCredentials(plain), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { errs <- strings.ToLower(err.Error()) }))
+		sub, _ := nc.SubscribeSync(">")
+		nc.Flush()
+		nc.Publish("old.x", []byte("m"))
+		nc.Publish("secret.x", []byte("s"))
+		nc.Flush()
+		steps := []string{"got: " + strings.Join(received(t, sub, 300*time.Millisecond), ", ")}
+		select {
+		case e := <-errs:
+			steps = append(steps, e)
+		case <-time.After(2 * time.Second):
+			steps = append(steps, "no error")
+		}
+		return steps
+	})
+}
+
+// TestJWTUserPayload checks a user JWT's payload limit: nats.go learns it
+// from the INFO after CONNECT, as from the reference, and refuses a
+// publish over it itself.
+func TestJWTUserPayload(t *testing.T) {
+	t.Parallel()
+	w := newJWTWorld(t)
+	w.addAccount("A", nil)
+	small, _ := w.user("A", nil, func(uc *jwt.UserClaims) { uc.Limits.Payload = 100 })
+	p := startJWTPair(t, w)
+	bothSides(t, busURL(p.bus), p.refURL, func(t *testing.T, url string) []string {
+		nc := connect(t, url, nats.UserCredentials(small))
+		nc.Flush()
+		return []string{fmt.Sprintf("max %d, publish over it: %v", nc.MaxPayload(), nc.Publish("big", make([]byte, 200)))}
+	})
+}
