@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -39,6 +40,9 @@ type Account struct {
 	// nil: none, and its $JS.API requests get the reference's 503
 	// "JetStream not enabled for account" when the server has JetStream.
 	JetStream *AccountJetStream
+	// nameTag is an account JWT's name claim, which monitoring shows as
+	// the reference does (jwtaccounts.go); "" shows Name.
+	nameTag string
 }
 
 // AccountLimits are an account's limits; 0 means no limit of that kind.
@@ -60,8 +64,11 @@ type AccountLimits struct {
 type account struct {
 	name   string
 	system bool
-	trie   *subjects.Trie[*subscription]
-	mapper *mapper // the account's mappings; nil for none; immutable
+	// nameTag is what monitoring's name_tag shows: an account JWT's
+	// name claim, else name.
+	nameTag string
+	trie    *subjects.Trie[*subscription]
+	mapper  *mapper // the account's mappings; nil for none; immutable
 	// limits are swapped by Reload; connections read them as they
 	// authenticate and subscribe.
 	limits atomic.Pointer[AccountLimits]
@@ -188,6 +195,7 @@ func (s *Server) buildAccounts(opts []Account, old accountSet) (accountSet, erro
 			return nil, fmt.Errorf("server: account %q: %w", a.Name, err)
 		}
 		acc := newAccount(a.Name, m, a.Limits)
+		acc.nameTag = cmp.Or(a.nameTag, a.Name)
 		if err := s.installAccountServices(acc); err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -40,7 +41,7 @@ func (s *Server) Accountz(acc string) (*Accountz, error) {
 	if a == nil {
 		return nil, fmt.Errorf("monitoring: account %q not found", acc)
 	}
-	info := &AccountInfo{Name: a.name, Updated: s.mon.loaded.UTC(), Complete: true, NameTag: a.name,
+	info := &AccountInfo{Name: a.name, Updated: s.mon.loaded.UTC(), Complete: true, NameTag: cmp.Or(a.nameTag, a.name),
 		Clients: int(a.conns.Load()), Sublist: &SublistStats{}}
 	switch a {
 	case s.global:

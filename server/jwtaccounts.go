@@ -47,6 +47,7 @@ func accountFromClaims(ac *jwt.AccountClaims, jetStream bool) Account {
 			MaxPayload:       jwtLimit(ac.Limits.Payload),
 		},
 		DefaultPermissions: permissionsFromClaims(ac.DefaultPermissions),
+		nameTag:            ac.Name,
 	}
 	js := ac.Limits.JetStreamLimits
 	if jetStream && (js.MemoryStorage != 0 || js.DiskStorage != 0) {
@@ -137,4 +138,13 @@ func trimAll(list []string) []string {
 		out[i] = strings.TrimSpace(s)
 	}
 	return out
+}
+
+// nameTag is the name claim of account key's JWT; "" outside operator
+// mode or without one.
+func (t *trust) nameTag(key string) string {
+	if t == nil || t.accounts[key] == nil {
+		return ""
+	}
+	return t.accounts[key].Name
 }

@@ -139,7 +139,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.global = &account{name: globalAccount, trie: s.subs, mapper: s.mapper}
 	s.global.limits.Store(&AccountLimits{})
-	s.sys = &account{name: opts.SystemAccount.name(), system: true, trie: s.sysSubs}
+	s.sys = &account{name: opts.SystemAccount.name(), system: true, trie: s.sysSubs, nameTag: opts.trust.nameTag(opts.SystemAccount.name())}
 	s.sys.limits.Store(&AccountLimits{})
 	set, err := s.buildAccounts(opts.Accounts, nil)
 	if err != nil {

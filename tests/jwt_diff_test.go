@@ -402,3 +402,32 @@ func TestJWTUserPayload(t *testing.T) {
 		return []string{fmt.Sprintf("max %d, publish over it: %v", nc.MaxPayload(), nc.Publish("big", make([]byte, 200)))}
 	})
 }
+
+// TestJWTConnzNameTag checks that /connz?auth=true names a JWT user's
+// account by its public key, with the account JWT's name as name_tag.
+func TestJWTConnzNameTag(t *testing.T) {
+	t.Parallel()
+	w := newJWTWorld(t)
+	w.addAccount("A", func(ac *jwt.AccountClaims) { ac.Name = "team-a" })
+	creds, _ := w.user("A", nil, nil)
+	opts := w.busOptions()
+	opts.HTTPPort = -1
+	bus := startBus(t, opts)
+	ref, _ := startReferenceFile(t, w.referenceConfig("http_port: -1"))
+	for _, side := range []struct{ url, http string }{
+		{busURL(bus), "http://" + bus.HTTPAddr().String()},
+		{ref.ClientURL(), "http://" + ref.MonitorAddr().String()},
+	} {
+		connect(t, side.url, nats.UserCredentials(creds))
+		var body struct {
+			Conns []struct {
+				Account string `json:"account"`
+				NameTag string `json:"name_tag"`
+			} `json:"connections"`
+		}
+		getJSON(t, side.http+"/connz?auth=true", &body)
+		if len(body.Conns) != 1 || body.Conns[0].Account != w.accounts["A"].pub || body.Conns[0].NameTag != "team-a" {
+			t.Errorf("%s: %+v", side.http, body.Conns)
+		}
+	}
+}
