@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nkeys"
 	"golang.org/x/crypto/bcrypt"
@@ -38,6 +39,8 @@ type identity struct {
 	// limits, 0 for none (the lower of them and the account's holds).
 	window              *userWindow
 	maxSubs, maxPayload int
+	// expires is when the user JWT expires; zero for never.
+	expires time.Time
 }
 
 // authenticator checks a CONNECT's credentials against the authorization

@@ -106,6 +106,7 @@ func (c *conn) authenticate(cr credentials) error {
 	if err := c.becomeUser(id); err != nil {
 		return err
 	}
+	c.armExpiry(id)
 	if cur := c.auth(); cur != a {
 		// A reload came between the check and now and may have missed
 		// this connection: check it against the new configuration.

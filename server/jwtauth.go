@@ -96,6 +96,9 @@ func (j *jwtAuth) authenticate(cr credentials, nonce string, checkSig bool) (*id
 	}
 	id := &identity{name: user, acc: acc, nkey: user, secret: cr.JWT, fromJWT: true, window: window,
 		maxSubs: jwtLimit(limits.Subs), maxPayload: jwtLimit(limits.Payload)}
+	if uc.Expires > 0 {
+		id.expires = time.Unix(uc.Expires, 0)
+	}
 	id.perms = compilePermissions(permissionsFromClaims(limits.Permissions))
 	if id.perms == nil {
 		id.perms = compilePermissions(permissionsFromClaims(ac.DefaultPermissions))
@@ -131,4 +134,26 @@ func (j *jwtAuth) reidentify(old *identity) *identity {
 		return nil
 	}
 	return id
+}
+
+// errUserExpired is the reference's error for a connection whose user
+// JWT expired while it was connected.
+const errUserExpired = "User Authentication Expired"
+
+// armExpiry closes c when its user JWT expires, as the reference does;
+// a later CONNECT rearms it.
+func (c *conn) armExpiry(id *identity) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.expiryTimer != nil {
+		c.expiryTimer.Stop()
+		c.expiryTimer = nil
+	}
+	if id.expires.IsZero() || c.subs == nil {
+		return
+	}
+	c.expiryTimer = time.AfterFunc(time.Until(id.expires), func() {
+		c.log.Info("user JWT expired", "user", id.name)
+		c.closeWithErr(errUserExpired, "Authentication Expired")
+	})
 }

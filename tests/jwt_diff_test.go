@@ -431,3 +431,31 @@ func TestJWTConnzNameTag(t *testing.T) {
 		}
 	}
 }
+
+// TestJWTUserExpiresWhileConnected checks that a connection is closed,
+// with the reference's error, when its user JWT expires.
+func TestJWTUserExpiresWhileConnected(t *testing.T) {
+	t.Parallel()
+	w := newJWTWorld(t)
+	w.addAccount("A", nil)
+	p := startJWTPair(t, w)
+	bothSides(t, busURL(p.bus), p.refURL, func(t *testing.T, url string) []string {
+		creds, _ := w.user("A", nil, func(uc *jwt.UserClaims) { uc.Expires = time.Now().Add(2 * time.Second).Unix() })
+		errs := make(chan error, 4)
+		closed := make(chan struct{})
+		connect(t, url, nats.UserCredentials(creds), nats.NoReconnect(),
+			nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { errs <- err }),
+			nats.ClosedHandler(func(*nats.Conn) { close(closed) }))
+		select {
+		case <-closed:
+		case <-time.After(10 * time.Second):
+			return []string{"still connected"}
+		}
+		select {
+		case err := <-errs:
+			return []string{"closed: " + strings.ToLower(err.Error())}
+		case <-time.After(2 * time.Second):
+			return []string{"closed without error"}
+		}
+	})
+}
