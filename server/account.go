@@ -245,7 +245,7 @@ func (s *Server) lookupAccount(name string) *account {
 func (s *Server) accountNames() []string {
 	names := slices.Collect(maps.Keys(s.accountSet()))
 	names = append(names, globalAccount)
-	if len(s.opts.SystemAccount.Users) > 0 {
+	if s.opts.hasSystemUsers() {
 		names = append(names, s.sys.name)
 	}
 	slices.Sort(names)

@@ -30,7 +30,7 @@ type (
 // error.
 func (s *Server) Accountz(acc string) (*Accountz, error) {
 	out := &Accountz{ServerID: s.id, Now: time.Now().UTC()}
-	if len(s.opts.SystemAccount.Users) > 0 {
+	if s.opts.hasSystemUsers() {
 		out.SystemAccount = s.sys.name
 	}
 	if acc == "" {

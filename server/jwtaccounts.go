@@ -148,3 +148,9 @@ func (t *trust) nameTag(key string) string {
 	}
 	return t.accounts[key].Name
 }
+
+// hasSystemUsers reports whether the system account can have users: it
+// has users configured, or it is an account JWT's in operator mode.
+func (o Options) hasSystemUsers() bool {
+	return len(o.SystemAccount.Users) > 0 || o.trust != nil && o.trust.system != ""
+}

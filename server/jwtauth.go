@@ -62,6 +62,9 @@ func (j *jwtAuth) authenticate(cr credentials, nonce string, checkSig bool) (*id
 	if ac == nil || acc == nil {
 		return nil, &authFailure{user: user, reason: "account " + accKey + " not found"}
 	}
+	if ac.Expires > 0 && now >= ac.Expires {
+		return nil, &authFailure{user: user, reason: "account " + accKey + " JWT expired"}
+	}
 	limits := uc.UserPermissionLimits
 	if uc.Issuer != ac.Subject {
 		scope, ok := ac.SigningKeys.GetScope(uc.Issuer)

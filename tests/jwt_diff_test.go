@@ -459,3 +459,22 @@ func TestJWTUserExpiresWhileConnected(t *testing.T) {
 		}
 	})
 }
+
+// TestJWTSystemAccount checks that a user of the system account's JWT is
+// in the system account: the $SYS.REQ.SERVER.PING survey answers it.
+func TestJWTSystemAccount(t *testing.T) {
+	t.Parallel()
+	w := newJWTWorld(t)
+	w.addAccount("A", nil)
+	sys, _ := w.user("SYS", nil, nil)
+	app, _ := w.user("A", nil, nil)
+	p := startJWTPair(t, w)
+	bothSides(t, busURL(p.bus), p.refURL, func(t *testing.T, url string) []string {
+		ask := func(creds string) string {
+			nc := connect(t, url, nats.UserCredentials(creds))
+			_, err := nc.Request("$SYS.REQ.SERVER.PING", nil, time.Second)
+			return fmt.Sprint(err)
+		}
+		return []string{"sys: " + ask(sys), "app: " + ask(app)}
+	})
+}
