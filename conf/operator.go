@@ -54,11 +54,23 @@ func (v operatorValue) set(raw any) error {
 	return nil
 }
 
+// maxOperatorFile bounds an operator JWT file; nsc's are a few KB.
+const maxOperatorFile = 1 << 20
+
 // readOperatorJWT is s when s is a JWT (its header, base64 JSON, starts
 // "eyJ"), else the content of the file s names.
 func readOperatorJWT(s string) (string, error) {
 	if strings.HasPrefix(s, "eyJ") {
 		return s, nil
+	}
+	info, err := os.Stat(s)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("not a JWT, and not a file that can be read: %w", err)
+	case !info.Mode().IsRegular() || info.Size() > maxOperatorFile:
+		// A device or a huge file is no operator JWT, and reading it
+		// could take forever.
+		return "", fmt.Errorf("%s is not a JWT file (a regular file of at most %d bytes)", s, maxOperatorFile)
 	}
 	data, err := os.ReadFile(s)
 	if err != nil {

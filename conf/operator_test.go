@@ -57,6 +57,7 @@ func TestOperatorKeysErrors(t *testing.T) {
 		{"preload alone", "resolver_preload: {A: eyJ}\n", "resolver_preload", "needs operator"},
 		{"full resolver", op + "resolver: {type: full, dir: /tmp/jwt}\n", "resolver", "only the MEMORY resolver"},
 		{"url resolver", op + "resolver: URL(http://localhost:9090/jwt/v1/accounts/)\n", "resolver", "only the MEMORY resolver"},
+		{"operator a device", "operator: /dev/zero\nresolver: MEMORY\n", "operator", "not a JWT file"},
 		{"operator file missing", "operator: /nonexistent/op.jwt\nresolver: MEMORY\n", "operator", "not a file that can be read"},
 		{"preload not a JWT", op + "resolver: MEMORY\nresolver_preload: {A: 1}\n", "resolver_preload.A", "not an account JWT"},
 		{"accounts block", op + "resolver: MEMORY\naccounts: {APP: {users: [{user: a, password: b}]}}\n", "accounts", "operator mode"},
