@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -17,6 +18,13 @@ import (
 func (o Options) withOperator() (Options, error) {
 	if o.Operator == nil {
 		return o, nil
+	}
+	a := o.Authorization
+	switch {
+	case a.Token != "" || a.User != "" || len(a.Users) > 0:
+		return o, fmt.Errorf("server: operator: operator mode authenticates users by their JWTs; Authorization must have no token, user or users")
+	case len(o.Accounts) > 0 || len(o.SystemAccount.Users) > 0:
+		return o, fmt.Errorf("server: operator: operator mode takes its accounts from JWTs; Accounts and SystemAccount.Users must be empty")
 	}
 	t, err := compileOperator(o.Operator)
 	if err != nil {

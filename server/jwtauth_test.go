@@ -239,3 +239,18 @@ func BenchmarkJWTAuthenticate(b *testing.B) {
 		}
 	}
 }
+
+func TestOperatorExcludesConfiguredUsers(t *testing.T) {
+	t.Parallel()
+	f := newJWTFixture(t)
+	op := &Operator{JWTs: []string{f.opJWT}}
+	for _, o := range []Options{
+		{Operator: op, Authorization: Authorization{Users: []User{{Name: "a", Password: "b"}}}},
+		{Operator: op, Authorization: Authorization{Token: "t"}},
+		{Operator: op, Accounts: []Account{{Name: "A"}}},
+	} {
+		if _, err := o.withOperator(); err == nil || !strings.Contains(err.Error(), "operator mode") {
+			t.Errorf("%+v: error %v", o, err)
+		}
+	}
+}
