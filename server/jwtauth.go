@@ -29,8 +29,8 @@ func newJWTAuth(t *trust, set accountSet, sys *account, now func() time.Time) *j
 	return j
 }
 
-// authenticate checks cr's user JWT and signature against nonce. A nil
-// nonce check (reidentify after a reload) passes noNonce.
+// authenticate checks cr's user JWT and, with checkSig, its signature of
+// nonce (reidentify, after a reload, has no nonce to check).
 func (j *jwtAuth) authenticate(cr credentials, nonce string, checkSig bool) (*identity, *authFailure) {
 	if cr.JWT == "" {
 		return nil, &authFailure{user: cr.User, reason: "no user JWT"}
@@ -129,7 +129,7 @@ func unenforced(l jwt.UserPermissionLimits) string {
 	return ""
 }
 
-// reidentifyJWT is old's identity under j after a reload, or nil when
+// reidentify is old's identity under j after a reload, or nil when
 // its JWT no longer lets it in (its account gone, the user revoked).
 func (j *jwtAuth) reidentify(old *identity) *identity {
 	id, fail := j.authenticate(credentials{JWT: old.secret}, "", false)
