@@ -58,7 +58,7 @@ type AccountLimits struct {
 // accountUnsupported are an account's keys that nats-server has and bus
 // refuses, with why.
 var accountUnsupported = map[string]string{
-	"nkey":       "bus has no operator/JWT mode, where an account's nkey matters; " + removeIt,
+	"nkey":       "an account's nkey matters only in operator mode, where accounts come from JWTs (resolver_preload); " + removeIt,
 	"msg_trace":  "message tracing is not in bus yet; " + removeIt,
 	"trace_dest": "message tracing is not in bus yet; " + removeIt,
 }
@@ -327,7 +327,7 @@ func (c Config) checkAccounts(bad func(key, format string, args ...any)) {
 			bad(key, "an account with jetstream needs a name fit for a directory, where its streams live (no '.', '*', '>', '/', '\\', ':', spaces or control characters)")
 		}
 	}
-	if c.SystemAccount != "" && c.Account(c.SystemAccount) == nil {
+	if c.SystemAccount != "" && c.Account(c.SystemAccount) == nil && !c.OperatorMode() {
 		bad("system_account", "%q names no account of the accounts block", c.SystemAccount)
 	}
 }

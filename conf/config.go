@@ -64,6 +64,12 @@ type Config struct {
 	// SystemAccount names the account of Accounts whose users may make
 	// the $SYS monitoring requests; "" means "$SYS" if so named.
 	SystemAccount string
+	// Operator holds the trusted operators' JWTs (operator.go); none: no
+	// operator mode. Resolver is ResolverMemory in operator mode, and
+	// ResolverPreload its account JWTs by account public key.
+	Operator        *Operators
+	Resolver        string
+	ResolverPreload *Preload
 
 	// Mappings is the mappings block: subjects a client's publish is
 	// routed to instead of its own (docs/mappings.md); nil when absent.

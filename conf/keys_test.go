@@ -38,6 +38,12 @@ func sample(t *testing.T, k key) any {
 		return map[string]any{"no_tls": true}
 	case featureFlagsValue:
 		return map[string]any{"js_ack_fc_v2": true}
+	case operatorValue:
+		return "eyJ0eXAiOiJKV1QifQ.sample"
+	case resolverValue:
+		return "memory"
+	case preloadValue:
+		return map[string]any{"ASAMPLE": "eyJ0eXAiOiJKV1QifQ.sample"}
 	case accountsValue:
 		return map[string]any{"SYS": map[string]any{"users": []any{map[string]any{"user": "admin", "password": "x"}}}}
 	}

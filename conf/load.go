@@ -40,6 +40,11 @@ func Load(path string, fs *pflag.FlagSet) (Config, error) {
 			return Config{}, err
 		}
 		errs = append(errs, mappingErrs...)
+		preloadErrs, err := loadPreload(path, normal, &cfg) // viper would fold account keys
+		if err != nil {
+			return Config{}, err
+		}
+		errs = append(errs, preloadErrs...)
 		accountErrs, err := loadAccounts(path, normal, &cfg) // viper would fold account names
 		if err != nil {
 			return Config{}, err

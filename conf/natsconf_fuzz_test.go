@@ -23,6 +23,7 @@ func FuzzNATSConf(f *testing.F) {
 		"authorization { users = [ {user: a, password: b, permissions: {publish: [\"x.>\"], subscribe: {deny: \"y\"}}} ] }",
 		"jetstream { store_dir: /data, max_mem: 1G, max_file: 1TB, sync_interval: always, max_buffered_msgs: 1 }",
 		"accounts { SYS { users = [{user: admin, password: pw}] } }\nsystem_account: SYS",
+		"operator: eyJ0eXAiOiJKV1QifQ.a.b\nsystem_account: ADLK\nresolver: MEMORY\nresolver_preload { ADLK: eyJ0eXAiOiJKV1QifQ.c.d }",
 		"leafnodes { remotes [ {urls: [\"nats://h:7422\"], credentials: /c.creds} ] }",
 		"mappings { a.*: \"b.{{wildcard(1)}}\", c: [{destination: d, weight: 50%}] }",
 		"tls { cert_file: c.pem, key_file: k.pem, verify: true, timeout: 0.5 }",

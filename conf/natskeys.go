@@ -33,17 +33,11 @@ var unsupportedKeys = map[string]string{
 	"cluster":                  "bus runs as a single server and has no cluster (routes); " + removeIt + ", and link servers with leafnodes.remotes",
 	"gateway":                  "bus has no gateways; " + removeIt + ", and link servers with leafnodes.remotes",
 	"mqtt":                     "bus has no MQTT listener; " + removeIt,
-	"operator":                 noJWT,
-	"operators":                noJWT,
 	"root":                     noJWT,
 	"roots":                    noJWT,
-	"root_operator":            noJWT,
-	"root_operators":           noJWT,
-	"resolver":                 noJWT,
 	"account_resolver":         noJWT,
 	"accounts_resolver":        noJWT,
 	"resolver_tls":             noJWT,
-	"resolver_preload":         noJWT,
 	"resolver_pinned_accounts": noJWT,
 	"trusted":                  noJWT,
 	"trusted_keys":             noJWT,
@@ -66,7 +60,7 @@ var unsupportedKeys = map[string]string{
 
 // noJWT is why the keys of nats-server's decentralized (JWT) auth are
 // refused.
-const noJWT = "bus has no operator/JWT mode; " + removeIt + ", and list users (with nkeys if you like) in the authorization block"
+const noJWT = "bus's operator mode takes operator, system_account, resolver: MEMORY and resolver_preload only; " + removeIt
 
 // offOnlyKeys are accepted when off (false, "", 0) and refused when on.
 var offOnlyKeys = map[string]string{

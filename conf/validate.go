@@ -110,6 +110,7 @@ func (c Config) check() []*KeyError {
 	}
 	c.checkLog(bad)
 	c.checkAccounts(bad)
+	c.checkOperator(bad)
 
 	if !slices.Contains(levelNames(), strings.ToLower(c.LogLevel.String())) {
 		bad("log_level", "%s is not one of %s", c.LogLevel, strings.Join(levelNames(), ", "))

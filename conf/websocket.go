@@ -61,7 +61,7 @@ type WebSocketAuth struct {
 
 // wsUnsupported are the block's keys bus refuses, with why.
 var wsUnsupported = map[string]string{
-	"jwt_cookie":       noJWT,
+	"jwt_cookie":       "bus does not read a user JWT from a WebSocket cookie; " + removeIt,
 	"tls_map":          "bus does not map WebSocket client certificates to users",
 	"tls_pinned_certs": "bus does not pin WebSocket client certificates",
 	"tls_ocsp_peer":    "bus does not check OCSP",

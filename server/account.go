@@ -1,11 +1,13 @@
 package server
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/bus-dev/bus/server/jetstream"
 	"github.com/bus-dev/bus/subjects"
@@ -38,6 +40,9 @@ type Account struct {
 	// nil: none, and its $JS.API requests get the reference's 503
 	// "JetStream not enabled for account" when the server has JetStream.
 	JetStream *AccountJetStream
+	// nameTag is an account JWT's name claim, which monitoring shows as
+	// the reference does (jwtaccounts.go); "" shows Name.
+	nameTag string
 }
 
 // AccountLimits are an account's limits; 0 means no limit of that kind.
@@ -59,8 +64,11 @@ type AccountLimits struct {
 type account struct {
 	name   string
 	system bool
-	trie   *subjects.Trie[*subscription]
-	mapper *mapper // the account's mappings; nil for none; immutable
+	// nameTag is what monitoring's name_tag shows: an account JWT's
+	// name claim, else name.
+	nameTag string
+	trie    *subjects.Trie[*subscription]
+	mapper  *mapper // the account's mappings; nil for none; immutable
 	// limits are swapped by Reload; connections read them as they
 	// authenticate and subscribe.
 	limits atomic.Pointer[AccountLimits]
@@ -187,6 +195,7 @@ func (s *Server) buildAccounts(opts []Account, old accountSet) (accountSet, erro
 			return nil, fmt.Errorf("server: account %q: %w", a.Name, err)
 		}
 		acc := newAccount(a.Name, m, a.Limits)
+		acc.nameTag = cmp.Or(a.nameTag, a.Name)
 		if err := s.installAccountServices(acc); err != nil {
 			return nil, err
 		}
@@ -236,7 +245,7 @@ func (s *Server) lookupAccount(name string) *account {
 func (s *Server) accountNames() []string {
 	names := slices.Collect(maps.Keys(s.accountSet()))
 	names = append(names, globalAccount)
-	if len(s.opts.SystemAccount.Users) > 0 {
+	if s.opts.hasSystemUsers() {
 		names = append(names, s.sys.name)
 	}
 	slices.Sort(names)
@@ -363,6 +372,10 @@ func (s *Server) newAuthenticatorFor(opts *Options, auth Authorization, tlsMap b
 	au.addAccountUsers(s.sys, opts.SystemAccount.Users, nil)
 	for _, a := range opts.Accounts {
 		au.addAccountUsers(set[a.Name], a.Users, a.DefaultPermissions)
+	}
+	if opts.trust != nil {
+		au.required, au.nonce = true, true
+		au.jwt = newJWTAuth(opts.trust, set, s.sys, time.Now)
 	}
 	if n := auth.NoAuthUser; n != "" && au.users != nil {
 		if au.noAuth = au.users[n]; au.noAuth == nil {

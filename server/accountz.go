@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -29,7 +30,7 @@ type (
 // error.
 func (s *Server) Accountz(acc string) (*Accountz, error) {
 	out := &Accountz{ServerID: s.id, Now: time.Now().UTC()}
-	if len(s.opts.SystemAccount.Users) > 0 {
+	if s.opts.hasSystemUsers() {
 		out.SystemAccount = s.sys.name
 	}
 	if acc == "" {
@@ -40,7 +41,7 @@ func (s *Server) Accountz(acc string) (*Accountz, error) {
 	if a == nil {
 		return nil, fmt.Errorf("monitoring: account %q not found", acc)
 	}
-	info := &AccountInfo{Name: a.name, Updated: s.mon.loaded.UTC(), Complete: true, NameTag: a.name,
+	info := &AccountInfo{Name: a.name, Updated: s.mon.loaded.UTC(), Complete: true, NameTag: cmp.Or(a.nameTag, a.name),
 		Clients: int(a.conns.Load()), Sublist: &SublistStats{}}
 	switch a {
 	case s.global:

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nkeys"
 	"golang.org/x/crypto/bcrypt"
@@ -31,6 +32,15 @@ type identity struct {
 	nkey   string
 	secret string
 	single bool
+	// fromJWT: an operator-mode user; secret is its user JWT (jwtauth.go).
+	fromJWT bool
+	// window is where and when a JWT user may connect from (src, times);
+	// nil: anywhere, any time. maxSubs and maxPayload are its JWT's
+	// limits, 0 for none (the lower of them and the account's holds).
+	window              *userWindow
+	maxSubs, maxPayload int
+	// expires is when the user JWT expires; zero for never.
+	expires time.Time
 }
 
 // authenticator checks a CONNECT's credentials against the authorization
@@ -50,6 +60,8 @@ type authenticator struct {
 	// The accounts' users beside a token or single user (else they are
 	// in users and nkeys); see addAccountUsers.
 	sysUsers, sysNkeys map[string]*identityEntry
+	// jwt authenticates every client in operator mode (jwtauth.go).
+	jwt *jwtAuth
 
 	padOnce sync.Once // makes pad on first use, once every user is in
 	pad     string    // see padFor
@@ -127,6 +139,9 @@ type authFailure struct {
 func (a *authenticator) authenticate(cr credentials, nonce string, cert *x509.Certificate) (*identity, *authFailure) {
 	if !a.required {
 		return &identity{}, nil
+	}
+	if a.jwt != nil {
+		return a.jwt.authenticate(cr, nonce, true)
 	}
 	if a.users != nil {
 		return a.authenticateUser(cr, nonce, cert)

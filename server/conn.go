@@ -114,6 +114,7 @@ type conn struct {
 	pingTimer    *time.Timer
 	authTimer    *time.Timer   // until a valid CONNECT; nil once it is stopped or fired
 	authTimedOut bool          // the auth timer fired: the connection is closing
+	expiryTimer  *time.Timer   // closes it when its user JWT expires (jwtauth.go); under mu
 	reason       string        // why the connection closed
 	rtt          time.Duration // last PING to PONG, or CONNECT's estimate; for /connz
 	desc         clientDesc    // who the client said it is, for /connz
@@ -496,6 +497,10 @@ func (c *conn) close(reason string, flush bool) {
 	if c.authTimer != nil {
 		c.authTimer.Stop()
 		c.authTimer = nil
+	}
+	if c.expiryTimer != nil {
+		c.expiryTimer.Stop()
+		c.expiryTimer = nil
 	}
 	for _, sub := range subs {
 		if c.trie.Remove(sub.subject, sub.queue, sub) == nil {

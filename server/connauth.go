@@ -95,6 +95,9 @@ func (c *conn) authenticate(cr credentials) error {
 	if fail == nil && !id.allowsConnType(c.connType()) {
 		fail = &authFailure{user: id.name, reason: "connection type " + c.connType() + " not allowed"}
 	}
+	if fail == nil && id.window != nil {
+		fail = id.window.admits(id.name, c.ip, time.Now())
+	}
 	if fail != nil {
 		c.srv.authFailures.Add(1)
 		c.log.Warn("authorization violation", "user", fail.user, "reason", fail.reason)
@@ -103,6 +106,7 @@ func (c *conn) authenticate(cr credentials) error {
 	if err := c.becomeUser(id); err != nil {
 		return err
 	}
+	c.armExpiry(id)
 	if cur := c.auth(); cur != a {
 		// A reload came between the check and now and may have missed
 		// this connection: check it against the new configuration.
@@ -121,7 +125,7 @@ func (c *conn) becomeUser(id *identity) error {
 		}
 		return err
 	}
-	c.parser.maxPayload = lowerLimit(c.srv.liveOpts().MaxPayload, c.acc.limits.Load().MaxPayload)
+	c.parser.maxPayload = lowerLimit(lowerLimit(c.srv.liveOpts().MaxPayload, c.acc.limits.Load().MaxPayload), id.maxPayload)
 	c.user = id
 	c.authed.Store(id)
 	c.needAuth = false

@@ -166,7 +166,7 @@ func (c *conn) openInfo(now time.Time, o ConnzOptions) *ConnInfo {
 			subs = append(subs, sub.detail())
 		}
 	}
-	account := c.accountName()
+	account, nameTag := c.accountName(), c.acc.nameTag
 	c.mu.Unlock()
 	if o.User != "" && d.user != o.User || !accountSelected(o.Account, account) {
 		return nil
@@ -176,7 +176,7 @@ func (c *conn) openInfo(now time.Time, o ConnzOptions) *ConnInfo {
 	if o.Auth {
 		ci.Account = account // left out for the global account, as by the reference
 		ci.AuthorizedUser = d.user
-		ci.NameTag = cmp.Or(account, globalAccount)
+		ci.NameTag = cmp.Or(nameTag, account, globalAccount)
 	}
 	return &ci
 }

@@ -15,6 +15,13 @@
 // accounts are an immutable map that Reload swaps (Server.accounts),
 // keeping each account still configured, with its trie.
 //
+// Operator mode (Options.Operator; operator.go) verifies the operator's
+// and the accounts' JWTs at New and Reload and turns each account JWT
+// into an Account named by its public key (jwtaccounts.go), so JWT
+// accounts are served by the same machinery; users authenticate with
+// their user JWT and a signed nonce (jwtauth.go), within their JWT's
+// src and times (jwtwindow.go).
+//
 // Monitoring over HTTP (the endpoints, /metrics, the dashboard) is
 // server/monitor. This package builds its documents (varz.go, connz.go,
 // subsz.go, healthz.go, leafz.go, accountz.go, jsz.go, with the closed
@@ -46,7 +53,8 @@
 //     gets one short-lived goroutine that writes why and hangs up (refuse
 //     in server.go).
 //   - Per connection timers, not goroutines: the ping timer (conn.go) and
-//     the auth timer until CONNECT (connauth.go) are time.AfterFunc.
+//     the auth timer until CONNECT (connauth.go) are time.AfterFunc, as
+//     is the user JWT's expiry timer (jwtauth.go).
 //     A service import's response subscription with a response threshold
 //     is removed by a time.AfterFunc too (imports.go).
 //   - shedder: one, with max_pending_total (shed.go), woken when the

@@ -114,6 +114,11 @@ type Options struct {
 	// Accounts are the other accounts, each a subject space of its own
 	// (account.go); none by default.
 	Accounts []Account
+	// Operator turns on operator (JWT) mode (operator.go); nil: off.
+	Operator *Operator
+	// trust is Operator compiled by withOperator, with its accounts
+	// added to Accounts.
+	trust *trust
 	// MaxUnauthenticated bounds the connections that have not yet sent a
 	// valid CONNECT when authorization is on; more are refused. 0 means
 	// DefaultMaxUnauthenticated.

@@ -47,6 +47,10 @@ func (s *Server) auth() *authenticator { return s.authn.Load() }
 // is logged. A TLS file that cannot be read refuses it too.
 func (s *Server) Reload(opts Options) error {
 	opts = opts.clone().WithDefaults() // the caller may reuse its slices
+	opts, err := opts.withOperator()
+	if err != nil {
+		return fmt.Errorf("server: reload: %w", err)
+	}
 	if err := opts.validate(); err != nil {
 		return fmt.Errorf("server: reload: %w", err)
 	}
@@ -137,6 +141,7 @@ func restartKeys(old, new Options) []string {
 	check("websocket", reflect.DeepEqual(old.WebSocket, new.WebSocket))
 	check("system_account", old.SystemAccount.name() == new.SystemAccount.name())
 	keys = append(keys, accountRestartKeys(old.Accounts, new.Accounts)...)
+	check("operator", sameOperators(old.Operator, new.Operator))
 	check("authorization.reference_stored_reads", old.Authorization.ReferenceStoredReads == new.Authorization.ReferenceStoredReads)
 	o, n := old.TLS, new.TLS
 	check("no_header_support", old.NoHeaderSupport == new.NoHeaderSupport)
@@ -149,7 +154,7 @@ func restartKeys(old, new Options) []string {
 		o.JetStreamDomain, o.JetStreamMaxMemory, o.JetStreamMaxStore, o.JetStreamSyncInterval, o.MaxPendingTotal = "", 0, 0, 0, 0
 		o.JetStreamIndexMemory = 0
 		o.Authorization, o.SystemAccount, o.TLS, o.Logger = live.Authorization, live.SystemAccount, live.TLS, nil
-		o.Accounts = nil
+		o.Accounts, o.Operator, o.trust = nil, nil, nil
 		o.MaxPayload, o.MaxControlLine, o.MaxConnections, o.MaxSubscriptions, o.MaxPending = 0, 0, 0, 0, 0
 		o.PingInterval, o.MaxPingsOut, o.WriteDeadline, o.MaxUnauthenticated, o.FirstPingDelay = 0, 0, 0, 0, 0
 		o.LameDuckDuration, o.LameDuckGracePeriod = 0, 0
@@ -297,6 +302,12 @@ func (c *conn) revoke(user string) {
 func (a *authenticator) reidentify(old *identity) *identity {
 	if !a.required {
 		return &identity{}
+	}
+	if a.jwt != nil || old.fromJWT {
+		if a.jwt == nil || !old.fromJWT {
+			return nil
+		}
+		return a.jwt.reidentify(old)
 	}
 	if old.single {
 		if a.users == nil && (a.token != "" || a.user != "") && a.single.name == old.name && a.single.secret == old.secret {

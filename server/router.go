@@ -361,7 +361,7 @@ func (c *conn) processSub(o *op) error {
 	}
 	// The limit is checked first, as in the reference, so a repeated sid
 	// at the limit is refused too.
-	if limit := lowerLimit(c.srv.liveOpts().MaxSubscriptions, c.acc.limits.Load().MaxSubscriptions); limit > 0 && len(c.subs) >= limit {
+	if limit := lowerLimit(lowerLimit(c.srv.liveOpts().MaxSubscriptions, c.acc.limits.Load().MaxSubscriptions), c.userMaxSubs()); limit > 0 && len(c.subs) >= limit {
 		c.mu.Unlock()
 		c.sendErr(errMaxSubscriptions)
 		return nil

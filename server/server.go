@@ -102,6 +102,10 @@ type Server struct {
 // New validates opts and returns a server that is not yet listening.
 func New(opts Options) (*Server, error) {
 	opts = opts.clone().WithDefaults() // the caller may reuse its slices
+	opts, err := opts.withOperator()
+	if err != nil {
+		return nil, err
+	}
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
@@ -135,7 +139,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.global = &account{name: globalAccount, trie: s.subs, mapper: s.mapper}
 	s.global.limits.Store(&AccountLimits{})
-	s.sys = &account{name: opts.SystemAccount.name(), system: true, trie: s.sysSubs}
+	s.sys = &account{name: opts.SystemAccount.name(), system: true, trie: s.sysSubs, nameTag: opts.trust.nameTag(opts.SystemAccount.name())}
 	s.sys.limits.Store(&AccountLimits{})
 	set, err := s.buildAccounts(opts.Accounts, nil)
 	if err != nil {

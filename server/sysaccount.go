@@ -101,7 +101,7 @@ func (c *conn) lockedAccountName() string {
 // hasSystemAccount reports whether name is the configured system
 // account's.
 func (s *Server) hasSystemAccount(name string) bool {
-	return len(s.opts.SystemAccount.Users) > 0 && name == s.opts.SystemAccount.name()
+	return s.opts.hasSystemUsers() && name == s.opts.SystemAccount.name()
 }
 
 // accountSelected reports whether a connection of account (""

@@ -60,7 +60,7 @@ type disconnectEvent struct {
 
 // accountEventsOn reports whether account events are published: only
 // with a system account that has users.
-func (s *Server) accountEventsOn() bool { return len(s.opts.SystemAccount.Users) > 0 }
+func (s *Server) accountEventsOn() bool { return s.opts.hasSystemUsers() }
 
 // eventID is a fresh event id (the reference's are random too).
 func eventID() string {

@@ -266,7 +266,7 @@ func (s *Server) startSysRequests() error {
 	type service = sysService
 	var list []service
 	sys := s.sysSubs
-	if len(s.opts.SystemAccount.Users) > 0 {
+	if s.opts.hasSystemUsers() {
 		statsz := s.sysStatsz()
 		list = append(list, service{sys, sysPingSubject, statsz})
 		for name, e := range s.sysEndpoints() {

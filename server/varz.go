@@ -69,7 +69,7 @@ func (s *Server) Varz() Varz {
 		SlowConsumerStats:    &monitor.KindStats{Clients: slow},
 		StaleConnectionStats: &monitor.KindStats{Clients: stale},
 	}
-	if len(s.opts.SystemAccount.Users) > 0 {
+	if s.opts.hasSystemUsers() {
 		v.SystemAccount = s.opts.SystemAccount.name()
 	}
 	v.JetStream = s.jetStreamVarz()

@@ -45,6 +45,7 @@ func options(cfg conf.Config, log *slog.Logger) server.Options {
 		Authorization:         authorization(cfg.Authorization, cfg.NoAuthUser),
 		SystemAccount:         systemAccount(cfg),
 		Accounts:              accounts(cfg),
+		Operator:              operator(cfg),
 		MaxUnauthenticated:    cfg.MaxUnauthenticated,
 		Mappings:              mappings(cfg.Mappings),
 		LeafNodes:             leafNodes(cfg.LeafNodes),
@@ -120,6 +121,19 @@ func authorization(a *conf.Authorization, noAuthUser string) server.Authorizatio
 		out.Users = users(a.Users)
 	}
 	return out
+}
+
+// operator maps operator mode: the operators' JWTs, the system account's
+// key and the MEMORY resolver's account JWTs.
+func operator(cfg conf.Config) *server.Operator {
+	if !cfg.OperatorMode() {
+		return nil
+	}
+	o := &server.Operator{JWTs: cfg.Operator.JWTs, SystemAccount: cfg.SystemAccount}
+	if cfg.ResolverPreload != nil {
+		o.Accounts = cfg.ResolverPreload.Accounts
+	}
+	return o
 }
 
 // systemAccount maps the system account of the accounts block.

@@ -1,0 +1,164 @@
+package server
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/nats-io/jwt/v2"
+)
+
+// withOperator compiles o.Operator, when set, and turns each account JWT
+// into an Account of o (named by its public key, as the reference names
+// them), so the accounts machinery (account.go, imports.go, accountjs.go)
+// serves JWT accounts as it serves the accounts block's. The system
+// account's JWT names the system account instead. o's slices are copied,
+// never appended to in place.
+func (o Options) withOperator() (Options, error) {
+	if o.Operator == nil {
+		return o, nil
+	}
+	a := o.Authorization
+	switch {
+	case a.Token != "" || a.User != "" || len(a.Users) > 0:
+		return o, fmt.Errorf("server: operator: operator mode authenticates users by their JWTs; Authorization must have no token, user or users")
+	case len(o.Accounts) > 0 || len(o.SystemAccount.Users) > 0:
+		return o, fmt.Errorf("server: operator: operator mode takes its accounts from JWTs; Accounts and SystemAccount.Users must be empty")
+	}
+	t, err := compileOperator(o.Operator)
+	if err != nil {
+		return o, err
+	}
+	o.trust = t
+	o.Accounts = slices.Clone(o.Accounts)
+	if t.system != "" {
+		o.SystemAccount.Name = t.system
+	}
+	for _, key := range slices.Sorted(maps.Keys(t.accounts)) {
+		if key == t.system {
+			continue
+		}
+		o.Accounts = append(o.Accounts, accountFromClaims(t.accounts[key], o.JetStream))
+	}
+	return o, nil
+}
+
+// accountFromClaims is the Account an account JWT describes. The JWT's
+// -1 (no limit) is bus's 0.
+func accountFromClaims(ac *jwt.AccountClaims, jetStream bool) Account {
+	a := Account{
+		Name: ac.Subject,
+		Limits: AccountLimits{
+			MaxConnections:   jwtLimit(ac.Limits.Conn),
+			MaxSubscriptions: jwtLimit(ac.Limits.Subs),
+			MaxPayload:       jwtLimit(ac.Limits.Payload),
+		},
+		DefaultPermissions: permissionsFromClaims(ac.DefaultPermissions),
+		nameTag:            ac.Name,
+	}
+	js := ac.Limits.JetStreamLimits
+	if jetStream && (js.MemoryStorage != 0 || js.DiskStorage != 0) {
+		a.JetStream = &AccountJetStream{
+			MaxMemory:     int64(jwtLimit(js.MemoryStorage)),
+			MaxStore:      int64(jwtLimit(js.DiskStorage)),
+			MaxStreams:    jwtLimit(js.Streams),
+			MaxConsumers:  jwtLimit(js.Consumer),
+			MaxAckPending: jwtLimit(js.MaxAckPending),
+		}
+	}
+	for _, e := range ac.Exports {
+		// Exports that need an activation token are private; bus has
+		// no activation tokens, so they are shared with no one.
+		if e.TokenReq {
+			continue
+		}
+		if e.IsService() {
+			a.Exports.Services = append(a.Exports.Services, ServiceExport{
+				Subject: string(e.Subject), ResponseType: string(e.ResponseType), ResponseThreshold: e.ResponseThreshold,
+			})
+		} else {
+			a.Exports.Streams = append(a.Exports.Streams, StreamExport{Subject: string(e.Subject)})
+		}
+	}
+	for _, im := range ac.Imports {
+		if im.Token != "" {
+			continue
+		}
+		local := string(im.LocalSubject)
+		if local == "" {
+			local = string(im.To)
+		}
+		if im.IsService() {
+			a.Imports.Services = append(a.Imports.Services, ServiceImport{Account: im.Account, Subject: string(im.Subject), To: local})
+		} else {
+			a.Imports.Streams = append(a.Imports.Streams, StreamImport{Account: im.Account, Subject: string(im.Subject), To: local})
+		}
+	}
+	for _, src := range slices.Sorted(maps.Keys(ac.Mappings)) {
+		m := Mapping{Source: string(src)}
+		for _, d := range ac.Mappings[src] {
+			m.Destinations = append(m.Destinations, MapDestination{Subject: string(d.Subject), Weight: int(d.GetWeight()), Cluster: d.Cluster})
+		}
+		a.Mappings = append(a.Mappings, m)
+	}
+	return a
+}
+
+// jwtLimit is a JWT's limit as bus's: negative (no limit) is 0.
+func jwtLimit(n int64) int {
+	if n < 0 || n > 1<<31-1 {
+		return 0
+	}
+	return int(n)
+}
+
+// permissionsFromClaims is p as bus's Permissions; nil when p says
+// nothing (everything allowed).
+func permissionsFromClaims(p jwt.Permissions) *Permissions {
+	if len(p.Pub.Allow)+len(p.Pub.Deny)+len(p.Sub.Allow)+len(p.Sub.Deny) == 0 && p.Resp == nil {
+		return nil
+	}
+	out := &Permissions{}
+	if len(p.Pub.Allow)+len(p.Pub.Deny) > 0 {
+		out.Publish = &SubjectPermission{Allow: p.Pub.Allow, Deny: p.Pub.Deny}
+	}
+	if len(p.Sub.Allow)+len(p.Sub.Deny) > 0 {
+		// A JWT writes a queue permission as "subject queue", as the
+		// config file's permissions do.
+		out.Subscribe = &SubjectPermission{Allow: trimAll(p.Sub.Allow), Deny: trimAll(p.Sub.Deny)}
+	}
+	if p.Resp != nil {
+		out.Responses = &ResponsePermission{MaxMsgs: p.Resp.MaxMsgs, Expires: p.Resp.Expires}
+		if out.Responses.MaxMsgs == 0 {
+			out.Responses.MaxMsgs = DefaultResponseMaxMsgs
+		}
+		if out.Responses.Expires == 0 {
+			out.Responses.Expires = DefaultResponseExpires
+		}
+	}
+	return out
+}
+
+func trimAll(list []string) []string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = strings.TrimSpace(s)
+	}
+	return out
+}
+
+// nameTag is the name claim of account key's JWT; "" outside operator
+// mode or without one.
+func (t *trust) nameTag(key string) string {
+	if t == nil || t.accounts[key] == nil {
+		return ""
+	}
+	return t.accounts[key].Name
+}
+
+// hasSystemUsers reports whether the system account can have users: it
+// has users configured, or it is an account JWT's in operator mode.
+func (o Options) hasSystemUsers() bool {
+	return len(o.SystemAccount.Users) > 0 || o.trust != nil && o.trust.system != ""
+}

@@ -1,0 +1,256 @@
+package server
+
+import (
+	"encoding/base64"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nkeys"
+)
+
+// Fixed keys, so that the fuzz corpus keeps its meaning.
+const (
+	jwtTestOperatorSeed = "SOAHKH2A4Q7SHOU5AI7FO56AIARSQM5O3YJ2K24CDN7DZZEELGPANPJQ5Y"
+	jwtTestAccountSeed  = "SAAKISQW3DALQ4NLMAFDPYLATLKIC32FOCM7QLSYG4DUMY3YSFOMV4GNYY"
+	jwtTestUserSeed     = "SUAPHQY2QTY4AJDU2FJRSR4SLSKGHN63T4DQP23XHBPWXB5R7RDXSMENKA"
+)
+
+// jwtFixture is an operator, one account and one user of it.
+type jwtFixture struct {
+	op, acc, user          nkeys.KeyPair
+	opPub, accPub, userPub string
+	opJWT                  string
+	ac                     *jwt.AccountClaims
+}
+
+func newJWTFixture(t testing.TB) *jwtFixture {
+	t.Helper()
+	f := &jwtFixture{}
+	var err error
+	for _, k := range []struct {
+		seed string
+		kp   *nkeys.KeyPair
+		pub  *string
+	}{{jwtTestOperatorSeed, &f.op, &f.opPub}, {jwtTestAccountSeed, &f.acc, &f.accPub}, {jwtTestUserSeed, &f.user, &f.userPub}} {
+		if *k.kp, err = nkeys.FromSeed([]byte(k.seed)); err != nil {
+			t.Fatal(err)
+		}
+		*k.pub, _ = (*k.kp).PublicKey()
+	}
+	if f.opJWT, err = jwt.NewOperatorClaims(f.opPub).Encode(f.op); err != nil {
+		t.Fatal(err)
+	}
+	f.ac = jwt.NewAccountClaims(f.accPub)
+	return f
+}
+
+// auth compiles the fixture's operator mode as a server would.
+func (f *jwtFixture) auth(t testing.TB) *jwtAuth {
+	t.Helper()
+	accJWT, err := f.ac.Encode(f.op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := compileOperator(&Operator{JWTs: []string{f.opJWT}, Accounts: map[string]string{f.accPub: accJWT}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc := newAccount(f.accPub, nil, AccountLimits{})
+	return newJWTAuth(tr, accountSet{f.accPub: acc}, nil, time.Now)
+}
+
+// userJWT is a user JWT for the fixture's user, edited, signed by signer.
+func (f *jwtFixture) userJWT(t testing.TB, signer nkeys.KeyPair, edit func(*jwt.UserClaims)) string {
+	t.Helper()
+	uc := jwt.NewUserClaims(f.userPub)
+	if edit != nil {
+		edit(uc)
+	}
+	s, err := uc.Encode(signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func (f *jwtFixture) sign(nonce string) string {
+	sig, _ := f.user.Sign([]byte(nonce))
+	return base64.RawURLEncoding.EncodeToString(sig)
+}
+
+func TestJWTAuthVerification(t *testing.T) {
+	t.Parallel()
+	f := newJWTFixture(t)
+	signingKey, _ := nkeys.CreateAccount()
+	signingPub, _ := signingKey.PublicKey()
+	f.ac.SigningKeys.Add(signingPub)
+	stranger, _ := nkeys.CreateAccount()
+	j := f.auth(t)
+	const nonce = "bm9uY2U"
+	for _, c := range []struct {
+		name, jwt, sig, reason string
+	}{
+		{"account signs", f.userJWT(t, f.acc, nil), f.sign(nonce), ""},
+		{"signing key with issuer_account", f.userJWT(t, signingKey, func(uc *jwt.UserClaims) { uc.IssuerAccount = f.accPub }), f.sign(nonce), ""},
+		{"bearer needs no signature", f.userJWT(t, f.acc, func(uc *jwt.UserClaims) { uc.BearerToken = true }), "", ""},
+		{"no JWT", "", "", "no user JWT"},
+		{"garbage", "eyJ.x.y", "", "user JWT not valid"},
+		{"signature missing", f.userJWT(t, f.acc, nil), "", "signature missing"},
+		{"signature of another nonce", f.userJWT(t, f.acc, nil), f.sign("other"), "signature not verified"},
+		{"signing key without issuer_account", f.userJWT(t, signingKey, nil), f.sign(nonce), "not found"},
+		{"unknown account", f.userJWT(t, stranger, nil), f.sign(nonce), "not found"},
+		{"issuer_account names a key that did not sign", f.userJWT(t, stranger, func(uc *jwt.UserClaims) { uc.IssuerAccount = f.accPub }), f.sign(nonce), "neither account"},
+		{"expired", f.userJWT(t, f.acc, func(uc *jwt.UserClaims) { uc.Expires = time.Now().Add(-time.Second).Unix() }), f.sign(nonce), "expired"},
+		{"not yet valid", f.userJWT(t, f.acc, func(uc *jwt.UserClaims) { uc.NotBefore = time.Now().Add(time.Hour).Unix() }), f.sign(nonce), "not yet valid"},
+		{"data limit not enforced", f.userJWT(t, f.acc, func(uc *jwt.UserClaims) { uc.Data = 10 }), f.sign(nonce), "data"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			id, fail := j.authenticate(credentials{JWT: c.jwt, Sig: c.sig}, nonce, true)
+			switch {
+			case c.reason == "" && fail != nil:
+				t.Fatalf("refused: %s", fail.reason)
+			case c.reason == "" && (id.acc == nil || id.acc.name != f.accPub || id.name != f.userPub):
+				t.Fatalf("identity %+v", id)
+			case c.reason != "" && fail == nil:
+				t.Fatalf("accepted, want refusal with %q", c.reason)
+			case c.reason != "" && !strings.Contains(fail.reason, c.reason):
+				t.Fatalf("reason %q, want %q", fail.reason, c.reason)
+			}
+		})
+	}
+	t.Run("revoked", func(t *testing.T) {
+		r := newJWTFixture(t)
+		token := r.userJWT(t, r.acc, nil)
+		// Revoked are the user's JWTs issued before the revocation's time.
+		r.ac.RevokeAt(r.userPub, time.Now().Add(time.Minute))
+		if _, fail := r.auth(t).authenticate(credentials{JWT: token, Sig: r.sign(nonce)}, nonce, true); fail == nil || !strings.Contains(fail.reason, "revoked") {
+			t.Fatalf("got %+v, want revoked", fail)
+		}
+	})
+}
+
+func TestCompileOperatorRefusals(t *testing.T) {
+	t.Parallel()
+	f := newJWTFixture(t)
+	other, _ := nkeys.CreateOperator()
+	otherPub, _ := other.PublicKey()
+	good, _ := f.ac.Encode(f.op)
+	bySelf, _ := jwt.NewAccountClaims(f.accPub).Encode(other)
+	leaf := jwt.NewAccountClaims(f.accPub)
+	leaf.Limits.LeafNodeConn = 1
+	leafJWT, _ := leaf.Encode(f.op)
+	foreignOp := jwt.NewOperatorClaims(f.opPub)
+	foreignOpJWT, _ := foreignOp.Encode(other) // the operator's claims signed by another key
+	for _, c := range []struct {
+		name string
+		o    Operator
+		want string
+	}{
+		{"no operator", Operator{}, "operator: no operator JWT"},
+		{"not a JWT", Operator{JWTs: []string{"hello"}}, "operator[0]: not an operator JWT"},
+		{"operator signed by another", Operator{JWTs: []string{foreignOpJWT}}, "neither the operator nor one of its signing keys"},
+		{"account JWT as operator", Operator{JWTs: []string{good}}, "not an operator JWT"},
+		{"account signed by a stranger", Operator{JWTs: []string{f.opJWT}, Accounts: map[string]string{f.accPub: bySelf}}, "resolver_preload " + f.accPub + ": signed by " + otherPub},
+		{"account under another key", Operator{JWTs: []string{f.opJWT}, Accounts: map[string]string{"AB": good}}, "is account " + f.accPub + "'s"},
+		{"leaf limit", Operator{JWTs: []string{f.opJWT}, Accounts: map[string]string{f.accPub: leafJWT}}, "limits.leaf"},
+		{"system account without JWT", Operator{JWTs: []string{f.opJWT}, SystemAccount: f.accPub}, "system_account: " + f.accPub + " has no account JWT"},
+		{"system account not an account key", Operator{JWTs: []string{f.opJWT}, SystemAccount: "x"}, "system_account"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := compileOperator(&c.o)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+// FuzzJWTConnect feeds any jwt and sig of a CONNECT to operator-mode
+// authentication. Oracle: nothing panics, and a client is let in only as
+// the fixture's user whose JWT the fixture's account signed, with this
+// connection's nonce signed by the user (or a bearer JWT).
+func FuzzJWTConnect(f *testing.F) {
+	fx := newJWTFixture(f)
+	const nonce = "bm9uY2Utbm9uY2U"
+	good := fx.userJWT(f, fx.acc, nil)
+	bearer := fx.userJWT(f, fx.acc, func(uc *jwt.UserClaims) { uc.BearerToken = true })
+	f.Add(good, fx.sign(nonce))
+	f.Add(good, "")
+	f.Add(bearer, "")
+	f.Add(good[:len(good)-3], fx.sign(nonce))
+	f.Add("eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.e30.AAAA", "AAAA")
+	f.Add("", "")
+	j := fx.auth(f)
+	f.Fuzz(func(t *testing.T, token, sig string) {
+		id, fail := j.authenticate(credentials{JWT: token, Sig: sig}, nonce, true)
+		if fail != nil {
+			if id != nil || fail.reason == "" {
+				t.Fatalf("refusal with identity %v or no reason", id)
+			}
+			return
+		}
+		uc, err := jwt.DecodeUserClaims(token)
+		if err != nil {
+			t.Fatalf("accepted a JWT that does not decode: %v", err)
+		}
+		if uc.Issuer != fx.accPub || id.acc.name != fx.accPub || id.name != uc.Subject {
+			t.Fatalf("accepted %s issued by %s as %s", uc.Subject, uc.Issuer, id.name)
+		}
+		if !uc.BearerToken && verifyNonce(uc.Subject, sig, nonce) != "" {
+			t.Fatal("accepted a signature that does not verify")
+		}
+	})
+}
+
+func TestUserWindow(t *testing.T) {
+	t.Parallel()
+	w, err := compileUserWindow(jwt.UserLimits{Src: []string{"10.0.0.0/8"}, Times: []jwt.TimeRange{{Start: "22:00:00", End: "02:00:00"}}, Locale: "UTC"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(h int) time.Time { return time.Date(2026, 1, 1, h, 30, 0, 0, time.UTC) }
+	for _, c := range []struct {
+		ip   string
+		hour int
+		ok   bool
+	}{{"10.1.2.3", 23, true}, {"10.1.2.3", 1, true}, {"10.1.2.3", 12, false}, {"192.168.0.1", 23, false}, {"", 23, false}} {
+		if fail := w.admits("u", c.ip, at(c.hour)); (fail == nil) != c.ok {
+			t.Errorf("%s at %d:30: %+v, want ok %v", c.ip, c.hour, fail, c.ok)
+		}
+	}
+	if _, err := compileUserWindow(jwt.UserLimits{Times: []jwt.TimeRange{{Start: "25:00", End: "x"}}}); err == nil {
+		t.Error("bad times accepted")
+	}
+}
+
+// BenchmarkJWTAuthenticate measures one operator-mode CONNECT check: the
+// user JWT decoded and its signature and the nonce's verified.
+func BenchmarkJWTAuthenticate(b *testing.B) {
+	f := newJWTFixture(b)
+	j := f.auth(b)
+	const nonce = "bm9uY2U"
+	cr := credentials{JWT: f.userJWT(b, f.acc, nil), Sig: f.sign(nonce)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, fail := j.authenticate(cr, nonce, true); fail != nil {
+			b.Fatal(fail.reason)
+		}
+	}
+}
+
+func TestOperatorExcludesConfiguredUsers(t *testing.T) {
+	t.Parallel()
+	f := newJWTFixture(t)
+	op := &Operator{JWTs: []string{f.opJWT}}
+	for _, o := range []Options{
+		{Operator: op, Authorization: Authorization{Users: []User{{Name: "a", Password: "b"}}}},
+		{Operator: op, Authorization: Authorization{Token: "t"}},
+		{Operator: op, Accounts: []Account{{Name: "A"}}},
+	} {
+		if _, err := o.withOperator(); err == nil || !strings.Contains(err.Error(), "operator mode") {
+			t.Errorf("%+v: error %v", o, err)
+		}
+	}
+}
