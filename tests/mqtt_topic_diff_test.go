@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -141,5 +142,46 @@ func TestMQTTParentLevelMatchesReference(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("reference did not deliver the parent level")
+	}
+}
+
+// TestMQTTNATSWildcardTopicsDiffer pins a deliberate difference: the
+// reference publishes MQTT topic "a/*" to the wildcard subject "a.*" (and
+// "a/>" to "a.>"); bus's mapping refuses both, and its listener will
+// refuse such a PUBLISH.
+func TestMQTTNATSWildcardTopicsDiffer(t *testing.T) {
+	natsURL, mqttAddr := startReferenceMQTT(t)
+	nc, err := nats.Connect(natsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	seen := make(chan string, 4)
+	if _, err := nc.Subscribe(">", func(m *nats.Msg) {
+		if m.Subject[0] != '$' {
+			seen <- m.Subject
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	c := connectPaho(t, mqttAddr, "wildcards")
+	for topic, subject := range map[string]string{"a/*": "a.*", "a/>": "a.>"} {
+		if tok := c.Publish(topic, 0, false, "x"); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+			t.Fatalf("publish %q: %v", topic, tok.Error())
+		}
+		select {
+		case got := <-seen:
+			if got != subject {
+				t.Errorf("reference mapped %q to %q, want %q", topic, got, subject)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("reference delivered nothing for %q", topic)
+		}
+		if _, err := mqtt.TopicToSubject(nil, []byte(topic)); !errors.Is(err, mqtt.ErrNATSWildcard) {
+			t.Errorf("bus mapping of %q: %v, want ErrNATSWildcard", topic, err)
+		}
 	}
 }
