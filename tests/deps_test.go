@@ -22,7 +22,10 @@ func TestPackageDependencies(t *testing.T) {
 		"jetlog":           {"header", "subjects", "jetlog/vfs"},
 		"snapshot":         {"subjects"},
 		"server/jetstream": {"header", "jetlog", "jetlog/vfs", "snapshot", "subjects"},
-		"server":           {"header", "server/jetstream", "server/monitor", "jetlog", "jetlog/vfs", "snapshot", "subjects"},
+		"server":           {"header", "server/jetstream", "server/monitor", "server/mqtt", "jetlog", "jetlog/vfs", "snapshot", "subjects"},
+		// The MQTT codec and topic mapping know nothing of the server;
+		// subjects for the subject rules a mapped topic must meet.
+		"server/mqtt": {"subjects"},
 		// The monitoring front end reads through monitor.Source only:
 		// nothing of the core, of JetStream or of the storage; subjects
 		// for the name and subject rules it checks before asking, header

@@ -1,0 +1,145 @@
+package mqtt
+
+import "encoding/binary"
+
+// CONNACK return codes of MQTT 3.1.1 (section 3.2.2.3).
+const (
+	ConnAccepted           byte = 0x00
+	ConnBadProtocolLevel   byte = 0x01
+	ConnIdentifierRejected byte = 0x02
+	ConnServerUnavailable  byte = 0x03
+	ConnBadUserOrPassword  byte = 0x04
+	ConnNotAuthorized      byte = 0x05
+)
+
+// SubackFailure is the SUBACK return code of a refused filter.
+const SubackFailure byte = 0x80
+
+// appendHeader writes a fixed header with the remaining length n.
+func appendHeader(dst []byte, first byte, n int) []byte {
+	dst = append(dst, first)
+	for {
+		b := byte(n & 0x7f)
+		n >>= 7
+		if n > 0 {
+			b |= 0x80
+		}
+		dst = append(dst, b)
+		if n == 0 {
+			return dst
+		}
+	}
+}
+
+func appendString(dst, s []byte) []byte {
+	dst = binary.BigEndian.AppendUint16(dst, uint16(len(s)))
+	return append(dst, s...)
+}
+
+// AppendConnack appends a CONNACK.
+func AppendConnack(dst []byte, sessionPresent bool, code byte) []byte {
+	var sp byte
+	if sessionPresent {
+		sp = 1
+	}
+	return append(dst, byte(CONNACK)<<4, 2, sp, code)
+}
+
+// AppendPublish appends p as a PUBLISH. The topic must be at most 65535
+// bytes, as every topic the decoder accepts is.
+func AppendPublish(dst []byte, p *Publish) []byte {
+	flags := p.QoS << 1
+	if p.Dup {
+		flags |= 0x08
+	}
+	if p.Retain {
+		flags |= 0x01
+	}
+	n := 2 + len(p.Topic) + len(p.Payload)
+	if p.QoS > 0 {
+		n += 2
+	}
+	dst = appendHeader(dst, byte(PUBLISH)<<4|flags, n)
+	dst = appendString(dst, p.Topic)
+	if p.QoS > 0 {
+		dst = binary.BigEndian.AppendUint16(dst, p.PacketID)
+	}
+	return append(dst, p.Payload...)
+}
+
+// AppendAck appends PUBACK, PUBREC, PUBREL, PUBCOMP or UNSUBACK for id.
+func AppendAck(dst []byte, t PacketType, id uint16) []byte {
+	first := byte(t) << 4
+	if t == PUBREL {
+		first |= 0x02
+	}
+	return binary.BigEndian.AppendUint16(append(dst, first, 2), id)
+}
+
+// AppendSuback appends a SUBACK with one return code per filter.
+func AppendSuback(dst []byte, id uint16, codes []byte) []byte {
+	dst = appendHeader(dst, byte(SUBACK)<<4, 2+len(codes))
+	dst = binary.BigEndian.AppendUint16(dst, id)
+	return append(dst, codes...)
+}
+
+// AppendPingresp appends a PINGRESP.
+func AppendPingresp(dst []byte) []byte { return append(dst, byte(PINGRESP)<<4, 0) }
+
+// AppendConnect appends c as a CONNECT at protocol level 4; tests and
+// tools use it, the server never sends one.
+func AppendConnect(dst []byte, c *Connect) []byte {
+	var flags byte
+	var body []byte
+	body = appendString(body, []byte("MQTT"))
+	level := c.Level
+	if level == 0 {
+		level = ProtocolLevel311
+	}
+	if c.CleanSession {
+		flags |= 0x02
+	}
+	if c.HasWill {
+		flags |= 0x04 | c.WillQoS<<3
+		if c.WillRetain {
+			flags |= 0x20
+		}
+	}
+	if c.HasPassword {
+		flags |= 0x40
+	}
+	if c.HasUsername {
+		flags |= 0x80
+	}
+	body = append(body, level, flags)
+	body = binary.BigEndian.AppendUint16(body, c.KeepAlive)
+	body = appendString(body, c.ClientID)
+	if c.HasWill {
+		body = appendString(body, c.WillTopic)
+		body = appendString(body, c.WillMessage)
+	}
+	if c.HasUsername {
+		body = appendString(body, c.Username)
+	}
+	if c.HasPassword {
+		body = appendString(body, c.Password)
+	}
+	return append(appendHeader(dst, byte(CONNECT)<<4, len(body)), body...)
+}
+
+// AppendSubscribe appends a SUBSCRIBE (or, with qos nil, an UNSUBSCRIBE)
+// for filters; for tests and tools.
+func AppendSubscribe(dst []byte, id uint16, filters [][]byte, qos []byte) []byte {
+	body := binary.BigEndian.AppendUint16(nil, id)
+	for i, f := range filters {
+		body = appendString(body, f)
+		if qos != nil {
+			body = append(body, qos[i])
+		}
+	}
+	t := SUBSCRIBE
+	if qos == nil {
+		t = UNSUBSCRIBE
+	}
+	return append(appendHeader(dst, byte(t)<<4|0x02, len(body)), body...)
+}
