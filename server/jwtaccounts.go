@@ -87,6 +87,7 @@ func accountFromClaims(ac *jwt.AccountClaims, jetStream bool) Account {
 		}
 		local := string(im.LocalSubject)
 		if local == "" {
+			//lint:ignore SA1019 account JWTs issued before local_subject existed carry the local subject in To
 			local = string(im.To)
 		}
 		if im.IsService() {
