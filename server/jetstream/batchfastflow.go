@@ -195,13 +195,13 @@ func (st *stream) flowLocked(b *fastBatch, reply string, o *fastOutcome) bool {
 // plain publish; otherwise the error is reported and a "fail" batch (or
 // an "ok" one at its commit) commits what it stored.
 func (st *stream) failFastLocked(b *fastBatch, m fastBatchMsg, reply string, e *apiError, o *fastOutcome) {
-	if !m.gapOK && m.seq == 1 {
+	if !b.gapOK && m.seq == 1 {
 		st.dropFastLocked(m.id)
 		o.send(reply, st.ackErrorBody(e))
 		return
 	}
 	o.send(reply, flowErr(m.seq, e))
-	if m.gapOK && m.op != fastCommit {
+	if b.gapOK && m.op != fastCommit {
 		return
 	}
 	// What came after m (queued behind it, so refused as well) does
