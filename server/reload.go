@@ -303,6 +303,14 @@ func (a *authenticator) reidentify(old *identity) *identity {
 	if !a.required {
 		return &identity{}
 	}
+	if old.fromCallout {
+		// The callout's answer stands while a callout is configured;
+		// the service is not asked again.
+		if a.callout == nil {
+			return nil
+		}
+		return old
+	}
 	if a.jwt != nil || old.fromJWT {
 		if a.jwt == nil || !old.fromJWT {
 			return nil

@@ -2,9 +2,7 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/tls"
-	"encoding/base32"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/nats-io/nkeys"
 
 	"github.com/bus-dev/bus/server/jetstream"
 	"github.com/bus-dev/bus/server/monitor"
@@ -28,12 +28,16 @@ const Version = "2.11.0"
 // Server is a NATS-protocol message server. Create it with New, run it with
 // Start and stop it with Shutdown.
 type Server struct {
-	opts    Options
-	id      string
-	name    string
-	log     *slog.Logger
-	started time.Time
-	subs    *subjects.Trie[*subscription]
+	opts Options
+	id   string
+	// kp signs auth callout requests (its public key is id); xkp, with
+	// xkeyPublic, seals them to a callout's xkey. Immutable.
+	kp, xkp    nkeys.KeyPair
+	xkeyPublic string
+	name       string
+	log        *slog.Logger
+	started    time.Time
+	subs       *subjects.Trie[*subscription]
 	// sysSubs is the system account's subject space (sysaccount.go):
 	// its users' subscriptions and the $SYS.REQ services (sysreq.go).
 	sysSubs *subjects.Trie[*subscription]
@@ -109,21 +113,26 @@ func New(opts Options) (*Server, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	id, err := newServerID()
+	keys, err := newServerKeys()
 	if err != nil {
 		return nil, err
 	}
+	id := keys.id
 	s := &Server{
-		opts:    opts,
-		id:      id,
-		name:    opts.ServerName,
-		log:     opts.Logger,
-		subs:    subjects.NewTrie[*subscription](),
-		sysSubs: subjects.NewTrie[*subscription](),
-		chunks:  newChunkPool(),
-		conns:   make(map[uint64]*conn),
-		quit:    make(chan struct{}),
-		mon:     newMonitorState(),
+		opts: opts,
+		id:   id,
+		kp:   keys.kp,
+		xkp:  keys.xkp,
+
+		xkeyPublic: keys.xkeyPublic,
+		name:       opts.ServerName,
+		log:        opts.Logger,
+		subs:       subjects.NewTrie[*subscription](),
+		sysSubs:    subjects.NewTrie[*subscription](),
+		chunks:     newChunkPool(),
+		conns:      make(map[uint64]*conn),
+		quit:       make(chan struct{}),
+		mon:        newMonitorState(),
 	}
 	if s.name == "" {
 		s.name = id
@@ -164,15 +173,27 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// newServerID makes an id shaped like the reference's: 'N' and 55
-// base32 characters.
-func newServerID() (string, error) {
-	var b [35]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("server: generate id: %w", err)
+// serverKeys are the server's nkey, whose public key is its id as in
+// the reference ('N' and 55 base32 characters), and its curve key, for
+// encrypted auth callout requests (authcallout*.go).
+type serverKeys struct {
+	id, xkeyPublic string
+	kp, xkp        nkeys.KeyPair
+}
+
+func newServerKeys() (serverKeys, error) {
+	kp, err := nkeys.CreateServer()
+	if err != nil {
+		return serverKeys{}, fmt.Errorf("server: generate id: %w", err)
 	}
-	enc := base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:])
-	return "N" + enc[:55], nil
+	xkp, err := nkeys.CreateCurveKeys()
+	if err != nil {
+		return serverKeys{}, fmt.Errorf("server: generate xkey: %w", err)
+	}
+	k := serverKeys{kp: kp, xkp: xkp}
+	k.id, _ = kp.PublicKey()
+	k.xkeyPublic, _ = xkp.PublicKey()
+	return k, nil
 }
 
 // Start opens the client listener (and the monitoring one, if enabled)
