@@ -60,7 +60,7 @@ func (x *calloutExchange) decodeResponse(msg []byte) (*jwt.UserClaims, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p := claimsProblem(rc); p != "" {
+	if p := claimsIssue(rc); p != "" {
 		return nil, fmt.Errorf("authorization response had validation errors: %s", p)
 	}
 	switch {
@@ -82,7 +82,7 @@ func (x *calloutExchange) decodeResponse(msg []byte) (*jwt.UserClaims, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p := claimsProblem(uc); p != "" {
+	if p := claimsIssue(uc); p != "" {
 		return nil, fmt.Errorf("Error validating user JWT: %s", p) //nolint:staticcheck // the reference's words
 	}
 	switch {
@@ -94,6 +94,18 @@ func (x *calloutExchange) decodeResponse(msg []byte) (*jwt.UserClaims, error) {
 		return nil, fmt.Errorf("wrong issuer for auth callout response on account %q, expected %q got %q", x.account, x.issuer, uc.Issuer)
 	}
 	return uc, nil
+}
+
+// claimsIssue is the first issue jwt's validation finds in c, time
+// checks (expired, not yet valid) included, or "": the reference refuses
+// a callout's JWTs on any issue.
+func claimsIssue(c jwt.Claims) string {
+	vr := jwt.CreateValidationResults()
+	c.Validate(vr)
+	for _, issue := range vr.Issues {
+		return issue.Error()
+	}
+	return ""
 }
 
 // calloutIdentity is who the user JWT a callout returned makes the
