@@ -135,7 +135,7 @@ func TestAuthCalloutMatchesReference(t *testing.T) {
 			p := startCalloutPair(t, newCalloutWorld(t, xkey))
 			for _, sc := range scenarios {
 				t.Run(sc.name, func(t *testing.T) {
-					bothSides(t, busURL(p.bus), p.ref.ClientURL(), func(t *testing.T, url string) []string {
+					calloutBothSides(t, p, func(t *testing.T, url string) []string {
 						p.w.serve(t, url, sc.decide)
 						handler, errs := asyncErrors()
 						nc, outcome := calloutClient(t, url, append(sc.opts, handler)...)
@@ -158,7 +158,7 @@ func TestAuthCalloutRequestMatchesReference(t *testing.T) {
 	t.Parallel()
 	p := startCalloutPair(t, newCalloutWorld(t, true))
 	ids := map[string]string{busURL(p.bus): p.bus.ID(), p.ref.ClientURL(): p.ref.ID()}
-	bothSides(t, busURL(p.bus), p.ref.ClientURL(), func(t *testing.T, url string) []string {
+	calloutBothSides(t, p, func(t *testing.T, url string) []string {
 		svc := p.w.serve(t, url, appUser)
 		if _, outcome := calloutClient(t, url, nats.UserInfo("alice", "secret"), nats.Name("alice-app")); outcome != "connected" {
 			t.Fatal(outcome)
@@ -186,7 +186,7 @@ func TestAuthCalloutRequestMatchesReference(t *testing.T) {
 func TestAuthCalloutAuthUsersSkipIt(t *testing.T) {
 	t.Parallel()
 	p := startCalloutPair(t, newCalloutWorld(t, false))
-	bothSides(t, busURL(p.bus), p.ref.ClientURL(), func(t *testing.T, url string) []string {
+	calloutBothSides(t, p, func(t *testing.T, url string) []string {
 		svc := p.w.serve(t, url, appUser)
 		_, good := calloutClient(t, url, nats.UserInfo("auth", calloutPass))
 		_, bad := calloutClient(t, url, nats.UserInfo("auth", "wrong"))
@@ -200,7 +200,7 @@ func TestAuthCalloutAuthUsersSkipIt(t *testing.T) {
 func TestAuthCalloutSeesConfiguredUsers(t *testing.T) {
 	t.Parallel()
 	p := startCalloutPair(t, newCalloutWorld(t, false))
-	bothSides(t, busURL(p.bus), p.ref.ClientURL(), func(t *testing.T, url string) []string {
+	calloutBothSides(t, p, func(t *testing.T, url string) []string {
 		svc := p.w.serve(t, url, func(r *jwt.AuthorizationRequestClaims) decision {
 			if r.ConnectOptions.Username == "backend" {
 				return decision{errText: "backends are not for the callout"}
@@ -219,7 +219,7 @@ func TestAuthCalloutAllowedAccounts(t *testing.T) {
 	w := newCalloutWorld(t, false)
 	w.allowed = []string{"OTHER"}
 	p := startCalloutPair(t, w)
-	bothSides(t, busURL(p.bus), p.ref.ClientURL(), func(t *testing.T, url string) []string {
+	calloutBothSides(t, p, func(t *testing.T, url string) []string {
 		svc := p.w.serve(t, url, func(*jwt.AuthorizationRequestClaims) decision { return decision{account: "APP"} })
 		_, backend := calloutClient(t, url, nats.UserInfo("backend", calloutPass))
 		_, alice := calloutClient(t, url, nats.UserInfo("alice", "secret"))
@@ -233,7 +233,7 @@ func TestAuthCalloutAllowedAccounts(t *testing.T) {
 func TestAuthCalloutServiceAbsent(t *testing.T) {
 	t.Parallel()
 	p := startCalloutPair(t, newCalloutWorld(t, false))
-	bothSides(t, busURL(p.bus), p.ref.ClientURL(), func(t *testing.T, url string) []string {
+	calloutBothSides(t, p, func(t *testing.T, url string) []string {
 		start := time.Now()
 		_, outcome := calloutClient(t, url, nats.UserInfo("alice", "secret"))
 		return []string{outcome, fmt.Sprint("within 3s: ", time.Since(start) < 3*time.Second)}
@@ -272,7 +272,7 @@ func TestAuthCalloutRefusalOnTheWire(t *testing.T) {
 func TestAuthCalloutUserExpires(t *testing.T) {
 	t.Parallel()
 	p := startCalloutPair(t, newCalloutWorld(t, false))
-	bothSides(t, busURL(p.bus), p.ref.ClientURL(), func(t *testing.T, url string) []string {
+	calloutBothSides(t, p, func(t *testing.T, url string) []string {
 		p.w.serve(t, url, func(*jwt.AuthorizationRequestClaims) decision {
 			return decision{account: "APP", edit: func(uc *jwt.UserClaims) { uc.Expires = time.Now().Add(2 * time.Second).Unix() }}
 		})

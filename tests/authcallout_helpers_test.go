@@ -128,9 +128,9 @@ type calloutService struct {
 	problems chan string
 }
 
-// serve connects the service as "auth" to url and answers each request
-// with decide's decision.
-func (w *calloutWorld) serve(t *testing.T, url string, decide func(*jwt.AuthorizationRequestClaims) decision) *calloutService {
+// serve connects the service to url, as "auth" unless opts say how, and
+// answers each request with decide's decision.
+func (w *calloutWorld) serve(t *testing.T, url string, decide func(*jwt.AuthorizationRequestClaims) decision, opts ...nats.Option) *calloutService {
 	t.Helper()
 	svc := &calloutService{problems: make(chan string, 16)}
 	problem := func(format string, args ...any) {
@@ -139,7 +139,10 @@ func (w *calloutWorld) serve(t *testing.T, url string, decide func(*jwt.Authoriz
 		default:
 		}
 	}
-	nc := connect(t, url, nats.UserInfo("auth", calloutPass), nats.Name("callout"))
+	if len(opts) == 0 {
+		opts = []nats.Option{nats.UserInfo("auth", calloutPass)}
+	}
+	nc := connect(t, url, append(opts, nats.Name("callout"))...)
 	_, err := nc.Subscribe("$SYS.REQ.USER.AUTH", func(m *nats.Msg) {
 		data := m.Data
 		serverXKey := m.Header.Get("Nats-Server-Xkey")
@@ -251,4 +254,16 @@ func calloutClient(t *testing.T, url string, opts ...nats.Option) (*nats.Conn, s
 	}
 	t.Cleanup(nc.Close)
 	return nc, "connected"
+}
+
+// calloutBothSides is bothSides, logging each side's outcomes (seen
+// with -v), so a reader sees what the reference does, not only that bus
+// does the same.
+func calloutBothSides(t *testing.T, p calloutPair, scenario func(t *testing.T, url string) []string) {
+	t.Helper()
+	bothSides(t, busURL(p.bus), p.ref.ClientURL(), func(t *testing.T, url string) []string {
+		out := scenario(t, url)
+		t.Logf("outcomes: %q", out)
+		return out
+	})
 }
