@@ -20,7 +20,7 @@ const (
 
 // calloutFuzzKeys are the fixed keys, decoded.
 type calloutFuzzKeys struct {
-	issuer, user, serverX, serviceX, server nkeys.KeyPair
+	issuer, user, serverX, serviceX, server                nkeys.KeyPair
 	issuerPub, userPub, serverXPub, serviceXPub, serverPub string
 }
 
