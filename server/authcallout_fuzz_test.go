@@ -49,7 +49,8 @@ func newCalloutFuzzKeys(tb testing.TB) calloutFuzzKeys {
 // exchange is what a request made with the fixed keys expects; with
 // encrypted, requests were sealed to the service's key.
 func (k calloutFuzzKeys) exchange(encrypted bool) *calloutExchange {
-	x := &calloutExchange{serverID: k.serverPub, userKey: k.userPub, issuer: k.issuerPub, account: "AUTH"}
+	x := &calloutExchange{serverID: k.serverPub, userKey: k.userPub, account: "AUTH",
+		signedBy: func(key string) bool { return key == k.issuerPub }}
 	if encrypted {
 		x.xkp, x.serviceXKey = k.serverX, k.serviceXPub
 	}
@@ -136,8 +137,8 @@ func FuzzCalloutResponse(f *testing.F) {
 	f.Add(k.seal(f, allow), true)
 	s, co := calloutFuzzServer(f, k.issuerPub)
 	f.Fuzz(func(t *testing.T, msg []byte, encrypted bool) {
-		uc, err := k.exchange(encrypted).decodeResponse(msg)
-		if err != nil {
+		uc, _, err := k.exchange(encrypted).decodeResponse(msg)
+		if err != nil || configUser(uc, k.issuerPub, "AUTH") != nil {
 			return
 		}
 		if uc.Subject != k.userPub || uc.Issuer != k.issuerPub {

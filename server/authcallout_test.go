@@ -37,7 +37,10 @@ func TestCalloutResponseDecode(t *testing.T) {
 		{"issuer_account", k.response(t, "APP", "", func(uc *jwt.UserClaims) { uc.IssuerAccount = k.issuerPub }), false, "attempted to use issuer_account"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			uc, err := k.exchange(tc.encrypted).decodeResponse(tc.msg)
+			uc, _, err := k.exchange(tc.encrypted).decodeResponse(tc.msg)
+			if err == nil {
+				err = configUser(uc, k.issuerPub, "AUTH")
+			}
 			switch {
 			case tc.name == "not a JWT":
 				if err == nil {
@@ -57,13 +60,13 @@ func TestCalloutResponseDecode(t *testing.T) {
 	rc.Audience = k.serverPub
 	rc.Error = "x"
 	token, _ := rc.Encode(other)
-	if _, err := k.exchange(false).decodeResponse([]byte(token)); err == nil || err.Error() != "auth callout signing key is unknown" {
+	if _, _, err := k.exchange(false).decodeResponse([]byte(token)); err == nil || err.Error() != "auth callout signing key is unknown" {
 		t.Errorf("another signer: %v", err)
 	}
 	otherServer, _ := nkeys.CreateServer()
 	rc.Audience, _ = otherServer.PublicKey()
 	token, _ = rc.Encode(k.issuer)
-	if _, err := k.exchange(false).decodeResponse([]byte(token)); err == nil || !strings.Contains(err.Error(), "not for server") {
+	if _, _, err := k.exchange(false).decodeResponse([]byte(token)); err == nil || !strings.Contains(err.Error(), "not for server") {
 		t.Errorf("another server: %v", err)
 	}
 }

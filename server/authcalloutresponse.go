@@ -13,13 +13,20 @@ import (
 )
 
 // calloutExchange is what one authorization request expects of its
-// response: who must sign it, for which user and server, and how to
+// response: who may sign it, for which user and server, and how to
 // open it when it is encrypted.
 type calloutExchange struct {
 	serverID string // the response's audience
 	userKey  string // the public user key the request named: the response's and the user JWT's subject
-	issuer   string // the account key that must sign the response and the user JWT
 	account  string // the callout account's name, for errors
+	// signedBy reports whether key may sign the response: the
+	// configured issuer, or in operator mode the callout account and
+	// its signing keys.
+	signedBy func(key string) bool
+	// accountKey is, in operator mode, the callout account's key, which
+	// a response's issuer_account must be when it names one; "" in
+	// config mode.
+	accountKey string
 	// xkp is the server's curve key pair and serviceXKey the service's
 	// public curve key when requests are encrypted; xkp nil otherwise.
 	xkp         nkeys.KeyPair
@@ -39,61 +46,73 @@ var errCalloutTimeout = errors.New("auth callout response not received in time")
 const maxCalloutResponse = 2 * maxJWTLen
 
 // decodeResponse checks a callout service's answer and returns the user
-// JWT's claims, or why the client is refused, in the reference's words
-// (its log lines). It never panics on what the service sent (see
+// JWT's claims and the JWT itself, or why the client is refused, in the
+// reference's words (its log lines). Who may have signed the user JWT is
+// the caller's to check (configUser, or the account JWT in operator
+// mode). It never panics on what the service sent (see
 // FuzzCalloutResponse).
-func (x *calloutExchange) decodeResponse(msg []byte) (*jwt.UserClaims, error) {
+func (x *calloutExchange) decodeResponse(msg []byte) (*jwt.UserClaims, string, error) {
 	if len(msg) == 0 {
-		return nil, fmt.Errorf("auth callout violation: %q on account %q", "no reason supplied", x.account)
+		return nil, "", fmt.Errorf("auth callout violation: %q on account %q", "no reason supplied", x.account)
 	}
 	if len(msg) > maxCalloutResponse {
-		return nil, fmt.Errorf("auth callout violation: response of %d bytes on account %q is too long", len(msg), x.account)
+		return nil, "", fmt.Errorf("auth callout violation: response of %d bytes on account %q is too long", len(msg), x.account)
 	}
 	if x.xkp != nil && !bytes.HasPrefix(msg, []byte(jwtStart)) {
 		opened, err := x.xkp.Open(msg, x.serviceXKey)
 		if err != nil {
-			return nil, fmt.Errorf("error decrypting auth callout response on account %q: %v", x.account, err)
+			return nil, "", fmt.Errorf("error decrypting auth callout response on account %q: %v", x.account, err)
 		}
 		msg = opened
 	}
 	rc, err := jwt.DecodeAuthorizationResponseClaims(string(msg))
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if p := claimsIssue(rc); p != "" {
-		return nil, fmt.Errorf("authorization response had validation errors: %s", p)
+		return nil, "", fmt.Errorf("authorization response had validation errors: %s", p)
 	}
 	switch {
 	case rc.Subject != x.userKey:
-		return nil, errors.New("auth callout violation: auth callout response is not for expected user")
+		return nil, "", errors.New("auth callout violation: auth callout response is not for expected user")
 	case rc.Audience != x.serverID:
-		return nil, errors.New("auth callout violation: auth callout response is not for server")
-	case rc.Issuer != x.issuer:
+		return nil, "", errors.New("auth callout violation: auth callout response is not for server")
+	case !x.signedBy(rc.Issuer):
 		// The reference skips this check for an encrypted response;
 		// bus checks every response's signer.
-		return nil, errors.New("auth callout signing key is unknown")
+		return nil, "", errors.New("auth callout signing key is unknown")
+	case x.accountKey != "" && rc.IssuerAccount != "" && rc.IssuerAccount != x.accountKey:
+		return nil, "", fmt.Errorf("auth callout response issuer account %q is not the callout account", rc.IssuerAccount)
 	case rc.Error != "":
-		return nil, fmt.Errorf("auth callout service returned an error: %v", rc.Error)
+		return nil, "", fmt.Errorf("auth callout service returned an error: %v", rc.Error)
 	}
 	if len(rc.Jwt) > maxJWTLen {
-		return nil, errors.New("user JWT too long")
+		return nil, "", errors.New("user JWT too long")
 	}
 	uc, err := jwt.DecodeUserClaims(rc.Jwt)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if p := claimsIssue(uc); p != "" {
-		return nil, fmt.Errorf("Error validating user JWT: %s", p) //nolint:staticcheck // the reference's words
+		return nil, "", fmt.Errorf("Error validating user JWT: %s", p) //nolint:staticcheck // the reference's words
 	}
+	if uc.Subject != x.userKey {
+		return nil, "", fmt.Errorf("Expected authorized user of %q but got %q on account %q", x.userKey, uc.Subject, x.account) //nolint:staticcheck // the reference's words
+	}
+	return uc, rc.Jwt, nil
+}
+
+// configUser checks who signed a user JWT a config-mode callout
+// returned: the configured issuer itself, never on another account's
+// behalf.
+func configUser(uc *jwt.UserClaims, issuer, account string) error {
 	switch {
-	case uc.Subject != x.userKey:
-		return nil, fmt.Errorf("Expected authorized user of %q but got %q on account %q", x.userKey, uc.Subject, x.account) //nolint:staticcheck // the reference's words
 	case uc.IssuerAccount != "":
-		return nil, fmt.Errorf("error non operator mode account %q: attempted to use issuer_account", x.account)
-	case uc.Issuer != x.issuer:
-		return nil, fmt.Errorf("wrong issuer for auth callout response on account %q, expected %q got %q", x.account, x.issuer, uc.Issuer)
+		return fmt.Errorf("error non operator mode account %q: attempted to use issuer_account", account)
+	case uc.Issuer != issuer:
+		return fmt.Errorf("wrong issuer for auth callout response on account %q, expected %q got %q", account, issuer, uc.Issuer)
 	}
-	return uc, nil
+	return nil
 }
 
 // claimsIssue is the first issue jwt's validation finds in c, time
