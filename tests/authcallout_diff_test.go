@@ -290,3 +290,21 @@ func TestAuthCalloutUserExpires(t *testing.T) {
 		return []string{outcome, fmt.Sprint("closed: ", last, " expired=", errors.Is(last, nats.ErrAuthExpired) || strings.Contains(fmt.Sprint(last), "expired"))}
 	})
 }
+
+// The same nats-server config file runs the callout on the bus binary
+// (conf and cmd/bus's mapping) and on the reference.
+func TestAuthCalloutFromConfigFile(t *testing.T) {
+	t.Parallel()
+	w := newCalloutWorld(t, true)
+	text := strings.Replace(w.referenceConfig(), "# store: %q\n", "", 1)
+	cp := startConfPair(t, text)
+	bothSides(t, "nats://"+cp.busClient, "nats://"+cp.refClient, func(t *testing.T, url string) []string {
+		w.serve(t, url, appUser)
+		handler, errs := asyncErrors()
+		nc, outcome := calloutClient(t, url, nats.UserInfo("alice", "secret"), handler)
+		if nc == nil {
+			return []string{outcome}
+		}
+		return append([]string{outcome}, pubSubOutcome(t, nc, errs)...)
+	})
+}
