@@ -32,8 +32,8 @@ func TestCalloutResponseDecode(t *testing.T) {
 		{"service error", k.response(t, "APP", "bad password", nil), false, "auth callout service returned an error: bad password"},
 		{"sealed to nobody", []byte("xkv1 not sealed"), true, "error decrypting auth callout response"},
 		{"not a JWT", []byte("hello"), false, ""},
-		{"expired user", k.response(t, "APP", "", func(uc *jwt.UserClaims) { uc.Expires = time.Now().Add(-time.Hour).Unix() }), false, "Error validating user JWT: claim is expired"},
-		{"user for another", k.response(t, "APP", "", func(uc *jwt.UserClaims) { uc.Subject = otherUserPub }), false, "Expected authorized user of"},
+		{"expired user", k.response(t, "APP", "", func(uc *jwt.UserClaims) { uc.Expires = time.Now().Add(-time.Hour).Unix() }), false, "error validating user JWT: claim is expired"},
+		{"user for another", k.response(t, "APP", "", func(uc *jwt.UserClaims) { uc.Subject = otherUserPub }), false, "expected authorized user of"},
 		{"issuer_account", k.response(t, "APP", "", func(uc *jwt.UserClaims) { uc.IssuerAccount = k.issuerPub }), false, "attempted to use issuer_account"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -94,10 +94,10 @@ func (x *calloutExchange) decodeResponse(msg []byte) (*jwt.UserClaims, string, e
 		return nil, "", err
 	}
 	if p := claimsIssue(uc); p != "" {
-		return nil, "", fmt.Errorf("Error validating user JWT: %s", p) //nolint:staticcheck // the reference's words
+		return nil, "", fmt.Errorf("error validating user JWT: %s", p)
 	}
 	if uc.Subject != x.userKey {
-		return nil, "", fmt.Errorf("Expected authorized user of %q but got %q on account %q", x.userKey, uc.Subject, x.account) //nolint:staticcheck // the reference's words
+		return nil, "", fmt.Errorf("expected authorized user of %q but got %q on account %q", x.userKey, uc.Subject, x.account)
 	}
 	return uc, rc.Jwt, nil
 }
