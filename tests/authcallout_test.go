@@ -111,3 +111,24 @@ func TestAuthCalloutConcurrentClients(t *testing.T) {
 		t.Errorf("the service saw %d requests, want %d", svc.seen(), n)
 	}
 }
+
+// WebSocket clients go through the callout too, which learns how they
+// connect; a user the callout allows only WEBSOCKET connections gets in
+// there and not on the client port.
+func TestAuthCalloutWebSocketClients(t *testing.T) {
+	t.Parallel()
+	w := newCalloutWorld(t, false)
+	s, wsURL := startWSBus(t, w.busOptions())
+	svc := w.serve(t, busURL(s), func(*jwt.AuthorizationRequestClaims) decision {
+		return decision{account: "APP", edit: func(uc *jwt.UserClaims) { uc.AllowedConnectionTypes.Add(jwt.ConnectionTypeWebsocket) }}
+	})
+	if _, got := calloutClient(t, wsURL, nats.UserInfo("alice", "secret")); got != "connected" {
+		t.Errorf("over WebSocket: %s", got)
+	}
+	if typ := svc.last(t).ClientInformation.Type; typ != "websocket" {
+		t.Errorf("client type %q, want websocket", typ)
+	}
+	if _, got := calloutClient(t, busURL(s), nats.UserInfo("alice", "secret")); got == "connected" {
+		t.Error("a WebSocket-only user got in on the client port")
+	}
+}
