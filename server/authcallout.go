@@ -155,8 +155,9 @@ func accountOrGlobal(name string) string {
 // reference, an auth user's own result stands (also a refusal: an auth
 // user with a wrong password is not sent to the callout); so does that of
 // a configured user of an account outside AllowedAccounts. With
-// BypassAuthenticated, so does every success.
-func (c *callout) decides(id *identity, fail *authFailure, accName func(*identity) string) bool {
+// BypassAuthenticated, so does every success but the no_auth_user's
+// (no credentials are not another method of authenticating).
+func (c *callout) decides(id *identity, fail *authFailure, noAuth *identityEntry, accName func(*identity) string) bool {
 	named := ""
 	switch {
 	case id != nil:
@@ -170,7 +171,7 @@ func (c *callout) decides(id *identity, fail *authFailure, accName func(*identit
 	if id == nil {
 		return true
 	}
-	if c.cfg.BypassAuthenticated {
+	if c.cfg.BypassAuthenticated && (noAuth == nil || id != noAuth.id) {
 		return false
 	}
 	if acc := accName(id); c.allowed != nil && acc != globalAccount && !c.allowed[acc] {

@@ -31,7 +31,7 @@ func (c *conn) consultCallout(a *authenticator, cr credentials, o *connectOption
 	if co == nil {
 		return id, fail
 	}
-	if co.decides(id, fail, c.srv.accountNameOf) {
+	if co.decides(id, fail, a.noAuth, c.srv.accountNameOf) {
 		got, err := c.configCallout(co, cr, o)
 		if err != nil {
 			return nil, &authFailure{user: rawAuthUser(cr), reason: titleCase(err.Error())}

@@ -151,3 +151,25 @@ func TestAuthCalloutBypassWithPasswords(t *testing.T) {
 		t.Errorf("the callout was asked %d times, want 1 (the wrong password)", n)
 	}
 }
+
+// Sending no credentials is not another way of authenticating: with the
+// switch on, a client that would be the no_auth_user still goes through
+// the callout.
+func TestAuthCalloutBypassIsNotForNoAuthUser(t *testing.T) {
+	t.Parallel()
+	w := newCalloutWorld(t, false)
+	w.bypass = true
+	opts := w.busOptions()
+	opts.Authorization.Users = []server.User{}
+	opts.Authorization.NoAuthUser = "backend"
+	s := startBus(t, opts)
+	svc := w.serve(t, busURL(s), func(*jwt.AuthorizationRequestClaims) decision {
+		return decision{errText: "say who you are"}
+	})
+	if _, got := calloutClient(t, busURL(s)); got == "connected" {
+		t.Error("a client without credentials got in as the no_auth_user, past the callout")
+	}
+	if n := svc.seen(); n != 1 {
+		t.Errorf("the callout was asked %d times, want 1", n)
+	}
+}

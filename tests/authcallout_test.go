@@ -132,3 +132,35 @@ func TestAuthCalloutWebSocketClients(t *testing.T) {
 		t.Error("a WebSocket-only user got in on the client port")
 	}
 }
+
+// The user JWT's limits hold: here its subs limit. The reference builds
+// a callout user from the JWT's permissions and connection types only
+// and ignores its limits (2.15.2 lets this client make a second
+// subscription); bus applies what the JWT asks for.
+func TestAuthCalloutAppliesUserLimits(t *testing.T) {
+	t.Parallel()
+	w := newCalloutWorld(t, false)
+	s := startBus(t, w.busOptions())
+	w.serve(t, busURL(s), func(*jwt.AuthorizationRequestClaims) decision {
+		return decision{account: "APP", edit: func(uc *jwt.UserClaims) { uc.Limits.Subs = 1 }}
+	})
+	handler, errs := asyncErrors()
+	nc, got := calloutClient(t, busURL(s), nats.UserInfo("alice", "secret"), handler)
+	if nc == nil {
+		t.Fatal(got)
+	}
+	for _, subject := range []string{"a", "b"} {
+		if _, err := nc.SubscribeSync(subject); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = nc.Flush()
+	select {
+	case err := <-errs:
+		if !strings.Contains(err.Error(), "maximum subscriptions exceeded") {
+			t.Errorf("got %v", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Error("a second subscription passed the JWT's subs limit of 1")
+	}
+}
