@@ -102,7 +102,7 @@ func (c *conn) runCallout(to calloutTarget, cr credentials, o *connectOptions) (
 	userKey, _ := ukp.PublicKey()
 	x := &calloutExchange{serverID: s.id, userKey: userKey, account: to.acc.name, signedBy: to.signedBy, accountKey: to.accountKey}
 	if to.xkey != "" {
-		x.xkp, x.serviceXKey = s.xkp, to.xkey
+		x.xkp, x.serviceXKey = s.keys.xkp, to.xkey
 	}
 	timeout := c.authTimeout()
 	req, hdr, err := c.authorizationRequest(to.requestSubject, x, cr, o, timeout)
@@ -153,7 +153,7 @@ func (c *conn) authorizationRequest(subject string, x *calloutExchange, cr crede
 	host, _ := s.infoHostPort()
 	claim.Server = jwt.ServerID{Name: s.name, Host: host, ID: s.id, Version: Version}
 	if x.xkp != nil {
-		claim.Server.XKey = s.xkeyPublic
+		claim.Server.XKey = s.keys.xkeyPublic
 	}
 	claim.Expires = time.Now().Add(timeout).UTC().Unix()
 	claim.ClientInformation = jwt.ClientInformation{
@@ -167,7 +167,7 @@ func (c *conn) authorizationRequest(subject string, x *calloutExchange, cr crede
 		claim.ClientInformation.Nonce = c.nonce
 	}
 	claim.TLS = c.clientTLS()
-	token, err := claim.Encode(s.kp)
+	token, err := claim.Encode(s.keys.kp)
 	if err != nil {
 		return nil, nil, fmt.Errorf("error encoding auth request claim on account %q: %v", x.account, err)
 	}
@@ -176,7 +176,7 @@ func (c *conn) authorizationRequest(subject string, x *calloutExchange, cr crede
 		if req, err = x.xkp.Seal(req, x.serviceXKey); err != nil {
 			return nil, nil, fmt.Errorf("error encrypting auth request claim on account %q: %v", x.account, err)
 		}
-		hdr = []byte("NATS/1.0\r\n" + authXKeyHeader + ": " + s.xkeyPublic + "\r\n\r\n")
+		hdr = []byte("NATS/1.0\r\n" + authXKeyHeader + ": " + s.keys.xkeyPublic + "\r\n\r\n")
 	}
 	return req, hdr, nil
 }

@@ -28,16 +28,12 @@ const Version = "2.11.0"
 // Server is a NATS-protocol message server. Create it with New, run it with
 // Start and stop it with Shutdown.
 type Server struct {
-	opts Options
-	id   string
-	// kp signs auth callout requests (its public key is id); xkp, with
-	// xkeyPublic, seals them to a callout's xkey. Immutable.
-	kp, xkp    nkeys.KeyPair
-	xkeyPublic string
-	name       string
-	log        *slog.Logger
-	started    time.Time
-	subs       *subjects.Trie[*subscription]
+	opts    Options
+	id      string
+	name    string
+	log     *slog.Logger
+	started time.Time
+	subs    *subjects.Trie[*subscription]
 	// sysSubs is the system account's subject space (sysaccount.go):
 	// its users' subscriptions and the $SYS.REQ services (sysreq.go).
 	sysSubs *subjects.Trie[*subscription]
@@ -74,6 +70,9 @@ type Server struct {
 	port         int           // the client port actually bound, set by Start
 	ws           *wsState      // the WebSocket listener (ws.go); nil when off
 	mon          *monitorState // the document builders' own state (monitor.go)
+	// keys sign auth callout requests and seal them to a callout's
+	// xkey (authcallout*.go); keys.id is id. Immutable.
+	keys serverKeys
 
 	mu       sync.Mutex // guards the fields below
 	ln       net.Listener
@@ -119,21 +118,18 @@ func New(opts Options) (*Server, error) {
 	}
 	id := keys.id
 	s := &Server{
-		opts: opts,
-		id:   id,
-		kp:   keys.kp,
-		xkp:  keys.xkp,
-
-		xkeyPublic: keys.xkeyPublic,
-		name:       opts.ServerName,
-		log:        opts.Logger,
-		subs:       subjects.NewTrie[*subscription](),
-		sysSubs:    subjects.NewTrie[*subscription](),
-		chunks:     newChunkPool(),
-		conns:      make(map[uint64]*conn),
-		quit:       make(chan struct{}),
-		mon:        newMonitorState(),
+		opts:    opts,
+		id:      id,
+		name:    opts.ServerName,
+		log:     opts.Logger,
+		subs:    subjects.NewTrie[*subscription](),
+		sysSubs: subjects.NewTrie[*subscription](),
+		chunks:  newChunkPool(),
+		conns:   make(map[uint64]*conn),
+		quit:    make(chan struct{}),
+		mon:     newMonitorState(),
 	}
+	s.keys = keys
 	if s.name == "" {
 		s.name = id
 	}
