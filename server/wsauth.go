@@ -56,6 +56,8 @@ func (o Options) validateWebSocketAuth() error {
 		return errors.New("server: websocket authorization: cannot have a user/pass and token")
 	case w.Authorization.Password != "" && w.Authorization.User == "":
 		return errors.New("server: websocket authorization: password without a user")
+	case w.JWTCookie != "" && o.Operator == nil:
+		return fmt.Errorf("server: websocket jwt_cookie %q needs operator mode: a user JWT is only checked against trusted operators", w.JWTCookie)
 	}
 	if w.NoAuthUser != "" {
 		for _, u := range a.Users {
@@ -125,6 +127,8 @@ func (w WebSocketOptions) cookies(r *http.Request) credentials {
 			cr.Pass = ck.Value
 		case w.TokenCookie:
 			cr.Token = ck.Value
+		case w.JWTCookie:
+			cr.JWT = ck.Value
 		}
 	}
 	return cr
@@ -141,6 +145,9 @@ func (c *conn) withCookies(cr credentials) credentials {
 	}
 	if cr.Token == "" {
 		cr.Token = k.Token
+	}
+	if cr.JWT == "" {
+		cr.JWT = k.JWT
 	}
 	return cr
 }

@@ -261,6 +261,7 @@ func webSocket(w *conf.WebSocket) server.WebSocketOptions {
 		SameOrigin: w.SameOrigin, AllowedOrigins: w.AllowedOrigins, Compression: w.Compression,
 		HandshakeTimeout: w.HandshakeTimeout, PingInterval: w.PingInterval, Headers: w.Headers,
 		NoAuthUser: w.NoAuthUser, UserCookie: w.UserCookie, PassCookie: w.PassCookie, TokenCookie: w.TokenCookie,
+		JWTCookie: w.JWTCookie,
 	}
 	if a := w.Authorization; a != nil {
 		out.Authorization = server.WebSocketAuth{User: a.User, Password: a.Password, Token: a.Token, Timeout: a.Timeout}
