@@ -33,7 +33,7 @@ type calloutWorld struct {
 	bypass    bool     // x_bus_bypass_authenticated (bus only)
 }
 
-func newCalloutWorld(t *testing.T, xkey bool) *calloutWorld {
+func newCalloutWorld(t testing.TB, xkey bool) *calloutWorld {
 	t.Helper()
 	w := &calloutWorld{}
 	var err error
@@ -130,7 +130,7 @@ type calloutService struct {
 
 // serve connects the service to url, as "auth" unless opts say how, and
 // answers each request with decide's decision.
-func (w *calloutWorld) serve(t *testing.T, url string, decide func(*jwt.AuthorizationRequestClaims) decision, opts ...nats.Option) *calloutService {
+func (w *calloutWorld) serve(t testing.TB, url string, decide func(*jwt.AuthorizationRequestClaims) decision, opts ...nats.Option) *calloutService {
 	t.Helper()
 	svc := &calloutService{problems: make(chan string, 16)}
 	problem := func(format string, args ...any) {
