@@ -435,7 +435,7 @@ func (c *conn) processConnect(js []byte) error {
 	}
 	// Recorded before authenticating, so /connz shows who failed to.
 	c.connectedMonitor(newClientDesc(&opts))
-	if err := c.authenticate(opts.credentials); err != nil {
+	if err := c.authenticate(&opts); err != nil {
 		return err
 	}
 	opts.credentials = credentials{} // keep no secret longer than needed

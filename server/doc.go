@@ -22,6 +22,15 @@
 // their user JWT and a signed nonce (jwtauth.go), within their JWT's
 // src and times (jwtwindow.go).
 //
+// The auth callout (Authorization.Callout, or an account JWT's
+// authorization in operator mode; authcallout*.go) asks a service about
+// a client at CONNECT: the client's reader publishes a request signed by
+// the server's nkey (Server.kp, whose public key is the server id) to
+// $SYS.REQ.USER.AUTH in the callout account, optionally sealed with
+// Server.xkp, and waits, at most the auth timeout, on an internal inbox
+// subscription for the answer. Only that client waits; no goroutine is
+// started and no lock is held while it does.
+//
 // Monitoring over HTTP (the endpoints, /metrics, the dashboard) is
 // server/monitor. This package builds its documents (varz.go, connz.go,
 // subsz.go, healthz.go, leafz.go, accountz.go, jsz.go, with the closed

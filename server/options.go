@@ -286,6 +286,9 @@ func (o Options) validate() error {
 	if err := o.Authorization.validate(); err != nil {
 		return err
 	}
+	if err := o.Authorization.Callout.validate(o); err != nil {
+		return err
+	}
 	if err := o.LeafNodes.validate(); err != nil {
 		return err
 	}

@@ -303,6 +303,15 @@ func (a *authenticator) reidentify(old *identity) *identity {
 	if !a.required {
 		return &identity{}
 	}
+	if old.fromCallout && !old.fromJWT {
+		// The callout's answer stands while a callout is configured;
+		// the service is not asked again. (An operator-mode callout's
+		// user JWT is checked again as any user JWT, below.)
+		if a.callout == nil {
+			return nil
+		}
+		return old
+	}
 	if a.jwt != nil || old.fromJWT {
 		if a.jwt == nil || !old.fromJWT {
 			return nil

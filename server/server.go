@@ -2,9 +2,7 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/tls"
-	"encoding/base32"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/nats-io/nkeys"
 
 	"github.com/bus-dev/bus/server/jetstream"
 	"github.com/bus-dev/bus/server/monitor"
@@ -70,6 +70,9 @@ type Server struct {
 	port         int           // the client port actually bound, set by Start
 	ws           *wsState      // the WebSocket listener (ws.go); nil when off
 	mon          *monitorState // the document builders' own state (monitor.go)
+	// keys sign auth callout requests and seal them to a callout's
+	// xkey (authcallout*.go); keys.id is id. Immutable.
+	keys serverKeys
 
 	mu       sync.Mutex // guards the fields below
 	ln       net.Listener
@@ -109,10 +112,11 @@ func New(opts Options) (*Server, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	id, err := newServerID()
+	keys, err := newServerKeys()
 	if err != nil {
 		return nil, err
 	}
+	id := keys.id
 	s := &Server{
 		opts:    opts,
 		id:      id,
@@ -125,6 +129,7 @@ func New(opts Options) (*Server, error) {
 		quit:    make(chan struct{}),
 		mon:     newMonitorState(),
 	}
+	s.keys = keys
 	if s.name == "" {
 		s.name = id
 	}
@@ -164,15 +169,27 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// newServerID makes an id shaped like the reference's: 'N' and 55
-// base32 characters.
-func newServerID() (string, error) {
-	var b [35]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("server: generate id: %w", err)
+// serverKeys are the server's nkey, whose public key is its id as in
+// the reference ('N' and 55 base32 characters), and its curve key, for
+// encrypted auth callout requests (authcallout*.go).
+type serverKeys struct {
+	id, xkeyPublic string
+	kp, xkp        nkeys.KeyPair
+}
+
+func newServerKeys() (serverKeys, error) {
+	kp, err := nkeys.CreateServer()
+	if err != nil {
+		return serverKeys{}, fmt.Errorf("server: generate id: %w", err)
 	}
-	enc := base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:])
-	return "N" + enc[:55], nil
+	xkp, err := nkeys.CreateCurveKeys()
+	if err != nil {
+		return serverKeys{}, fmt.Errorf("server: generate xkey: %w", err)
+	}
+	k := serverKeys{kp: kp, xkp: xkp}
+	k.id, _ = kp.PublicKey()
+	k.xkeyPublic, _ = xkp.PublicKey()
+	return k, nil
 }
 
 // Start opens the client listener (and the monitoring one, if enabled)

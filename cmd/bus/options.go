@@ -116,11 +116,23 @@ func authorization(a *conf.Authorization, noAuthUser string) server.Authorizatio
 		NoAuthUser:           noAuthUser,
 		Timeout:              a.Timeout,
 		ReferenceStoredReads: a.ReferenceStoredReads,
+		Callout:              authCallout(a.Callout),
 	}
 	if a.Users != nil {
 		out.Users = users(a.Users)
 	}
 	return out
+}
+
+// authCallout maps auth_callout; nil when not set.
+func authCallout(c *conf.AuthCallout) *server.AuthCallout {
+	if c == nil {
+		return nil
+	}
+	return &server.AuthCallout{
+		Issuer: c.Issuer, Account: c.Account, AuthUsers: c.AuthUsers, XKey: c.XKey,
+		AllowedAccounts: c.AllowedAccounts, BypassAuthenticated: c.BypassAuthenticated,
+	}
 }
 
 // operator maps operator mode: the operators' JWTs, the system account's
