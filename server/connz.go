@@ -235,6 +235,9 @@ func (c *conn) connInfo(now time.Time, rtt time.Duration, d clientDesc, numSubs 
 	if c.ws {
 		ci.Type = "websocket" // the reference's type for its WebSocket clients
 	}
+	if c.mqtt != nil {
+		ci.Type, ci.MQTTClient = "mqtt", d.mqttClient
+	}
 	if addr, ok := c.raw.RemoteAddr().(*net.TCPAddr); ok {
 		ci.Port = addr.Port
 	}

@@ -72,6 +72,7 @@ type ConnInfo struct {
 	Subs           []string    `json:"subscriptions_list,omitempty"`
 	SubsDetail     []SubDetail `json:"subscriptions_list_detail,omitempty"`
 	NameTag        string      `json:"name_tag,omitempty"`
+	MQTTClient     string      `json:"mqtt_client,omitempty"` // an MQTT client's client id
 
 	// RoundTrip is RTT unformatted, for sort=rtt; not in the document.
 	RoundTrip time.Duration `json:"-"`
