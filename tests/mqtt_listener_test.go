@@ -1,0 +1,140 @@
+package tests
+
+import (
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bus-dev/bus/server"
+	"github.com/bus-dev/bus/server/mqtt"
+)
+
+// TestMQTTClientsInMonitoring: an MQTT client is in /connz as type mqtt
+// with its client id (mqtt_client), and /varz's mqtt section has the
+// listener's port.
+func TestMQTTClientsInMonitoring(t *testing.T) {
+	s, tg := startBusMQTT(t, server.Options{})
+	mustPaho(t, pahoOptions(tg.mqtt, "sensor-7"))
+	cz, err := s.Connz(server.ConnzOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cz.Conns) != 1 || cz.Conns[0].MQTTClient != "sensor-7" || cz.Conns[0].Type != "mqtt" {
+		t.Fatalf("connz: %+v", cz.Conns)
+	}
+	v := s.Varz()
+	if v.MQTT.Port != s.MQTTAddr().(*net.TCPAddr).Port || v.MQTT.Host != "127.0.0.1" {
+		t.Fatalf("varz mqtt: %+v", v.MQTT)
+	}
+}
+
+// TestMQTTAuthTimeout: a socket that sends no CONNECT is closed after
+// the auth timeout, as on the client port.
+func TestMQTTAuthTimeout(t *testing.T) {
+	_, tg := startBusMQTT(t, server.Options{Authorization: server.Authorization{
+		User: "u", Password: "p", Timeout: 200 * time.Millisecond}})
+	nc, err := net.Dial("tcp", strings.TrimPrefix(tg.mqtt, "tcp://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	start := time.Now()
+	if _, err := io.ReadAll(nc); err != nil {
+		t.Fatalf("want the server to close the socket, got %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("closed after %v", d)
+	}
+}
+
+// TestMQTTMaxConnections: past max_connections an MQTT client is turned
+// away (no CONNACK), and the NATS clients' limit is the same one.
+func TestMQTTMaxConnections(t *testing.T) {
+	_, tg := startBusMQTT(t, server.Options{MaxConnections: 1})
+	mustPaho(t, pahoOptions(tg.mqtt, "one"))
+	if c, code := pahoConnect(t, pahoOptions(tg.mqtt, "two")); c != nil || code == mqtt.ConnAccepted {
+		t.Fatalf("second connection accepted (code %#x)", code)
+	}
+}
+
+// TestMQTTProtocolRefusals: what the listener refuses on the wire, each
+// on a fresh connection: the CONNACK code, or 0xff for a close without
+// one.
+func TestMQTTProtocolRefusals(t *testing.T) {
+	_, tg := startBusMQTT(t, server.Options{MQTT: server.MQTTOptions{RejectQoS2Publish: true}})
+	base := func() *mqtt.Connect { return &mqtt.Connect{CleanSession: true, ClientID: []byte("r")} }
+	cases := []struct {
+		name string
+		c    func() *mqtt.Connect
+		want byte
+	}{
+		{"level 5", func() *mqtt.Connect { c := base(); c.Level = 5; return c }, mqtt.ConnBadProtocolLevel},
+		{"persistent session", func() *mqtt.Connect { c := base(); c.CleanSession = false; return c }, mqtt.ConnServerUnavailable},
+		{"empty id without clean session", func() *mqtt.Connect { return &mqtt.Connect{} }, mqtt.ConnIdentifierRejected},
+		{"retained will", func() *mqtt.Connect {
+			c := base()
+			c.HasWill, c.WillRetain, c.WillTopic = true, true, []byte("w")
+			return c
+		}, mqtt.ConnServerUnavailable},
+		{"qos 2 will", func() *mqtt.Connect {
+			c := base()
+			c.HasWill, c.WillQoS, c.WillTopic = true, 2, []byte("w")
+			return c
+		}, mqtt.ConnQoS2WillRejected},
+		{"will topic in $MQTT", func() *mqtt.Connect {
+			c := base()
+			c.HasWill, c.WillTopic = true, []byte("$MQTT/sess/x")
+			return c
+		}, 0xff},
+	}
+	for _, tc := range cases {
+		if _, code := dialMQTT(t, tg.mqtt, tc.c()); code != tc.want {
+			t.Errorf("%s: code %#x, want %#x", tc.name, code, tc.want)
+		}
+	}
+	// After CONNECT: a retained or QoS 2 PUBLISH closes the connection.
+	for name, pub := range map[string]*mqtt.Publish{
+		"retained": {Retain: true, Topic: []byte("a"), Payload: []byte("x")},
+		"qos 2":    {QoS: 2, PacketID: 1, Topic: []byte("a"), Payload: []byte("x")},
+		"$MQTT":    {Topic: []byte("$MQTT/JSA/x"), Payload: []byte("x")},
+	} {
+		rc, code := dialMQTT(t, tg.mqtt, base())
+		if code != 0 {
+			t.Fatalf("connect: %#x", code)
+		}
+		if _, err := rc.nc.Write(mqtt.AppendPublish(nil, pub)); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := rc.r.Next(); !errors.Is(err, io.EOF) {
+			t.Errorf("%s PUBLISH: %v, want the connection closed", name, err)
+		}
+	}
+}
+
+// TestMQTTKeepalive: a client silent for 1.5 × its keepalive is closed;
+// PINGREQ gets PINGRESP.
+func TestMQTTKeepalive(t *testing.T) {
+	_, tg := startBusMQTT(t, server.Options{})
+	rc, code := dialMQTT(t, tg.mqtt, &mqtt.Connect{CleanSession: true, KeepAlive: 1, ClientID: []byte("k")})
+	if code != 0 {
+		t.Fatalf("connect: %#x", code)
+	}
+	if _, err := rc.nc.Write([]byte{byte(mqtt.PINGREQ) << 4, 0}); err != nil {
+		t.Fatal(err)
+	}
+	if h, _, err := rc.r.Next(); err != nil || h.Type != mqtt.PINGRESP {
+		t.Fatalf("PINGREQ: %v %v", h.Type, err)
+	}
+	start := time.Now()
+	if _, _, err := rc.r.Next(); !errors.Is(err, io.EOF) {
+		t.Fatalf("silent client: %v, want closed", err)
+	}
+	if d := time.Since(start); d < time.Second || d > 4*time.Second {
+		t.Fatalf("closed after %v, want about 1.5s", d)
+	}
+}
+
