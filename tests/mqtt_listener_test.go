@@ -137,4 +137,3 @@ func TestMQTTKeepalive(t *testing.T) {
 		t.Fatalf("closed after %v, want about 1.5s", d)
 	}
 }
-
