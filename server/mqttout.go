@@ -33,6 +33,13 @@ func (o *outbound) appendLastPacket(pkt []byte) {
 	o.signal()
 }
 
+// mqttHidden says a message on subject is not for an MQTT subscription
+// on pattern: [MQTT-4.7.2-1], a filter starting with a wildcard does not
+// match a topic starting with '$' (the server's own, such as $SYS).
+func mqttHidden(pattern string, subject []byte) bool {
+	return len(subject) > 0 && subject[0] == '$' && pattern != "" && (pattern[0] == '*' || pattern[0] == '>')
+}
+
 // appendPublish queues a message for an MQTT subscriber as a QoS 0
 // PUBLISH. MQTT 3.1.1 has no headers: a header block is left out, as
 // the reference does. It allocates nothing once o.line has grown to the

@@ -236,6 +236,9 @@ func (c *conn) deliver(sub *subscription, subject, reply []byte, hdr int, msg []
 	}
 	var res appendResult
 	if to.mqtt != nil {
+		if mqttHidden(sub.subject, subject) {
+			return false
+		}
 		res = to.out.appendPublish(subject, hdr, msg)
 	} else {
 		res = to.out.appendMsg(subject, sub.sid, reply, hdr, msg)

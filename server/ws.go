@@ -53,7 +53,7 @@ type wsState struct {
 }
 
 // The paths of the reference's other WebSocket peers, which bus does not
-// serve (it accepts no leaf nodes and has no MQTT).
+// serve (it accepts no leaf nodes, and MQTT only on its own listener).
 const (
 	wsLeafPath = "/leafnode"
 	wsMQTTPath = "/mqtt"
@@ -157,7 +157,7 @@ func (s *Server) wsUpgrade(w http.ResponseWriter, r *http.Request) {
 	defer s.ws.handlers.Done()
 	p := r.URL.EscapedPath()
 	if strings.HasSuffix(p, wsLeafPath) || strings.HasSuffix(p, wsMQTTPath) {
-		s.wsRefuse(w, r, http.StatusNotFound, "bus accepts no leaf node or MQTT connections")
+		s.wsRefuse(w, r, http.StatusNotFound, "bus accepts no leaf node or MQTT-over-WebSocket connections")
 		return
 	}
 	if status, why := wsRequestProblem(r); status != 0 {

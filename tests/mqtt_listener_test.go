@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/bus-dev/bus/server"
 	"github.com/bus-dev/bus/server/mqtt"
 )
@@ -135,5 +137,38 @@ func TestMQTTKeepalive(t *testing.T) {
 	}
 	if d := time.Since(start); d < time.Second || d > 4*time.Second {
 		t.Fatalf("closed after %v, want about 1.5s", d)
+	}
+}
+
+// TestMQTTAdvisoryShapes holds the permission side of the reference's
+// MQTT advisories (docs/mqtt.md, "Advisories"): GHSA-7qmq-8cc4-hxwg, a
+// "#" subscriber receiving topics its deny rules forbid; CVE-2026-33217,
+// clients reaching the $MQTT namespace.
+func TestMQTTAdvisoryShapes(t *testing.T) {
+	auth := server.Authorization{Users: []server.User{
+		{Name: "dev", Password: "pw", Permissions: &server.Permissions{Subscribe: &server.SubjectPermission{Deny: []string{"secret.>"}}}},
+		{Name: "svc", Password: "svc"},
+	}}
+	_, tg := startBusMQTT(t, server.Options{Authorization: auth})
+	c := mustPaho(t, pahoOptions(tg.mqtt, "adv").SetUsername("dev").SetPassword("pw"))
+	all, code := mqttSubscribe(t, c, "#")
+	if code != 0 {
+		t.Fatalf("# refused: %#x", code)
+	}
+	if _, code := mqttSubscribe(t, c, "$MQTT/sess/#"); code != mqtt.SubackFailure {
+		t.Fatalf("$MQTT/sess/# granted: %#x", code)
+	}
+	nc := connect(t, tg.nats, nats.UserInfo("svc", "svc"))
+	// [MQTT-4.7.2-1]: "#" does not match topics starting with '$'.
+	for _, s := range []string{"secret.x", "$dev.x", "public.x"} {
+		if err := nc.Publish(s, []byte("m")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := recv(all, 5*time.Second); got != "public/x m" {
+		t.Fatalf("# subscriber got %q first, want public/x m", got)
+	}
+	if got := recv(all, 300*time.Millisecond); got != "" {
+		t.Fatalf("then %q", got)
 	}
 }
