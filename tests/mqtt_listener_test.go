@@ -27,6 +27,11 @@ func TestMQTTClientsInMonitoring(t *testing.T) {
 	if len(cz.Conns) != 1 || cz.Conns[0].MQTTClient != "sensor-7" || cz.Conns[0].Type != "mqtt" {
 		t.Fatalf("connz: %+v", cz.Conns)
 	}
+	mustPaho(t, pahoOptions(tg.mqtt, "sensor-8"))
+	connect(t, tg.nats)
+	if cz, err = s.Connz(server.ConnzOptions{MQTTClient: "sensor-8"}); err != nil || len(cz.Conns) != 1 || cz.Conns[0].MQTTClient != "sensor-8" {
+		t.Fatalf("connz mqtt_client=sensor-8: %+v %v", cz, err)
+	}
 	v := s.Varz()
 	if v.MQTT.Port != s.MQTTAddr().(*net.TCPAddr).Port || v.MQTT.Host != "127.0.0.1" {
 		t.Fatalf("varz mqtt: %+v", v.MQTT)
