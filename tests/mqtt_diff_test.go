@@ -257,3 +257,39 @@ func TestMQTTPermissionsMatchReference(t *testing.T) {
 	t.Logf("outcomes: %q", got[0])
 	sameOutcomes(t, got[1], got[0])
 }
+
+// TestMQTTDollarTopicsMatchReference: a filter starting with "#" or "+"
+// does not receive subjects starting with '$' ([MQTT-4.7.2-1]), with
+// either server.
+func TestMQTTDollarTopicsMatchReference(t *testing.T) {
+	var got [2][]string
+	for i, tg := range startMQTTPair(t, server.Authorization{}, server.MQTTOptions{}) {
+		c := mustPaho(t, pahoOptions(tg.mqtt, "dollar"))
+		all, _ := mqttSubscribe(t, c, "#")
+		nc := connect(t, tg.nats)
+		for _, s := range []string{"$dev.x", "dev.x"} {
+			if err := nc.Publish(s, []byte("m")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got[i] = append(got[i], "#: "+recv(all, 5*time.Second), "then: "+recv(all, 500*time.Millisecond))
+	}
+	t.Logf("outcomes: %q", got[0])
+	sameOutcomes(t, got[1], got[0])
+}
+
+// TestMQTTGrantedQoSDiffers pins a known difference: asked for QoS 1,
+// the reference grants 1 (it stores the deliveries in JetStream) and
+// bus grants 0, as section 3.9.3 allows, until it stores them too
+// (docs/mqtt.md).
+func TestMQTTGrantedQoSDiffers(t *testing.T) {
+	for i, tg := range startMQTTPair(t, server.Authorization{}, server.MQTTOptions{}) {
+		c := mustPaho(t, pahoOptions(tg.mqtt, "qos"))
+		tok := c.Subscribe("q/1", 1, func(paho.Client, paho.Message) {})
+		waitToken(t, "subscribe", tok)
+		granted := tok.(*paho.SubscribeToken).Result()["q/1"]
+		if want := []byte{0, 1}[i]; granted != want {
+			t.Errorf("%s granted QoS %d, want %d", tg.name, granted, want)
+		}
+	}
+}
