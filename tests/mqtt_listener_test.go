@@ -177,3 +177,26 @@ func TestMQTTAdvisoryShapes(t *testing.T) {
 		t.Fatalf("then %q", got)
 	}
 }
+
+// TestMQTTOverTLS: with the block's tls, an MQTT client connects over
+// TLS (ssl://) and shows its TLS version in /connz; a plain one does not
+// get a CONNACK.
+func TestMQTTOverTLS(t *testing.T) {
+	ca := newTestCA(t, "mqtt")
+	cert, key := ca.serverCert(t)
+	s, tg := startBusMQTT(t, server.Options{MQTT: server.MQTTOptions{TLS: server.TLSOptions{CertFile: cert, KeyFile: key}}})
+	addr := strings.Replace(tg.mqtt, "tcp://", "ssl://", 1)
+	c := mustPaho(t, pahoOptions(addr, "secure").SetTLSConfig(clientTLS(t, ca, "", "")))
+	msgs, _ := mqttSubscribe(t, c, "s/x")
+	waitToken(t, "publish", c.Publish("s/x", 0, false, "tls"))
+	if got := recv(msgs, 5*time.Second); got != "s/x tls" {
+		t.Fatalf("got %q", got)
+	}
+	cz, err := s.Connz(server.ConnzOptions{MQTTClient: "secure"})
+	if err != nil || len(cz.Conns) != 1 || cz.Conns[0].TLSVersion == "" {
+		t.Fatalf("connz: %+v %v", cz, err)
+	}
+	if plain, code := pahoConnect(t, pahoOptions(tg.mqtt, "plain")); plain != nil || code == mqtt.ConnAccepted {
+		t.Fatalf("a plain client got CONNACK %#x", code)
+	}
+}
