@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/nats-io/nats.go"
 
 	"github.com/bus-dev/bus/server"
@@ -198,5 +199,29 @@ func TestMQTTOverTLS(t *testing.T) {
 	}
 	if plain, code := pahoConnect(t, pahoOptions(tg.mqtt, "plain")); plain != nil || code == mqtt.ConnAccepted {
 		t.Fatalf("a plain client got CONNACK %#x", code)
+	}
+}
+
+// TestMQTTReloadAuthorization: a reload that removes an MQTT client's
+// user closes it; the mqtt block itself takes no reload.
+func TestMQTTReloadAuthorization(t *testing.T) {
+	opts := server.Options{StoreDir: t.TempDir(), Authorization: server.Authorization{Users: []server.User{{Name: "dev", Password: "pw"}, {Name: "keep", Password: "k"}}}}
+	s, tg := startBusMQTT(t, opts)
+	lost := make(chan struct{}, 1)
+	mustPaho(t, pahoOptions(tg.mqtt, "rl").SetUsername("dev").SetPassword("pw").
+		SetConnectionLostHandler(func(paho.Client, error) { lost <- struct{}{} }))
+	opts.Host, opts.MQTT = "127.0.0.1", server.MQTTOptions{Host: "127.0.0.1", Port: -1}
+	opts.Authorization.Users = opts.Authorization.Users[1:]
+	if err := s.Reload(opts); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-lost:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the removed user's MQTT client is still connected")
+	}
+	opts.MQTT.NoAuthUser = "keep"
+	if err := s.Reload(opts); err == nil || !strings.Contains(err.Error(), "mqtt") {
+		t.Fatalf("reloading the mqtt block: %v, want it refused naming mqtt", err)
 	}
 }
