@@ -70,7 +70,7 @@ func (c *conn) mqttConnect(body []byte) error {
 	if p.HasUsername && len(p.Username) == 0 {
 		return c.mqttRefuse(mqtt.ConnBadUserOrPassword, "empty user name")
 	}
-	d := clientDesc{user: string(p.Username), mqttClient: id, lang: "mqtt"}
+	d := clientDesc{user: string(p.Username), mqttClient: id}
 	if d.user == "" && p.HasPassword {
 		d.user = "[REDACTED]" // as a token user is shown
 	}

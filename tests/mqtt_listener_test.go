@@ -2,6 +2,7 @@ package tests
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"github.com/bus-dev/bus/server"
@@ -223,5 +225,30 @@ func TestMQTTReloadAuthorization(t *testing.T) {
 	opts.MQTT.NoAuthUser = "keep"
 	if err := s.Reload(opts); err == nil || !strings.Contains(err.Error(), "mqtt") {
 		t.Fatalf("reloading the mqtt block: %v, want it refused naming mqtt", err)
+	}
+}
+
+// TestMQTTConnzMatchesReference: an MQTT client's /connz entry has the
+// reference's kind, type, mqtt_client, name and lang.
+func TestMQTTConnzMatchesReference(t *testing.T) {
+	s, tg := startBusMQTT(t, server.Options{})
+	port := freePort(t)
+	ns := startReferenceServer(t, &natsserver.Options{Host: "127.0.0.1", Port: -1, ServerName: "ref-connz", NoLog: true, NoSigs: true,
+		JetStream: true, StoreDir: t.TempDir(), MQTT: natsserver.MQTTOpts{Host: "127.0.0.1", Port: port}})
+	mustPaho(t, pahoOptions(tg.mqtt, "meter-1"))
+	mustPaho(t, pahoOptions(fmt.Sprintf("tcp://127.0.0.1:%d", port), "meter-1"))
+	cz, err := s.Connz(server.ConnzOptions{})
+	if err != nil || len(cz.Conns) != 1 {
+		t.Fatalf("bus connz: %+v %v", cz, err)
+	}
+	rz, err := ns.Connz(&natsserver.ConnzOptions{MQTTClient: "meter-1"})
+	if err != nil || len(rz.Conns) != 1 {
+		t.Fatalf("reference connz: %+v %v", rz, err)
+	}
+	b, r := cz.Conns[0], rz.Conns[0]
+	got := fmt.Sprintf("%s %s %s %q %q", b.Kind, b.Type, b.MQTTClient, b.Name, b.Lang)
+	want := fmt.Sprintf("%s %s %s %q %q", r.Kind, r.Type, r.MQTTClient, r.Name, r.Lang)
+	if got != want {
+		t.Errorf("bus %s, reference %s", got, want)
 	}
 }
