@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bufio"
+	"fmt"
 	"net"
 	"slices"
 	"strings"
@@ -292,4 +293,22 @@ func TestMQTTGrantedQoSDiffers(t *testing.T) {
 			t.Errorf("%s granted QoS %d, want %d", tg.name, granted, want)
 		}
 	}
+}
+
+// TestMQTTFlappingClientIDMatchesReference: a third connection with a
+// client id taken over within the last second is held and closed
+// without a CONNACK, with either server.
+func TestMQTTFlappingClientIDMatchesReference(t *testing.T) {
+	var got [2][]string
+	for i, tg := range startMQTTPair(t, server.Authorization{}, server.MQTTOptions{}) {
+		id := &mqtt.Connect{CleanSession: true, KeepAlive: 30, ClientID: []byte("flap")}
+		_, c1 := dialMQTT(t, tg.mqtt, id)
+		_, c2 := dialMQTT(t, tg.mqtt, id)
+		start := time.Now()
+		_, c3 := dialMQTT(t, tg.mqtt, id)
+		held := time.Since(start) >= 900*time.Millisecond
+		got[i] = append(got[i], fmt.Sprintf("connacks %#x %#x %#x, third held %v", c1, c2, c3, held))
+	}
+	t.Logf("outcomes: %q", got[0])
+	sameOutcomes(t, got[1], got[0])
 }
