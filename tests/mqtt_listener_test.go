@@ -252,3 +252,26 @@ func TestMQTTConnzMatchesReference(t *testing.T) {
 		t.Errorf("bus %s, reference %s", got, want)
 	}
 }
+
+// TestMQTTOverWebSocket: with an mqtt block, MQTT clients reach the
+// websocket listener at /mqtt (connection type MQTT_WS) and meet the
+// others; a user allowed only MQTT is refused there.
+func TestMQTTOverWebSocket(t *testing.T) {
+	auth := server.Authorization{Users: []server.User{
+		{Name: "ws", Password: "pw", AllowedConnectionTypes: []string{"MQTT_WS"}},
+		{Name: "tcp", Password: "pw", AllowedConnectionTypes: []string{"MQTT"}},
+	}}
+	s, tg := startBusMQTT(t, server.Options{Authorization: auth,
+		WebSocket: server.WebSocketOptions{Host: "127.0.0.1", Port: -1, NoTLS: true}})
+	wsURL := "ws://" + s.WebSocketAddr().String() + "/mqtt"
+	viaWS := mustPaho(t, pahoOptions(wsURL, "over-ws").SetUsername("ws").SetPassword("pw"))
+	viaTCP := mustPaho(t, pahoOptions(tg.mqtt, "over-tcp").SetUsername("tcp").SetPassword("pw"))
+	msgs, _ := mqttSubscribe(t, viaWS, "w/+")
+	waitToken(t, "publish", viaTCP.Publish("w/1", 0, false, "hi"))
+	if got := recv(msgs, 5*time.Second); got != "w/1 hi" {
+		t.Fatalf("over WebSocket got %q", got)
+	}
+	if c, code := pahoConnect(t, pahoOptions(wsURL, "wrong-type").SetUsername("tcp").SetPassword("pw")); c != nil || code != mqtt.ConnNotAuthorized {
+		t.Fatalf("an MQTT-only user over WebSocket: code %#x", code)
+	}
+}
