@@ -53,8 +53,11 @@ type Server struct {
 	// wsAuthn is who WebSocket clients may connect as (wsauth.go); nil
 	// without a websocket listener.
 	wsAuthn atomic.Pointer[authenticator]
-	live    atomic.Pointer[Options]
-	mapper  *mapper // nil without Options.Mappings; immutable (mappings.go)
+	// mqttAuthn is who MQTT clients may connect as (mqttoptions.go); nil
+	// without an mqtt listener.
+	mqttAuthn atomic.Pointer[authenticator]
+	live      atomic.Pointer[Options]
+	mapper    *mapper // nil without Options.Mappings; immutable (mappings.go)
 	// tracer is protocol tracing, nil when off (trace.go); Reload swaps it.
 	tracer atomic.Pointer[tracer]
 	// tlsConf is the client port's TLS configuration, nil without TLS;
@@ -69,6 +72,7 @@ type Server struct {
 	leafLinks    []*leafLink
 	port         int           // the client port actually bound, set by Start
 	ws           *wsState      // the WebSocket listener (ws.go); nil when off
+	mqtt         *mqttState    // the MQTT listener (mqtt.go); nil when off
 	mon          *monitorState // the document builders' own state (monitor.go)
 	// keys sign auth callout requests and seal them to a callout's
 	// xkey (authcallout*.go); keys.id is id. Immutable.
@@ -157,6 +161,7 @@ func New(opts Options) (*Server, error) {
 	au, wsAu := s.newAuthenticators(&opts, set)
 	s.authn.Store(au)
 	s.wsAuthn.Store(wsAu)
+	s.mqttAuthn.Store(s.newMQTTAuthenticator(&opts, set))
 	s.live.Store(&opts)
 	s.tracer.Store(newTracer(opts))
 	if opts.TLS.enabled() {
@@ -228,9 +233,22 @@ func (s *Server) Start() error {
 			return err
 		}
 	}
+	if s.opts.MQTT.enabled() {
+		if err := s.startMQTT(); err != nil {
+			_ = ln.Close()
+			if s.ws != nil {
+				_ = s.ws.http.Close()
+			}
+			if s.js != nil {
+				s.js.Shutdown()
+			}
+			return err
+		}
+	}
 	if s.opts.HTTPPort != 0 || s.opts.HTTPSPort != 0 {
 		if err := s.startMonitoring(); err != nil {
 			_ = ln.Close()
+			s.stopMQTT()
 			if s.ws != nil {
 				_ = s.ws.http.Close() // not stopWebSocket: its handlers may wait on s.mu, held here
 			}
@@ -351,7 +369,7 @@ func (s *Server) admit(c *conn) {
 	}
 	c.log.Info("client connected")
 	c.countUnauthenticated()
-	if s.opts.TLS.enabled() && !c.ws {
+	if s.opts.TLS.enabled() && !c.ws && c.mqtt == nil {
 		// The handshake waits on the client: it runs on the reader
 		// goroutine, which starts the writer once the socket is TLS.
 		go func() { defer s.wg.Done(); c.serveTLS(info) }()
@@ -359,6 +377,13 @@ func (s *Server) admit(c *conn) {
 	}
 	c.out.appendControl(info)
 	c.startAuth()
+	if c.mqtt != nil {
+		// An MQTT client's keepalive is its own: the server reads it,
+		// and never pings (mqttconn.go).
+		c.startWriter()
+		go func() { defer s.wg.Done(); c.mqttReadLoop() }()
+		return
+	}
 	c.resetPingTimer(s.firstPingDelay())
 	c.out.signal()
 	c.startWriter()
@@ -458,6 +483,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		_ = ln.Close()
 	}
 	s.stopWebSocket()
+	s.stopMQTT()
 	s.stopExtensions()
 	s.stopSysRequests()
 	if mon != nil {

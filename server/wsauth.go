@@ -98,6 +98,11 @@ func (s *Server) newAuthenticators(o *Options, set accountSet) (tcp, ws *authent
 
 // auth is the authenticator the connection meets.
 func (c *conn) auth() *authenticator {
+	if c.mqtt != nil {
+		if a := c.srv.mqttAuthn.Load(); a != nil {
+			return a
+		}
+	}
 	if c.ws {
 		if a := c.srv.wsAuthn.Load(); a != nil {
 			return a
@@ -109,6 +114,9 @@ func (c *conn) auth() *authenticator {
 // authTimeout bounds the connection's CONNECT.
 func (c *conn) authTimeout() time.Duration {
 	live := c.srv.liveOpts()
+	if c.mqtt != nil {
+		return live.mqttAuthTimeout()
+	}
 	if c.ws {
 		return live.wsAuthorization().Timeout
 	}

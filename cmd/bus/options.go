@@ -50,6 +50,7 @@ func options(cfg conf.Config, log *slog.Logger) server.Options {
 		Mappings:              mappings(cfg.Mappings),
 		LeafNodes:             leafNodes(cfg.LeafNodes),
 		WebSocket:             webSocket(cfg.WebSocket),
+		MQTT:                  mqttOptions(cfg.MQTT),
 		ClientAdvertise:       cfg.ClientAdvertise,
 		NoHeaderSupport:       cfg.NoHeaderSupport,
 		Trace:                 cfg.Trace,
@@ -264,6 +265,21 @@ func webSocket(w *conf.WebSocket) server.WebSocketOptions {
 		JWTCookie: w.JWTCookie,
 	}
 	if a := w.Authorization; a != nil {
+		out.Authorization = server.WebSocketAuth{User: a.User, Password: a.Password, Token: a.Token, Timeout: a.Timeout}
+	}
+	return out
+}
+
+// mqttOptions maps the mqtt block (nil: no listener).
+func mqttOptions(m *conf.MQTT) server.MQTTOptions {
+	if m == nil {
+		return server.MQTTOptions{}
+	}
+	out := server.MQTTOptions{
+		Host: m.Host, Port: m.Port, TLS: tlsOptions(m.TLS), NoAuthUser: m.NoAuthUser,
+		RejectQoS2Publish: m.RejectQoS2Publish, DowngradeQoS2Subscribe: m.DowngradeQoS2Subscribe,
+	}
+	if a := m.Authorization; a != nil {
 		out.Authorization = server.WebSocketAuth{User: a.User, Password: a.Password, Token: a.Token, Timeout: a.Timeout}
 	}
 	return out
