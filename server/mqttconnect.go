@@ -76,7 +76,7 @@ func (c *conn) mqttConnect(body []byte) error {
 	}
 	c.connectedMonitor(d)
 	pass := string(p.Password)
-	if err := c.authenticate(credentials{User: string(p.Username), Pass: pass, Token: pass}); err != nil {
+	if err := c.authenticate(&connectOptions{credentials: credentials{User: string(p.Username), Pass: pass, Token: pass}}); err != nil {
 		if errors.Is(err, errAuthViolation) {
 			return c.mqttRefuse(mqtt.ConnNotAuthorized, errAuthViolation.text)
 		}
