@@ -184,6 +184,9 @@ func (c *callout) decides(id *identity, fail *authFailure, noAuth *identityEntry
 // that a user in the callout account cannot send authorization
 // requests, as the reference denies them. p is not changed.
 func withPublishDeny(p *permissions, subject string) *permissions {
+	if p != nil && slices.Contains(p.pubDeny, subject) {
+		return p // a callout's answer kept over a reload has it already
+	}
 	out := &permissions{}
 	if p != nil {
 		*out = *p

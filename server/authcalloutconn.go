@@ -38,10 +38,25 @@ func (c *conn) consultCallout(a *authenticator, cr credentials, o *connectOption
 		}
 		id, fail = got, nil
 	}
-	if id != nil && c.srv.accountNameOf(id) == co.cfg.Account {
-		id = denyAuthRequests(id)
+	return c.srv.withCalloutDeny(a, id), fail
+}
+
+// withCalloutDeny is id, not allowed to publish authorization requests
+// when it connects into an account whose users answer them: the config
+// callout's account, or in operator mode an account with a callout. It
+// is applied at CONNECT and again when a reload re-identifies a client,
+// which starts from the configured user's rights.
+func (s *Server) withCalloutDeny(a *authenticator, id *identity) *identity {
+	if id == nil {
+		return nil
 	}
-	return id, fail
+	switch {
+	case a.callout != nil && s.accountNameOf(id) == a.callout.cfg.Account:
+	case a.jwt != nil && id.acc != nil && a.jwt.calloutAccount(id.acc.name):
+	default:
+		return id
+	}
+	return denyAuthRequests(id)
 }
 
 // denyAuthRequests is id, not allowed to publish authorization requests.

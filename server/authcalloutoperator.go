@@ -60,6 +60,12 @@ func (c *conn) consultAccountCallout(j *jwtAuth, cr credentials, o *connectOptio
 	return got, nil
 }
 
+// calloutAccount says the account key has a callout of its own.
+func (j *jwtAuth) calloutAccount(key string) bool {
+	ac := j.trust.accounts[key]
+	return ac != nil && ac.Authorization.IsEnabled()
+}
+
 // allowedAccount reports whether the callout of ext may place users in
 // the account key: one of allowed_accounts, or any with "*".
 func allowedAccount(ext jwt.ExternalAuthorization, key string) bool {

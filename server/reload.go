@@ -280,7 +280,7 @@ func (c *conn) reauthorize(au *authenticator) {
 		}
 		return
 	}
-	id := au.reidentify(old)
+	id := c.srv.withCalloutDeny(au, au.reidentify(old))
 	if id == nil || id.acc != old.acc || !id.allowsConnType(c.connType()) {
 		c.revoke(old.name)
 		return

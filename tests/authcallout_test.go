@@ -164,3 +164,38 @@ func TestAuthCalloutAppliesUserLimits(t *testing.T) {
 		t.Error("a second subscription passed the JWT's subs limit of 1")
 	}
 }
+
+// The callout account's users may not send authorization requests, and a
+// reload (which re-identifies every client from the configured users)
+// keeps it so: before, the service's own connection lost the deny.
+func TestAuthCalloutReloadKeepsTheRequestDeny(t *testing.T) {
+	t.Parallel()
+	w := newCalloutWorld(t, false)
+	opts := w.busOptions()
+	opts.Host, opts.StoreDir = "127.0.0.1", t.TempDir() // as startBus sets them, for Reload
+	s := startBus(t, opts)
+	handler, errs := asyncErrors()
+	nc := connect(t, busURL(s), nats.UserInfo("auth", "pw"), handler)
+	denied := func() bool {
+		if err := nc.Publish("$SYS.REQ.USER.AUTH", []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		_ = nc.Flush()
+		select {
+		case err := <-errs:
+			return strings.Contains(err.Error(), "Permissions Violation")
+		case <-time.After(2 * time.Second):
+			return false
+		}
+	}
+	if !denied() {
+		t.Fatal("an auth user may publish authorization requests")
+	}
+	opts.Authorization.Timeout = 3 * time.Second // a change of authorization: every client is re-identified
+	if err := s.Reload(opts); err != nil {
+		t.Fatal(err)
+	}
+	if !denied() {
+		t.Fatal("after a reload an auth user may publish authorization requests")
+	}
+}
