@@ -91,6 +91,9 @@ func newAuthenticator(a Authorization, tlsMap bool) *authenticator {
 		user:     a.User,
 		password: a.Password,
 		single:   &identity{name: a.User, secret: a.Token + a.Password, single: true}, // one of them is set
+		// verify_and_map maps to these users or, without them, to the
+		// accounts' (addAccountUsers), as the reference does.
+		tlsMap: tlsMap,
 	}
 	if a.Users == nil {
 		return au
@@ -112,7 +115,6 @@ func newAuthenticator(a Authorization, tlsMap bool) *authenticator {
 		}
 	}
 	au.nonce = len(au.nkeys) > 0
-	au.tlsMap = tlsMap
 	if a.NoAuthUser != "" {
 		au.noAuth = au.users[a.NoAuthUser]
 		if au.noAuth == nil {

@@ -277,8 +277,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("server: https port needs the tls block's certificate")
 	case o.HTTPAuth && !o.Authorization.required():
 		return fmt.Errorf("server: http auth needs authorization (users, a user or a token) to check credentials against")
-	case o.TLS.VerifyAndMap && o.Authorization.Users == nil:
-		return fmt.Errorf("server: tls verify_and_map needs authorization users to map certificates to")
+	case o.TLS.VerifyAndMap && o.Authorization.Users == nil && !o.accountsHaveUsers():
+		return fmt.Errorf("server: tls verify_and_map needs users (authorization's or an account's) to map certificates to")
 	}
 	if err := o.TLS.validate(); err != nil {
 		return err
@@ -311,4 +311,16 @@ func (o Options) validate() error {
 		return err
 	}
 	return validateAccounts(o)
+}
+
+// accountsHaveUsers says some account of the accounts block has users,
+// which verify_and_map can map certificates to as the reference does
+// without a top-level users list.
+func (o *Options) accountsHaveUsers() bool {
+	for _, a := range o.Accounts {
+		if len(a.Users) > 0 {
+			return true
+		}
+	}
+	return false
 }

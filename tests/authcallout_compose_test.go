@@ -61,9 +61,8 @@ func (w *composeWorld) busOptions(bypass bool) server.Options {
 			{Name: "APP", Users: []server.User{{Name: composeBackendUser}}},
 		},
 		Authorization: server.Authorization{
-			// Not nil: bus maps certificates to the accounts' users only
-			// beside a users list, however empty.
-			Users:   []server.User{},
+			// No top-level users: verify_and_map maps certificates to the
+			// accounts' users, as in the reference.
 			Callout: &server.AuthCallout{Issuer: w.issuerPub, Account: "AUTH", AuthUsers: []string{composeAuthUser}, BypassAuthenticated: bypass},
 		},
 	}
