@@ -35,6 +35,8 @@ type trust struct {
 	// accounts are the verified account claims by public key.
 	accounts map[string]*jwt.AccountClaims
 	system   string
+	// grants are the imports of accounts checked (activation.go).
+	grants *importGrants
 }
 
 // compileOperator decodes and verifies o's JWTs. Its errors name the key

@@ -1,0 +1,180 @@
+package tests
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+)
+
+// activation is an activation token for account importer to import
+// subject of kind from the account that signer signs for (issuerAccount
+// set when signer is one of its signing keys), with edit applied.
+func activation(t *testing.T, signer nkeys.KeyPair, issuerAccount, importer, subject string, kind jwt.ExportType, edit func(*jwt.ActivationClaims)) string {
+	t.Helper()
+	act := jwt.NewActivationClaims(importer)
+	act.ImportSubject = jwt.Subject(subject)
+	act.ImportType = kind
+	act.IssuerAccount = issuerAccount
+	if edit != nil {
+		edit(act)
+	}
+	token, err := act.Encode(signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return token
+}
+
+// activationWorld is an exporter A with a token-required stream
+// (private.>) and service (psvc) export, and importers that hold each
+// kind of activation token: good, signed by A's signing key, none,
+// expired, revoked by the export. (A token issued to another account or
+// for another subject makes the importer's whole account JWT invalid, on
+// both servers: TestJWTResolverRefusesInvalidUpdate.)
+func activationWorld(t *testing.T) (*jwtWorld, []string) {
+	t.Helper()
+	w := newJWTWorld(t)
+	signingKP, _ := nkeys.CreateAccount()
+	signingPub, _ := signingKP.PublicKey()
+	names := []string{"GOOD", "SIGNINGKEY", "NOTOKEN", "EXPIRED", "REVOKED"}
+	for _, n := range names {
+		w.addAccount(n, nil)
+	}
+	a := w.addAccount("A", func(ac *jwt.AccountClaims) {
+		ac.SigningKeys.Add(signingPub)
+		stream := &jwt.Export{Subject: "private.>", Type: jwt.Stream, TokenReq: true}
+		stream.Revocations = jwt.RevocationList{}
+		// Revoked from a time after the token's issue (the issue time
+		// has a resolution of a second).
+		stream.Revocations[w.accounts["REVOKED"].pub] = time.Now().Add(time.Hour).Unix()
+		ac.Exports.Add(stream, &jwt.Export{Subject: "psvc", Type: jwt.Service, TokenReq: true})
+	})
+	tokens := map[string]func(kind jwt.ExportType, subject string) string{
+		"GOOD": func(k jwt.ExportType, s string) string {
+			return activation(t, a.kp, "", w.accounts["GOOD"].pub, s, k, nil)
+		},
+		"SIGNINGKEY": func(k jwt.ExportType, s string) string {
+			return activation(t, signingKP, a.pub, w.accounts["SIGNINGKEY"].pub, s, k, nil)
+		},
+		"NOTOKEN": func(jwt.ExportType, string) string { return "" },
+		"EXPIRED": func(k jwt.ExportType, s string) string {
+			return activation(t, a.kp, "", w.accounts["EXPIRED"].pub, s, k, func(ac *jwt.ActivationClaims) {
+				ac.Expires = time.Now().Add(-time.Minute).Unix()
+			})
+		},
+		"REVOKED": func(k jwt.ExportType, s string) string {
+			return activation(t, a.kp, "", w.accounts["REVOKED"].pub, s, k, nil)
+		},
+	}
+	for _, n := range names {
+		w.addAccount(n, func(ac *jwt.AccountClaims) {
+			ac.Imports.Add(
+				&jwt.Import{Subject: "private.>", Account: a.pub, Type: jwt.Stream, Token: tokens[n](jwt.Stream, "private.>")},
+				&jwt.Import{Subject: "psvc", Account: a.pub, Type: jwt.Service, Token: tokens[n](jwt.Service, "psvc")})
+		})
+	}
+	return w, names
+}
+
+// TestJWTActivationTokens checks token-required exports with each kind
+// of activation token against the reference: the valid ones (signed by
+// the exporting account or its signing key) import the stream and the
+// service, and the others (none, expired, revoked) import nothing while
+// the rest still works.
+func TestJWTActivationTokens(t *testing.T) {
+	t.Parallel()
+	w, names := activationWorld(t)
+	creds := map[string]string{}
+	for _, n := range append([]string{"A"}, names...) {
+		creds[n], _ = w.user(n, nil, nil)
+	}
+	p := startJWTPair(t, w)
+	bothSides(t, busURL(p.bus), p.refURL, func(t *testing.T, url string) []string {
+		na := connect(t, url, nats.UserCredentials(creds["A"]))
+		na.Subscribe("psvc", func(m *nats.Msg) { m.Respond([]byte("served")) })
+		na.Flush()
+		subs := map[string]*nats.Subscription{}
+		conns := map[string]*nats.Conn{}
+		for _, n := range names {
+			conns[n] = connect(t, url, nats.UserCredentials(creds[n]))
+			subs[n], _ = conns[n].SubscribeSync("private.>")
+			conns[n].Flush()
+		}
+		// The good importer's stream import is in place once it gets a
+		// message; the others' would be by then.
+		eventually(t, 5*time.Second, func() bool {
+			na.Publish("private.warmup", nil)
+			_, err := subs["GOOD"].NextMsg(50 * time.Millisecond)
+			return err == nil
+		})
+		received(t, subs["GOOD"], 100*time.Millisecond)
+		na.Publish("private.x", []byte("p"))
+		na.Flush()
+		var steps []string
+		for _, n := range names {
+			got := received(t, subs[n], 200*time.Millisecond)
+			var kept []string
+			for _, m := range got {
+				if !strings.HasPrefix(m, "private.warmup") {
+					kept = append(kept, m)
+				}
+			}
+			resp, err := conns[n].Request("psvc", nil, 500*time.Millisecond)
+			service := strings.ToLower(fmt.Sprint(err))
+			if err == nil {
+				service = string(resp.Data)
+			}
+			steps = append(steps, fmt.Sprintf("%s: stream %q, service %s", n, kept, service))
+		}
+		t.Log(strings.Join(steps, "\n"))
+		return steps
+	})
+}
+
+// TestJWTActivationSkipLogged checks that bus names each import it skips
+// and why in its log.
+func TestJWTActivationSkipLogged(t *testing.T) {
+	t.Parallel()
+	w, _ := activationWorld(t)
+	var mu sync.Mutex
+	var logs bytes.Buffer
+	opts := w.busOptions()
+	opts.Logger = slog.New(slog.NewTextHandler(&lockedWriter{mu: &mu, w: &logs}, nil))
+	startBus(t, opts)
+	mu.Lock()
+	text := logs.String()
+	mu.Unlock()
+	for _, want := range []string{
+		`account=` + w.accounts["NOTOKEN"].pub + ` import=private.> type=stream`,
+		"the export requires one and the import has none",
+		"activation token: expired",
+		"revoked by the export",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("log lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "account="+w.accounts["GOOD"].pub+" ") {
+		t.Errorf("the good import was skipped:\n%s", text)
+	}
+}
+
+// lockedWriter serialises writes to w.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
