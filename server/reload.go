@@ -47,7 +47,11 @@ func (s *Server) auth() *authenticator { return s.authn.Load() }
 // is logged. A TLS file that cannot be read refuses it too.
 func (s *Server) Reload(opts Options) error {
 	opts = opts.clone().WithDefaults() // the caller may reuse its slices
-	opts, err := opts.withOperator()
+	opts, err := s.withResolverStore(opts)
+	if err != nil {
+		return fmt.Errorf("server: reload: %w", err)
+	}
+	opts, err = opts.withOperator()
 	if err != nil {
 		return fmt.Errorf("server: reload: %w", err)
 	}
