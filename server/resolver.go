@@ -156,7 +156,7 @@ func (s *Server) applyAccountJWTs(accounts map[string]string) error {
 	s.authn.Store(au)
 	s.wsAuthn.Store(wsAu)
 	stopRemovedJetStream(prev, set)
-	s.reauthorize()
+	s.reauthorizeJWTUsers(opts.trust)
 	s.closeOverAccountLimits(set)
 	if s.js != nil {
 		s.js.RightsChanged()
@@ -164,6 +164,44 @@ func (s *Server) applyAccountJWTs(accounts map[string]string) error {
 	}
 	s.armActivationExpiry(opts.trust)
 	return nil
+}
+
+// reauthorizeJWTUsers checks every connection against the new accounts
+// as a reload does, but closes a user whose account JWT is gone, or that
+// it revokes, with the reference's words for an account JWT update.
+func (s *Server) reauthorizeJWTUsers(t *trust) {
+	for _, c := range s.connList() {
+		if text, reason := jwtUserGone(c.authed.Load(), t); text != "" {
+			c.log.Warn("connection closed by an account JWT update", "reason", text)
+			c.closeWithErr(text, reason)
+			continue
+		}
+		c.reauthorize(c.auth())
+	}
+}
+
+// jwtUserGone is the error and close reason for id, a user JWT's
+// identity, when t no longer has its account or revokes it; "" else.
+func jwtUserGone(id *identity, t *trust) (text, reason string) {
+	if id == nil || !id.fromJWT {
+		return "", ""
+	}
+	uc, err := jwt.DecodeUserClaims(id.secret)
+	if err != nil {
+		return "", ""
+	}
+	key := uc.Issuer
+	if uc.IssuerAccount != "" {
+		key = uc.IssuerAccount
+	}
+	ac := t.accounts[key]
+	switch {
+	case ac == nil:
+		return "Account Authentication Expired", "Authentication Expired"
+	case ac.IsClaimRevoked(uc):
+		return "User Authentication Revoked", "Authentication Revoked"
+	}
+	return "", ""
 }
 
 // closeOverAccountLimits closes the newest connections of each account

@@ -1,0 +1,191 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nats.go"
+
+	"github.com/bus-dev/bus/server"
+)
+
+// resolverConfig is operator mode with a full NATS resolver in dir for
+// the reference, with the JWTs of preload (test names) preloaded.
+func (w *jwtWorld) resolverConfig(dir string, preload ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "host: 127.0.0.1\nport: -1\noperator: %s\nsystem_account: %s\nstore_dir: %%q\n", w.opJWT, w.sysKey)
+	fmt.Fprintf(&b, "resolver: { type: full, dir: %q, allow_delete: true }\nresolver_preload: {\n", dir)
+	for _, n := range preload {
+		fmt.Fprintf(&b, "  %s: %s\n", w.accounts[n].pub, w.accounts[n].jwt)
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+// resolverOptions is the same for bus.
+func (w *jwtWorld) resolverOptions(dir string, preload ...string) server.Options {
+	o := &server.Operator{JWTs: []string{w.opJWT}, SystemAccount: w.sysKey, Accounts: map[string]string{},
+		Resolver: &server.Resolver{Type: server.ResolverFull, Dir: dir, AllowDelete: true}}
+	for _, n := range preload {
+		o.Accounts[w.accounts[n].pub] = w.accounts[n].jwt
+	}
+	return server.Options{Host: "127.0.0.1", Operator: o}
+}
+
+// claimsAnswer is a resolver request's answer without the server
+// envelope, which names the server.
+func claimsAnswer(t *testing.T, nc *nats.Conn, subject string, body []byte) string {
+	t.Helper()
+	m, err := nc.Request(subject, body, 2*time.Second)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	var v map[string]any
+	if err := json.Unmarshal(m.Data, &v); err != nil {
+		return "not JSON: " + string(m.Data)
+	}
+	delete(v, "server")
+	out, _ := json.Marshal(v)
+	return string(out)
+}
+
+// TestJWTResolverUpdates checks the full NATS resolver against the
+// reference: accounts pushed with $SYS.REQ.CLAIMS.UPDATE (and the
+// per-account subject) work at once; a revocation and a new export and
+// import pushed live close the revoked user's connection and start the
+// import; LOOKUP and LIST show the store; bad pushes get the
+// reference's errors; DELETE removes an account and closes its users.
+func TestJWTResolverUpdates(t *testing.T) {
+	t.Parallel()
+	w := newJWTWorld(t)
+	a := w.addAccount("A", nil)
+	b := w.addAccount("B", nil)
+	sysCreds, _ := w.user("SYS", nil, nil)
+	victim, victimPub := w.user("A", nil, nil)
+	keeper, _ := w.user("A", nil, nil)
+	credsB, _ := w.user("B", nil, nil)
+	firstA, firstB := a.jwt, b.jwt
+	w.addAccount("A", func(ac *jwt.AccountClaims) {
+		ac.RevokeAt(victimPub, time.Now().Add(time.Second))
+		ac.Exports.Add(&jwt.Export{Subject: "events.>", Type: jwt.Stream})
+	})
+	w.addAccount("B", func(ac *jwt.AccountClaims) {
+		ac.Imports.Add(&jwt.Import{Subject: "events.>", Account: a.pub, Type: jwt.Stream})
+	})
+	secondA, secondB := a.jwt, b.jwt
+	del := jwt.NewGenericClaims(w.opJWTSubject())
+	del.Data["accounts"] = []any{b.pub}
+	deleteToken, err := del.Encode(w.operator)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	busDir, refDir := t.TempDir(), t.TempDir()
+	bus := startBus(t, w.resolverOptions(busDir, "SYS"))
+	ref, _ := startReferenceFile(t, w.resolverConfig(refDir, "SYS"))
+	bothSides(t, busURL(bus), ref.ClientURL(), func(t *testing.T, url string) []string {
+		sys := connect(t, url, nats.UserCredentials(sysCreds))
+		steps := []string{
+			"B before its push: " + connectErr(url, nats.UserCredentials(credsB)),
+			"push A: " + claimsAnswer(t, sys, "$SYS.REQ.CLAIMS.UPDATE", []byte(firstA)),
+			"push B on its subject: " + claimsAnswer(t, sys, "$SYS.REQ.ACCOUNT."+b.pub+".CLAIMS.UPDATE", []byte(firstB)),
+			"push B on A's subject: " + claimsAnswer(t, sys, "$SYS.REQ.ACCOUNT."+a.pub+".CLAIMS.UPDATE", []byte(firstB)),
+			"push garbage: " + claimsAnswer(t, sys, "$SYS.REQ.CLAIMS.UPDATE", []byte("not a jwt")),
+		}
+		closed := make(chan struct{})
+		victimErrs := make(chan error, 4)
+		v := connect(t, url, nats.UserCredentials(victim), nats.NoReconnect(),
+			nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { victimErrs <- err }),
+			nats.ClosedHandler(func(nc *nats.Conn) { close(closed) }))
+		k := connect(t, url, nats.UserCredentials(keeper), nats.NoReconnect())
+		bErrs := make(chan error, 4)
+		nb := connect(t, url, nats.UserCredentials(credsB), nats.NoReconnect(),
+			nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { bErrs <- err }))
+		sub, _ := nb.SubscribeSync("events.>")
+		nb.Flush()
+		v.Flush()
+		k.Publish("events.before", nil)
+		k.Flush()
+		steps = append(steps, fmt.Sprintf("import before the update: %q", received(t, sub, 200*time.Millisecond)))
+		steps = append(steps,
+			"push A revoking and exporting: "+claimsAnswer(t, sys, "$SYS.REQ.CLAIMS.UPDATE", []byte(secondA)),
+			"push B importing: "+claimsAnswer(t, sys, "$SYS.REQ.CLAIMS.UPDATE", []byte(secondB)))
+		select {
+		case <-closed:
+			steps = append(steps, "victim closed: "+firstErr(victimErrs))
+		case <-time.After(5 * time.Second):
+			steps = append(steps, "victim still connected")
+		}
+		delivered := waitFor(5*time.Second, func() bool {
+			k.Publish("events.after", nil)
+			_, err := sub.NextMsg(50 * time.Millisecond)
+			return err == nil
+		})
+		steps = append(steps, fmt.Sprintf("import after the update: %v", delivered),
+			"keeper: "+fmt.Sprint(k.Flush()),
+			"victim again: "+connectErr(url, nats.UserCredentials(victim)))
+		lookup, err := sys.Request("$SYS.REQ.ACCOUNT."+a.pub+".CLAIMS.LOOKUP", nil, 2*time.Second)
+		steps = append(steps, fmt.Sprintf("lookup A is the last push: %v %v", err, err == nil && string(lookup.Data) == secondA))
+		missing, err := sys.Request("$SYS.REQ.ACCOUNT.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.CLAIMS.LOOKUP", nil, time.Second)
+		steps = append(steps, fmt.Sprintf("lookup of none: %v %q", err, dataOf(missing)))
+		var list struct{ Data []string }
+		lm, err := sys.Request("$SYS.REQ.CLAIMS.LIST", nil, 2*time.Second)
+		if err == nil {
+			err = json.Unmarshal(lm.Data, &list)
+		}
+		slices.Sort(list.Data)
+		want := []string{w.sysKey, a.pub, b.pub}
+		slices.Sort(want)
+		steps = append(steps, fmt.Sprintf("list: %v %v", err, slices.Equal(list.Data, want)))
+		bClosed := make(chan struct{})
+		nb.SetClosedHandler(func(*nats.Conn) { close(bClosed) })
+		steps = append(steps, "delete B: "+claimsAnswer(t, sys, "$SYS.REQ.CLAIMS.DELETE", []byte(deleteToken)))
+		select {
+		case <-bClosed:
+			steps = append(steps, "B's user closed: "+firstErr(bErrs))
+		case <-time.After(5 * time.Second):
+			steps = append(steps, "B's user still connected")
+		}
+		steps = append(steps, "B after its delete: "+connectErr(url, nats.UserCredentials(credsB)))
+		t.Log(strings.Join(steps, "\n"))
+		return steps
+	})
+	// The same directory layout: <key>.jwt, and B's renamed.
+	for _, dir := range []string{busDir, refDir} {
+		for _, name := range []string{a.pub + ".jwt", w.sysKey + ".jwt", b.pub + ".jwt.deleted"} {
+			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+				t.Errorf("%s: %v", dir, err)
+			}
+		}
+	}
+}
+
+// firstErr is the first asynchronous error a connection reported.
+func firstErr(errs chan error) string {
+	select {
+	case err := <-errs:
+		return strings.ToLower(err.Error())
+	default:
+		return "none"
+	}
+}
+
+func dataOf(m *nats.Msg) string {
+	if m == nil {
+		return ""
+	}
+	return string(m.Data)
+}
+
+// opJWTSubject is the operator's public key.
+func (w *jwtWorld) opJWTSubject() string {
+	pub, _ := w.operator.PublicKey()
+	return pub
+}
