@@ -101,12 +101,17 @@ func (s *Server) Reload(opts Options) error {
 		changed = []string{"none"} // a reload that found nothing to apply
 	}
 	s.log.Info("config reloaded", "changed", strings.Join(changed, ","))
+	s.armActivationExpiry(opts.trust)
 	if opts.MaxConnections < old.MaxConnections {
 		s.closeOverLimit(opts.MaxConnections)
 	}
 	if !reflect.DeepEqual(old.Authorization, opts.Authorization) || !reflect.DeepEqual(old.SystemAccount, opts.SystemAccount) ||
 		!reflect.DeepEqual(old.Accounts, opts.Accounts) {
-		s.reauthorize()
+		if opts.trust != nil {
+			s.reauthorizeJWTUsers(opts.trust) // the reference's words for revoked users
+		} else {
+			s.reauthorize()
+		}
 		if s.js != nil {
 			// What users set up earlier is checked against their new
 			// rights too (docs/security.md).

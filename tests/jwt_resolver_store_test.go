@@ -145,3 +145,33 @@ func TestJWTResolverCacheDropsLeastRecentlyUsed(t *testing.T) {
 		t.Fatalf("A's user: %v", err)
 	}
 }
+
+// TestJWTResolverReloadKeepsPushes checks that a config reload, whose
+// resolver_preload has an older JWT of a pushed account, keeps the
+// pushed one in force and in the store, as the reference stores a
+// preloaded JWT only when it is newer.
+func TestJWTResolverReloadKeepsPushes(t *testing.T) {
+	t.Parallel()
+	w := newJWTWorld(t)
+	a := w.addAccount("A", nil)
+	older := a.jwt
+	time.Sleep(1100 * time.Millisecond) // a JWT's issue time has a resolution of a second: the push must be newer
+	w.addAccount("A", func(ac *jwt.AccountClaims) { ac.Limits.Payload = 500 })
+	sysCreds, _ := w.user("SYS", nil, nil)
+	credsA, _ := w.user("A", nil, nil)
+	opts := w.resolverOptions(t.TempDir(), "SYS")
+	opts.Operator.Accounts[a.pub] = older
+	opts.StoreDir = t.TempDir()
+	bus := startBus(t, opts)
+	sys := connect(t, busURL(bus), nats.UserCredentials(sysCreds))
+	if got := claimsAnswer(t, sys, "$SYS.REQ.CLAIMS.UPDATE", []byte(a.jwt)); !strings.Contains(got, "jwt updated") {
+		t.Fatalf("push: %s", got)
+	}
+	if err := bus.Reload(opts); err != nil {
+		t.Fatal(err)
+	}
+	nc := connect(t, busURL(bus), nats.UserCredentials(credsA))
+	if !waitFor(2*time.Second, func() bool { _ = nc.Flush(); return nc.MaxPayload() == 500 }) {
+		t.Fatalf("max payload after reload %d, want the pushed JWT's 500", nc.MaxPayload())
+	}
+}
