@@ -178,3 +178,63 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// TestJWTActivationExpiresWhileRunning checks that an import whose
+// activation token expires stops delivering then, on both servers.
+func TestJWTActivationExpiresWhileRunning(t *testing.T) {
+	t.Parallel()
+	w := newJWTWorld(t)
+	a := w.addAccount("A", func(ac *jwt.AccountClaims) {
+		ac.Exports.Add(&jwt.Export{Subject: "private.>", Type: jwt.Stream, TokenReq: true})
+	})
+	b := w.addAccount("B", nil)
+	token := activation(t, a.kp, "", b.pub, "private.>", jwt.Stream, func(ac *jwt.ActivationClaims) {
+		ac.Expires = time.Now().Add(3 * time.Second).Unix()
+	})
+	w.addAccount("B", func(ac *jwt.AccountClaims) {
+		ac.Imports.Add(&jwt.Import{Subject: "private.>", Account: a.pub, Type: jwt.Stream, Token: token})
+	})
+	credsA, _ := w.user("A", nil, nil)
+	credsB, _ := w.user("B", nil, nil)
+	p := startJWTPair(t, w)
+	// Both sides at once: the token expires for both at the same time.
+	out := map[string][]string{}
+	var mu sync.Mutex
+	t.Run("sides", func(t *testing.T) {
+		for side, url := range map[string]string{"bus": busURL(p.bus), "reference": p.refURL} {
+			t.Run(side, func(t *testing.T) {
+				t.Parallel()
+				steps := activationExpiry(t, url, credsA, credsB)
+				mu.Lock()
+				out[side] = steps
+				mu.Unlock()
+			})
+		}
+	})
+	sameOutcomes(t, out["reference"], out["bus"])
+}
+
+// activationExpiry is TestJWTActivationExpiresWhileRunning's scenario on
+// one server.
+func activationExpiry(t *testing.T, url, credsA, credsB string) []string {
+	na := connect(t, url, nats.UserCredentials(credsA))
+	nb := connect(t, url, nats.UserCredentials(credsB))
+	sub, _ := nb.SubscribeSync("private.>")
+	nb.Flush()
+	deliver := func() bool {
+		na.Publish("private.x", nil)
+		_, err := sub.NextMsg(100 * time.Millisecond)
+		return err == nil
+	}
+	before := waitFor(2*time.Second, deliver)
+	// Expired once nothing arrives for a while.
+	stopped := waitFor(10*time.Second, func() bool {
+		for range 5 {
+			if deliver() {
+				return false
+			}
+		}
+		return true
+	})
+	return []string{fmt.Sprintf("delivered before: %v", before), fmt.Sprintf("stopped after expiry: %v", stopped)}
+}
