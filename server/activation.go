@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/jwt/v2"
@@ -85,6 +86,16 @@ func (t *trust) authorizeImport(importer string, im *jwt.Import, now time.Time) 
 			return nil, 0, errServiceImportAuth + ": not exported"
 		}
 		return nil, 0, errStreamImportAuth + ": not exported"
+	}
+	if pos := e.AccountTokenPosition; pos > 0 {
+		// The export is per account: the import's subject must name the
+		// importing account at that token, as the reference checks it
+		// (before and instead of any activation token).
+		tokens := strings.Split(string(im.Subject), ".")
+		if int(pos) > len(tokens) || tokens[pos-1] != importer {
+			return nil, 0, fmt.Sprintf("token %d of the subject must be the importing account's key (account_token_position)", pos)
+		}
+		return e, 0, ""
 	}
 	if !e.TokenReq {
 		return e, 0, ""

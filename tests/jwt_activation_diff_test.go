@@ -238,3 +238,55 @@ func activationExpiry(t *testing.T, url, credsA, credsB string) []string {
 	})
 	return []string{fmt.Sprintf("delivered before: %v", before), fmt.Sprintf("stopped after expiry: %v", stopped)}
 }
+
+// TestJWTAccountTokenPosition checks an export per account: an account
+// imports it only for subjects naming the account at the export's
+// account_token_position, on both servers.
+func TestJWTAccountTokenPosition(t *testing.T) {
+	t.Parallel()
+	w := newJWTWorld(t)
+	b := w.addAccount("B", nil)
+	w.addAccount("C", nil)
+	a := w.addAccount("A", func(ac *jwt.AccountClaims) {
+		ac.Exports.Add(&jwt.Export{Subject: "per.*.>", Type: jwt.Stream, AccountTokenPosition: 2})
+	})
+	for _, n := range []string{"B", "C"} {
+		w.addAccount(n, func(ac *jwt.AccountClaims) {
+			ac.Imports.Add(&jwt.Import{Subject: jwt.Subject("per." + b.pub + ".>"), Account: a.pub, Type: jwt.Stream})
+		})
+	}
+	creds := map[string]string{}
+	for _, n := range []string{"A", "B", "C"} {
+		creds[n], _ = w.user(n, nil, nil)
+	}
+	p := startJWTPair(t, w)
+	bothSides(t, busURL(p.bus), p.refURL, func(t *testing.T, url string) []string {
+		na := connect(t, url, nats.UserCredentials(creds["A"]))
+		subs := map[string]*nats.Subscription{}
+		for _, n := range []string{"B", "C"} {
+			nc := connect(t, url, nats.UserCredentials(creds[n]))
+			subs[n], _ = nc.SubscribeSync("per.>")
+			nc.Flush()
+		}
+		eventually(t, 5*time.Second, func() bool {
+			na.Publish("per."+b.pub+".warmup", nil)
+			_, err := subs["B"].NextMsg(50 * time.Millisecond)
+			return err == nil
+		})
+		received(t, subs["B"], 100*time.Millisecond)
+		na.Publish("per."+b.pub+".x", []byte("p"))
+		na.Flush()
+		var steps []string
+		for _, n := range []string{"B", "C"} {
+			var kept int
+			for _, m := range received(t, subs[n], 200*time.Millisecond) {
+				if !strings.Contains(m, "warmup") {
+					kept++
+				}
+			}
+			steps = append(steps, fmt.Sprintf("%s: %d", n, kept))
+		}
+		t.Log(steps)
+		return steps
+	})
+}
