@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -222,7 +223,7 @@ func (s *Server) closeOverAccountLimits(set accountSet) {
 		if limit == 0 || len(conns) <= limit {
 			continue
 		}
-		slices.SortFunc(conns, func(a, b *conn) int { return int(a.id - b.id) })
+		slices.SortFunc(conns, func(a, b *conn) int { return cmp.Compare(a.id, b.id) })
 		for _, c := range conns[limit:] {
 			c.log.Warn("connection closed by an account JWT update: over the account's connection limit", "account", acc.name, "limit", limit)
 			c.closeWithErr(errAccountConnections.text, errAccountConnections.text)
@@ -251,6 +252,16 @@ func (s *Server) armActivationExpiry(t *trust) {
 			s.log.Error("activation token expiry: accounts not compiled again", "err", err)
 		}
 	})
+}
+
+// stopActivationExpiry disarms armActivationExpiry's timer, at Shutdown.
+func (s *Server) stopActivationExpiry() {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	if s.activationTimer != nil {
+		s.activationTimer.Stop()
+		s.activationTimer = nil
+	}
 }
 
 // claimsAccount decodes and checks an account JWT pushed to be stored, as

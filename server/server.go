@@ -455,6 +455,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.stopWebSocket()
 	s.stopExtensions()
 	s.stopSysRequests()
+	s.stopActivationExpiry()
 	if mon != nil {
 		_ = mon.Shutdown(ctx) // its requests are cut short when ctx ends
 	}

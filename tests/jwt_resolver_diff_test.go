@@ -189,3 +189,36 @@ func (w *jwtWorld) opJWTSubject() string {
 	pub, _ := w.operator.PublicKey()
 	return pub
 }
+
+// TestJWTResolverLowersConnectionLimit checks a pushed account JWT with
+// a lower conn limit: the newest connections over it are closed with
+// the reference's error, the oldest stay.
+func TestJWTResolverLowersConnectionLimit(t *testing.T) {
+	t.Parallel()
+	w := newJWTWorld(t)
+	w.addAccount("A", nil)
+	sysCreds, _ := w.user("SYS", nil, nil)
+	credsA, _ := w.user("A", nil, nil)
+	first := w.accounts["A"].jwt
+	w.addAccount("A", func(ac *jwt.AccountClaims) { ac.Limits.Conn = 1 })
+	lowered := w.accounts["A"].jwt
+	bus := startBus(t, w.resolverOptions(t.TempDir(), "SYS"))
+	ref, _ := startReferenceFile(t, w.resolverConfig(t.TempDir(), "SYS"))
+	bothSides(t, busURL(bus), ref.ClientURL(), func(t *testing.T, url string) []string {
+		sys := connect(t, url, nats.UserCredentials(sysCreds))
+		steps := []string{"push A: " + claimsAnswer(t, sys, "$SYS.REQ.CLAIMS.UPDATE", []byte(first))}
+		var conns []*nats.Conn
+		for range 3 {
+			nc := connect(t, url, nats.UserCredentials(credsA), nats.NoReconnect())
+			nc.Flush()
+			conns = append(conns, nc)
+		}
+		steps = append(steps, "push A with conn 1: "+claimsAnswer(t, sys, "$SYS.REQ.CLAIMS.UPDATE", []byte(lowered)))
+		for i, nc := range conns {
+			waitFor(2*time.Second, func() bool { return i == 0 || nc.IsClosed() })
+			steps = append(steps, fmt.Sprintf("conn %d closed %v: %v", i, nc.IsClosed(), nc.LastError()))
+		}
+		t.Log(strings.Join(steps, "\n"))
+		return steps
+	})
+}
