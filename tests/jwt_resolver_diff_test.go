@@ -222,3 +222,44 @@ func TestJWTResolverLowersConnectionLimit(t *testing.T) {
 		return steps
 	})
 }
+
+// TestJWTResolverPushesJetStreamAccount checks that an account pushed
+// with JetStream limits has its JetStream at once, bounded by them, and
+// that bus refuses (nothing stored) a push changing an existing
+// account's JetStream limits, which it applies only at a restart.
+func TestJWTResolverPushesJetStreamAccount(t *testing.T) {
+	t.Parallel()
+	w := newJWTWorld(t)
+	w.addAccount("A", func(ac *jwt.AccountClaims) {
+		ac.Limits.JetStreamLimits = jwt.JetStreamLimits{MemoryStorage: -1, DiskStorage: -1, Streams: 1, Consumer: -1}
+	})
+	pushed := w.accounts["A"].jwt
+	w.addAccount("A", func(ac *jwt.AccountClaims) { ac.Limits.JetStreamLimits.Streams = 5 })
+	changed := w.accounts["A"].jwt
+	sysCreds, _ := w.user("SYS", nil, nil)
+	credsA, _ := w.user("A", nil, nil)
+	opts := w.resolverOptions(t.TempDir(), "SYS")
+	opts.JetStream = true
+	bus := startBus(t, opts)
+	ref, _ := startReferenceFile(t, "jetstream: enabled\n"+w.resolverConfig(t.TempDir(), "SYS"))
+	bothSides(t, busURL(bus), ref.ClientURL(), func(t *testing.T, url string) []string {
+		sys := connect(t, url, nats.UserCredentials(sysCreds))
+		steps := []string{"push A: " + claimsAnswer(t, sys, "$SYS.REQ.CLAIMS.UPDATE", []byte(pushed))}
+		nc := connect(t, url, nats.UserCredentials(credsA))
+		js, _ := nc.JetStream()
+		for _, name := range []string{"S1", "S2"} {
+			_, err := js.AddStream(&nats.StreamConfig{Name: name, Subjects: []string{name + ".>"}, Storage: nats.MemoryStorage})
+			steps = append(steps, name+": "+fmt.Sprint(err))
+		}
+		t.Log(strings.Join(steps, "\n"))
+		return steps
+	})
+	sys := connect(t, busURL(bus), nats.UserCredentials(sysCreds))
+	if got := claimsAnswer(t, sys, "$SYS.REQ.CLAIMS.UPDATE", []byte(changed)); !strings.Contains(got, "bus applies this change at a restart") {
+		t.Fatalf("changed JetStream limits: %s", got)
+	}
+	m, err := sys.Request("$SYS.REQ.ACCOUNT."+w.accounts["A"].pub+".CLAIMS.LOOKUP", nil, 2*time.Second)
+	if err != nil || string(m.Data) != pushed {
+		t.Fatalf("the refused push was stored: %v", err)
+	}
+}
