@@ -22,7 +22,9 @@ import (
 //	$SYS.REQ.CLAIMS.LIST                   the stored accounts' keys
 //	$SYS.REQ.CLAIMS.DELETE                 an operator-signed JWT listing keys
 //
-// A request is handed to one goroutine (runResolver), which alone writes
+// The MEMORY resolver takes the two per-account UPDATE subjects only, as
+// the reference's: an update of an account it has, kept in memory until
+// a restart or reload. A request is handed to one goroutine (runResolver), which alone writes
 // the store and applies changes, so the system user's reader never waits
 // on a disk or on the other connections an update closes.
 const (
@@ -66,14 +68,18 @@ type claimUpdateFailure struct {
 
 // startResolver arms the expiry of the first activation token to expire,
 // subscribes the resolver's requests in the system account and starts
-// the goroutine that serves them (none without a NATS resolver or a
-// system account).
+// the goroutine that serves them (none outside operator mode or without
+// a system account).
 func (s *Server) startResolver() {
 	s.reloadMu.Lock()
 	s.armActivationExpiry(s.liveOpts().trust)
 	s.reloadMu.Unlock()
-	if s.jwts == nil || !s.opts.hasSystemUsers() {
+	if s.opts.trust == nil || !s.opts.hasSystemUsers() {
 		return
+	}
+	subjects := []string{accountClaimsUpdate, oldClaimsUpdate} // MEMORY: updates of the accounts it has, in memory
+	if s.jwts != nil {
+		subjects = append(subjects, claimsUpdate, claimsLookup, claimsList, claimsDelete, accountClaimsLookup)
 	}
 	requests := make(chan claimsRequest, claimsQueue)
 	enqueue := func(_ Rights, subject, reply []byte, hdr int, msg []byte) bool {
@@ -85,7 +91,7 @@ func (s *Server) startResolver() {
 		}
 		return true
 	}
-	for _, subject := range []string{claimsUpdate, claimsLookup, claimsList, claimsDelete, accountClaimsUpdate, accountClaimsLookup, oldClaimsUpdate} {
+	for _, subject := range subjects {
 		sub := &subscription{subject: subject, request: enqueue}
 		if err := s.sysSubs.Insert(subject, "", sub); err != nil {
 			s.log.Warn("resolver request not served", "subject", subject, "err", err)
@@ -137,6 +143,10 @@ func (s *Server) serveClaims(r claimsRequest) {
 // JWT's own), answering as the reference does; bus also refuses a JWT
 // that no trusted operator signed or that it cannot apply.
 func (s *Server) updateClaims(key, token, reply string) {
+	if s.jwts == nil && strings.TrimSpace(token) == "" {
+		s.claimsReply(reply, key, "jwt update error", fmt.Errorf("request body is empty"))
+		return
+	}
 	ac, message, err := claimsAccount(token)
 	switch {
 	case err != nil && ac == nil:
@@ -151,11 +161,21 @@ func (s *Server) updateClaims(key, token, reply string) {
 	}
 	key = ac.Subject
 	accounts := maps.Clone(s.liveOpts().Operator.Accounts)
+	if _, known := accounts[key]; s.jwts == nil && !known {
+		// The MEMORY resolver updates only the accounts it has.
+		s.claimsReply(reply, key, "jwt update skipped", nil)
+		return
+	}
 	accounts[key] = strings.TrimSpace(token)
 	// Compile and apply before storing: a JWT bus would refuse at a
 	// restart is never stored.
 	if err := s.applyAccountJWTs(accounts); err != nil {
 		s.claimsReply(reply, key, "jwt update resulted in error", err)
+		return
+	}
+	if s.jwts == nil {
+		s.log.Info("account JWT updated in memory", "account", key)
+		s.claimsReply(reply, key, "jwt updated", nil)
 		return
 	}
 	evicted, err := s.jwts.save(key, strings.TrimSpace(token))

@@ -263,3 +263,39 @@ func TestJWTResolverPushesJetStreamAccount(t *testing.T) {
 		t.Fatalf("the refused push was stored: %v", err)
 	}
 }
+
+// TestJWTMemoryResolverUpdates checks the MEMORY resolver's updates
+// against the reference: $SYS.REQ.ACCOUNT.<key>.CLAIMS.UPDATE applies a
+// new JWT of an account it has (a revocation closes the user), skips an
+// account it has not, and refuses an empty body.
+func TestJWTMemoryResolverUpdates(t *testing.T) {
+	t.Parallel()
+	w := newJWTWorld(t)
+	a := w.addAccount("A", nil)
+	sysCreds, _ := w.user("SYS", nil, nil)
+	victim, victimPub := w.user("A", nil, nil)
+	p := startJWTPair(t, w)
+	w.addAccount("A", func(ac *jwt.AccountClaims) { ac.RevokeAt(victimPub, time.Now().Add(time.Second)) })
+	w.addAccount("Z", nil)
+	bothSides(t, busURL(p.bus), p.refURL, func(t *testing.T, url string) []string {
+		sys := connect(t, url, nats.UserCredentials(sysCreds))
+		errs := make(chan error, 4)
+		closed := make(chan struct{})
+		connect(t, url, nats.UserCredentials(victim), nats.NoReconnect(),
+			nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { errs <- err }),
+			nats.ClosedHandler(func(*nats.Conn) { close(closed) })).Flush()
+		steps := []string{
+			"empty: " + claimsAnswer(t, sys, "$SYS.REQ.ACCOUNT."+a.pub+".CLAIMS.UPDATE", nil),
+			"unknown account: " + claimsAnswer(t, sys, "$SYS.REQ.ACCOUNT."+w.accounts["Z"].pub+".CLAIMS.UPDATE", []byte(w.accounts["Z"].jwt)),
+			"revoking A: " + claimsAnswer(t, sys, "$SYS.REQ.ACCOUNT."+a.pub+".CLAIMS.UPDATE", []byte(a.jwt)),
+		}
+		select {
+		case <-closed:
+			steps = append(steps, "victim closed: "+firstErr(errs))
+		case <-time.After(5 * time.Second):
+			steps = append(steps, "victim still connected")
+		}
+		t.Log(strings.Join(steps, "\n"))
+		return steps
+	})
+}
