@@ -46,6 +46,10 @@ func (s *Server) auth() *authenticator { return s.authn.Load() }
 // reload: the error wraps ErrReloadNeedsRestart and names them, and each
 // is logged. A TLS file that cannot be read refuses it too.
 func (s *Server) Reload(opts Options) error {
+	// Held from the start: a NATS resolver's store is read below, and an
+	// account JWT update between that read and the swap would be lost.
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
 	opts = opts.clone().WithDefaults() // the caller may reuse its slices
 	opts, err := s.withResolverStore(opts)
 	if err != nil {
@@ -58,8 +62,6 @@ func (s *Server) Reload(opts Options) error {
 	if err := opts.validate(); err != nil {
 		return fmt.Errorf("server: reload: %w", err)
 	}
-	s.reloadMu.Lock()
-	defer s.reloadMu.Unlock()
 	old := s.liveOpts()
 	if keys := restartKeys(*old, opts); len(keys) > 0 {
 		for _, k := range keys {

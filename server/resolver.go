@@ -99,21 +99,22 @@ func withStoredAccounts(o Options, st *jwtStore) (Options, error) {
 // restart.
 var errNeedsRestart = errors.New("bus applies this change at a restart")
 
-// applyAccountJWTs puts accounts (account key → JWT, the system
-// account's included) in force in place of the operator's, as a reload
-// would and more: imports and exports may change too. Connections of a
+// applyAccountJWTs puts the account JWTs in force (account key → JWT,
+// the system account's included) that edit makes of those in force, as
+// a reload would and more: imports and exports may change too. Connections of a
 // removed account or a revoked user are closed, the others get their
 // new permissions; the account limits hold for what comes next. An
 // account's mappings and JetStream limits are compiled once (as for a
 // reload): a change of either is refused with errNeedsRestart, and
 // nothing is applied.
-func (s *Server) applyAccountJWTs(accounts map[string]string) error {
+func (s *Server) applyAccountJWTs(edit func(accounts map[string]string)) error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
 	old := s.liveOpts()
 	opts := old.clone()
 	op := *old.Operator
-	op.Accounts = accounts
+	op.Accounts = maps.Clone(old.Operator.Accounts)
+	edit(op.Accounts)
 	opts.Operator, opts.Accounts, opts.trust = &op, nil, nil
 	opts.Logger = old.Logger
 	opts, err := opts.withOperator()
@@ -248,7 +249,7 @@ func (s *Server) armActivationExpiry(t *trust) {
 			return
 		default:
 		}
-		if err := s.applyAccountJWTs(maps.Clone(s.liveOpts().Operator.Accounts)); err != nil {
+		if err := s.applyAccountJWTs(func(map[string]string) {}); err != nil {
 			s.log.Error("activation token expiry: accounts not compiled again", "err", err)
 		}
 	})

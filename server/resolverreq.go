@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net/http"
 	"strings"
 
@@ -160,16 +159,21 @@ func (s *Server) updateClaims(key, token, reply string) {
 		return
 	}
 	key = ac.Subject
-	accounts := maps.Clone(s.liveOpts().Operator.Accounts)
-	if _, known := accounts[key]; s.jwts == nil && !known {
-		// The MEMORY resolver updates only the accounts it has.
+	skipped := false
+	// Compile and apply before storing: a JWT bus would refuse at a
+	// restart is never stored.
+	err = s.applyAccountJWTs(func(accounts map[string]string) {
+		if _, known := accounts[key]; s.jwts == nil && !known {
+			skipped = true // the MEMORY resolver updates only the accounts it has
+			return
+		}
+		accounts[key] = strings.TrimSpace(token)
+	})
+	if skipped {
 		s.claimsReply(reply, key, "jwt update skipped", nil)
 		return
 	}
-	accounts[key] = strings.TrimSpace(token)
-	// Compile and apply before storing: a JWT bus would refuse at a
-	// restart is never stored.
-	if err := s.applyAccountJWTs(accounts); err != nil {
+	if err != nil {
 		s.claimsReply(reply, key, "jwt update resulted in error", err)
 		return
 	}
@@ -210,11 +214,12 @@ func (s *Server) deleteClaims(token, reply string) {
 		s.claimsReply(reply, "", fmt.Sprintf("delete accounts request by %s failed", subject), err)
 		return
 	}
-	accounts := maps.Clone(s.liveOpts().Operator.Accounts)
-	for _, k := range keys {
-		delete(accounts, k)
-	}
-	if err := s.applyAccountJWTs(accounts); err != nil {
+	err = s.applyAccountJWTs(func(accounts map[string]string) {
+		for _, k := range keys {
+			delete(accounts, k)
+		}
+	})
+	if err != nil {
 		s.claimsReply(reply, "", fmt.Sprintf("delete accounts request by %s failed", subject), err)
 		return
 	}
