@@ -29,9 +29,9 @@ type Resolver struct {
 	// their files instead of renaming them to <key>.jwt.deleted.
 	AllowDelete, HardDelete bool
 	// Limit bounds the JWTs kept (0: none for full, 1000 for cache): a
-	// full store refuses one more, a cache drops the least recently used
-	// JWT from Dir (its account stays in force until a restart, as the
-	// reference keeps an account it has loaded).
+	// full store refuses one more, a cache drops the JWT used least
+	// recently (stored or read) from Dir (its account stays in force
+	// until a restart, as the reference keeps an account it has loaded).
 	Limit int64
 	// TTL is how long a cache keeps a JWT in Dir; 0 for ever.
 	TTL time.Duration
@@ -265,17 +265,14 @@ func (s *Server) stopActivationExpiry() {
 	}
 }
 
-// claimsAccount decodes and checks an account JWT pushed to be stored, as
-// the reference checks one (its words), before bus compiles it.
-func claimsAccount(token string) (*jwt.AccountClaims, string, error) {
-	ac, err := jwt.DecodeAccountClaims(strings.TrimSpace(token))
-	if err != nil {
-		return nil, "jwt update resulted in error", err
-	}
+// validateClaims checks a pushed account JWT as the reference does
+// before it stores one: the jwt library's blocking problems, time checks
+// aside.
+func validateClaims(ac *jwt.AccountClaims) error {
 	var vr jwt.ValidationResults
 	ac.Validate(&vr)
 	if vr.IsBlocking(false) {
-		return ac, "jwt validation failed", fmt.Errorf("validation errors: %v", vr.Errors())
+		return fmt.Errorf("validation errors: %v", vr.Errors())
 	}
-	return ac, "", nil
+	return nil
 }

@@ -77,7 +77,10 @@ func (s *Server) startResolver() {
 		return
 	}
 	subjects := []string{accountClaimsUpdate, oldClaimsUpdate} // MEMORY: updates of the accounts it has, in memory
-	if s.jwts != nil {
+	switch {
+	case s.jwts != nil && s.jwts.cache: // lookups would go to other servers
+		subjects = append(subjects, claimsUpdate, claimsList, claimsDelete)
+	case s.jwts != nil:
 		subjects = append(subjects, claimsUpdate, claimsLookup, claimsList, claimsDelete, accountClaimsLookup)
 	}
 	requests := make(chan claimsRequest, claimsQueue)
@@ -139,59 +142,75 @@ func (s *Server) serveClaims(r claimsRequest) {
 }
 
 // updateClaims stores and applies an account JWT pushed for key ("": the
-// JWT's own), answering as the reference does; bus also refuses a JWT
-// that no trusted operator signed or that it cannot apply.
+// JWT's own), answering as the reference does, whose words differ by
+// resolver (updateWords); bus also refuses a JWT that no trusted
+// operator signed or that it cannot apply. MEMORY and cache update only
+// the accounts they have: a cache on one server learns new accounts from
+// its directory and resolver_preload only, as the reference's learns
+// them from lookups.
 func (s *Server) updateClaims(key, token, reply string) {
-	if s.jwts == nil && strings.TrimSpace(token) == "" {
+	w := s.updateWords()
+	token = strings.TrimSpace(token)
+	if s.jwts == nil && token == "" {
 		s.claimsReply(reply, key, "jwt update error", fmt.Errorf("request body is empty"))
 		return
 	}
-	ac, message, err := claimsAccount(token)
+	ac, err := jwt.DecodeAccountClaims(token)
 	switch {
-	case err != nil && ac == nil:
-		s.claimsReply(reply, "n/a", message, err)
+	case err != nil && (key == "" || w.decodeNA):
+		s.claimsReply(reply, "n/a", w.failed, err)
 		return
 	case err != nil:
-		s.claimsReply(reply, ac.Subject, message, err)
+		s.claimsReply(reply, key, w.failed, err)
 		return
 	case key != "" && ac.Subject != key:
-		s.claimsReply(reply, key, "jwt update resulted in error", fmt.Errorf("subject does not match jwt content"))
+		s.claimsReply(reply, key, w.failed, fmt.Errorf("subject does not match jwt content"))
 		return
 	}
 	key = ac.Subject
-	skipped := false
+	if _, known := s.liveOpts().Operator.Accounts[key]; w.knownOnly && !known {
+		s.claimsReply(reply, key, w.skipped, nil)
+		return
+	}
+	if err := validateClaims(ac); err != nil {
+		s.claimsReply(reply, key, w.invalid, err)
+		return
+	}
 	// Compile and apply before storing: a JWT bus would refuse at a
 	// restart is never stored.
-	err = s.applyAccountJWTs(func(accounts map[string]string) {
-		if _, known := accounts[key]; s.jwts == nil && !known {
-			skipped = true // the MEMORY resolver updates only the accounts it has
+	if err := s.applyAccountJWTs(func(accounts map[string]string) { accounts[key] = token }); err != nil {
+		s.claimsReply(reply, key, w.failed, err)
+		return
+	}
+	if s.jwts != nil {
+		evicted, err := s.jwts.save(key, token)
+		if err != nil {
+			s.claimsReply(reply, key, w.failed, err)
 			return
 		}
-		accounts[key] = strings.TrimSpace(token)
-	})
-	if skipped {
-		s.claimsReply(reply, key, "jwt update skipped", nil)
-		return
-	}
-	if err != nil {
-		s.claimsReply(reply, key, "jwt update resulted in error", err)
-		return
-	}
-	if s.jwts == nil {
-		s.log.Info("account JWT updated in memory", "account", key)
-		s.claimsReply(reply, key, "jwt updated", nil)
-		return
-	}
-	evicted, err := s.jwts.save(key, strings.TrimSpace(token))
-	if err != nil {
-		s.claimsReply(reply, key, "jwt update resulted in error", err)
-		return
-	}
-	if evicted != "" {
-		s.log.Info("resolver cache full: least recently used account JWT dropped from the store", "account", evicted)
+		if evicted != "" {
+			s.log.Info("resolver cache full: the account JWT stored longest ago dropped from the store", "account", evicted)
+		}
 	}
 	s.log.Info("account JWT updated", "account", key)
-	s.claimsReply(reply, key, "jwt updated", nil)
+	s.claimsReply(reply, key, w.updated, nil)
+}
+
+// updateWords are the reference's answers to an update, by resolver.
+type updateWords struct {
+	failed, invalid, skipped, updated string
+	knownOnly                         bool // only accounts it has are updated
+	decodeNA                          bool // a JWT that cannot be decoded names account "n/a"
+}
+
+func (s *Server) updateWords() updateWords {
+	switch {
+	case s.jwts == nil:
+		return updateWords{"jwt update resulted in error", "jwt update resulted in error", "jwt update skipped", "jwt updated", true, false}
+	case s.jwts.cache:
+		return updateWords{"jwt update cache resulted in error", "jwt update cache validation failed", "jwt update cache skipped", "jwt updated cache", true, false}
+	}
+	return updateWords{"jwt update resulted in error", "jwt validation failed", "", "jwt updated", false, true}
 }
 
 // lookupClaims answers with key's stored JWT, or an empty message when
@@ -225,7 +244,7 @@ func (s *Server) deleteClaims(token, reply string) {
 	}
 	var failed []string
 	for _, k := range keys {
-		if err := s.jwts.remove(k, s.opts.Operator.Resolver.HardDelete); err != nil {
+		if err := s.jwts.remove(k, s.opts.Operator.Resolver.HardDelete || s.jwts.cache); err != nil {
 			failed = append(failed, err.Error())
 		}
 	}
@@ -246,7 +265,7 @@ func (s *Server) deleteRequest(token string) ([]string, string, error) {
 	}
 	subject := gc.Subject
 	switch {
-	case !s.opts.Operator.Resolver.AllowDelete:
+	case !s.opts.Operator.Resolver.AllowDelete && !s.jwts.cache: // a cache deletes, as the reference's
 		return nil, subject, fmt.Errorf("delete must be enabled in server config")
 	case gc.Subject != gc.Issuer:
 		return nil, subject, fmt.Errorf("not self signed")

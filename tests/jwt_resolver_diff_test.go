@@ -299,3 +299,38 @@ func TestJWTMemoryResolverUpdates(t *testing.T) {
 		return steps
 	})
 }
+
+// TestJWTCacheResolverUpdates checks a cache resolver's answers against
+// the reference: an update of an account in use, one it has not
+// (skipped: a cache learns accounts from lookups, which a single server
+// cannot make), and no LOOKUP service.
+func TestJWTCacheResolverUpdates(t *testing.T) {
+	t.Parallel()
+	w := newJWTWorld(t)
+	w.addAccount("A", nil)
+	w.addAccount("B", nil)
+	sysCreds, _ := w.user("SYS", nil, nil)
+	credsA, _ := w.user("A", nil, nil)
+	opts := w.resolverOptions(t.TempDir(), "SYS", "A")
+	opts.Operator.Resolver = &server.Resolver{Type: server.ResolverCache, Dir: opts.Operator.Resolver.Dir}
+	bus := startBus(t, opts)
+	config := strings.Replace(w.resolverConfig(t.TempDir(), "SYS", "A"), "type: full", "type: cache", 1)
+	config = strings.Replace(config, ", allow_delete: true", "", 1)
+	ref, _ := startReferenceFile(t, config)
+	updatedA := w.addAccount("A", func(ac *jwt.AccountClaims) { ac.Limits.Payload = 900 }).jwt
+	bothSides(t, busURL(bus), ref.ClientURL(), func(t *testing.T, url string) []string {
+		sys := connect(t, url, nats.UserCredentials(sysCreds))
+		// The reference updates only accounts in use (bus: every account
+		// it has a JWT of).
+		connect(t, url, nats.UserCredentials(credsA)).Flush()
+		_, lookupErr := sys.Request("$SYS.REQ.ACCOUNT."+w.accounts["A"].pub+".CLAIMS.LOOKUP", nil, 500*time.Millisecond)
+		steps := []string{
+			"update A: " + claimsAnswer(t, sys, "$SYS.REQ.CLAIMS.UPDATE", []byte(updatedA)),
+			"update B: " + claimsAnswer(t, sys, "$SYS.REQ.ACCOUNT."+w.accounts["B"].pub+".CLAIMS.UPDATE", []byte(w.accounts["B"].jwt)),
+			"garbage: " + claimsAnswer(t, sys, "$SYS.REQ.CLAIMS.UPDATE", []byte("x")),
+			"lookup: " + fmt.Sprint(lookupErr),
+		}
+		t.Log(strings.Join(steps, "\n"))
+		return steps
+	})
+}
