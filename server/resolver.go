@@ -82,7 +82,8 @@ func openResolver(o Options) (*jwtStore, Options, error) {
 }
 
 // withStoredAccounts stores o's preloaded JWTs in st unless it has newer
-// ones, and returns o with st's JWTs as the accounts.
+// ones, and returns o with st's JWTs, and the preloaded ones st did not
+// keep, as the accounts.
 func withStoredAccounts(o Options, st *jwtStore) (Options, error) {
 	for _, key := range sortedKeys(o.Operator.Accounts) {
 		if err := st.saveIfNewer(key, o.Operator.Accounts[key]); err != nil {
@@ -91,6 +92,13 @@ func withStoredAccounts(o Options, st *jwtStore) (Options, error) {
 	}
 	op := *o.Operator
 	op.Accounts = st.all()
+	for key, token := range o.Operator.Accounts {
+		if _, ok := op.Accounts[key]; !ok {
+			// A cache past its limit dropped it from dir; preloaded, it
+			// is an account still (the system account's above all).
+			op.Accounts[key] = token
+		}
+	}
 	o.Operator = &op
 	return o, nil
 }
