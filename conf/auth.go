@@ -23,6 +23,8 @@ type Authorization struct {
 	// ReferenceStoredReads restores nats-server's rule for stored
 	// messages delivered to an inbox (see docs/security.md).
 	ReferenceStoredReads bool
+	// Callout is auth_callout (authcallout.go); nil when not set.
+	Callout *AuthCallout
 }
 
 // User is one entry of the users list.
@@ -185,7 +187,7 @@ func (p *blockParser) authorization(raw any) *Authorization {
 	a := &Authorization{}
 	f := p.fields("", m, [][]string{
 		{"user", "username"}, {"password", "pass"}, {"token"}, {"timeout"}, {"users"},
-		{"default_permissions", "default_permission", "permissions"}, {"reference_stored_reads"},
+		{"default_permissions", "default_permission", "permissions"}, {"reference_stored_reads"}, {"auth_callout", "auth_hook"},
 	})
 	for _, name := range slices.Sorted(maps.Keys(f)) {
 		v, path := f[name], "."+name
@@ -204,6 +206,8 @@ func (p *blockParser) authorization(raw any) *Authorization {
 			a.DefaultPermissions = p.permissions(path, v)
 		case "reference_stored_reads":
 			a.ReferenceStoredReads = p.boolean(path, v)
+		case "auth_callout":
+			a.Callout = p.authCallout(path, v)
 		}
 	}
 	return a

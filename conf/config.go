@@ -86,6 +86,10 @@ type Config struct {
 	// file.
 	WebSocket *WebSocket
 
+	// MQTT is the mqtt block: the listener for MQTT 3.1.1 devices
+	// (mqtt.go); nil when absent. Set only from a file.
+	MQTT *MQTT
+
 	// ClientAdvertise is the host[:port] INFO and /varz advertise
 	// instead of the listen address; "" advertises that.
 	ClientAdvertise string

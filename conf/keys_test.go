@@ -36,6 +36,8 @@ func sample(t *testing.T, k key) any {
 		return map[string]any{"remotes": []any{map[string]any{"url": "nats://sample"}}}
 	case webSocketValue:
 		return map[string]any{"no_tls": true}
+	case mqttValue:
+		return map[string]any{"port": 1883}
 	case featureFlagsValue:
 		return map[string]any{"js_ack_fc_v2": true}
 	case operatorValue:

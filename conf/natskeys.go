@@ -32,7 +32,6 @@ const removeIt = "remove it"
 var unsupportedKeys = map[string]string{
 	"cluster":                  "bus runs as a single server and has no cluster (routes); " + removeIt + ", and link servers with leafnodes.remotes",
 	"gateway":                  "bus has no gateways; " + removeIt + ", and link servers with leafnodes.remotes",
-	"mqtt":                     "bus has no MQTT listener; " + removeIt,
 	"root":                     noJWT,
 	"roots":                    noJWT,
 	"account_resolver":         noJWT,

@@ -111,6 +111,9 @@ func (c Config) check() []*KeyError {
 	c.checkLog(bad)
 	c.checkAccounts(bad)
 	c.checkOperator(bad)
+	if c.WebSocket != nil && c.WebSocket.JWTCookie != "" && !c.OperatorMode() {
+		bad("websocket.jwt_cookie", "reads a user JWT, which needs operator mode (operator and resolver)")
+	}
 
 	if !slices.Contains(levelNames(), strings.ToLower(c.LogLevel.String())) {
 		bad("log_level", "%s is not one of %s", c.LogLevel, strings.Join(levelNames(), ", "))

@@ -23,12 +23,13 @@ import (
 //	  authorization { user: web, password: s3cr3t, timeout: 2 }  # or token
 //	  no_auth_user: guest
 //	  user_cookie: nats_user, pass_cookie: nats_pass, token_cookie: nats_token
+//	  jwt_cookie: nats_jwt  # operator mode only
 //	}
 //
-// The keys bus does not act on (jwt_cookie: bus has no JWT accounts; the
-// tls_ keys it has no certificate mapping for) are refused, naming the
-// key, rather than ignored: a config that sets them expects what bus
-// would not do. Their off value is accepted.
+// The keys bus does not act on (the tls_ keys it has no certificate
+// mapping for) are refused, naming the key, rather than ignored: a config
+// that sets them expects what bus would not do. Their off value is
+// accepted.
 
 // WebSocket is the websocket block.
 type WebSocket struct {
@@ -47,9 +48,9 @@ type WebSocket struct {
 	Headers          map[string]string
 	// Authorization is the block's own user and password or token,
 	// for WebSocket clients in place of the top-level ones.
-	Authorization                       *WebSocketAuth
-	NoAuthUser                          string
-	UserCookie, PassCookie, TokenCookie string
+	Authorization                                  *WebSocketAuth
+	NoAuthUser                                     string
+	UserCookie, PassCookie, TokenCookie, JWTCookie string
 }
 
 // WebSocketAuth is the websocket block's authorization: nats-server's
@@ -61,7 +62,6 @@ type WebSocketAuth struct {
 
 // wsUnsupported are the block's keys bus refuses, with why.
 var wsUnsupported = map[string]string{
-	"jwt_cookie":       "bus does not read a user JWT from a WebSocket cookie; " + removeIt,
 	"tls_map":          "bus does not map WebSocket client certificates to users",
 	"tls_pinned_certs": "bus does not pin WebSocket client certificates",
 	"tls_ocsp_peer":    "bus does not check OCSP",
@@ -125,6 +125,8 @@ func (p *blockParser) websocket(raw any) *WebSocket {
 			ws.PassCookie = p.str(path, v)
 		case "token_cookie":
 			ws.TokenCookie = p.str(path, v)
+		case "jwt_cookie":
+			ws.JWTCookie = p.str(path, v)
 		default:
 			if !isOff(v) && v != "" {
 				p.errs = append(p.errs, &nestedError{path: path, reason: wsUnsupported[name], err: ErrOutOfRange})

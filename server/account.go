@@ -369,6 +369,7 @@ func (au *authenticator) addAccountUsers(acc *account, users []User, defaults *P
 // accounts of set.
 func (s *Server) newAuthenticatorFor(opts *Options, auth Authorization, tlsMap bool, set accountSet) *authenticator {
 	au := newAuthenticator(auth, tlsMap)
+	au.callout = compileCallout(opts.Authorization.Callout)
 	au.addAccountUsers(s.sys, opts.SystemAccount.Users, nil)
 	for _, a := range opts.Accounts {
 		au.addAccountUsers(set[a.Name], a.Users, a.DefaultPermissions)

@@ -41,6 +41,8 @@ type identity struct {
 	maxSubs, maxPayload int
 	// expires is when the user JWT expires; zero for never.
 	expires time.Time
+	// fromCallout: the auth callout let the user in (authcallout*.go).
+	fromCallout bool
 }
 
 // authenticator checks a CONNECT's credentials against the authorization
@@ -62,6 +64,9 @@ type authenticator struct {
 	sysUsers, sysNkeys map[string]*identityEntry
 	// jwt authenticates every client in operator mode (jwtauth.go).
 	jwt *jwtAuth
+	// callout decides about clients when the auth callout is on
+	// (authcallout.go); nil when off.
+	callout *callout
 
 	padOnce sync.Once // makes pad on first use, once every user is in
 	pad     string    // see padFor

@@ -51,6 +51,9 @@ type Authorization struct {
 	// handshake, with TLS) to a valid CONNECT; 0 means DefaultAuthTimeout,
 	// or with TLS the TLS timeout and a second, as in the reference.
 	Timeout time.Duration
+	// Callout delegates authentication to an auth callout service
+	// (authcallout.go); nil: off.
+	Callout *AuthCallout
 	// ReferenceStoredReads restores the reference's rule for stored
 	// messages: one delivered to an inbox reaches the subscriber whatever
 	// its own subject. By default bus also requires that the receiving
@@ -119,7 +122,7 @@ type ResponsePermission struct {
 
 // required reports whether clients must authenticate.
 func (a Authorization) required() bool {
-	return a.Token != "" || a.User != "" || a.Users != nil
+	return a.Token != "" || a.User != "" || a.Users != nil || a.Callout != nil
 }
 
 // validate reports the first setting that cannot work, with the

@@ -57,6 +57,7 @@ func (r *closedRing) list() []*closedConn {
 type clientDesc struct {
 	name, lang, version string
 	user                string // authorized_user: user name or nkey; tokens are redacted
+	mqttClient          string // an MQTT client's client id, for /connz mqtt_client
 }
 
 func newClientDesc(o *connectOptions) clientDesc {

@@ -55,6 +55,9 @@ type conn struct {
 	ws bool
 	// wsCookies are the credentials of the upgrade's cookies (wsauth.go).
 	wsCookies credentials
+	// mqtt is set on an MQTT client's connection (mqtt.go): its reader
+	// reads MQTT packets, its queue frames messages as PUBLISH.
+	mqtt *mqttSession
 
 	// Owned by the reader goroutine.
 	parser   *parser
@@ -435,7 +438,7 @@ func (c *conn) processConnect(js []byte) error {
 	}
 	// Recorded before authenticating, so /connz shows who failed to.
 	c.connectedMonitor(newClientDesc(&opts))
-	if err := c.authenticate(opts.credentials); err != nil {
+	if err := c.authenticate(&opts); err != nil {
 		return err
 	}
 	opts.credentials = credentials{} // keep no secret longer than needed
@@ -522,6 +525,9 @@ func (c *conn) close(reason string, flush bool) {
 	}
 	if c.pendingAuth.CompareAndSwap(true, false) {
 		c.srv.unauthenticated.Add(-1)
+	}
+	if c.mqtt != nil {
+		c.mqttClosed(acc, desc.mqttClient)
 	}
 	c.srv.removeConn(c)
 	acc.foldClosed(c)

@@ -83,15 +83,17 @@ func (c *conn) stopAuthTimer() bool {
 // authenticate checks a CONNECT's credentials and, when they are good,
 // makes the connection that user. Bad ones are logged with the user and
 // the reason, never the secret, and refused with the reference's error.
-func (c *conn) authenticate(cr credentials) error {
+func (c *conn) authenticate(o *connectOptions) error {
 	a := c.auth()
 	if !a.required {
 		return nil
 	}
+	cr := o.credentials
 	if c.ws {
 		cr = c.withCookies(cr)
 	}
 	id, fail := a.authenticate(cr, c.nonce, c.peerCert)
+	id, fail = c.consultCallout(a, cr, o, id, fail)
 	if fail == nil && !id.allowsConnType(c.connType()) {
 		fail = &authFailure{user: id.name, reason: "connection type " + c.connType() + " not allowed"}
 	}

@@ -13,13 +13,13 @@ const (
 	ConnTypeWebSocket = "WEBSOCKET"   // the websocket listener
 	ConnTypeLeafnode  = "LEAFNODE"    // a leaf node's link (bus accepts none)
 	ConnTypeLeafWS    = "LEAFNODE_WS" // a leaf node's link over WebSocket (bus accepts none)
-	ConnTypeMQTT      = "MQTT"        // MQTT clients (bus has no MQTT listener)
-	ConnTypeMQTTWS    = "MQTT_WS"     // MQTT over WebSocket (bus has no MQTT listener)
+	ConnTypeMQTT      = "MQTT"        // MQTT clients (the mqtt listener)
+	ConnTypeMQTTWS    = "MQTT_WS"     // MQTT over WebSocket (/mqtt on the websocket listener)
 	ConnTypeInProcess = "IN_PROCESS"  // the reference's in-process clients (bus has none)
 )
 
 // connTypes are every name the reference accepts. A user limited to
-// names bus serves no connection of (LEAFNODE, MQTT …) connects through
+// names bus serves no connection of (LEAFNODE, IN_PROCESS) connects through
 // none of bus's listeners, as a client of the reference would not.
 var connTypes = []string{ConnTypeStandard, ConnTypeWebSocket, ConnTypeLeafnode, ConnTypeLeafWS,
 	ConnTypeMQTT, ConnTypeMQTTWS, ConnTypeInProcess}
@@ -52,6 +52,12 @@ func compileConnTypes(list []string) (map[string]bool, error) {
 
 // connType is the connection's type, by the reference's names.
 func (c *conn) connType() string {
+	if c.mqtt != nil && c.ws {
+		return ConnTypeMQTTWS
+	}
+	if c.mqtt != nil {
+		return ConnTypeMQTT
+	}
 	if c.ws {
 		return ConnTypeWebSocket
 	}

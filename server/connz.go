@@ -138,7 +138,8 @@ func (s *Server) Connz(o ConnzOptions) (*Connz, error) {
 			}
 		}
 		for _, cc := range closed {
-			if o.CID != 0 && cc.info.Cid != o.CID || o.User != "" && cc.user != o.User || !accountSelected(o.Account, cc.info.Account) {
+			if o.CID != 0 && cc.info.Cid != o.CID || o.User != "" && cc.user != o.User || !accountSelected(o.Account, cc.info.Account) ||
+				o.MQTTClient != "" && cc.info.MQTTClient != o.MQTTClient {
 				continue
 			}
 			if o.CID != 0 && len(list) > 0 {
@@ -168,7 +169,7 @@ func (c *conn) openInfo(now time.Time, o ConnzOptions) *ConnInfo {
 	}
 	account, nameTag := c.accountName(), c.acc.nameTag
 	c.mu.Unlock()
-	if o.User != "" && d.user != o.User || !accountSelected(o.Account, account) {
+	if o.User != "" && d.user != o.User || !accountSelected(o.Account, account) || o.MQTTClient != "" && d.mqttClient != o.MQTTClient {
 		return nil
 	}
 	ci := c.connInfo(now, rtt, d, n)
@@ -234,6 +235,9 @@ func (c *conn) connInfo(now time.Time, rtt time.Duration, d clientDesc, numSubs 
 	}
 	if c.ws {
 		ci.Type = "websocket" // the reference's type for its WebSocket clients
+	}
+	if c.mqtt != nil {
+		ci.Type, ci.MQTTClient = "mqtt", d.mqttClient
 	}
 	if addr, ok := c.raw.RemoteAddr().(*net.TCPAddr); ok {
 		ci.Port = addr.Port

@@ -22,6 +22,15 @@
 // their user JWT and a signed nonce (jwtauth.go), within their JWT's
 // src and times (jwtwindow.go).
 //
+// The auth callout (Authorization.Callout, or an account JWT's
+// authorization in operator mode; authcallout*.go) asks a service about
+// a client at CONNECT: the client's reader publishes a request signed by
+// the server's nkey (Server.kp, whose public key is the server id) to
+// $SYS.REQ.USER.AUTH in the callout account, optionally sealed with
+// Server.xkp, and waits, at most the auth timeout, on an internal inbox
+// subscription for the answer. Only that client waits; no goroutine is
+// started and no lock is held while it does.
+//
 // Monitoring over HTTP (the endpoints, /metrics, the dashboard) is
 // server/monitor. This package builds its documents (varz.go, connz.go,
 // subsz.go, healthz.go, leafz.go, accountz.go, jsz.go, with the closed
@@ -71,6 +80,12 @@
 //     starts no goroutine of its own per connection). wsState's sockets
 //     and handlers wait groups count them; stopWebSocket closes the
 //     listener and waits for both.
+//   - The MQTT listener's, with an mqtt block (mqtt.go): one accept loop
+//     (in Server.wg); each MQTT client is an ordinary connection with the
+//     two goroutines above, whose reader is mqttReadLoop (mqttconn.go:
+//     MQTT packets through server/mqtt's Reader) and whose queue frames
+//     deliveries as PUBLISH packets (mqttout.go). A client id taken over
+//     within a second holds its reader for that second before closing.
 //   - The monitoring front end's, when enabled (see server/monitor): its
 //     serve loops and history sampler, which Shutdown stops and waits
 //     for (monitor.Server.Shutdown) before JetStream stops. They call
@@ -128,6 +143,9 @@
 //   - closedRing.mu guards the ring of closed connections (closedconns.go),
 //     taken alone. monitorState.mu guards the CPU sample of /varz and is
 //     taken alone.
+//   - mqttState.mu guards the MQTT client ids and their connections; it
+//     is taken alone (a takeover closes the older connection after
+//     releasing it, and close releases the id under it alone).
 //   - outbound.mu (outbound.go) guards a connection's queue; it is the
 //     innermost lock, never held while taking another.
 //

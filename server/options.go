@@ -134,6 +134,9 @@ type Options struct {
 	// WebSocket is the WebSocket listener (ws.go); off by default.
 	WebSocket WebSocketOptions
 
+	// MQTT is the MQTT 3.1.1 listener (mqtt.go); off by default.
+	MQTT MQTTOptions
+
 	// ClientAdvertise is the host[:port] INFO and /varz give clients
 	// instead of the listen address (advertise.go); "" advertises Host
 	// and the bound port.
@@ -286,6 +289,9 @@ func (o Options) validate() error {
 	if err := o.Authorization.validate(); err != nil {
 		return err
 	}
+	if err := o.Authorization.Callout.validate(o); err != nil {
+		return err
+	}
 	if err := o.LeafNodes.validate(); err != nil {
 		return err
 	}
@@ -293,6 +299,12 @@ func (o Options) validate() error {
 		return err
 	}
 	if err := o.validateWebSocketAuth(); err != nil {
+		return err
+	}
+	if err := o.MQTT.validate(); err != nil {
+		return err
+	}
+	if err := o.validateMQTTAuth(); err != nil {
 		return err
 	}
 	if err := o.SystemAccount.validate(o.Authorization); err != nil {

@@ -94,6 +94,10 @@ type outbound struct {
 	pool       *chunkPool
 	maxPending int
 	wake       chan struct{} // capacity 1: "there is something to write"
+	// mqtt marks an MQTT client's queue (mqttout.go): NATS protocol
+	// lines (INFO, PING, -ERR, +OK) are dropped, and messages are framed
+	// as MQTT PUBLISH packets. Set before the connection is admitted.
+	mqtt bool
 }
 
 func newOutbound(pool *chunkPool, maxPending int64) *outbound {
@@ -131,7 +135,7 @@ func (o *outbound) write(p []byte) {
 // the client's reading that they wait on.
 func (o *outbound) appendControl(line string) {
 	o.mu.Lock()
-	if !o.closed {
+	if !o.closed && !o.mqtt {
 		o.line = append(o.line[:0], line...)
 		o.write(o.line)
 	}
@@ -143,8 +147,10 @@ func (o *outbound) appendControl(line string) {
 func (o *outbound) appendLast(line string) {
 	o.mu.Lock()
 	if !o.closed {
-		o.line = append(o.line[:0], line...)
-		o.write(o.line)
+		if !o.mqtt {
+			o.line = append(o.line[:0], line...)
+			o.write(o.line)
+		}
 		o.closed = true
 		if o.stall != nil {
 			close(o.stall)

@@ -93,6 +93,7 @@ func (s *Server) Reload(opts Options) error {
 	s.accounts.Store(&set)
 	s.authn.Store(au)
 	s.wsAuthn.Store(wsAu)
+	s.mqttAuthn.Store(s.newMQTTAuthenticator(&opts, set))
 	s.tracer.Store(newTracer(opts))
 	stopRemovedJetStream(prev, set)
 	changed := changedKeys(*old, opts)
@@ -150,6 +151,7 @@ func restartKeys(old, new Options) []string {
 	// As in the reference, the websocket block takes no reload: its
 	// users and permissions are authorization's, which does.
 	check("websocket", reflect.DeepEqual(old.WebSocket, new.WebSocket))
+	check("mqtt", reflect.DeepEqual(old.MQTT, new.MQTT))
 	check("system_account", old.SystemAccount.name() == new.SystemAccount.name())
 	keys = append(keys, accountRestartKeys(old.Accounts, new.Accounts)...)
 	check("operator", sameOperators(old.Operator, new.Operator))
@@ -170,7 +172,7 @@ func restartKeys(old, new Options) []string {
 		o.PingInterval, o.MaxPingsOut, o.WriteDeadline, o.MaxUnauthenticated, o.FirstPingDelay = 0, 0, 0, 0, 0
 		o.LameDuckDuration, o.LameDuckGracePeriod = 0, 0
 		o.JetStreamLimits, o.JetStreamBatchLimits, o.JetStreamEncryption = live.JetStreamLimits, live.JetStreamBatchLimits, live.JetStreamEncryption
-		o.LeafNodes, o.WebSocket = live.LeafNodes, live.WebSocket
+		o.LeafNodes, o.WebSocket, o.MQTT = live.LeafNodes, live.WebSocket, live.MQTT
 		o.ClientAdvertise, o.NoHeaderSupport = "", false
 		o.Trace, o.TraceVerbose, o.TraceHeaders, o.MaxTracedMsgLen = false, false, false, 0
 		return o
@@ -313,6 +315,15 @@ func (c *conn) revoke(user string) {
 func (a *authenticator) reidentify(old *identity) *identity {
 	if !a.required {
 		return &identity{}
+	}
+	if old.fromCallout && !old.fromJWT {
+		// The callout's answer stands while a callout is configured;
+		// the service is not asked again. (An operator-mode callout's
+		// user JWT is checked again as any user JWT, below.)
+		if a.callout == nil {
+			return nil
+		}
+		return old
 	}
 	if a.jwt != nil || old.fromJWT {
 		if a.jwt == nil || !old.fromJWT {

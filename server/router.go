@@ -234,7 +234,15 @@ func (c *conn) deliver(sub *subscription, subject, reply []byte, hdr int, msg []
 	if t := to.srv.tracer.Load(); t != nil {
 		to.traceDeliver(t, subject, sub.sid, reply, hdr, msg)
 	}
-	res := to.out.appendMsg(subject, sub.sid, reply, hdr, msg)
+	var res appendResult
+	if to.mqtt != nil {
+		if mqttHidden(sub.subject, subject) {
+			return false
+		}
+		res = to.out.appendPublish(subject, hdr, msg)
+	} else {
+		res = to.out.appendMsg(subject, sub.sid, reply, hdr, msg)
+	}
 	if res.overLimit {
 		to.slowConsumer()
 		return false

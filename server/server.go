@@ -2,9 +2,7 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/tls"
-	"encoding/base32"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/nats-io/nkeys"
 
 	"github.com/bus-dev/bus/server/jetstream"
 	"github.com/bus-dev/bus/server/monitor"
@@ -53,8 +53,11 @@ type Server struct {
 	// wsAuthn is who WebSocket clients may connect as (wsauth.go); nil
 	// without a websocket listener.
 	wsAuthn atomic.Pointer[authenticator]
-	live    atomic.Pointer[Options]
-	mapper  *mapper // nil without Options.Mappings; immutable (mappings.go)
+	// mqttAuthn is who MQTT clients may connect as (mqttoptions.go); nil
+	// without an mqtt listener.
+	mqttAuthn atomic.Pointer[authenticator]
+	live      atomic.Pointer[Options]
+	mapper    *mapper // nil without Options.Mappings; immutable (mappings.go)
 	// tracer is protocol tracing, nil when off (trace.go); Reload swaps it.
 	tracer atomic.Pointer[tracer]
 	// tlsConf is the client port's TLS configuration, nil without TLS;
@@ -69,7 +72,11 @@ type Server struct {
 	leafLinks    []*leafLink
 	port         int           // the client port actually bound, set by Start
 	ws           *wsState      // the WebSocket listener (ws.go); nil when off
+	mqtt         *mqttState    // the MQTT listener (mqtt.go); nil when off
 	mon          *monitorState // the document builders' own state (monitor.go)
+	// keys sign auth callout requests and seal them to a callout's
+	// xkey (authcallout*.go); keys.id is id. Immutable.
+	keys serverKeys
 
 	mu       sync.Mutex // guards the fields below
 	ln       net.Listener
@@ -119,10 +126,11 @@ func New(opts Options) (*Server, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	id, err := newServerID()
+	keys, err := newServerKeys()
 	if err != nil {
 		return nil, err
 	}
+	id := keys.id
 	s := &Server{
 		opts:    opts,
 		id:      id,
@@ -136,6 +144,7 @@ func New(opts Options) (*Server, error) {
 		mon:     newMonitorState(),
 		jwts:    jwts,
 	}
+	s.keys = keys
 	if s.name == "" {
 		s.name = id
 	}
@@ -163,6 +172,7 @@ func New(opts Options) (*Server, error) {
 	au, wsAu := s.newAuthenticators(&opts, set)
 	s.authn.Store(au)
 	s.wsAuthn.Store(wsAu)
+	s.mqttAuthn.Store(s.newMQTTAuthenticator(&opts, set))
 	s.live.Store(&opts)
 	s.tracer.Store(newTracer(opts))
 	if opts.TLS.enabled() {
@@ -175,15 +185,27 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// newServerID makes an id shaped like the reference's: 'N' and 55
-// base32 characters.
-func newServerID() (string, error) {
-	var b [35]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("server: generate id: %w", err)
+// serverKeys are the server's nkey, whose public key is its id as in
+// the reference ('N' and 55 base32 characters), and its curve key, for
+// encrypted auth callout requests (authcallout*.go).
+type serverKeys struct {
+	id, xkeyPublic string
+	kp, xkp        nkeys.KeyPair
+}
+
+func newServerKeys() (serverKeys, error) {
+	kp, err := nkeys.CreateServer()
+	if err != nil {
+		return serverKeys{}, fmt.Errorf("server: generate id: %w", err)
 	}
-	enc := base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:])
-	return "N" + enc[:55], nil
+	xkp, err := nkeys.CreateCurveKeys()
+	if err != nil {
+		return serverKeys{}, fmt.Errorf("server: generate xkey: %w", err)
+	}
+	k := serverKeys{kp: kp, xkp: xkp}
+	k.id, _ = kp.PublicKey()
+	k.xkeyPublic, _ = xkp.PublicKey()
+	return k, nil
 }
 
 // Start opens the client listener (and the monitoring one, if enabled)
@@ -222,9 +244,22 @@ func (s *Server) Start() error {
 			return err
 		}
 	}
+	if s.opts.MQTT.enabled() {
+		if err := s.startMQTT(); err != nil {
+			_ = ln.Close()
+			if s.ws != nil {
+				_ = s.ws.http.Close()
+			}
+			if s.js != nil {
+				s.js.Shutdown()
+			}
+			return err
+		}
+	}
 	if s.opts.HTTPPort != 0 || s.opts.HTTPSPort != 0 {
 		if err := s.startMonitoring(); err != nil {
 			_ = ln.Close()
+			s.stopMQTT()
 			if s.ws != nil {
 				_ = s.ws.http.Close() // not stopWebSocket: its handlers may wait on s.mu, held here
 			}
@@ -346,7 +381,7 @@ func (s *Server) admit(c *conn) {
 	}
 	c.log.Info("client connected")
 	c.countUnauthenticated()
-	if s.opts.TLS.enabled() && !c.ws {
+	if s.opts.TLS.enabled() && !c.ws && c.mqtt == nil {
 		// The handshake waits on the client: it runs on the reader
 		// goroutine, which starts the writer once the socket is TLS.
 		go func() { defer s.wg.Done(); c.serveTLS(info) }()
@@ -354,6 +389,13 @@ func (s *Server) admit(c *conn) {
 	}
 	c.out.appendControl(info)
 	c.startAuth()
+	if c.mqtt != nil {
+		// An MQTT client's keepalive is its own: the server reads it,
+		// and never pings (mqttconn.go).
+		c.startWriter()
+		go func() { defer s.wg.Done(); c.mqttReadLoop() }()
+		return
+	}
 	c.resetPingTimer(s.firstPingDelay())
 	c.out.signal()
 	c.startWriter()
@@ -453,6 +495,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		_ = ln.Close()
 	}
 	s.stopWebSocket()
+	s.stopMQTT()
 	s.stopExtensions()
 	s.stopSysRequests()
 	s.stopActivationExpiry()

@@ -74,6 +74,7 @@ func (s *Server) Varz() Varz {
 	}
 	v.JetStream = s.jetStreamVarz()
 	v.Websocket = s.wsVarz()
+	v.MQTT = s.mqttVarz()
 	// Every connection is a client's.
 	v.InClientMsgs, v.InClientBytes, v.OutClientMsgs, v.OutClientBytes = v.InMsgs, v.InBytes, v.OutMsgs, v.OutBytes
 	return v

@@ -52,11 +52,14 @@ type wsState struct {
 	allowed           map[origin]bool
 }
 
-// The paths of the reference's other WebSocket peers, which bus does not
-// serve (it accepts no leaf nodes and has no MQTT).
+// The paths of the reference's other WebSocket peers: bus accepts no
+// leaf nodes, and MQTT clients (path /mqtt) only with an mqtt block,
+// when they are MQTT connections as on the mqtt listener (type MQTT_WS).
 const (
 	wsLeafPath = "/leafnode"
 	wsMQTTPath = "/mqtt"
+	// wsMQTTProtocol is the subprotocol MQTT clients ask for.
+	wsMQTTProtocol = "mqtt"
 )
 
 // wsMaxMessage bounds one WebSocket message as the reference does: room
@@ -156,8 +159,10 @@ func (s *Server) wsUpgrade(w http.ResponseWriter, r *http.Request) {
 	s.ws.handlers.Add(1) // its socket is still counted in sockets
 	defer s.ws.handlers.Done()
 	p := r.URL.EscapedPath()
-	if strings.HasSuffix(p, wsLeafPath) || strings.HasSuffix(p, wsMQTTPath) {
-		s.wsRefuse(w, r, http.StatusNotFound, "bus accepts no leaf node or MQTT connections")
+	// MQTT over WebSocket needs the mqtt listener, as in the reference.
+	isMQTT := strings.HasSuffix(p, wsMQTTPath) && s.opts.MQTT.enabled()
+	if strings.HasSuffix(p, wsLeafPath) || strings.HasSuffix(p, wsMQTTPath) && !isMQTT {
+		s.wsRefuse(w, r, http.StatusNotFound, "bus accepts no leaf node connections, nor MQTT ones without an mqtt block")
 		return
 	}
 	if status, why := wsRequestProblem(r); status != 0 {
@@ -177,7 +182,11 @@ func (s *Server) wsUpgrade(w http.ResponseWriter, r *http.Request) {
 	}
 	// The origin is checked above, by the reference's rules; the
 	// library's own (same host only) would refuse what they allow.
-	wc, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true, CompressionMode: mode})
+	var protocols []string
+	if isMQTT {
+		protocols = []string{wsMQTTProtocol}
+	}
+	wc, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true, CompressionMode: mode, Subprotocols: protocols})
 	if err != nil {
 		// Accept has answered the request (400, 426 …).
 		s.log.Debug("websocket handshake failed", "remote", r.RemoteAddr, "err", err)
@@ -194,6 +203,10 @@ func (s *Server) wsUpgrade(w http.ResponseWriter, r *http.Request) {
 	ws.reason = c.closeReason
 	c.ws = true
 	c.wsCookies = s.opts.WebSocket.cookies(r)
+	if isMQTT {
+		c.mqtt = newMQTTSession(s.liveOpts())
+		c.out.mqtt = true
+	}
 	s.admit(c)
 }
 

@@ -56,6 +56,8 @@ func (o Options) validateWebSocketAuth() error {
 		return errors.New("server: websocket authorization: cannot have a user/pass and token")
 	case w.Authorization.Password != "" && w.Authorization.User == "":
 		return errors.New("server: websocket authorization: password without a user")
+	case w.JWTCookie != "" && o.Operator == nil:
+		return fmt.Errorf("server: websocket jwt_cookie %q needs operator mode: a user JWT is only checked against trusted operators", w.JWTCookie)
 	}
 	if w.NoAuthUser != "" {
 		for _, u := range a.Users {
@@ -96,6 +98,11 @@ func (s *Server) newAuthenticators(o *Options, set accountSet) (tcp, ws *authent
 
 // auth is the authenticator the connection meets.
 func (c *conn) auth() *authenticator {
+	if c.mqtt != nil {
+		if a := c.srv.mqttAuthn.Load(); a != nil {
+			return a
+		}
+	}
 	if c.ws {
 		if a := c.srv.wsAuthn.Load(); a != nil {
 			return a
@@ -107,6 +114,9 @@ func (c *conn) auth() *authenticator {
 // authTimeout bounds the connection's CONNECT.
 func (c *conn) authTimeout() time.Duration {
 	live := c.srv.liveOpts()
+	if c.mqtt != nil {
+		return live.mqttAuthTimeout()
+	}
 	if c.ws {
 		return live.wsAuthorization().Timeout
 	}
@@ -125,6 +135,8 @@ func (w WebSocketOptions) cookies(r *http.Request) credentials {
 			cr.Pass = ck.Value
 		case w.TokenCookie:
 			cr.Token = ck.Value
+		case w.JWTCookie:
+			cr.JWT = ck.Value
 		}
 	}
 	return cr
@@ -141,6 +153,9 @@ func (c *conn) withCookies(cr credentials) credentials {
 	}
 	if cr.Token == "" {
 		cr.Token = k.Token
+	}
+	if cr.JWT == "" {
+		cr.JWT = k.JWT
 	}
 	return cr
 }

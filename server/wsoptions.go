@@ -54,12 +54,14 @@ type WebSocketOptions struct {
 	// in place of Options.PingInterval.
 	PingInterval time.Duration
 	// Authorization and NoAuthUser override the top-level ones for
-	// WebSocket clients; UserCookie, PassCookie and TokenCookie name
-	// the upgrade's cookies that stand in for CONNECT's credentials
-	// (wsauth.go).
-	Authorization                       WebSocketAuth
-	NoAuthUser                          string
-	UserCookie, PassCookie, TokenCookie string
+	// WebSocket clients; UserCookie, PassCookie, TokenCookie and
+	// JWTCookie name the upgrade's cookies that stand in for CONNECT's
+	// credentials (wsauth.go). JWTCookie needs operator mode: the
+	// cookie's user JWT is verified as CONNECT's would be, so a JWT
+	// that is not a bearer token still needs the nonce signed.
+	Authorization                                  WebSocketAuth
+	NoAuthUser                                     string
+	UserCookie, PassCookie, TokenCookie, JWTCookie string
 }
 
 // enabled says the listener is configured.

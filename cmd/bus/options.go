@@ -50,6 +50,7 @@ func options(cfg conf.Config, log *slog.Logger) server.Options {
 		Mappings:              mappings(cfg.Mappings),
 		LeafNodes:             leafNodes(cfg.LeafNodes),
 		WebSocket:             webSocket(cfg.WebSocket),
+		MQTT:                  mqttOptions(cfg.MQTT),
 		ClientAdvertise:       cfg.ClientAdvertise,
 		NoHeaderSupport:       cfg.NoHeaderSupport,
 		Trace:                 cfg.Trace,
@@ -116,11 +117,23 @@ func authorization(a *conf.Authorization, noAuthUser string) server.Authorizatio
 		NoAuthUser:           noAuthUser,
 		Timeout:              a.Timeout,
 		ReferenceStoredReads: a.ReferenceStoredReads,
+		Callout:              authCallout(a.Callout),
 	}
 	if a.Users != nil {
 		out.Users = users(a.Users)
 	}
 	return out
+}
+
+// authCallout maps auth_callout; nil when not set.
+func authCallout(c *conf.AuthCallout) *server.AuthCallout {
+	if c == nil {
+		return nil
+	}
+	return &server.AuthCallout{
+		Issuer: c.Issuer, Account: c.Account, AuthUsers: c.AuthUsers, XKey: c.XKey,
+		AllowedAccounts: c.AllowedAccounts, BypassAuthenticated: c.BypassAuthenticated,
+	}
 }
 
 // operator maps operator mode: the operators' JWTs, the system account's
@@ -253,8 +266,24 @@ func webSocket(w *conf.WebSocket) server.WebSocketOptions {
 		SameOrigin: w.SameOrigin, AllowedOrigins: w.AllowedOrigins, Compression: w.Compression,
 		HandshakeTimeout: w.HandshakeTimeout, PingInterval: w.PingInterval, Headers: w.Headers,
 		NoAuthUser: w.NoAuthUser, UserCookie: w.UserCookie, PassCookie: w.PassCookie, TokenCookie: w.TokenCookie,
+		JWTCookie: w.JWTCookie,
 	}
 	if a := w.Authorization; a != nil {
+		out.Authorization = server.WebSocketAuth{User: a.User, Password: a.Password, Token: a.Token, Timeout: a.Timeout}
+	}
+	return out
+}
+
+// mqttOptions maps the mqtt block (nil: no listener).
+func mqttOptions(m *conf.MQTT) server.MQTTOptions {
+	if m == nil {
+		return server.MQTTOptions{}
+	}
+	out := server.MQTTOptions{
+		Host: m.Host, Port: m.Port, TLS: tlsOptions(m.TLS), NoAuthUser: m.NoAuthUser,
+		RejectQoS2Publish: m.RejectQoS2Publish, DowngradeQoS2Subscribe: m.DowngradeQoS2Subscribe,
+	}
+	if a := m.Authorization; a != nil {
 		out.Authorization = server.WebSocketAuth{User: a.User, Password: a.Password, Token: a.Token, Timeout: a.Timeout}
 	}
 	return out

@@ -48,16 +48,27 @@ const restoreBatch = 256
 // buildStream writes the snapshot's stream into dir, aside from the
 // store: the messages with their seqs (gaps kept) and times, then the
 // durable consumers with their state, all owned by cfg's owner.
-func buildStream(sh *shared, cfg streamConfig, sp spool, dir string) (err error) {
-	l, err := jetlog.Open(dir, cfg.logConfig(), sh.logOptions())
+//
+// The log builds on deferred syncs and the finished tree is synced in one
+// pass (restoresync.go): it becomes visible only by the rename after this.
+func buildStream(sh *shared, cfg streamConfig, sp spool, dir string) error {
+	opts := sh.buildOptions()
+	l, err := jetlog.Open(dir, cfg.logConfig(), opts)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := l.Close(); err == nil {
-			err = cerr
-		}
-	}()
+	err = fillLog(l, cfg, sp)
+	if cerr := l.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return syncTree(baseFS(sh.fs), dir)
+}
+
+// fillLog appends the snapshot's messages to l and restores its consumers.
+func fillLog(l *jetlog.Log, cfg streamConfig, sp spool) error {
 	consumers, err := fillFromSnapshot(l, sp)
 	if err != nil {
 		return err

@@ -26,6 +26,8 @@ type ConnzOptions struct {
 	CID        uint64    `json:"cid"`   // only this connection (then the limit is 1)
 	State      ConnState `json:"state"`
 	User       string    `json:"user"` // only connections of this authorized user
+	// MQTTClient selects the MQTT connection with this client id.
+	MQTTClient string `json:"mqtt_client"`
 	// Account selects one account's connections: "$G", the system
 	// account's name, or "" for all.
 	Account string `json:"acc"`
@@ -72,6 +74,7 @@ type ConnInfo struct {
 	Subs           []string    `json:"subscriptions_list,omitempty"`
 	SubsDetail     []SubDetail `json:"subscriptions_list_detail,omitempty"`
 	NameTag        string      `json:"name_tag,omitempty"`
+	MQTTClient     string      `json:"mqtt_client,omitempty"` // an MQTT client's client id
 
 	// RoundTrip is RTT unformatted, for sort=rtt; not in the document.
 	RoundTrip time.Duration `json:"-"`

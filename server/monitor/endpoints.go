@@ -17,7 +17,7 @@ func (m *Server) serveConnz(w http.ResponseWriter, r *http.Request) {
 	q := query{r: r}
 	o := ConnzOptions{
 		Sort: q.str("sort"), Auth: q.bool("auth"), Offset: q.int("offset"), Limit: q.int("limit"),
-		CID: q.uint64("cid"), User: q.str("user"), Account: q.str("acc"),
+		CID: q.uint64("cid"), User: q.str("user"), Account: q.str("acc"), MQTTClient: q.str("mqtt_client"),
 	}
 	o.Subs, o.SubsDetail = q.subs()
 	switch state := strings.ToLower(q.str("state")); state {

@@ -25,7 +25,7 @@ type Varz struct {
 	Cluster          struct{}      `json:"cluster"`
 	Gateway          struct{}      `json:"gateway"`
 	LeafNode         struct{}      `json:"leaf"`
-	MQTT             struct{}      `json:"mqtt"`
+	MQTT             MQTTVarz      `json:"mqtt"`
 	Websocket        WebSocketVarz `json:"websocket"`
 	// JetStream is JetStream's own section (jetstream.Varz), written as
 	// it is; the server always sets it (its zero value is written {}).
@@ -79,6 +79,16 @@ type WebSocketVarz struct {
 	SameOrigin       bool          `json:"same_origin,omitempty"`
 	AllowedOrigins   []string      `json:"allowed_origins,omitempty"`
 	Compression      bool          `json:"compression,omitempty"`
+}
+
+// MQTTVarz is /varz's mqtt section, the reference's fields that bus
+// has; all empty (written {}) without an MQTT listener.
+type MQTTVarz struct {
+	Host        string  `json:"host,omitempty"`
+	Port        int     `json:"port,omitempty"`
+	NoAuthUser  string  `json:"no_auth_user,omitempty"`
+	AuthTimeout float64 `json:"auth_timeout,omitempty"` // seconds; the block's own only
+	TLSTimeout  float64 `json:"tls_timeout,omitempty"`  // seconds
 }
 
 // KindStats splits a count by connection kind; bus has clients only.

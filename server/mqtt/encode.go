@@ -10,6 +10,9 @@ const (
 	ConnServerUnavailable  byte = 0x03
 	ConnBadUserOrPassword  byte = 0x04
 	ConnNotAuthorized      byte = 0x05
+	// ConnQoS2WillRejected is not MQTT 3.1.1's: the reference answers a
+	// QoS 2 will with it when it rejects QoS 2 publishes.
+	ConnQoS2WillRejected byte = 0x10
 )
 
 // SubackFailure is the SUBACK return code of a refused filter.
@@ -30,6 +33,10 @@ func appendHeader(dst []byte, first byte, n int) []byte {
 		}
 	}
 }
+
+// AppendFixedHeader appends a fixed header: the first byte (type and
+// flags) and the remaining length n, at most MaxRemainingLength.
+func AppendFixedHeader(dst []byte, first byte, n int) []byte { return appendHeader(dst, first, n) }
 
 func appendString(dst, s []byte) []byte {
 	dst = binary.BigEndian.AppendUint16(dst, uint16(len(s)))

@@ -27,6 +27,13 @@ func NewReader(r io.Reader, max int) *Reader {
 	return &Reader{r: r, max: max, buf: make([]byte, min(readerStart, max))}
 }
 
+// SetMax changes the largest packet Next accepts from now on: a server
+// reads a peer's CONNECT under a small bound and what follows under its
+// payload limit. The buffer is not shrunk.
+func (r *Reader) SetMax(max int) {
+	r.max = min(max, MaxRemainingLength+5)
+}
+
 // Next returns the next packet's header and body. The body aliases the
 // Reader's buffer and is valid until the next call.
 func (r *Reader) Next() (Header, []byte, error) {

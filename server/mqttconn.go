@@ -1,0 +1,199 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/bus-dev/bus/server/mqtt"
+)
+
+// An MQTT client's connection: the reader goroutine reads packets with
+// server/mqtt's Reader and acts on each (CONNECT in mqttconnect.go,
+// PUBLISH and the subscriptions in mqttpubsub.go); the writer is the
+// conn's own. The session lasts as long as the connection (clean
+// session): its subscriptions are the conn's, removed by close.
+
+// mqttMaxConnect bounds a packet before CONNECT is accepted: a CONNECT
+// with a will and credentials of every field's maximum size (five
+// strings of 65535 bytes) fits; after it, packets are bounded by the
+// payload limit (mqttMaxPacket).
+const mqttMaxConnect = 5*(2+0xffff) + 16
+
+// mqttMaxPacket is the largest packet accepted after CONNECT: a PUBLISH
+// of maxPayload bytes on the longest topic.
+func mqttMaxPacket(maxPayload int) int { return maxPayload + 2 + 0xffff + 2 + 5 }
+
+// mqttSession is an MQTT connection's state beside its conn.
+type mqttSession struct {
+	// will is published when the connection closes other than by
+	// DISCONNECT; a takeover or DISCONNECT clears it first (any
+	// goroutine, hence atomic).
+	will atomic.Pointer[mqttWill]
+
+	// Owned by the reader goroutine.
+	reader     *mqtt.Reader
+	connected  bool
+	keepAlive  time.Duration // the read deadline: 1.5 × the client's keepalive, 0 for none
+	rejectQoS2 bool
+	maxPayload int
+	subject    []byte              // scratch: a topic mapped to a subject
+	packet     []byte              // scratch: a control packet being built
+	codes      []byte              // scratch: SUBACK return codes
+	qos2       map[uint16]struct{} // QoS 2 publishes routed, awaiting PUBREL
+}
+
+// mqttWill is a will message, ready to route: its subject mapped (and
+// through the account's mappings), and allowed by the publish rules.
+type mqttWill struct {
+	subject, payload []byte
+}
+
+func newMQTTSession(o *Options) *mqttSession {
+	return &mqttSession{rejectQoS2: o.MQTT.RejectQoS2Publish, maxPayload: o.MaxPayload}
+}
+
+// mqttSocket is what the Reader reads from. Before each read that would
+// block it finishes what the packets read so far started, as readLoop
+// does once per read: it stamps activity, hands queued frames to their
+// writers, waits for a subscriber falling behind, takes a reload's
+// rights and arms the keepalive.
+type mqttSocket struct{ c *conn }
+
+func (m mqttSocket) Read(p []byte) (int, error) {
+	c := m.c
+	if c.heard || c.active {
+		now := time.Now().UnixNano()
+		if c.heard {
+			c.heard = false
+			c.lastIn.Store(now)
+		}
+		if c.active {
+			c.active = false
+			c.lastActivity.Store(now)
+		}
+	}
+	c.wakeWriters()
+	c.stallIfBehind()
+	if c.reauth.Load() != nil {
+		c.takeReload()
+	}
+	if ka := c.mqtt.keepAlive; ka > 0 {
+		// [MQTT-3.1.2-24]: nothing heard for 1.5 × the keepalive.
+		_ = c.nc.SetReadDeadline(time.Now().Add(ka))
+	}
+	return c.nc.Read(p)
+}
+
+// errMQTTClosed stops the reader once a packet closed the connection
+// (DISCONNECT, a refusing CONNACK).
+var errMQTTClosed = errors.New("mqtt: connection closed")
+
+// mqttReadLoop is an MQTT connection's reader goroutine.
+func (c *conn) mqttReadLoop() {
+	m := c.mqtt
+	m.reader = mqtt.NewReader(mqttSocket{c}, mqttMaxConnect)
+	for {
+		h, body, err := m.reader.Next()
+		if err == nil {
+			err = c.mqttHandle(h, body)
+		}
+		if err == nil {
+			continue
+		}
+		c.wakeWriters()
+		switch {
+		case errors.Is(err, errMQTTClosed) || c.closing.Load():
+		case errors.Is(err, io.EOF):
+			c.close("Client Closed", false)
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			c.close("Stale Connection", false)
+		case errors.Is(err, mqtt.ErrMalformed) || errors.Is(err, mqtt.ErrTooLarge) || errors.Is(err, mqtt.ErrUnsupported) ||
+			errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errMQTTProtocol):
+			c.log.Warn("mqtt protocol error", "err", err)
+			c.close("Protocol Error: "+err.Error(), true)
+		default:
+			c.close("Read Error: "+err.Error(), false)
+		}
+		return
+	}
+}
+
+// errMQTTProtocol is a packet that breaks a rule the codec cannot see
+// (a second CONNECT, a packet before CONNECT, a topic that does not map):
+// the connection is closed, as MQTT has no error reply.
+var errMQTTProtocol = errors.New("mqtt: protocol violation")
+
+// mqttHandle acts on one packet.
+func (c *conn) mqttHandle(h mqtt.Header, body []byte) error {
+	m := c.mqtt
+	if !m.connected {
+		if h.Type != mqtt.CONNECT {
+			return fmt.Errorf("%w: %s before CONNECT", errMQTTProtocol, h.Type)
+		}
+		if err := c.mqttConnect(body); err != nil {
+			return err
+		}
+		m.reader.SetMax(mqttMaxPacket(c.parser.maxPayload))
+		return nil
+	}
+	switch h.Type {
+	case mqtt.PUBLISH:
+		return c.mqttPublish(h.Flags, body)
+	case mqtt.PUBREL:
+		id, err := mqtt.DecodePacketID(h.Type, body)
+		if err != nil {
+			return err
+		}
+		delete(m.qos2, id)
+		c.mqttSend(mqtt.AppendAck(m.packet[:0], mqtt.PUBCOMP, id))
+	case mqtt.PUBACK, mqtt.PUBREC, mqtt.PUBCOMP:
+		// Acks of QoS 1 and 2 deliveries, which bus does not send yet.
+		if _, err := mqtt.DecodePacketID(h.Type, body); err != nil {
+			return err
+		}
+	case mqtt.SUBSCRIBE:
+		c.heard, c.active = true, true
+		return c.mqttSubscribe(body)
+	case mqtt.UNSUBSCRIBE:
+		c.active = true
+		return c.mqttUnsubscribe(body)
+	case mqtt.PINGREQ:
+		c.heard = true
+		c.mqttSend(mqtt.AppendPingresp(m.packet[:0]))
+	case mqtt.DISCONNECT:
+		// [MQTT-3.14.4-3]: a normal disconnect discards the will.
+		m.will.Store(nil)
+		c.close("Client Closed", true)
+		return errMQTTClosed
+	case mqtt.CONNECT:
+		return fmt.Errorf("%w: a second CONNECT", errMQTTProtocol)
+	default:
+		return fmt.Errorf("%w: %s from a client", errMQTTProtocol, h.Type)
+	}
+	return nil
+}
+
+// mqttSend queues one of the connection's own packets for its writer,
+// woken once the current read is processed.
+func (c *conn) mqttSend(pkt []byte) {
+	c.mqtt.packet = pkt[:0]
+	c.out.appendPacket(pkt)
+	c.deferWake(c)
+}
+
+// mqttClosed is close's part for an MQTT connection: the client id is
+// released and an abnormal close publishes the will, in acc (the
+// account the connection was in). It runs on whichever goroutine closed
+// the connection; routing from it is as the server's own publish.
+func (c *conn) mqttClosed(acc *account, clientID string) {
+	if clientID != "" {
+		c.srv.mqtt.releaseClientID(c, clientID)
+	}
+	if w := c.mqtt.will.Swap(nil); w != nil && acc != nil {
+		c.srv.routeIn(acc.trie, nil, w.subject, w.subject, nil, -1, w.payload)
+	}
+}
