@@ -65,10 +65,11 @@ type Config struct {
 	// the $SYS monitoring requests; "" means "$SYS" if so named.
 	SystemAccount string
 	// Operator holds the trusted operators' JWTs (operator.go); none: no
-	// operator mode. Resolver is ResolverMemory in operator mode, and
-	// ResolverPreload its account JWTs by account public key.
+	// operator mode. Resolver is where account JWTs come from (MEMORY, or
+	// a NATS resolver's directory: resolver.go), and ResolverPreload the
+	// account JWTs to start with, by account public key.
 	Operator        *Operators
-	Resolver        string
+	Resolver        *Resolver
 	ResolverPreload *Preload
 
 	// Mappings is the mappings block: subjects a client's publish is

@@ -59,7 +59,7 @@ var unsupportedKeys = map[string]string{
 
 // noJWT is why the keys of nats-server's decentralized (JWT) auth are
 // refused.
-const noJWT = "bus's operator mode takes operator, system_account, resolver: MEMORY and resolver_preload only; " + removeIt
+const noJWT = "bus's operator mode takes operator, system_account, resolver (MEMORY, full or cache) and resolver_preload only; " + removeIt
 
 // offOnlyKeys are accepted when off (false, "", 0) and refused when on.
 var offOnlyKeys = map[string]string{

@@ -10,9 +10,9 @@ import (
 
 // Operator mode (nats-server's decentralized, JWT authentication): the
 // operator key names the trusted operators' JWTs, resolver says where
-// account JWTs come from, and resolver_preload holds them for the MEMORY
-// resolver, the one bus has. The server verifies the JWTs
-// (server/operator.go); conf only reads them.
+// account JWTs come from (MEMORY, or the full and cache NATS resolvers of
+// resolver.go), and resolver_preload holds account JWTs to start with. The
+// server verifies the JWTs (server/operator.go); conf only reads them.
 
 // ResolverMemory is the resolver that holds the account JWTs of
 // resolver_preload, nats-server's MEMORY resolver.
@@ -88,25 +88,6 @@ func (v operatorValue) String() string {
 
 func (v operatorValue) kind() string { return "list" }
 
-// resolverValue binds the resolver key. Only MEMORY is implemented; the
-// full and cache (NATS) resolvers and URL resolvers are refused.
-type resolverValue struct{ p *string }
-
-func (v resolverValue) set(raw any) error {
-	s, ok := raw.(string)
-	if !ok {
-		return fmt.Errorf("%s: bus has only the MEMORY resolver (resolver: MEMORY with resolver_preload); the full, cache and URL resolvers are not implemented", describe(raw))
-	}
-	if !strings.EqualFold(strings.TrimSpace(s), ResolverMemory) {
-		return fmt.Errorf("%q: bus has only the MEMORY resolver (resolver: MEMORY with resolver_preload); the full, cache and URL resolvers are not implemented", s)
-	}
-	*v.p = ResolverMemory
-	return nil
-}
-
-func (v resolverValue) String() string { return *v.p }
-func (v resolverValue) kind() string   { return "string" }
-
 // preloadValue binds resolver_preload: account public key → account JWT.
 // Its keys are upper-case keys that viper would fold, so Load hands set
 // the block as the file has it (loadPreload).
@@ -177,12 +158,12 @@ func (c Config) OperatorMode() bool { return c.Operator != nil }
 // operator mode replaces.
 func (c Config) checkOperator(bad func(key, format string, args ...any)) {
 	switch {
-	case !c.OperatorMode() && c.Resolver != "":
+	case !c.OperatorMode() && c.Resolver != nil:
 		bad("resolver", "needs operator (the trusted operator's JWT)")
 	case !c.OperatorMode() && c.ResolverPreload != nil:
-		bad("resolver_preload", "needs operator and resolver: MEMORY")
-	case c.OperatorMode() && c.Resolver == "":
-		bad("operator", "needs a resolver: resolver: MEMORY with the account JWTs in resolver_preload")
+		bad("resolver_preload", "needs operator and a resolver")
+	case c.OperatorMode() && c.Resolver == nil:
+		bad("operator", "needs a resolver: resolver: MEMORY with the account JWTs in resolver_preload, or resolver { type: full, dir: ... }")
 	case c.OperatorMode() && c.Accounts != nil && len(c.Accounts.Entries) > 0:
 		bad("accounts", "operator mode takes its accounts from JWTs (resolver_preload); remove the accounts block")
 	case c.OperatorMode() && c.Authorization != nil && (c.Authorization.Token != "" || c.Authorization.User != "" || c.Authorization.Users != nil):

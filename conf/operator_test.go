@@ -36,8 +36,8 @@ func TestOperatorKeys(t *testing.T) {
 			if !cfg.OperatorMode() || len(cfg.Operator.JWTs) != 1 || !strings.Contains(cfg.Operator.JWTs[0], tc.op) {
 				t.Fatalf("operator %+v", cfg.Operator)
 			}
-			if cfg.Resolver != ResolverMemory || cfg.SystemAccount != accKey {
-				t.Fatalf("resolver %q system_account %q", cfg.Resolver, cfg.SystemAccount)
+			if cfg.Resolver == nil || cfg.Resolver.Type != ResolverMemory || cfg.SystemAccount != accKey {
+				t.Fatalf("resolver %+v system_account %q", cfg.Resolver, cfg.SystemAccount)
 			}
 			if want := map[string]string{accKey: accJWT}; cfg.ResolverPreload == nil || !reflect.DeepEqual(cfg.ResolverPreload.Accounts, want) {
 				t.Fatalf("resolver_preload %+v, want %v", cfg.ResolverPreload, want)
@@ -55,8 +55,16 @@ func TestOperatorKeysErrors(t *testing.T) {
 		{"no resolver", op, "operator", "needs a resolver"},
 		{"resolver alone", "resolver: MEMORY\n", "resolver", "needs operator"},
 		{"preload alone", "resolver_preload: {A: eyJ}\n", "resolver_preload", "needs operator"},
-		{"full resolver", op + "resolver: {type: full, dir: /tmp/jwt}\n", "resolver", "only the MEMORY resolver"},
-		{"url resolver", op + "resolver: URL(http://localhost:9090/jwt/v1/accounts/)\n", "resolver", "only the MEMORY resolver"},
+		{"url resolver", op + "resolver: URL(http://localhost:9090/jwt/v1/accounts/)\n", "resolver", "no URL resolver"},
+		{"unknown resolver", op + "resolver: LDAP\n", "resolver", "MEMORY or a block"},
+		{"resolver without dir", op + "resolver: {type: full}\n", "resolver.dir", "needs to point to a directory"},
+		{"resolver of no type", op + "resolver: {type: fancy, dir: /tmp/jwt}\n", "resolver.type", "full or cache"},
+		{"cache with allow_delete", op + "resolver: {type: cache, dir: /tmp/jwt, allow_delete: true}\n", "resolver.allow_delete", "CACHE does not accept allow_delete"},
+		{"cache with interval", op + "resolver: {type: cache, dir: /tmp/jwt, interval: 2m}\n", "resolver.interval", "CACHE does not accept sync"},
+		{"full with ttl", op + "resolver: {type: full, dir: /tmp/jwt, ttl: 2m}\n", "resolver.ttl", "FULL does not accept ttl"},
+		{"hard_delete alone", op + "resolver: {type: full, dir: /tmp/jwt, hard_delete: true}\n", "resolver.hard_delete", "no effect without delete"},
+		{"negative limit", op + "resolver: {type: full, dir: /tmp/jwt, limit: -1}\n", "resolver.limit", "not a whole number"},
+		{"unknown resolver key", op + "resolver: {type: full, dir: /tmp/jwt, colour: red}\n", "resolver.colour", ""},
 		{"operator a device", "operator: /dev/zero\nresolver: MEMORY\n", "operator", "not a JWT file"},
 		{"operator file missing", "operator: /nonexistent/op.jwt\nresolver: MEMORY\n", "operator", "not a file that can be read"},
 		{"preload not a JWT", op + "resolver: MEMORY\nresolver_preload: {A: 1}\n", "resolver_preload.A", "not an account JWT"},

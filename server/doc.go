@@ -94,6 +94,12 @@
 //     with JetStream (accountjs.go): its handlers run on the publishing
 //     connection's reader goroutine, copy what they keep and hand it to
 //     JetStream's goroutines through channels.
+//   - The NATS resolver's (resolverreq.go), with a full or cache
+//     resolver and a system account: one goroutine (runResolver) that
+//     serves the $SYS.REQ.CLAIMS.* requests handed to it over a bounded
+//     channel, alone writing the JWT store and applying updates, until
+//     Server.quit. The first activation token to expire arms one
+//     time.AfterFunc (resolver.go) that compiles the accounts again.
 //   - Accounts, imports and message tracing start none: an imported
 //     publish is routed again on the publisher's reader (imports.go), and
 //     a traced one is traced there as it is routed (msgtrace.go).
@@ -111,7 +117,10 @@
 //     monitorSource, holding none of theirs. An upgrade handler takes
 //     Server.mu (to admit the connection), so nothing waits for the
 //     handlers while holding it.
-//   - Server.reloadMu lets one Reload run at a time; it is taken first.
+//   - Server.reloadMu lets one Reload, or one account JWT update
+//     (applyAccountJWTs), run at a time; it is taken first, and guards
+//     the installed imports and the activation timer. The JWT store's
+//     own lock (jwtStore.mu) is taken alone.
 //     Server.jsStop stops JetStream once, from LameDuck or Shutdown.
 //   - Server.accounts is an atomic pointer to an immutable account set
 //     that Reload swaps whole (account.go); readers load it with no lock.

@@ -302,7 +302,8 @@ func importTransform(src, dest string) *subjects.Transform {
 	return tr
 }
 
-// installImports subscribes the imports of accounts (validated) in set.
+// installImports subscribes the imports of accounts (validated) in set,
+// recording them in s.installed (under reloadMu, or in New).
 func (s *Server) installImports(accounts []Account, set accountSet) error {
 	exports := map[string]Exports{}
 	for _, a := range accounts {
@@ -326,6 +327,7 @@ func (s *Server) installImports(accounts []Account, set accountSet) error {
 			if _, err := s.subscribeIn(exporter, sub); err != nil {
 				return fmt.Errorf("server: account %q: stream import %q: %w", a.Name, im.Subject, err)
 			}
+			s.installed = append(s.installed, installedImport{exporter, sub})
 		}
 		for _, im := range a.Imports.Services {
 			exporter := set[im.Account]
@@ -335,9 +337,26 @@ func (s *Server) installImports(accounts []Account, set accountSet) error {
 			if _, err := s.subscribeIn(importer, sub); err != nil {
 				return fmt.Errorf("server: account %q: service import %q: %w", a.Name, im.Subject, err)
 			}
+			s.installed = append(s.installed, installedImport{importer, sub})
 		}
 	}
 	return nil
+}
+
+// installedImport is an import's subscription, in the account whose
+// trie holds it.
+type installedImport struct {
+	acc *account
+	sub *subscription
+}
+
+// uninstallImports removes every import installImports subscribed, for
+// an account JWT update to install the new ones (reloadMu held).
+func (s *Server) uninstallImports() {
+	for _, in := range s.installed {
+		s.unsubscribeIn(in.acc, in.sub)
+	}
+	s.installed = nil
 }
 
 // subjectBufs are the buffers prefixed stream imports build subjects in:

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/nats-io/jwt/v2"
 )
@@ -35,18 +36,20 @@ func (o Options) withOperator() (Options, error) {
 	if t.system != "" {
 		o.SystemAccount.Name = t.system
 	}
+	t.grants = t.checkImports(time.Now(), o.Logger)
 	for _, key := range slices.Sorted(maps.Keys(t.accounts)) {
 		if key == t.system {
 			continue
 		}
-		o.Accounts = append(o.Accounts, accountFromClaims(t.accounts[key], o.JetStream))
+		o.Accounts = append(o.Accounts, accountFromClaims(t.accounts[key], o.JetStream, t.grants))
 	}
 	return o, nil
 }
 
-// accountFromClaims is the Account an account JWT describes. The JWT's
-// -1 (no limit) is bus's 0.
-func accountFromClaims(ac *jwt.AccountClaims, jetStream bool) Account {
+// accountFromClaims is the Account an account JWT describes, with the
+// imports g honours and its token-required exports open to the accounts
+// g granted them (activation.go). The JWT's -1 (no limit) is bus's 0.
+func accountFromClaims(ac *jwt.AccountClaims, jetStream bool, g *importGrants) Account {
 	a := Account{
 		Name: ac.Subject,
 		Limits: AccountLimits{
@@ -68,21 +71,24 @@ func accountFromClaims(ac *jwt.AccountClaims, jetStream bool) Account {
 		}
 	}
 	for _, e := range ac.Exports {
-		// Exports that need an activation token are private; bus has
-		// no activation tokens, so they are shared with no one.
+		// A token-required export is shared with the accounts whose
+		// activation tokens passed, and with no one without them.
+		var allowed []string
 		if e.TokenReq {
-			continue
+			if allowed = g.granted[e]; len(allowed) == 0 {
+				continue
+			}
 		}
 		if e.IsService() {
 			a.Exports.Services = append(a.Exports.Services, ServiceExport{
-				Subject: string(e.Subject), ResponseType: string(e.ResponseType), ResponseThreshold: e.ResponseThreshold,
+				Subject: string(e.Subject), Accounts: allowed, ResponseType: string(e.ResponseType), ResponseThreshold: e.ResponseThreshold,
 			})
 		} else {
-			a.Exports.Streams = append(a.Exports.Streams, StreamExport{Subject: string(e.Subject)})
+			a.Exports.Streams = append(a.Exports.Streams, StreamExport{Subject: string(e.Subject), Accounts: allowed})
 		}
 	}
 	for _, im := range ac.Imports {
-		if im.Token != "" {
+		if !g.keep[im] {
 			continue
 		}
 		local := string(im.LocalSubject)

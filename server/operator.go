@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -23,8 +24,12 @@ type Operator struct {
 	// none. Its JWT must be among Accounts.
 	SystemAccount string
 	// Accounts are the account JWTs of the MEMORY resolver, by the
-	// account's public key (nats-server's resolver_preload).
+	// account's public key (nats-server's resolver_preload); with
+	// Resolver, the JWTs to store in it first.
 	Accounts map[string]string
+	// Resolver is a NATS resolver (full or cache) keeping account JWTs
+	// in a directory and taking new ones at run time; nil for MEMORY.
+	Resolver *Resolver
 }
 
 // trust is a compiled Operator: who may sign accounts, and the accounts'
@@ -35,6 +40,8 @@ type trust struct {
 	// accounts are the verified account claims by public key.
 	accounts map[string]*jwt.AccountClaims
 	system   string
+	// grants are the imports of accounts checked (activation.go).
+	grants *importGrants
 }
 
 // compileOperator decodes and verifies o's JWTs. Its errors name the key
@@ -148,5 +155,5 @@ func sameOperators(old, new *Operator) bool {
 	if old == nil || new == nil {
 		return old == new
 	}
-	return slices.Equal(old.JWTs, new.JWTs)
+	return slices.Equal(old.JWTs, new.JWTs) && reflect.DeepEqual(old.Resolver, new.Resolver)
 }

@@ -46,16 +46,22 @@ func (s *Server) auth() *authenticator { return s.authn.Load() }
 // reload: the error wraps ErrReloadNeedsRestart and names them, and each
 // is logged. A TLS file that cannot be read refuses it too.
 func (s *Server) Reload(opts Options) error {
+	// Held from the start: a NATS resolver's store is read below, and an
+	// account JWT update between that read and the swap would be lost.
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
 	opts = opts.clone().WithDefaults() // the caller may reuse its slices
-	opts, err := opts.withOperator()
+	opts, err := s.withResolverStore(opts)
+	if err != nil {
+		return fmt.Errorf("server: reload: %w", err)
+	}
+	opts, err = opts.withOperator()
 	if err != nil {
 		return fmt.Errorf("server: reload: %w", err)
 	}
 	if err := opts.validate(); err != nil {
 		return fmt.Errorf("server: reload: %w", err)
 	}
-	s.reloadMu.Lock()
-	defer s.reloadMu.Unlock()
 	old := s.liveOpts()
 	if keys := restartKeys(*old, opts); len(keys) > 0 {
 		for _, k := range keys {
@@ -98,12 +104,17 @@ func (s *Server) Reload(opts Options) error {
 		changed = []string{"none"} // a reload that found nothing to apply
 	}
 	s.log.Info("config reloaded", "changed", strings.Join(changed, ","))
+	s.armActivationExpiry(opts.trust)
 	if opts.MaxConnections < old.MaxConnections {
 		s.closeOverLimit(opts.MaxConnections)
 	}
 	if !reflect.DeepEqual(old.Authorization, opts.Authorization) || !reflect.DeepEqual(old.SystemAccount, opts.SystemAccount) ||
 		!reflect.DeepEqual(old.Accounts, opts.Accounts) {
-		s.reauthorize()
+		if opts.trust != nil {
+			s.reauthorizeJWTUsers(opts.trust) // the reference's words for revoked users
+		} else {
+			s.reauthorize()
+		}
 		if s.js != nil {
 			// What users set up earlier is checked against their new
 			// rights too (docs/security.md).

@@ -103,14 +103,24 @@ type Server struct {
 	// Traffic of connections that have closed; live ones count their own.
 	closedInMsgs, closedInBytes, closedOutMsgs, closedOutBytes atomic.Int64
 
+	// installed are the imports' subscriptions (imports.go), jwts the
+	// NATS resolver's store (resolver.go; nil without), activationTimer
+	// the next activation token's expiry: all under reloadMu after New.
+	installed       []installedImport
+	jwts            *jwtStore
+	activationTimer *time.Timer
+
 	wg sync.WaitGroup // every goroutine the server started
 }
 
 // New validates opts and returns a server that is not yet listening.
 func New(opts Options) (*Server, error) {
 	opts = opts.clone().WithDefaults() // the caller may reuse its slices
-	opts, err := opts.withOperator()
+	jwts, opts, err := openResolver(opts)
 	if err != nil {
+		return nil, err
+	}
+	if opts, err = opts.withOperator(); err != nil {
 		return nil, err
 	}
 	if err := opts.validate(); err != nil {
@@ -132,6 +142,7 @@ func New(opts Options) (*Server, error) {
 		conns:   make(map[uint64]*conn),
 		quit:    make(chan struct{}),
 		mon:     newMonitorState(),
+		jwts:    jwts,
 	}
 	s.keys = keys
 	if s.name == "" {
@@ -264,6 +275,7 @@ func (s *Server) Start() error {
 	if err := s.startSysRequests(); err != nil {
 		s.log.Warn("system requests not served", "err", err)
 	}
+	s.startResolver()
 	if s.opts.MaxPendingTotal > 0 {
 		s.chunks.bound(s.opts.MaxPendingTotal)
 		s.wg.Add(1)
@@ -486,6 +498,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.stopMQTT()
 	s.stopExtensions()
 	s.stopSysRequests()
+	s.stopActivationExpiry()
 	if mon != nil {
 		_ = mon.Shutdown(ctx) // its requests are cut short when ctx ends
 	}

@@ -272,6 +272,9 @@ func TestJWTReloadRevokes(t *testing.T) {
 			steps = append(steps, "keeper: "+fmt.Sprint(k.Flush()))
 			steps = append(steps, "victim again: "+connectErr(url, nats.UserCredentials(victim)))
 			k2 := connect(t, url, nats.UserCredentials(keeper))
+			// Both servers tell the account's payload limit in an INFO
+			// after the connect handshake.
+			waitFor(2*time.Second, func() bool { _ = k2.Flush(); return k2.MaxPayload() == 100 })
 			steps = append(steps, fmt.Sprintf("new payload limit: %d", k2.MaxPayload()))
 			outcomes[side] = steps
 		})

@@ -137,7 +137,7 @@ func authCallout(c *conf.AuthCallout) *server.AuthCallout {
 }
 
 // operator maps operator mode: the operators' JWTs, the system account's
-// key and the MEMORY resolver's account JWTs.
+// key, the account JWTs to start with and the NATS resolver, if any.
 func operator(cfg conf.Config) *server.Operator {
 	if !cfg.OperatorMode() {
 		return nil
@@ -145,6 +145,10 @@ func operator(cfg conf.Config) *server.Operator {
 	o := &server.Operator{JWTs: cfg.Operator.JWTs, SystemAccount: cfg.SystemAccount}
 	if cfg.ResolverPreload != nil {
 		o.Accounts = cfg.ResolverPreload.Accounts
+	}
+	if r := cfg.Resolver; r != nil && r.Type != conf.ResolverMemory {
+		o.Resolver = &server.Resolver{Type: r.Type, Dir: r.Dir, AllowDelete: r.AllowDelete, HardDelete: r.HardDelete,
+			Limit: r.Limit, TTL: r.TTL, Interval: r.Interval, Timeout: r.Timeout}
 	}
 	return o
 }

@@ -180,3 +180,23 @@ func TestOptionsMapsWebSocket(t *testing.T) {
 		t.Errorf("got %+v\nwant %+v", got, want)
 	}
 }
+
+// The resolver block maps to server.Resolver key for key; MEMORY to none.
+func TestOptionsMapsResolver(t *testing.T) {
+	t.Parallel()
+	cfg := conf.Default()
+	cfg.Operator = &conf.Operators{JWTs: []string{"eyJ.op.sig"}}
+	cfg.Resolver = &conf.Resolver{Type: conf.ResolverFull, Dir: "/jwt", AllowDelete: true, HardDelete: true, Limit: 9, Interval: 3, Timeout: 4}
+	want := &server.Resolver{Type: server.ResolverFull, Dir: "/jwt", AllowDelete: true, HardDelete: true, Limit: 9, Interval: 3, Timeout: 4}
+	if got := options(cfg, nil).Operator.Resolver; !reflect.DeepEqual(got, want) {
+		t.Errorf("resolver %+v, want %+v", got, want)
+	}
+	cfg.Resolver = &conf.Resolver{Type: conf.ResolverCache, Dir: "/jwt", TTL: 5}
+	if got := options(cfg, nil).Operator.Resolver; got == nil || got.Type != server.ResolverCache || got.TTL != 5 {
+		t.Errorf("cache resolver %+v", got)
+	}
+	cfg.Resolver = &conf.Resolver{Type: conf.ResolverMemory}
+	if got := options(cfg, nil).Operator.Resolver; got != nil {
+		t.Errorf("MEMORY maps to %+v, want none", got)
+	}
+}
