@@ -55,7 +55,7 @@ func (o *outbound) flushDirect() (wroteMsgs bool) {
 		return false
 	}
 	d.taken, o.chunks = o.chunks, d.taken[:0] // as take does: a swap, no copy
-	o.takeLocked()
+	o.takeLocked(len(d.taken))
 	msgs := o.tookMsgs
 	o.mu.Unlock()
 

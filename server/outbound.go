@@ -65,14 +65,15 @@ func (p *chunkPool) heldBytes() int64 { return p.out.Load() * chunkSize }
 // under mu and then wake the writer, which takes everything queued and
 // writes it in one syscall.
 type outbound struct {
-	mu       sync.Mutex // guards the fields below
-	chunks   []*chunk   // queued bytes, in order; the last is being filled
-	queued   int        // bytes in chunks
-	inFlight int        // bytes the writer has taken but not yet written
-	closed   bool       // no more frames are accepted
-	msgs     int64      // MSG/HMSG frames queued in total
-	bytes    int64      // payload bytes of those frames
-	line     []byte     // scratch for formatting a MSG line
+	mu          sync.Mutex // guards the fields below
+	chunks      []*chunk   // queued bytes, in order; the last is being filled
+	queued      int        // bytes in chunks
+	inFlight    int        // bytes the writer has taken but not yet written
+	takenChunks int        // chunks holding inFlight
+	closed      bool       // no more frames are accepted
+	msgs        int64      // MSG/HMSG frames queued in total
+	bytes       int64      // payload bytes of those frames
+	line        []byte     // scratch for formatting a MSG line
 	// flushing is set while one goroutine has taken bytes and is writing
 	// them: the writer, or a reader writing them itself (inline.go).
 	// Until it clears it, no other goroutine takes or writes, so frames go
@@ -257,15 +258,16 @@ func (o *outbound) take(into []*chunk) []*chunk {
 	}
 	taken := o.chunks
 	o.chunks = into[:0]
-	o.takeLocked()
+	o.takeLocked(len(taken))
 	return taken
 }
 
-// takeLocked marks all queued bytes taken. Called with mu held, once the
-// chunks are moved out of o.chunks.
-func (o *outbound) takeLocked() {
+// takeLocked marks all queued bytes, in n chunks, taken. Called with mu
+// held, once the chunks are moved out of o.chunks.
+func (o *outbound) takeLocked(n int) {
 	o.flushing = true
 	o.inFlight, o.queued = o.queued, 0
+	o.takenChunks = n
 	o.tookMsgs = o.msgs != o.takenMsgs
 	o.takenMsgs = o.msgs
 }
@@ -285,7 +287,7 @@ func (o *outbound) written(taken []*chunk) {
 // doneLocked ends a turn as the queue's writer. Called with mu held.
 func (o *outbound) doneLocked() {
 	o.flushing = false
-	o.inFlight = 0
+	o.inFlight, o.takenChunks = 0, 0
 	if o.stall != nil && o.queued <= o.stallThreshold() {
 		close(o.stall) // the writer is keeping up again: release publishers
 		o.stall = nil
@@ -317,6 +319,14 @@ func (o *outbound) counts() (msgs, bytes int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.msgs, o.bytes
+}
+
+// heldChunks is the chunks queued or being written: what the queue
+// holds of the pool, for the total bound (shed.go).
+func (o *outbound) heldChunks() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.chunks) + o.takenChunks
 }
 
 // pending is the bytes queued or being written, for /connz.

@@ -322,6 +322,7 @@ func (svc *Service) streamInfo(r apiRequest, name string) (any, *apiError) {
 	var req struct {
 		SubjectsFilter string `json:"subjects_filter"`
 		DeletedDetails bool   `json:"deleted_details"`
+		Offset         int    `json:"offset"`
 	}
 	if e := decodeBody(r.body, &req); e != nil {
 		return nil, e
@@ -332,8 +333,12 @@ func (svc *Service) streamInfo(r apiRequest, name string) (any, *apiError) {
 	}
 	if req.SubjectsFilter != "" {
 		// Per-subject counts, as "nats stream subjects" asks for them.
-		resp.State.Subjects = svc.readableCounts(r.from, req.SubjectsFilter, st.log.SubjectCounts(req.SubjectsFilter))
-		resp.Total, resp.Limit = len(resp.State.Subjects), subjectsLimit
+		counts := svc.readableCounts(r.from, req.SubjectsFilter, st.log.SubjectCounts(req.SubjectsFilter))
+		if len(counts) > 0 {
+			// As the reference: the paging fields only when some match.
+			resp.Offset, resp.Limit, resp.Total = max(req.Offset, 0), subjectsLimit, len(counts)
+			resp.State.Subjects = subjectsPage(counts, resp.Offset, subjectsLimit)
+		}
 	}
 	return resp, nil
 }
