@@ -48,9 +48,12 @@
 // them, counting a message once however many match it; literal filters
 // are answered from the per-subject summaries, wildcards by one pass over
 // the subjects or, when subjects outnumber the messages left, over the
-// slots. One literal filter whose first message is alone of its subject in
-// an unloaded sealed section is read from the segment's index file without
-// loading the section (sparseread.go).
+// slots. Literal filters whose next messages the summaries place (each
+// subject's first, when from is at or before it) in an unloaded section
+// are read from the segment's index file without loading the section, one
+// pass over the index a batch (sparseread.go); a read filtered by literals
+// loads only sections that hold one of their subjects, never the one at
+// from just because from is there (Log.prefetchFor).
 //
 // # Not found
 //
@@ -102,8 +105,8 @@
 // (a commit's write and sync, the sticky error),
 // expect.go (preconditions), atomicbatch.go (AppendAtomic), rollup.go
 // (Expect.Rollup, done in the commit), control.go (roll, tombstones, Close),
-// limits.go, purge.go, read.go, sparseread.go (one rare subject's message
-// without its section), filter.go, catalog.go, section.go,
+// limits.go, purge.go, read.go, sparseread.go (rare subjects' messages
+// without their section), filter.go, catalog.go, section.go,
 // catalogsnap.go, segment.go, segindex.go, seqmark.go (seq.mark),
 // filecache.go (segment files opened on demand), indexcache.go (the bound
 // on sections in memory), record.go, scan.go, dedup.go,
