@@ -15,8 +15,10 @@ import (
 // #30): MEASURE_SCALE_SUBJECTS messages (default 1,000,000) of 64 B, each
 // on its own subject, then a restart, STREAM.INFO with subjects_filter
 // (one subject, and every subject paged as nats.go pages it), a consumer
-// filtered to one subject (num_pending, create + first message) and one
-// with 100 filter subjects, logging RSS at each step. A measurement, not a
+// filtered to one subject (num_pending, create + first message), one
+// with 100 filter subjects, then the whole stream through a consumer
+// filtered to subj.> and through an unfiltered one, logging RSS at each
+// step. A measurement, not a
 // check:
 //
 //	MEASURE_SCALE=1 go test -count=1 -v -timeout 1h -run TestScaleSubjects ./tests
@@ -94,6 +96,39 @@ func TestScaleSubjects(t *testing.T) {
 				t.Logf("consumer with %d filter subjects: created %v, num_pending %d, first message %v, %d messages %v; RSS %s",
 					len(f), created.Round(time.Microsecond), ci.NumPending, first.Round(time.Microsecond), got,
 					time.Since(start).Round(time.Microsecond), p.rss(t))
+			}
+			// The whole stream through a wildcard filter and through none:
+			// a filtered consumer's catch-up against an unfiltered one's.
+			for _, filter := range []string{"subj.>", ""} {
+				start = time.Now()
+				c, err := s.CreateConsumer(ctx, jetstream.ConsumerConfig{FilterSubject: filter, AckPolicy: jetstream.AckNonePolicy})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := 0
+				var first time.Duration
+				for got < n {
+					batch, err := c.Fetch(1000, jetstream.FetchMaxWait(time.Minute))
+					if err != nil {
+						t.Fatal(err)
+					}
+					k := 0
+					for range batch.Messages() {
+						k++
+					}
+					if err := batch.Error(); err != nil {
+						t.Fatal(err)
+					}
+					if got == 0 {
+						first = time.Since(start)
+					}
+					if got += k; k == 0 {
+						t.Fatalf("filter %q: %d of %d messages, then none", filter, got, n)
+					}
+				}
+				took := time.Since(start)
+				t.Logf("consumer filtered to %q: first batch %v, all %d messages %v (%.0f msgs/s); RSS %s",
+					filter, first.Round(time.Microsecond), got, took.Round(time.Millisecond), float64(got)/took.Seconds(), p.rss(t))
 			}
 		})
 	}
