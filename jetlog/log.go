@@ -49,6 +49,9 @@ type Stats struct {
 	// SparseReads counts reads answered from a segment's index file
 	// without loading its section (sparseread.go).
 	SparseReads uint64
+	// BlockReads counts those that read only the index blocks holding
+	// their messages (segblocks.go), not the whole index file.
+	BlockReads uint64
 }
 
 // SeqRange is a closed range of sequences.
@@ -141,6 +144,7 @@ type Log struct {
 	fsyncs      atomic.Uint64
 	markWrites  atomic.Uint64
 	sparseReads atomic.Uint64
+	blockReads  atomic.Uint64
 	durable     atomic.Uint64 // highest seq known synced
 	io          IOStats       // histograms of syncs and commits (stats.go)
 	// The active segment's size as of the appender's last write, and
@@ -185,7 +189,7 @@ func (l *Log) Config() StreamConfig {
 // Stats returns the running counters.
 func (l *Log) Stats() Stats {
 	return Stats{Appends: l.appends.Load(), Commits: l.commits.Load(), Fsyncs: l.fsyncs.Load(), MarkWrites: l.markWrites.Load(),
-		SparseReads: l.sparseReads.Load()}
+		SparseReads: l.sparseReads.Load(), BlockReads: l.blockReads.Load()}
 }
 
 // Err returns why the stream stopped accepting writes, or nil.

@@ -12,7 +12,9 @@ import (
 // is about a second per 64 MiB segment. When the per-subject summaries
 // alone say which seqs come next, sparseBatch reads their locations
 // straight from the segment's index file instead and leaves the section
-// unloaded: the index is read and decoded once per batch, nothing is kept.
+// unloaded: only the index blocks that hold them are read, when the
+// segment's block directory is there (segblocks.go), else the whole index
+// once per batch; nothing is kept.
 // see BenchmarkManySubjectsRead, BenchmarkSparseNext
 
 // sparseBatch returns up to limit messages at or after from matching the
@@ -84,7 +86,9 @@ func (l *Log) sparseBatch(from uint64, fs filterSet, limit int) (msgs []Msg, han
 	l.mu.RUnlock()
 	defer l.prefetches.Done()
 	defer seg.done() //nolint:errcheck // read-only reference
-	if !l.indexEntries(seg, indexed, want) {
+	if dir, ok := l.readBlockDir(seg, indexed); ok && l.blockEntries(seg, dir, want) {
+		l.blockReads.Add(1)
+	} else if !l.indexEntries(seg, indexed, want) {
 		return nil, false, nil
 	}
 	msgs = make([]Msg, 0, len(want))

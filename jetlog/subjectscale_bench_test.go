@@ -53,7 +53,7 @@ func BenchmarkManySubjectsRead(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			var first, all, reopen time.Duration
-			var loads, sparse uint64
+			var loads, sparse, blocks uint64
 			for b.Loop() {
 				b.StopTimer()
 				start := time.Now()
@@ -86,6 +86,7 @@ func BenchmarkManySubjectsRead(b *testing.B) {
 				b.StopTimer()
 				loads += l.index.Stats().Loads
 				sparse += l.Stats().SparseReads
+				blocks += l.Stats().BlockReads
 				if err := l.Close(); err != nil {
 					b.Fatal(err)
 				}
@@ -97,6 +98,7 @@ func BenchmarkManySubjectsRead(b *testing.B) {
 			b.ReportMetric(float64(reopen.Microseconds())/k/1000, "open-ms")
 			b.ReportMetric(float64(loads)/k, "section-loads")
 			b.ReportMetric(float64(sparse)/k, "sparse-reads")
+			b.ReportMetric(float64(blocks)/k, "block-reads")
 		})
 	}
 }
