@@ -108,6 +108,7 @@
 // limits.go, purge.go, read.go, sparseread.go (rare subjects' messages
 // without their section), filter.go, catalog.go, section.go,
 // catalogsnap.go, segment.go, segindex.go, seqmark.go (seq.mark),
+// segblocks.go (the block directory beside an index),
 // filecache.go (segment files opened on demand), indexcache.go (the bound
 // on sections in memory), record.go, scan.go, dedup.go,
 // header.go, meta.go (stream.meta and atomic file writes), config.go
@@ -132,6 +133,8 @@
 //	<dir>/LOCK                       flocked while a Log has the stream open
 //	<dir>/0000000000000001.seg       segment files, 16-digit decimal id
 //	<dir>/0000000000000001.idx       index of the segment (see below)
+//	<dir>/0000000000000001.blk       block directory of the index (segblocks.go): a cache,
+//	                                 plaintext stores only, used only if it matches the index
 //	<dir>/consumers/<name>/consumer.meta   crc32c + msgpack(ConsumerConfig)
 //	<dir>/consumers/<name>/state.snap      crc32c + msgpack{gen, delivered, ack floor, pending}
 //	<dir>/consumers/<name>/journal.<gen>   consumer journal records
@@ -225,7 +228,12 @@
 // instead of 31 plus its subject.
 //
 // An index is written when its segment is sealed (roll) and for the active
-// segment at Close. It is trusted only if its checksum holds and its
+// segment at Close, each time followed by its block directory (<id>.blk,
+// segblocks.go): where every 1,024th entry starts and the deltas' base
+// and subject table there, so one entry is found by decoding one block.
+// The directory names the index's checksum and is ignored unless the
+// index's trailer carries it; a missing or damaged one costs a read of
+// the whole index, nothing else. It is trusted only if its checksum holds and its
 // recorded segment size equals the file's; otherwise the segment is
 // scanned and the index rewritten.
 //
