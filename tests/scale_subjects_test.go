@@ -89,9 +89,8 @@ func TestScaleSubjects(t *testing.T) {
 			// a filtered consumer's catch-up against an unfiltered one's.
 			for _, filter := range []string{"subj.>", ""} {
 				start = time.Now()
-				// As a list of one: nats.go puts a lone FilterSubject in the
-				// create request's subject, and bus answers no responders to
-				// a subject with a wildcard token (the reference serves it).
+				// As a list of one, so the create request's subject carries
+				// no wildcard.
 				cfg := jetstream.ConsumerConfig{AckPolicy: jetstream.AckNonePolicy}
 				if filter != "" {
 					cfg.FilterSubjects = []string{filter}
