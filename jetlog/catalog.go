@@ -268,6 +268,18 @@ func (c *catalog) subjectNext(s *subjectState, from uint64, i int) uint64 {
 	return 0
 }
 
+// sectionOf returns the first seq at or after from of the first section
+// that may hold a live message of s at or after from, judged by the
+// sections' subject counts without loading any; 0 when none can.
+func (c *catalog) sectionOf(s *subjectState, from uint64) uint64 {
+	for i := c.segFrom(from); i < len(c.segs) && c.segs[i].first <= s.last; i++ {
+		if n, known := c.segs[i].subjectCount(s); !known || n > 0 {
+			return max(from, c.segs[i].first)
+		}
+	}
+	return 0
+}
+
 // subjectPrev returns the last live seq of s at or before upTo, searching
 // from segment index i down; 0 when there is none.
 func (c *catalog) subjectPrev(s *subjectState, upTo uint64, i int) uint64 {

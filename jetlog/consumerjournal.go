@@ -44,13 +44,15 @@ func (c *Consumer) load() error {
 	if err != nil {
 		return err
 	}
+	// From here on through the cache's handle: the cache may close the
+	// descriptor it adopted whenever another file needs its place.
 	c.journal = c.cached(jname, f)
-	st, err := f.Stat()
+	st, err := c.journal.Stat()
 	if err != nil {
 		return err
 	}
 	data := make([]byte, st.Size())
-	if n, err := f.ReadAt(data, 0); n != len(data) {
+	if n, err := c.journal.ReadAt(data, 0); n != len(data) {
 		return fmt.Errorf("read journal: %w", err)
 	}
 	good := c.replayJournal(data)
@@ -62,7 +64,7 @@ func (c *Consumer) load() error {
 		c.state.AckFloor = SeqPair{}
 	}
 	if good < int64(len(data)) {
-		if err := f.Truncate(good); err != nil {
+		if err := c.journal.Truncate(good); err != nil {
 			return err
 		}
 	}

@@ -131,7 +131,8 @@ func (l *Log) roll() error {
 // written (its entries are in l.ap.idx).
 func (l *Log) writeIndex(seg *segment) error {
 	name := segPath(l.dir, idxName(seg.id))
-	data := l.seal.sealFile(l.ap.idx.finish(seg.size), name)
+	plain := l.ap.idx.finish(seg.size)
+	data := l.seal.sealFile(plain, name)
 	f, err := l.fs.Create(name)
 	if err != nil {
 		return err
@@ -149,6 +150,7 @@ func (l *Log) writeIndex(seg *segment) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
+	l.writeBlockDir(seg, plain, l.ap.idx.blocks, l.ap.idx.names)
 	seg.loadMu.Lock() // a prefetch may be reading it
 	seg.indexed = seg.size
 	seg.loadMu.Unlock()
@@ -189,7 +191,7 @@ func (l *Log) removeSegments(dead []*segment) {
 		}
 	}
 	for _, s := range dead {
-		for _, name := range []string{s.name, idxName(s.id)} {
+		for _, name := range []string{s.name, idxName(s.id), blkName(s.id)} {
 			if err := l.fs.Remove(path.Join(l.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				l.opts.Logger.Warn("jetlog: remove segment", "file", name, "err", err)
 			}

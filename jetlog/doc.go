@@ -48,9 +48,12 @@
 // them, counting a message once however many match it; literal filters
 // are answered from the per-subject summaries, wildcards by one pass over
 // the subjects or, when subjects outnumber the messages left, over the
-// slots. One literal filter whose first message is alone of its subject in
-// an unloaded sealed section is read from the segment's index file without
-// loading the section (sparseread.go).
+// slots. Literal filters whose next messages the summaries place (each
+// subject's first, when from is at or before it) in an unloaded section
+// are read from the segment's index file without loading the section, one
+// pass over the index a batch (sparseread.go); a read filtered by literals
+// loads only sections that hold one of their subjects, never the one at
+// from just because from is there (Log.prefetchFor).
 //
 // # Not found
 //
@@ -102,9 +105,10 @@
 // (a commit's write and sync, the sticky error),
 // expect.go (preconditions), atomicbatch.go (AppendAtomic), rollup.go
 // (Expect.Rollup, done in the commit), control.go (roll, tombstones, Close),
-// limits.go, purge.go, read.go, sparseread.go (one rare subject's message
-// without its section), filter.go, catalog.go, section.go,
+// limits.go, purge.go, read.go, sparseread.go (rare subjects' messages
+// without their section), filter.go, catalog.go, section.go,
 // catalogsnap.go, segment.go, segindex.go, seqmark.go (seq.mark),
+// segblocks.go (the block directory beside an index),
 // filecache.go (segment files opened on demand), indexcache.go (the bound
 // on sections in memory), record.go, scan.go, dedup.go,
 // header.go, meta.go (stream.meta and atomic file writes), config.go
@@ -129,6 +133,8 @@
 //	<dir>/LOCK                       flocked while a Log has the stream open
 //	<dir>/0000000000000001.seg       segment files, 16-digit decimal id
 //	<dir>/0000000000000001.idx       index of the segment (see below)
+//	<dir>/0000000000000001.blk       block directory of the index (segblocks.go): a cache,
+//	                                 plaintext stores only, used only if it matches the index
 //	<dir>/consumers/<name>/consumer.meta   crc32c + msgpack(ConsumerConfig)
 //	<dir>/consumers/<name>/state.snap      crc32c + msgpack{gen, delivered, ack floor, pending}
 //	<dir>/consumers/<name>/journal.<gen>   consumer journal records
@@ -222,7 +228,12 @@
 // instead of 31 plus its subject.
 //
 // An index is written when its segment is sealed (roll) and for the active
-// segment at Close. It is trusted only if its checksum holds and its
+// segment at Close, each time followed by its block directory (<id>.blk,
+// segblocks.go): where every 1,024th entry starts and the deltas' base
+// and subject table there, so one entry is found by decoding one block.
+// The directory names the index's checksum and is ignored unless the
+// index's trailer carries it; a missing or damaged one costs a read of
+// the whole index, nothing else. It is trusted only if its checksum holds and its
 // recorded segment size equals the file's; otherwise the segment is
 // scanned and the index rewritten.
 //

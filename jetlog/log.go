@@ -46,6 +46,12 @@ type Stats struct {
 	// one directory fsync): at rolls, reservations (one per 4,096 seqs or
 	// more), removals of segments, Open and Close. Not in Fsyncs.
 	MarkWrites uint64
+	// SparseReads counts reads answered from a segment's index file
+	// without loading its section (sparseread.go).
+	SparseReads uint64
+	// BlockReads counts those that read only the index blocks holding
+	// their messages (segblocks.go), not the whole index file.
+	BlockReads uint64
 }
 
 // SeqRange is a closed range of sequences.
@@ -133,12 +139,14 @@ type Log struct {
 	ap      appender
 	noAlloc bool // the segment files cannot reserve space (prealloc.go)
 
-	appends    atomic.Uint64
-	commits    atomic.Uint64
-	fsyncs     atomic.Uint64
-	markWrites atomic.Uint64
-	durable    atomic.Uint64 // highest seq known synced
-	io         IOStats       // histograms of syncs and commits (stats.go)
+	appends     atomic.Uint64
+	commits     atomic.Uint64
+	fsyncs      atomic.Uint64
+	markWrites  atomic.Uint64
+	sparseReads atomic.Uint64
+	blockReads  atomic.Uint64
+	durable     atomic.Uint64 // highest seq known synced
+	io          IOStats       // histograms of syncs and commits (stats.go)
 	// The active segment's size as of the appender's last write, and
 	// that segment's id, for DiskBytes.
 	activeSize atomic.Int64
@@ -180,7 +188,8 @@ func (l *Log) Config() StreamConfig {
 
 // Stats returns the running counters.
 func (l *Log) Stats() Stats {
-	return Stats{Appends: l.appends.Load(), Commits: l.commits.Load(), Fsyncs: l.fsyncs.Load(), MarkWrites: l.markWrites.Load()}
+	return Stats{Appends: l.appends.Load(), Commits: l.commits.Load(), Fsyncs: l.fsyncs.Load(), MarkWrites: l.markWrites.Load(),
+		SparseReads: l.sparseReads.Load(), BlockReads: l.blockReads.Load()}
 }
 
 // Err returns why the stream stopped accepting writes, or nil.

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -182,6 +183,7 @@ func (l *Log) recover() error {
 	}
 	var ids []uint64
 	idxs := map[uint64]bool{}
+	var blks []uint64 // block directories (segblocks.go)
 	clean := false
 	for _, n := range names {
 		switch {
@@ -192,6 +194,10 @@ func (l *Log) recover() error {
 		case strings.HasSuffix(n, idxSuffix):
 			if id, ok := parseSegName(strings.TrimSuffix(n, idxSuffix) + segSuffix); ok {
 				idxs[id] = true
+			}
+		case strings.HasSuffix(n, blkSuffix):
+			if id, ok := parseSegName(strings.TrimSuffix(n, blkSuffix) + segSuffix); ok {
+				blks = append(blks, id)
 			}
 		default:
 			if id, ok := parseSegName(n); ok {
@@ -240,6 +246,11 @@ func (l *Log) recover() error {
 	for id := range idxs {
 		if len(ids) == 0 || id < ids[0] || id > ids[len(ids)-1] {
 			_ = l.fs.Remove(path.Join(l.dir, idxName(id))) // orphan index
+		}
+	}
+	for _, id := range blks {
+		if !slices.Contains(ids, id) {
+			_ = l.fs.Remove(path.Join(l.dir, blkName(id))) // orphan block directory
 		}
 	}
 	tailMissing := hasMark && l.checkMark(mark, ids, &rp)

@@ -29,6 +29,41 @@ func (l *Log) prefetch(seq uint64) {
 	l.prefetches.Done()
 }
 
+// prefetchFor is prefetch for a read filtered by fs. Literal filters
+// start at the section holding the earliest message of their subjects
+// that the summaries can place, not at from: from may be in a section
+// where none of them has a message, and loading it would be wasted.
+// Wildcards (and no filter) start at from.
+func (l *Log) prefetchFor(from uint64, fs filterSet) {
+	if fs.hasWildcard() {
+		l.prefetch(from)
+		return
+	}
+	target := uint64(0)
+	l.mu.RLock()
+	c := &l.cat
+	if !l.closed && c.msgs > 0 {
+		from = max(from, c.base)
+		for i := range fs {
+			s, ok := c.subjects[fs[i].pattern]
+			if !ok || fs[i].kind != filterLiteral || s.count == 0 || from > s.last {
+				continue
+			}
+			seq := s.first
+			if from > s.first {
+				seq = c.sectionOf(s, from)
+			}
+			if seq != 0 && (target == 0 || seq < target) {
+				target = seq
+			}
+		}
+	}
+	l.mu.RUnlock()
+	if target != 0 {
+		l.prefetch(target)
+	}
+}
+
 // Get returns the message with seq. Errors: ErrNotFound, ErrClosed, a
 // *CorruptError if the record fails its checksum, or the read error.
 func (l *Log) Get(seq uint64) (Msg, error) {
@@ -105,10 +140,13 @@ func quoteFilters(filters []string) string {
 // next is Next for a prepared filter set. It reports found false (and no
 // error) when nothing matches; the caller names its input in the error.
 func (l *Log) next(from uint64, fs filterSet) (Msg, bool, error) {
-	if m, handled, err := l.sparseNext(from, fs); handled {
-		return m, true, err
+	if msgs, handled, err := l.sparseBatch(from, fs, 1); handled {
+		if len(msgs) == 0 {
+			return Msg{}, true, err
+		}
+		return msgs[0], true, err
 	}
-	l.prefetch(from)
+	l.prefetchFor(from, fs)
 	l.mu.RLock()
 	if l.closed {
 		l.mu.RUnlock()

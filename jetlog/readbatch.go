@@ -17,13 +17,10 @@ const maxBatchRead = 256 << 10
 func (l *Log) NextBatch(from uint64, filters []string, max int) ([]Msg, error) {
 	var buf [4]matcher
 	fs := newFilterSet(filters, buf[:0])
-	if m, handled, err := l.sparseNext(from, fs); handled {
-		if err != nil {
-			return nil, err
-		}
-		return []Msg{m}, nil
+	if msgs, handled, err := l.sparseBatch(from, fs, max); handled {
+		return msgs, err
 	}
-	l.prefetch(from)
+	l.prefetchFor(from, fs)
 	l.mu.RLock()
 	if l.closed {
 		l.mu.RUnlock()

@@ -55,6 +55,8 @@ type indexBuilder struct {
 	// (truncate removes the ones added after a mark).
 	ids   map[string]uint32
 	names []string
+	// blocks is the block directory of what is built so far (segblocks.go).
+	blocks []indexBlock
 }
 
 // indexPrev is what a version 2 entry is a delta from.
@@ -71,12 +73,16 @@ func (b *indexBuilder) reset() {
 	b.prev = indexPrev{}
 	clear(b.ids)
 	b.names = b.names[:0]
+	b.blocks = b.blocks[:0]
 }
 
 // see BenchmarkAppend: no allocation but for a new subject in the table.
 func (b *indexBuilder) add(kind byte, seq uint64, ts, off int64, size int, subject string, tomb []byte) {
 	if len(b.buf) == 0 {
 		b.reset()
+	}
+	if b.count%idxBlockEntries == 0 {
+		b.blocks = append(b.blocks, indexBlock{off: len(b.buf), first: seq, prev: b.prev, table: len(b.names)})
 	}
 	b.buf = append(b.buf, kind)
 	b.buf = binary.AppendVarint(b.buf, int64(seq-b.prev.seq))
@@ -125,6 +131,7 @@ func (b *indexBuilder) resume(data []byte, count uint32) {
 	walkEntries(data, segSize, count, func(e *entry) {
 		b.prev = indexPrev{seq: e.seq, ts: e.ts, end: e.off + int64(e.size)}
 	})
+	b.blocks = indexBlocks(data, b.blocks)
 	b.names, b.ids = indexSubjects(data, segSize, count, b.names), map[string]uint32{}
 	for i, name := range b.names {
 		b.ids[name] = uint32(i + 1)
@@ -142,6 +149,7 @@ func (b *indexBuilder) truncate(m indexMark) {
 		delete(b.ids, name)
 	}
 	b.names = b.names[:m.subjects]
+	b.blocks = b.blocks[:min(len(b.blocks), int((m.count+idxBlockEntries-1)/idxBlockEntries))]
 }
 
 type indexMark struct {
@@ -178,7 +186,12 @@ func (l *Log) rebuildIndex(seg *segment, entries []entry, segSize int64) error {
 		b.add(e.kind, e.seq, e.ts, e.off, int(e.size), string(e.subject), e.tomb)
 	}
 	name := segPath(l.dir, idxName(seg.id))
-	return writeFileAtomic(l.fs, name, l.seal.sealFile(b.finish(segSize), name))
+	plain := b.finish(segSize)
+	if err := writeFileAtomic(l.fs, name, l.seal.sealFile(plain, name)); err != nil {
+		return err
+	}
+	l.writeBlockDir(seg, plain, b.blocks, b.names)
+	return nil
 }
 
 // decodeIndex parses an index file. It returns false for any damage, in

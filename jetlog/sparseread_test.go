@@ -10,8 +10,8 @@ import (
 
 // Next, NextBatch and NumPending with literal filters agree with a brute
 // force scan of a model over random streams of many rare subjects (so the
-// sparse path, which reads one entry from an unloaded section's index,
-// is taken), with deletes, purges, restarts and evictions between queries.
+// sparse path, which reads entries from an unloaded section's index, is
+// taken, with one filter and several), with deletes, purges, restarts and evictions between queries.
 func TestSparseNextAgreesWithScan(t *testing.T) {
 	t.Parallel()
 	for round := range 4 {
@@ -22,7 +22,7 @@ func TestSparseNextAgreesWithScan(t *testing.T) {
 			opts := Options{SegmentSize: 2 << 10}
 			l := openLog(t, dir, StreamConfig{}, opts)
 			model := map[uint64]string{} // live seq -> subject
-			var last uint64
+			var last, sparse uint64
 			subject := func() string {
 				if rng.IntN(4) == 0 {
 					return fmt.Sprintf("common.%d", rng.IntN(3))
@@ -78,6 +78,10 @@ func TestSparseNextAgreesWithScan(t *testing.T) {
 				for range 30 {
 					checkSparseQuery(t, rng, l, model, last, subject)
 				}
+				sparse += l.Stats().SparseReads
+			}
+			if sparse == 0 {
+				t.Fatal("no read took the sparse path")
 			}
 		})
 	}
@@ -85,7 +89,7 @@ func TestSparseNextAgreesWithScan(t *testing.T) {
 
 func checkSparseQuery(t *testing.T, rng *rand.Rand, l *Log, model map[uint64]string, last uint64, subject func() string) {
 	t.Helper()
-	filters := make([]string, 1+rng.IntN(3))
+	filters := make([]string, 1+rng.IntN(6))
 	for i := range filters {
 		filters[i] = subject()
 	}
@@ -107,7 +111,7 @@ func checkSparseQuery(t *testing.T, rng *rand.Rand, l *Log, model map[uint64]str
 	case len(want) > 0 && (err != nil || m.Seq != want[0] || m.Subject != model[want[0]]):
 		t.Fatalf("Next(%d, %q) = %d %q, %v; want %d", from, filters, m.Seq, m.Subject, err, want[0])
 	}
-	batch, err := l.NextBatch(from, filters, 1+rng.IntN(8))
+	batch, err := l.NextBatch(from, filters, 1+rng.IntN(16))
 	switch {
 	case len(want) == 0 && !errors.Is(err, ErrNotFound):
 		t.Fatalf("NextBatch(%d, %q) = %d msgs, %v; want not found", from, filters, len(batch), err)

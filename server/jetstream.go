@@ -24,22 +24,47 @@ type (
 // account and then every account with JetStream (accountjs.go).
 func (s *Server) startJetStream() error {
 	s.jsPool = jetstream.NewPool(s.opts.JetStreamMaxMemory, s.opts.JetStreamMaxStore)
-	opts := s.serverJetStreamOptions(filepath.Join(s.opts.StoreDir, "jetstream"), s.log.With("component", "jetstream"))
-	opts.MaxMemory, opts.MaxStorage = s.opts.JetStreamMaxMemory, s.opts.JetStreamMaxStore
-	js, err := jetstream.New(jetstreamCore{s, s.global}, opts)
+	dir := filepath.Join(s.opts.StoreDir, "jetstream")
+	// One file cache and one index cache for every account's JetStream,
+	// so their bounds are the server's, not one per account; the file
+	// cache's lock on the global store's LOCK keeps other processes out
+	// of every account's store.
+	caches, err := jetstream.NewCaches(jetstream.CachesOptions{Dir: dir,
+		MaxOpenFiles: s.opts.JetStreamMaxOpenFiles, MaxIndexMemory: s.opts.JetStreamIndexMemory})
 	if err != nil {
 		return err
 	}
+	s.jsCaches = caches
+	opts := s.serverJetStreamOptions(dir, s.log.With("component", "jetstream"))
+	opts.MaxMemory, opts.MaxStorage = s.opts.JetStreamMaxMemory, s.opts.JetStreamMaxStore
+	js, err := jetstream.New(jetstreamCore{s, s.global}, opts)
+	if err != nil {
+		s.closeJetStreamCaches()
+		return err
+	}
 	if err := js.Start(); err != nil {
+		s.closeJetStreamCaches()
 		return err
 	}
 	s.js = js
 	if err := s.startAccountsJetStream(s.opts.Accounts, s.accountSet()); err != nil {
 		js.Shutdown()
 		s.js = nil
+		s.closeJetStreamCaches()
 		return err
 	}
 	return nil
+}
+
+// closeJetStreamCaches closes the caches every account's JetStream
+// shares, once none of them runs.
+func (s *Server) closeJetStreamCaches() {
+	if s.jsCaches != nil {
+		if err := s.jsCaches.Close(); err != nil {
+			s.log.Error("jetstream: release the store lock", "err", err)
+		}
+		s.jsCaches = nil
+	}
 }
 
 // serverJetStreamOptions are the options every account's JetStream
@@ -58,6 +83,7 @@ func (s *Server) serverJetStreamOptions(dir string, log *slog.Logger) jetstream.
 		Domain:               s.opts.JetStreamDomain,
 		DefaultSyncInterval:  s.opts.JetStreamSyncInterval,
 		MaxIndexMemory:       s.opts.JetStreamIndexMemory,
+		Caches:               s.jsCaches,
 		Limits:               s.opts.JetStreamLimits,
 		Batch:                s.opts.JetStreamBatchLimits,
 		Encryption:           s.opts.JetStreamEncryption,

@@ -84,6 +84,7 @@ func (m monitorSource) JetStream() *monitor.JetStreamMetrics {
 		return nil
 	}
 	out := &monitor.JetStreamMetrics{}
+	sharedCounted := false
 	for i, a := range all {
 		jm := a.js.Metrics()
 		if i == 0 {
@@ -94,12 +95,15 @@ func (m monitorSource) JetStream() *monitor.JetStreamMetrics {
 		out.DeadLettered += jm.DeadLettered
 		out.DeadLettersLost += jm.DeadLettersLost
 		out.Damaged += jm.Damaged
-		out.IndexBytes += jm.Index.Bytes
-		out.IndexMaxBytes += jm.Index.MaxBytes
-		out.IndexLoads += jm.Index.Loads
-		out.IndexEvictions += jm.Index.Evicted
-		out.OpenFiles += jm.Files.Open
-		out.MaxOpenFiles += jm.Files.MaxOpen
+		if !jm.SharedCaches || !sharedCounted { // every account shares the server's caches
+			sharedCounted = sharedCounted || jm.SharedCaches
+			out.IndexBytes += jm.Index.Bytes
+			out.IndexMaxBytes += jm.Index.MaxBytes
+			out.IndexLoads += jm.Index.Loads
+			out.IndexEvictions += jm.Index.Evicted
+			out.OpenFiles += jm.Files.Open
+			out.MaxOpenFiles += jm.Files.MaxOpen
+		}
 		addHistogram(&out.SyncLatency, jm.SyncLatency)
 		addHistogram(&out.CommitSizes, jm.CommitSizes)
 		acc := monitor.AccountJetStreamMetrics{Name: a.name}

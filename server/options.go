@@ -61,6 +61,11 @@ type Options struct {
 	// sealed segments take in memory across every stream
 	// (max_index_memory); 0 means jetlog.DefaultIndexCacheBytes.
 	JetStreamIndexMemory int64
+	// JetStreamMaxOpenFiles bounds the segment and consumer journal
+	// files open at once across every stream of every account; 0 means
+	// a quarter of the process's descriptor limit, at least 16 and at
+	// most 1,024. (No config key sets it: the descriptor limit does.)
+	JetStreamMaxOpenFiles int
 	// JetStreamLimits and JetStreamBatchLimits bound what clients set on
 	// streams, consumers and atomic batches (nats-server's jetstream {
 	// limits {} }); zero values leave a bound unset.

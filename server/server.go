@@ -47,6 +47,9 @@ type Server struct {
 	// jsPool bounds every account's streams together by the server's
 	// JetStreamMaxMemory and JetStreamMaxStore (jetstream.Pool).
 	jsPool *jetstream.Pool
+	// jsCaches are the file and index caches of every account's
+	// JetStream (jetstream.Caches), closed after the last of them stops.
+	jsCaches *jetstream.Caches
 	// authn is who may connect, and live the settings that may change
 	// while running; Reload swaps both (reload.go), readers Load them.
 	authn atomic.Pointer[authenticator]
@@ -238,9 +241,7 @@ func (s *Server) Start() error {
 	if s.opts.WebSocket.enabled() {
 		if err := s.startWebSocket(); err != nil {
 			_ = ln.Close()
-			if s.js != nil {
-				s.js.Shutdown()
-			}
+			s.stopJetStream()
 			return err
 		}
 	}
@@ -263,9 +264,7 @@ func (s *Server) Start() error {
 			if s.ws != nil {
 				_ = s.ws.http.Close() // not stopWebSocket: its handlers may wait on s.mu, held here
 			}
-			if s.js != nil {
-				s.js.Shutdown()
-			}
+			s.stopJetStream()
 			return err
 		}
 	}
@@ -526,8 +525,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 func (s *Server) stopJetStream() {
 	if s.js != nil {
 		s.jsStop.Do(func() {
-			s.js.Shutdown()
 			s.stopAccountsJetStream(s.accountSet())
+			s.js.Shutdown()
+			s.closeJetStreamCaches()
 		})
 	}
 }

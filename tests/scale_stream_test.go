@@ -27,7 +27,8 @@ import (
 //
 //	MEASURE_SCALE=1 go test -count=1 -v -timeout 1h -run TestScaleStream ./tests
 //
-// MEASURE_BUS_BIN names a bus binary to measure instead of this tree's;
+// MEASURE_BUS_BIN names a bus binary to measure instead of this tree's,
+// MEASURE_BUS_BEFORE_BIN one to measure beside it (as "bus-before");
 // MEASURE_NATS_SERVER_BIN names a nats-server binary to measure as well
 // (go build -o /tmp/nats-server github.com/nats-io/nats-server/v2 builds
 // the pinned one). docs/scaling.md has the figures.
@@ -87,6 +88,12 @@ func scaleServers(t *testing.T) []scaleServer {
 		return exec.Command(bus, "serve", "--host", "127.0.0.1", "--port", strconv.Itoa(port),
 			"--http-port", "0", "--store-dir", dir, "--log-level", "warn")
 	}}}
+	if before := os.Getenv("MEASURE_BUS_BEFORE_BIN"); before != "" { // a before/after pair in one run
+		out = append(out, scaleServer{"bus-before", func(port int, dir string) *exec.Cmd {
+			return exec.Command(before, "serve", "--host", "127.0.0.1", "--port", strconv.Itoa(port),
+				"--http-port", "0", "--store-dir", dir, "--log-level", "warn")
+		}})
+	}
 	if ref := os.Getenv("MEASURE_NATS_SERVER_BIN"); ref != "" {
 		out = append(out, scaleServer{"nats-server", func(port int, dir string) *exec.Cmd {
 			return exec.Command(ref, "-a", "127.0.0.1", "-p", strconv.Itoa(port), "-js", "-sd", dir)

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"testing"
@@ -15,8 +16,10 @@ import (
 // #30): MEASURE_SCALE_SUBJECTS messages (default 1,000,000) of 64 B, each
 // on its own subject, then a restart, STREAM.INFO with subjects_filter
 // (one subject, and every subject paged as nats.go pages it), a consumer
-// filtered to one subject (num_pending, create + first message) and one
-// with 100 filter subjects, logging RSS at each step. A measurement, not a
+// filtered to one subject (num_pending, create + first message), one
+// with 100 filter subjects, then the whole stream through a consumer
+// filtered to subj.> and through an unfiltered one, logging RSS at each
+// step. A measurement, not a
 // check:
 //
 //	MEASURE_SCALE=1 go test -count=1 -v -timeout 1h -run TestScaleSubjects ./tests
@@ -77,23 +80,29 @@ func TestScaleSubjects(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				batch, err := c.Fetch(len(f), jetstream.FetchMaxWait(time.Minute))
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := 0
-				var first time.Duration
-				for range batch.Messages() {
-					if got++; got == 1 {
-						first = time.Since(start)
-					}
-				}
-				if err := batch.Error(); err != nil {
-					t.Fatal(err)
-				}
+				first, got := fetchAll(t, c, len(f), start)
 				t.Logf("consumer with %d filter subjects: created %v, num_pending %d, first message %v, %d messages %v; RSS %s",
 					len(f), created.Round(time.Microsecond), ci.NumPending, first.Round(time.Microsecond), got,
 					time.Since(start).Round(time.Microsecond), p.rss(t))
+			}
+			// The whole stream through a wildcard filter and through none:
+			// a filtered consumer's catch-up against an unfiltered one's.
+			for _, filter := range []string{"subj.>", ""} {
+				start = time.Now()
+				// As a list of one, so the create request's subject carries
+				// no wildcard.
+				cfg := jetstream.ConsumerConfig{AckPolicy: jetstream.AckNonePolicy}
+				if filter != "" {
+					cfg.FilterSubjects = []string{filter}
+				}
+				c, err := s.CreateConsumer(ctx, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				first, got := fetchAll(t, c, n, start)
+				took := time.Since(start)
+				t.Logf("consumer filtered to %q: first message %v, all %d messages %v (%.0f msgs/s); RSS %s",
+					filter, first.Round(time.Microsecond), got, took.Round(time.Millisecond), float64(got)/took.Seconds(), p.rss(t))
 			}
 		})
 	}
@@ -145,4 +154,29 @@ func TestScaleDedup(t *testing.T) {
 			})
 		}
 	}
+}
+
+// fetchAll pulls n messages from c in batches of up to 1,000 and returns
+// when the first arrived (since start) and how many came. Each pull waits
+// at most 9 s, so nats.go asks for no heartbeats: a server busy reading
+// its store is slow, not dead, and the pulls go on for up to 10 minutes.
+func fetchAll(t *testing.T, c jetstream.Consumer, n int, start time.Time) (time.Duration, int) {
+	t.Helper()
+	var first time.Duration
+	got := 0
+	for got < n && time.Since(start) < 10*time.Minute {
+		batch, err := c.Fetch(min(n-got, 1000), jetstream.FetchMaxWait(9*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range batch.Messages() {
+			if got++; got == 1 {
+				first = time.Since(start)
+			}
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
+			t.Fatal(err)
+		}
+	}
+	return first, got
 }

@@ -138,6 +138,7 @@ func JszOf(serverID string, o JszOptions, services ...*Service) Jsz {
 	}
 	var api APIStats
 	all := make([]*AccountDetail, 0, len(services))
+	counted, countedFiles := map[*jetlog.IndexCache]bool{}, map[*jetlog.FileCache]bool{}
 	for _, svc := range services {
 		acc := svc.accountDetail(o, &out)
 		api.Total += acc.API.Total
@@ -147,10 +148,14 @@ func JszOf(serverID string, o JszOptions, services ...*Service) Jsz {
 		out.DeadLettered += svc.sh.deadLettered.Load()
 		out.DeadLettersLost += svc.sh.deadLettersLost.Load()
 		out.Damaged = append(out.Damaged, svc.Damaged()...)
-		idx := svc.sh.index.Stats()
-		out.IndexMemory += idx.Bytes
-		out.MaxIndexMemory += idx.MaxBytes
-		if svc.sh.files != nil {
+		if !counted[svc.sh.index] { // services sharing caches count them once
+			counted[svc.sh.index] = true
+			idx := svc.sh.index.Stats()
+			out.IndexMemory += idx.Bytes
+			out.MaxIndexMemory += idx.MaxBytes
+		}
+		if svc.sh.files != nil && !countedFiles[svc.sh.files] {
+			countedFiles[svc.sh.files] = true
 			files := svc.sh.files.Stats()
 			out.OpenFiles += files.Open
 			out.MaxOpenFiles += files.MaxOpen

@@ -61,6 +61,13 @@ type Options struct {
 	// held in memory across every stream; 0 means
 	// jetlog.DefaultIndexCacheBytes.
 	MaxIndexMemory int64
+	// Caches, if set, are the file and index caches the service shares
+	// with others (every account's JetStream of a server), so their
+	// bounds hold for all of them together; MaxIndexMemory is then
+	// theirs, and the store lock is the caches' (the service takes no
+	// LOCK of its own and closes neither). nil: the service makes its
+	// own at Start and closes them at Shutdown.
+	Caches *Caches
 	// Batch bounds atomic batch publishing (batch.go).
 	Batch BatchLimits
 	// Limits bound what clients set on streams and consumers (configlimits.go).
@@ -156,7 +163,10 @@ type Service struct {
 	// idle (jetlog.DefaultCloseIdleAfter), so descriptors follow
 	// the working set, not the number of streams; its lock on the store's
 	// LOCK file keeps a second process out.
-	files *jetlog.FileCache
+	// It is nil when the service was given caches (Options.Caches),
+	// which are then in caches and not the service's to close.
+	files  *jetlog.FileCache
+	caches *Caches
 
 	mu      sync.Mutex // guards the fields below
 	streams map[string]*stream
@@ -272,7 +282,11 @@ func New(core Core, opts Options) (*Service, error) {
 	svc.sh.account = opts.AccountName
 	svc.sh.pool = opts.Pool
 	svc.maxMemory, svc.maxStorage, svc.defaultSync = opts.MaxMemory, opts.MaxStorage, opts.DefaultSyncInterval
-	svc.sh.index = jetlog.NewIndexCache(jetlog.IndexCacheOptions{MaxBytes: opts.MaxIndexMemory})
+	if svc.caches = opts.Caches; svc.caches != nil {
+		svc.sh.index = svc.caches.Index
+	} else {
+		svc.sh.index = jetlog.NewIndexCache(jetlog.IndexCacheOptions{MaxBytes: opts.MaxIndexMemory})
+	}
 	svc.account = opts.Account
 	svc.directMaxBytes = int(cmp.Or(opts.MaxPending, defaultMaxPending))
 	if opts.Domain != "" && !ValidDomain(opts.Domain) {
@@ -289,11 +303,15 @@ func (svc *Service) Start() error {
 	if err := vfs.MkdirAllDurable(vfs.OSFS{}, svc.dir, 0o755); err != nil {
 		return fmt.Errorf("jetstream: store %s: %w", svc.dir, err)
 	}
-	files, err := jetlog.NewFileCache(jetlog.FileCacheOptions{MaxOpen: maxOpenFiles(), LockFile: filepath.Join(svc.dir, "LOCK")})
-	if err != nil {
-		return fmt.Errorf("jetstream: store %s: %w", svc.dir, err)
+	if svc.caches != nil {
+		svc.sh.files = svc.caches.Files
+	} else {
+		files, err := jetlog.NewFileCache(jetlog.FileCacheOptions{MaxOpen: maxOpenFiles(), LockFile: filepath.Join(svc.dir, "LOCK")})
+		if err != nil {
+			return fmt.Errorf("jetstream: store %s: %w", svc.dir, err)
+		}
+		svc.files, svc.sh.files = files, files
 	}
-	svc.files, svc.sh.files = files, files
 	svc.clearRestores()
 	if err := svc.loadStreams(); err != nil {
 		svc.closeStreams()
@@ -505,7 +523,9 @@ func (svc *Service) closeStreams() {
 		}
 		svc.files = nil
 	}
-	_ = svc.sh.index.Close() // waits for a hand-back of freed memory; no error
+	if svc.caches == nil {
+		_ = svc.sh.index.Close() // waits for a hand-back of freed memory; no error
+	}
 }
 
 func (svc *Service) stream(name string) *stream {

@@ -57,6 +57,9 @@ type Metrics struct {
 	// Files the segment and journal files open.
 	Index jetlog.IndexCacheStats
 	Files jetlog.FileCacheStats
+	// SharedCaches says Index and Files are of Options.Caches, which
+	// other services share: a sum over services counts them once.
+	SharedCaches bool
 	// SyncLatency sums every stream's fsync latencies (nanoseconds) and
 	// CommitSizes their group commits (messages per commit).
 	SyncLatency, CommitSizes jetlog.HistogramSnapshot
@@ -111,6 +114,7 @@ func (svc *Service) Metrics() Metrics {
 		DeadLettered:    svc.sh.deadLettered.Load(),
 		DeadLettersLost: svc.sh.deadLettersLost.Load(),
 		Index:           svc.sh.index.Stats(),
+		SharedCaches:    svc.caches != nil,
 	}
 	if svc.sh.files != nil {
 		out.Files = svc.sh.files.Stats()
