@@ -22,7 +22,7 @@ func TestPowerLossCreatingStreamsEveryStepEncrypted(t *testing.T) {
 	testCreatingEveryStep(t, testKeys(t, "chacha"))
 }
 
+// Not parallel: see TestCrashKill.
 func TestCrashKillEncrypted(t *testing.T) {
-	t.Parallel()
 	testCrashKill(t, testKeys(t, "chacha"), "k1")
 }
