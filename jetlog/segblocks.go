@@ -212,27 +212,8 @@ func walkBlock(data []byte, blk indexBlock, table [][]byte, visit func(e *entry)
 	d := indexDecoder{p: data}
 	e := entry{seq: blk.prev.seq, ts: blk.prev.ts, off: blk.prev.end}
 	for len(d.p) > 0 {
-		kind := d.byte()
-		seq := e.seq + uint64(d.varint())
-		ts := e.ts + d.varint()
-		off := e.off + int64(e.size) + d.varint()
-		size := d.uvarint()
-		e = entry{kind: kind, seq: seq, ts: ts, off: off, size: uint32(size)}
-		switch ref := d.uvarint(); {
-		case ref == idxSubjectLiteral || ref == idxSubjectNew:
-			e.subject = d.bytes(d.uvarint())
-			if ref == idxSubjectNew {
-				table = append(table, e.subject)
-			}
-		case ref-idxSubjectRefBase < uint64(len(table)):
-			e.subject = table[ref-idxSubjectRefBase]
-		default:
-			return false
-		}
-		if kind == kindDelete {
-			e.tomb = d.bytes(d.uvarint())
-		}
-		if d.bad || size > 1<<32-1 || kind != kindMsg && kind != kindDelete || e.off < 0 {
+		var ok bool
+		if e, ok = d.entry(e, &table); !ok {
 			return false
 		}
 		visit(&e)

@@ -234,33 +234,42 @@ func walkEntries(b []byte, segSize int64, count uint32, visit func(e *entry)) bo
 	var e entry
 	n := uint32(0)
 	for len(d.p) > 0 {
-		kind := d.byte()
-		seq := e.seq + uint64(d.varint())
-		ts := e.ts + d.varint()
-		off := e.off + int64(e.size) + d.varint()
-		size := d.uvarint()
-		e = entry{kind: kind, seq: seq, ts: ts, off: off, size: uint32(size)}
-		switch ref := d.uvarint(); {
-		case ref == idxSubjectLiteral || ref == idxSubjectNew:
-			e.subject = d.bytes(d.uvarint())
-			if ref == idxSubjectNew {
-				table = append(table, e.subject)
-			}
-		case ref-idxSubjectRefBase < uint64(len(table)):
-			e.subject = table[ref-idxSubjectRefBase]
-		default:
-			return false
-		}
-		if kind == kindDelete {
-			e.tomb = d.bytes(d.uvarint())
-		}
-		if d.bad || size > math.MaxUint32 || kind != kindMsg && kind != kindDelete || e.off < 0 || e.off+int64(e.size) > segSize {
+		var ok bool
+		if e, ok = d.entry(e, &table); !ok || e.off+int64(e.size) > segSize {
 			return false
 		}
 		visit(&e)
 		n++
 	}
 	return n == count
+}
+
+// entry decodes the next version 2 entry, whose deltas are from prev,
+// adding a new subject to table. It reports false for an entry no index
+// bus writes can hold.
+func (d *indexDecoder) entry(prev entry, table *[][]byte) (entry, bool) {
+	kind := d.byte()
+	seq := prev.seq + uint64(d.varint())
+	ts := prev.ts + d.varint()
+	off := prev.off + int64(prev.size) + d.varint()
+	size := d.uvarint()
+	e := entry{kind: kind, seq: seq, ts: ts, off: off, size: uint32(size)}
+	switch ref := d.uvarint(); {
+	case ref == idxSubjectLiteral || ref == idxSubjectNew:
+		e.subject = d.bytes(d.uvarint())
+		if ref == idxSubjectNew {
+			*table = append(*table, e.subject)
+		}
+	case ref-idxSubjectRefBase < uint64(len(*table)):
+		e.subject = (*table)[ref-idxSubjectRefBase]
+	default:
+		return e, false
+	}
+	if kind == kindDelete {
+		e.tomb = d.bytes(d.uvarint())
+	}
+	ok := !d.bad && size <= math.MaxUint32 && (kind == kindMsg || kind == kindDelete) && e.off >= 0
+	return e, ok
 }
 
 // indexSubjects appends the subject table of a version 2 index, which
