@@ -47,7 +47,8 @@
 //
 // # Goroutines
 //
-//   - acceptLoop: one, started by Start, accepts connections.
+//   - acceptLoop: one per TCP listener (clients, and MQTT when its block
+//     is set), started by Start, accepts connections.
 //   - Per connection exactly two: the reader (readLoop) reads into a
 //     buffer, feeds the parser and acts on each op; publishing appends to
 //     each matching subscriber's outbound queue and, once the read is

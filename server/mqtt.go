@@ -2,7 +2,6 @@ package server
 
 import (
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -74,32 +73,17 @@ func (s *Server) startMQTT() error {
 	st.ln = ln
 	s.mqtt = st
 	s.wg.Add(1)
-	go s.mqttAcceptLoop(ln)
+	go s.acceptLoop(ln, "mqtt", s.acceptMQTT)
 	s.log.Info("listening for mqtt clients", "addr", ln.Addr().String(), "tls", st.tls)
 	return nil
 }
 
-// mqttAcceptLoop accepts MQTT clients until the listener closes.
-func (s *Server) mqttAcceptLoop(ln net.Listener) {
-	defer s.wg.Done()
-	var backoff time.Duration
-	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			s.log.Warn("mqtt accept failed", "err", err, "retry_in", backoff)
-			time.Sleep(backoff)
-			continue
-		}
-		backoff = 0
-		c := newConn(s, nc, s.nextID.Add(1))
-		c.mqtt = newMQTTSession(s.liveOpts())
-		c.out.mqtt = true
-		s.admit(c)
-	}
+// acceptMQTT admits an accepted socket as an MQTT client.
+func (s *Server) acceptMQTT(nc net.Conn) {
+	c := newConn(s, nc, s.nextID.Add(1))
+	c.mqtt = newMQTTSession(s.liveOpts())
+	c.out.mqtt = true
+	s.admit(c)
 }
 
 // stopMQTT closes the listener; connections are closed with the others.

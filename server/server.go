@@ -281,7 +281,7 @@ func (s *Server) Start() error {
 		go s.shedder()
 	}
 	s.wg.Add(1)
-	go s.acceptLoop(ln)
+	go s.acceptLoop(ln, "client", s.accept)
 	for _, l := range s.leafLinks {
 		s.wg.Add(1)
 		go l.run()
@@ -321,7 +321,9 @@ func (s *Server) HTTPSAddr() net.Addr {
 // ID is the server's unique id, as sent in INFO.
 func (s *Server) ID() string { return s.id }
 
-func (s *Server) acceptLoop(ln net.Listener) {
+// acceptLoop hands ln's connections to accept until ln closes; kind
+// names the listener in the log.
+func (s *Server) acceptLoop(ln net.Listener, kind string, accept func(net.Conn)) {
 	defer s.wg.Done()
 	var backoff time.Duration
 	for {
@@ -332,12 +334,12 @@ func (s *Server) acceptLoop(ln net.Listener) {
 			}
 			// Out of file descriptors and the like: wait a little, retry.
 			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			s.log.Warn("accept failed", "err", err, "retry_in", backoff)
+			s.log.Warn(kind+" accept failed", "err", err, "retry_in", backoff)
 			time.Sleep(backoff)
 			continue
 		}
 		backoff = 0
-		s.accept(nc)
+		accept(nc)
 	}
 }
 
