@@ -170,6 +170,25 @@ func newConn(s *Server, nc net.Conn, id uint64) *conn {
 	return c
 }
 
+// finishRead ends what a read's ops started: it stamps when the client
+// was last heard from and last active, hands queued frames to their
+// writers, and waits for a subscriber falling behind.
+func (c *conn) finishRead() {
+	if c.heard || c.active {
+		now := time.Now().UnixNano()
+		if c.heard {
+			c.heard = false
+			c.lastIn.Store(now)
+		}
+		if c.active {
+			c.active = false
+			c.lastActivity.Store(now)
+		}
+	}
+	c.wakeWriters()
+	c.stallIfBehind()
+}
+
 // readLoop is the reader goroutine: it reads, parses and acts until the
 // connection fails or breaks the protocol.
 func (c *conn) readLoop() {
@@ -182,19 +201,7 @@ func (c *conn) readLoop() {
 		}
 		if n > 0 {
 			perr := c.parser.parse(buf[:n], c)
-			if c.heard || c.active {
-				now := time.Now().UnixNano()
-				if c.heard {
-					c.heard = false
-					c.lastIn.Store(now)
-				}
-				if c.active {
-					c.active = false
-					c.lastActivity.Store(now)
-				}
-			}
-			c.wakeWriters()
-			c.stallIfBehind()
+			c.finishRead()
 			if perr != nil {
 				c.protocolFailure(perr)
 				return

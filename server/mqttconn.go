@@ -65,19 +65,7 @@ type mqttSocket struct{ c *conn }
 
 func (m mqttSocket) Read(p []byte) (int, error) {
 	c := m.c
-	if c.heard || c.active {
-		now := time.Now().UnixNano()
-		if c.heard {
-			c.heard = false
-			c.lastIn.Store(now)
-		}
-		if c.active {
-			c.active = false
-			c.lastActivity.Store(now)
-		}
-	}
-	c.wakeWriters()
-	c.stallIfBehind()
+	c.finishRead()
 	if c.reauth.Load() != nil {
 		c.takeReload()
 	}
