@@ -143,20 +143,26 @@ func (j *jwtAuth) reidentify(old *identity) *identity {
 // JWT expired while it was connected.
 const errUserExpired = "User Authentication Expired"
 
-// armExpiry closes c when its user JWT expires, as the reference does;
-// a later CONNECT rearms it.
+// armExpiry closes c when its user JWT expires or the times range it
+// connected in ends, whichever comes first, as the reference does (with
+// the same error for both); a later CONNECT rearms it. One timer per
+// connection, stopped as it closes.
 func (c *conn) armExpiry(id *identity) {
+	deadline := id.expires
+	if end := id.window.closesAt(time.Now()); !end.IsZero() && (deadline.IsZero() || end.Before(deadline)) {
+		deadline = end
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.expiryTimer != nil {
 		c.expiryTimer.Stop()
 		c.expiryTimer = nil
 	}
-	if id.expires.IsZero() || c.subs == nil {
+	if deadline.IsZero() || c.subs == nil {
 		return
 	}
-	c.expiryTimer = time.AfterFunc(time.Until(id.expires), func() {
-		c.log.Info("user JWT expired", "user", id.name)
+	c.expiryTimer = time.AfterFunc(time.Until(deadline), func() {
+		c.log.Info("user JWT expired or its times ended", "user", id.name)
 		c.closeWithErr(errUserExpired, "Authentication Expired")
 	})
 }

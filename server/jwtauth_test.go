@@ -225,6 +225,39 @@ func TestUserWindow(t *testing.T) {
 	}
 }
 
+// TestUserWindowClosesAt checks when a connection made in a times range
+// must close: at the end of the longest range it is in, past midnight
+// for a range that wraps.
+func TestUserWindowClosesAt(t *testing.T) {
+	t.Parallel()
+	w, err := compileUserWindow(jwt.UserLimits{Times: []jwt.TimeRange{
+		{Start: "22:00:00", End: "02:00:00"}, {Start: "09:00:00", End: "10:00:00"}, {Start: "09:30:00", End: "11:00:00"},
+	}, Locale: "UTC"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(h, m int) time.Time { return time.Date(2026, 1, 1, h, m, 0, 0, time.UTC) }
+	for _, c := range []struct {
+		now, want time.Time
+	}{
+		{at(23, 0), at(26, 0)}, // 02:00 the next day
+		{at(1, 0), at(2, 0)},
+		{at(9, 15), at(10, 0)},
+		{at(9, 45), at(11, 0)}, // the longer of two ranges
+		{at(12, 0), at(12, 0)}, // in none: at once
+	} {
+		if got := w.closesAt(c.now); !got.Equal(c.want) {
+			t.Errorf("at %s: closes at %s, want %s", c.now.Format(time.TimeOnly), got, c.want)
+		}
+	}
+	if src, _ := compileUserWindow(jwt.UserLimits{Src: []string{"10.0.0.0/8"}}); !src.closesAt(at(1, 0)).IsZero() {
+		t.Error("a window without times closes a connection")
+	}
+	if !(*userWindow)(nil).closesAt(at(1, 0)).IsZero() {
+		t.Error("no window closes a connection")
+	}
+}
+
 // BenchmarkJWTAuthenticate measures one operator-mode CONNECT check: the
 // user JWT decoded and its signature and the nonce's verified.
 func BenchmarkJWTAuthenticate(b *testing.B) {

@@ -10,8 +10,8 @@ import (
 
 // userWindow is where and when a user JWT lets its user connect from: its
 // src networks and its times (in its times_location). It is checked as
-// the user connects; the reference also closes a connection whose time
-// window ends, which bus does not.
+// the user connects, and, as in the reference, a connection is closed
+// when the time range it connected in ends (armExpiry).
 type userWindow struct {
 	nets  []*net.IPNet // none: any address
 	times []dayRange   // none: any time
@@ -75,23 +75,42 @@ func (w *userWindow) admits(user, ip string, now time.Time) *authFailure {
 			return &authFailure{user: user, reason: "address " + ip + " not in the user JWT's src"}
 		}
 	}
-	if len(w.times) > 0 {
-		local := now.In(w.loc)
-		y, m, d := local.Date()
-		since := local.Sub(time.Date(y, m, d, 0, 0, 0, 0, w.loc))
-		ok := false
-		for _, r := range w.times {
-			if r.from <= r.to {
-				ok = ok || since >= r.from && since < r.to
-			} else {
-				ok = ok || since >= r.from || since < r.to
-			}
-		}
-		if !ok {
-			return &authFailure{user: user, reason: "outside the user JWT's times"}
-		}
+	if len(w.times) > 0 && w.openFor(now) == 0 {
+		return &authFailure{user: user, reason: "outside the user JWT's times"}
 	}
 	return nil
+}
+
+// openFor is how long from now the times let the user stay connected:
+// the longest of the ranges now is in (as the reference), 0 when now is
+// in none. Only for a window with times.
+func (w *userWindow) openFor(now time.Time) time.Duration {
+	local := now.In(w.loc)
+	y, m, d := local.Date()
+	since := local.Sub(time.Date(y, m, d, 0, 0, 0, 0, w.loc))
+	var longest time.Duration
+	for _, r := range w.times {
+		var left time.Duration
+		switch {
+		case r.from <= r.to && since >= r.from && since < r.to:
+			left = r.to - since
+		case r.from > r.to && since < r.to: // past midnight
+			left = r.to - since
+		case r.from > r.to && since >= r.from: // before midnight
+			left = 24*time.Hour - since + r.to
+		}
+		longest = max(longest, left)
+	}
+	return longest
+}
+
+// closesAt is when a connection made at now must be closed because its
+// times range ends; zero for a window without times.
+func (w *userWindow) closesAt(now time.Time) time.Time {
+	if w == nil || len(w.times) == 0 {
+		return time.Time{}
+	}
+	return now.Add(w.openFor(now))
 }
 
 // userMaxSubs is the user JWT's subscription limit, 0 for none.
