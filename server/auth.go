@@ -32,8 +32,12 @@ type identity struct {
 	nkey   string
 	secret string
 	single bool
-	// fromJWT: an operator-mode user; secret is its user JWT (jwtauth.go).
+	// fromJWT: an operator-mode user; secret is its user JWT (jwtauth.go),
+	// issuer the key that signed it (the account's or a signing key) and
+	// bearer whether it is a bearer token (which /connz does not show).
 	fromJWT bool
+	issuer  string
+	bearer  bool
 	// window is where and when a JWT user may connect from (src, times);
 	// nil: anywhere, any time. maxSubs and maxPayload are its JWT's
 	// limits, 0 for none (the lower of them and the account's holds).

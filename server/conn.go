@@ -540,6 +540,8 @@ func (c *conn) close(reason string, flush bool) {
 	acc.foldClosed(c)
 	cc := c.closedInfo(reason, rtt, desc, subs)
 	cc.info.Account = account
+	// Kept whether or not /connz asks for auth, as by the reference.
+	cc.info.JWT, cc.info.IssuerKey = c.authed.Load().credentialInfo(account)
 	c.srv.mon.closed.add(cc)
 	c.announceDisconnect(cc)
 	c.log.Info("client closed", "reason", reason)

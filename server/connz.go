@@ -178,8 +178,27 @@ func (c *conn) openInfo(now time.Time, o ConnzOptions) *ConnInfo {
 		ci.Account = account // left out for the global account, as by the reference
 		ci.AuthorizedUser = d.user
 		ci.NameTag = cmp.Or(nameTag, account, globalAccount)
+		ci.JWT, ci.IssuerKey = c.authed.Load().credentialInfo(account)
 	}
 	return &ci
+}
+
+// credentialInfo is what /connz shows of how id was issued, as the
+// reference: a JWT user's JWT (none for a bearer token, which is all a
+// client needs to connect) and the key that signed it; for a user of
+// the configuration's nkeys only its account as the issuer.
+func (id *identity) credentialInfo(account string) (userJWT, issuerKey string) {
+	switch {
+	case id == nil:
+		return "", ""
+	case id.fromJWT && id.bearer:
+		return "", id.issuer
+	case id.fromJWT:
+		return id.secret, id.issuer
+	case id.nkey != "":
+		return "", cmp.Or(account, globalAccount)
+	}
+	return "", ""
 }
 
 // view is a closed connection's ConnInfo for o: a copy, so the ring's

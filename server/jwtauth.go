@@ -98,6 +98,7 @@ func (j *jwtAuth) authenticate(cr credentials, nonce string, checkSig bool) (*id
 		return nil, &authFailure{user: user, reason: err.Error()}
 	}
 	id := &identity{name: user, acc: acc, nkey: user, secret: cr.JWT, fromJWT: true, window: window,
+		issuer: uc.Issuer, bearer: limits.BearerToken,
 		maxSubs: jwtLimit(limits.Subs), maxPayload: jwtLimit(limits.Payload)}
 	if uc.Expires > 0 {
 		id.expires = time.Unix(uc.Expires, 0)
