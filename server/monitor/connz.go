@@ -74,8 +74,8 @@ type ConnInfo struct {
 	Subs           []string    `json:"subscriptions_list,omitempty"`
 	SubsDetail     []SubDetail `json:"subscriptions_list_detail,omitempty"`
 	NameTag        string      `json:"name_tag,omitempty"`
-	JWT            string      `json:"jwt,omitempty"`        // the user JWT, but for a bearer token
-	IssuerKey      string      `json:"issuer_key,omitempty"` // who signed the user JWT, or the nkey user's account
+	JWT            string      `json:"jwt,omitempty"`         // the user JWT, but for a bearer token
+	IssuerKey      string      `json:"issuer_key,omitempty"`  // who signed the user JWT, or the nkey user's account
 	MQTTClient     string      `json:"mqtt_client,omitempty"` // an MQTT client's client id
 
 	// RoundTrip is RTT unformatted, for sort=rtt; not in the document.
