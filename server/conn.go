@@ -544,6 +544,9 @@ func (c *conn) close(reason string, flush bool) {
 	cc.info.JWT, cc.info.IssuerKey = c.authed.Load().credentialInfo(account)
 	c.srv.mon.closed.add(cc)
 	c.announceDisconnect(cc)
+	if reason == errAuthViolation.text {
+		c.announceAuthError(cc)
+	}
 	c.log.Info("client closed", "reason", reason)
 }
 

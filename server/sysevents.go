@@ -9,7 +9,9 @@ import (
 // Account events: as the reference, every client that authenticates is
 // announced on $SYS.ACCOUNT.<account>.CONNECT and its close on
 // .DISCONNECT, in the system account's subject space only, and only
-// when the system account has users to hear them.
+// when the system account has users to hear them. A client refused
+// authentication (by the configuration, a JWT or the auth callout) is
+// announced on $SYS.SERVER.<server id>.CLIENT.AUTH.ERR.
 
 const (
 	connectEventType    = "io.nats.server.advisory.v1.client_connect"
@@ -110,18 +112,35 @@ func (c *conn) announceDisconnect(cc *closedConn) {
 	if !c.announced.Load() {
 		return
 	}
+	ev := c.srv.disconnectEventOf(cc)
+	c.srv.sysPublish(sysAccountEventPrefix+ev.Client.Account+".DISCONNECT", ev)
+}
+
+// announceAuthError publishes the advisory of a connection closed
+// because it failed to authenticate; cc is what /connz keeps of it. As
+// the reference, it is a disconnect event, on the server's subject.
+func (c *conn) announceAuthError(cc *closedConn) {
+	s := c.srv
+	if !s.accountEventsOn() {
+		return
+	}
+	s.sysPublish("$SYS.SERVER."+s.id+".CLIENT.AUTH.ERR", s.disconnectEventOf(cc))
+}
+
+// disconnectEventOf is the disconnect event of the closed connection cc.
+func (s *Server) disconnectEventOf(cc *closedConn) disconnectEvent {
 	ci := &cc.info
 	account := eventAccount(ci.Account)
 	ev := clientEvent(ci, account, cc.user)
 	ev.RTT, ev.Stop = ci.RoundTrip, ci.Stop
-	c.srv.sysPublish(sysAccountEventPrefix+account+".DISCONNECT", disconnectEvent{
+	return disconnectEvent{
 		typedEvent: typedEvent{Type: disconnectEventType, ID: eventID(), Time: ci.Stop.UTC()},
-		Server:     c.srv.envelope(),
+		Server:     s.envelope(),
 		Client:     ev,
 		Sent:       DataStats{MsgBytes: MsgBytes{Msgs: ci.InMsgs, Bytes: ci.InBytes}},
 		Received:   DataStats{MsgBytes: MsgBytes{Msgs: ci.OutMsgs, Bytes: ci.OutBytes}},
 		Reason:     ci.Reason,
-	})
+	}
 }
 
 // sysAccountEventPrefix heads the account events' subjects.
