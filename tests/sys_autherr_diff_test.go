@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats.go"
+
+	"github.com/bus-dev/bus/server"
 )
 
 // authErrNotServed are the auth error event's fields bus leaves out, as
@@ -57,6 +60,33 @@ func TestAuthErrorEventMatchesReference(t *testing.T) {
 		step, doc := awaitAuthErr(t, admin, func() {
 			if _, err := nats.Connect(url, nats.UserInfo("a1", "wrong"), nats.Name("intruder"), nats.NoReconnect()); err == nil {
 				t.Fatal("a wrong password connected")
+			}
+		})
+		docs[url] = doc
+		return []string{step}
+	})
+	sameShape(t, "auth error event", docs[busURL(bus)], docs[ref.ClientURL()], authErrNotServed)
+}
+
+// TestAuthErrorEventOnCalloutRefusal checks that a client the auth
+// callout refuses is announced on $SYS.SERVER.<id>.CLIENT.AUTH.ERR, as
+// by the reference (whose event does not carry the callout's error text).
+func TestAuthErrorEventOnCalloutRefusal(t *testing.T) {
+	t.Parallel()
+	w := newCalloutWorld(t, false)
+	opts := w.busOptions()
+	opts.SystemAccount = server.SystemAccount{Name: "SYS", Users: []server.User{{Name: "admin", Password: calloutPass}}}
+	opts.Authorization.Callout.AuthUsers = append(opts.Authorization.Callout.AuthUsers, "admin")
+	refConfig := strings.Replace(w.referenceConfig(), "  OTHER {}", "  OTHER {}\n  SYS { users: [ {user: admin, password: pw} ] }", 1)
+	refConfig = strings.Replace(refConfig, "auth_users: [ auth ]", "auth_users: [ auth, admin ]", 1) + "system_account: SYS\n"
+	bus, ref := startBus(t, opts), startReferenceConfig(t, refConfig)
+	docs := map[string]map[string]any{}
+	bothSides(t, busURL(bus), ref.ClientURL(), func(t *testing.T, url string) []string {
+		w.serve(t, url, func(*jwt.AuthorizationRequestClaims) decision { return decision{errText: "bad password for alice"} })
+		admin := connect(t, url, nats.UserInfo("admin", calloutPass))
+		step, doc := awaitAuthErr(t, admin, func() {
+			if _, err := nats.Connect(url, nats.UserInfo("alice", "x"), nats.Name("refused"), nats.NoReconnect()); err == nil {
+				t.Fatal("the callout's refusal connected")
 			}
 		})
 		docs[url] = doc
