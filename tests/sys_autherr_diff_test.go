@@ -94,3 +94,26 @@ func TestAuthErrorEventOnCalloutRefusal(t *testing.T) {
 	})
 	sameShape(t, "auth error event", docs[busURL(bus)], docs[ref.ClientURL()], authErrNotServed)
 }
+
+// TestAuthErrorEventOperatorMode checks the auth error event of a user
+// whose JWT expired, in operator mode, against the reference.
+func TestAuthErrorEventOperatorMode(t *testing.T) {
+	t.Parallel()
+	w := newJWTWorld(t)
+	w.addAccount("A", nil)
+	sys, _ := w.user("SYS", nil, nil)
+	expired, _ := w.user("A", nil, func(uc *jwt.UserClaims) { uc.Expires = time.Now().Add(-time.Hour).Unix() })
+	p := startJWTPair(t, w)
+	docs := map[string]map[string]any{}
+	bothSides(t, busURL(p.bus), p.refURL, func(t *testing.T, url string) []string {
+		admin := connect(t, url, nats.UserCredentials(sys))
+		step, doc := awaitAuthErr(t, admin, func() {
+			if _, err := nats.Connect(url, nats.UserCredentials(expired), nats.Name("expired"), nats.NoReconnect()); err == nil {
+				t.Fatal("an expired user JWT connected")
+			}
+		})
+		docs[url] = doc
+		return []string{step}
+	})
+	sameShape(t, "auth error event", docs[busURL(p.bus)], docs[p.refURL], authErrNotServed)
+}
