@@ -64,7 +64,8 @@
 //     in server.go).
 //   - Per connection timers, not goroutines: the ping timer (conn.go) and
 //     the auth timer until CONNECT (connauth.go) are time.AfterFunc, as
-//     is the user JWT's expiry timer (jwtauth.go).
+//     is the user JWT's expiry timer (jwtauth.go), which also fires as
+//     the JWT's times range ends (jwtwindow.go).
 //     A service import's response subscription with a response threshold
 //     is removed by a time.AfterFunc too (imports.go).
 //   - shedder: one, with max_pending_total (shed.go), woken when the
