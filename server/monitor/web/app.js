@@ -234,7 +234,7 @@ function renderConns(s) {
   const cs = s.connections || [];
   if (!cs.length) { setHTML($("conns-table"), `<p class="muted">No client connections.</p>`); return; }
   const rows = cs.map((c) => `<tr data-cid="${c.cid}"><td class="n">${c.cid}</td><td class="conn-type"><span class="badge">${esc(c.type)}</span></td>
-    <td class="conn-who">${c.mqtt_client ? `<code>${esc(c.mqtt_client)}</code>` : esc(c.name || "–")}</td><td>${esc(c.ip)}:${c.port}</td>
+    <td class="conn-who">${c.mqtt_client ? `<code>${esc(c.mqtt_client)}</code>` : esc(c.name || "–")}</td><td>${esc(c.ip.includes(":") ? "[" + c.ip + "]" : c.ip)}:${c.port}</td>
     <td>${esc(ago(c.start))}</td><td class="n">${num(c.subscriptions)}</td><td class="n">${num(c.in_msgs)}</td><td class="n">${num(c.out_msgs)}</td></tr>`).join("");
   setHTML($("conns-table"), `<table><thead><tr><th class="n">Cid</th><th>Type</th><th title="an MQTT client's client id, or the name a NATS client gave">Client id / name</th><th>Address</th>
     <th>Connected</th><th class="n">Subscriptions</th><th class="n">Messages in</th><th class="n">Messages out</th></tr></thead><tbody>${rows}</tbody></table>` +
