@@ -40,7 +40,8 @@ func (m monitorSource) Counters() monitor.Counters {
 	t := s.traffic()
 	c := monitor.Counters{
 		ServerID: s.id, ServerName: s.name, Version: Version, Start: s.started,
-		Connections: t.conns, WebSocketConnections: t.wsConns, TotalConnections: s.totalConns.Load(), Subscriptions: s.allClientSubs(),
+		Connections: t.conns, WebSocketConnections: t.wsConns, MQTTConnections: t.mqttConns,
+		TotalConnections: s.totalConns.Load(), Subscriptions: s.allClientSubs(),
 		InMsgs: t.inMsgs, InBytes: t.inBytes, OutMsgs: t.outMsgs, OutBytes: t.outBytes,
 		SlowConsumers: s.slowConsumers.Load(), AuthFailures: s.authFailures.Load(),
 	}

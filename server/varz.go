@@ -83,7 +83,9 @@ func (s *Server) Varz() Varz {
 // traffic is the open connections and the messages and bytes in and out
 // of every connection since start.
 type traffic struct {
-	conns, wsConns                     int // wsConns: those of WebSocket clients, counted in conns too
+	// wsConns and mqttConns are those of WebSocket and MQTT clients,
+	// counted in conns too (an MQTT client over WebSocket in both).
+	conns, wsConns, mqttConns          int
 	inMsgs, inBytes, outMsgs, outBytes int64
 }
 
@@ -97,6 +99,9 @@ func (s *Server) traffic() traffic {
 	for _, c := range conns {
 		if c.ws {
 			t.wsConns++
+		}
+		if c.mqtt != nil {
+			t.mqttConns++
 		}
 		outMsgs, outBytes := c.out.counts()
 		t.inMsgs += c.inMsgs.Load()

@@ -28,6 +28,9 @@ type dashState struct {
 	JetStream      *dashJetStream `json:"jetstream,omitempty"` // nil when off
 	Streams        []dashStream   `json:"streams"`
 	StreamsOmitted int            `json:"streams_omitted,omitempty"`
+	// Connections are the open ones (dashboardconns.go).
+	Connections        []dashConn `json:"connections"`
+	ConnectionsOmitted int        `json:"connections_omitted,omitempty"`
 	// Selected is the stream the request asked for, with its consumers
 	// and their sampled lag.
 	Selected *dashSelected `json:"selected,omitempty"`
@@ -40,20 +43,22 @@ type dashState struct {
 }
 
 type dashServer struct {
-	ID               string `json:"id"`
-	Name             string `json:"name"`
-	Version          string `json:"version"`
-	Start            int64  `json:"start"`
-	Uptime           string `json:"uptime"`
-	Connections      int    `json:"connections"`
-	TotalConnections int64  `json:"total_connections"`
-	Subscriptions    int    `json:"subscriptions"`
-	InMsgs           int64  `json:"in_msgs"`
-	OutMsgs          int64  `json:"out_msgs"`
-	InBytes          int64  `json:"in_bytes"`
-	OutBytes         int64  `json:"out_bytes"`
-	SlowConsumers    int64  `json:"slow_consumers"`
-	Mem              uint64 `json:"mem"`
+	ID                   string `json:"id"`
+	Name                 string `json:"name"`
+	Version              string `json:"version"`
+	Start                int64  `json:"start"`
+	Uptime               string `json:"uptime"`
+	Connections          int    `json:"connections"`
+	MQTTConnections      int    `json:"mqtt_connections"`      // of connections
+	WebSocketConnections int    `json:"websocket_connections"` // of connections
+	TotalConnections     int64  `json:"total_connections"`
+	Subscriptions        int    `json:"subscriptions"`
+	InMsgs               int64  `json:"in_msgs"`
+	OutMsgs              int64  `json:"out_msgs"`
+	InBytes              int64  `json:"in_bytes"`
+	OutBytes             int64  `json:"out_bytes"`
+	SlowConsumers        int64  `json:"slow_consumers"`
+	Mem                  uint64 `json:"mem"`
 }
 
 type dashJetStream struct {
@@ -151,7 +156,7 @@ func (m *Server) dashboardState(stream string, since int64) dashState {
 		Now: now.UnixMilli(),
 		Server: dashServer{
 			ID: c.ServerID, Name: c.ServerName, Version: c.Version, Start: unixMilli(c.Start), Uptime: Uptime(now.Sub(c.Start)),
-			Connections: c.Connections, TotalConnections: c.TotalConnections, Subscriptions: c.Subscriptions,
+			Connections: c.Connections, MQTTConnections: c.MQTTConnections, WebSocketConnections: c.WebSocketConnections, TotalConnections: c.TotalConnections, Subscriptions: c.Subscriptions,
 			InMsgs: c.InMsgs, OutMsgs: c.OutMsgs, InBytes: c.InBytes, OutBytes: c.OutBytes,
 			SlowConsumers: c.SlowConsumers, Mem: mem.Sys,
 		},
@@ -159,6 +164,7 @@ func (m *Server) dashboardState(stream string, since int64) dashState {
 		SampleInterval: lagInterval.Milliseconds(),
 		Auth:           dashAuth{ActionsNeedLogin: authRequired, MessagesNeedLogin: authRequired, ReadsNeedLogin: m.opts.HTTPAuth},
 	}
+	st.Connections, st.ConnectionsOmitted = m.dashConns()
 	st.RatesIn, st.RatesOut = m.lag.rates(since)
 	jm := m.src.JetStream()
 	if jm == nil {

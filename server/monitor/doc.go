@@ -14,7 +14,8 @@
 //
 //   - the document builders (Varz, Connz, Subsz, Healthz, Leafz,
 //     Accountz, AccountStatz, Routez, Gatewayz; Jsz is JetStream's own
-//     document, written as it is);
+//     document, written as it is); Connz also feeds the dashboard's
+//     connection list (dashboardconns.go);
 //   - Counters, the totals /metrics and the dashboard read, and
 //     JetStream, a snapshot in this package's types (no jetlog type);
 //   - AuthRequired and Authenticate, the HTTP Basic login: the server

@@ -18,6 +18,8 @@ import (
 type fakeSource struct {
 	counters Counters
 	js       *JetStreamMetrics // nil: JetStream off
+	conns    []*ConnInfo       // the open connections /connz lists, in cid order
+	connzErr error             // what Connz fails with, if anything
 	users    map[string]fakeUser
 	// answer replies to an API request; nil answers every request with
 	// the no-responder error.
@@ -65,7 +67,6 @@ type fakeRequest struct {
 var errFakeNoResponder = errors.New("fake: nothing answers")
 
 func (f *fakeSource) Varz() Varz                         { return Varz{Identity: Identity{ServerID: f.counters.ServerID}} }
-func (f *fakeSource) Connz(ConnzOptions) (*Connz, error) { return &Connz{}, nil }
 func (f *fakeSource) Subsz(SubszOptions) (*Subsz, error) { return &Subsz{}, nil }
 func (f *fakeSource) Healthz(HealthzOptions) (HealthStatus, int) {
 	return HealthStatus{Status: "ok"}, 200
@@ -79,6 +80,26 @@ func (f *fakeSource) Jsz(JszOptions) any                 { return map[string]any
 func (f *fakeSource) Counters() Counters                 { return f.counters }
 func (f *fakeSource) AuthRequired() bool                 { return f.users != nil }
 func (f *fakeSource) ServerRights() Rights               { return fakeRights{server: true} }
+
+// Connz lists the fake's connections up to o's limit, as the server
+// pages them; it knows open connections only.
+func (f *fakeSource) Connz(o ConnzOptions) (*Connz, error) {
+	if f.connzErr != nil {
+		return nil, f.connzErr
+	}
+	cz := &Connz{Total: len(f.conns), Conns: []*ConnInfo{}}
+	if o.State == ConnClosed {
+		cz.Total = 0
+		return cz, nil
+	}
+	n := len(f.conns)
+	if o.Limit > 0 {
+		n = min(n, o.Limit)
+	}
+	cz.Conns = append(cz.Conns, f.conns[:n]...)
+	cz.NumConns = n
+	return cz, nil
+}
 
 func (f *fakeSource) JetStream() *JetStreamMetrics {
 	if f.js == nil {

@@ -63,7 +63,7 @@ var (
 // construction; a scrapeCollector turns one snapshot into metrics.
 type collector struct {
 	info, uptime, connections, totalConnections, subscriptions *prometheus.Desc
-	wsConnections                                              *prometheus.Desc
+	wsConnections, mqttConnections                             *prometheus.Desc
 	inMsgs, outMsgs, inBytes, outBytes, slowConsumers          *prometheus.Desc
 	authFailures, leafUp                                       *prometheus.Desc
 	// The exporter's /varz gauges, for dashboards built on them.
@@ -90,6 +90,7 @@ func newCollector() *collector {
 	c.uptime = d("bus_uptime_seconds", "Seconds since the server started.", serverLabels)
 	c.connections = d("bus_connections", "Client connections open now.", serverLabels)
 	c.wsConnections = d("bus_websocket_connections", "WebSocket client connections open now (counted in bus_connections too).", serverLabels)
+	c.mqttConnections = d("bus_mqtt_connections", "MQTT client connections open now (counted in bus_connections too; over WebSocket also in bus_websocket_connections).", serverLabels)
 	c.totalConnections = d("bus_connections_total", "Client connections accepted since the server started.", serverLabels)
 	c.subscriptions = d("bus_subscriptions", "Client subscriptions now.", serverLabels)
 	c.inMsgs = d("bus_in_messages_total", "Messages received from clients.", serverLabels)
@@ -161,7 +162,7 @@ type scrapeCollector struct {
 // Describe sends every descriptor.
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
-		c.info, c.uptime, c.connections, c.wsConnections, c.totalConnections, c.subscriptions,
+		c.info, c.uptime, c.connections, c.wsConnections, c.mqttConnections, c.totalConnections, c.subscriptions,
 		c.inMsgs, c.outMsgs, c.inBytes, c.outBytes, c.slowConsumers, c.authFailures, c.leafUp,
 		c.jsDisabled, c.jsStreams, c.jsConsumers, c.jsMessages, c.jsBytes,
 		c.jsAPI, c.jsAPIErrors, c.jsDeadLettered, c.jsDeadLost,
@@ -201,6 +202,7 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 	v := varzValues(c.c)
 	gauge(c.connections, float64(v[0]), id)
 	gauge(c.wsConnections, float64(c.c.WebSocketConnections), id)
+	gauge(c.mqttConnections, float64(c.c.MQTTConnections), id)
 	counter(c.totalConnections, float64(v[1]), id)
 	gauge(c.subscriptions, float64(v[2]), id)
 	counter(c.inMsgs, float64(v[3]), id)

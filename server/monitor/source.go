@@ -72,6 +72,7 @@ type Counters struct {
 	Start                         time.Time
 	Connections                   int // open now
 	WebSocketConnections          int // of Connections, those of WebSocket clients
+	MQTTConnections               int // of Connections, those of MQTT clients (over WebSocket too)
 	TotalConnections              int64
 	Subscriptions                 int // the clients' (not the server's own)
 	InMsgs, InBytes               int64

@@ -202,7 +202,8 @@ function renderOverview(s, r) {
   const v = s.server;
   setHTML($("overview-cards"), [
     card("Version", esc(v.version), "uptime " + esc(v.uptime)),
-    card("Connections", num(v.connections), num(v.total_connections) + " since start"),
+    card("Connections", num(v.connections), num(v.total_connections) + " since start" +
+      (v.mqtt_connections ? " · " + num(v.mqtt_connections) + " MQTT" : "") + (v.websocket_connections ? " · " + num(v.websocket_connections) + " WebSocket" : "")),
     card("Subscriptions", num(v.subscriptions)),
     card("Messages in", rate(r.in) + "/s", num(v.in_msgs) + " total · " + bytes(r.inBytes) + "/s"),
     card("Messages out", rate(r.out) + "/s", num(v.out_msgs) + " total · " + bytes(r.outBytes) + "/s"),
@@ -220,9 +221,24 @@ function renderOverview(s, r) {
     card("Dead-lettered, ever", `<span class="${j.dead_lettered ? "warn" : ""}">${num(j.dead_lettered)}</span>`,
       num(dlqStreams(s).reduce((a, x) => a + x.messages, 0)) + " in dead-letter streams now · " + num(j.dead_letters_lost) + " lost" + (j.damaged ? ` · <span class="warn">${j.damaged} damaged streams</span>` : "")),
   ].join("") : card("JetStream", "off", "persistent streams are disabled"));
+  renderConns(s);
   const now = s.now;
   const inPts = st.ratesIn.concat([[now, r.in]]), outPts = st.ratesOut.concat([[now, r.out]]);
   setHTML($("rate-chart"), lineChart([{ name: "in", points: inPts }, { name: "out", points: outPts }], sparkWindow([inPts], now), now, "msgs/s"));
+}
+
+// renderConns lists the open connections: the type /connz gives (nats,
+// websocket, mqtt) and who it is, an MQTT client's client id or a NATS
+// client's name.
+function renderConns(s) {
+  const cs = s.connections || [];
+  if (!cs.length) { setHTML($("conns-table"), `<p class="muted">No client connections.</p>`); return; }
+  const rows = cs.map((c) => `<tr data-cid="${c.cid}"><td class="n">${c.cid}</td><td class="conn-type"><span class="badge">${esc(c.type)}</span></td>
+    <td class="conn-who">${c.mqtt_client ? `<code>${esc(c.mqtt_client)}</code>` : esc(c.name || "–")}</td><td>${esc(c.ip.includes(":") ? "[" + c.ip + "]" : c.ip)}:${c.port}</td>
+    <td>${esc(ago(c.start))}</td><td class="n">${num(c.subscriptions)}</td><td class="n">${num(c.in_msgs)}</td><td class="n">${num(c.out_msgs)}</td></tr>`).join("");
+  setHTML($("conns-table"), `<table><thead><tr><th class="n">Cid</th><th>Type</th><th title="an MQTT client's client id, or the name a NATS client gave">Client id / name</th><th>Address</th>
+    <th>Connected</th><th class="n">Subscriptions</th><th class="n">Messages in</th><th class="n">Messages out</th></tr></thead><tbody>${rows}</tbody></table>` +
+    (s.connections_omitted ? `<p class="muted">${num(s.connections_omitted)} more connections not shown (see <a href="/connz">/connz</a>).</p>` : ""));
 }
 
 function renderStreams(s) {
