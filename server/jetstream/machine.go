@@ -247,6 +247,22 @@ func (m *machine) FlowControlReply(a flowControlAnswer, now time.Time) actions {
 // Tick is the timer armed for the last deadline firing.
 func (m *machine) Tick(now time.Time) actions { return m.step(now) }
 
+// Delivered says the last step's deliveries went out at now, and
+// returns the deadline to arm instead of that step's. A step's own time
+// is when its input arrived; a step that read a cold section of the
+// stream can take seconds, and the inactivity threshold counts from the
+// deliveries (as the reference counts it from each one), not from the
+// pull that asked for them: counted from the pull, a threshold shorter
+// than the read deletes the consumer before its client can pull again,
+// and the next pull gets no responders. Not a step: nothing is due
+// that was not due before, so it changes only the deadline.
+func (m *machine) Delivered(now time.Time) time.Time {
+	if now.After(m.lastActive) {
+		m.lastActive = now
+	}
+	return m.nextDeadline(now)
+}
+
 // Pause holds deliveries back until until (the zero time resumes).
 func (m *machine) Pause(until, now time.Time) actions {
 	m.pausedUntil = until
@@ -284,7 +300,7 @@ func (m *machine) step(now time.Time) actions {
 		m.collectDue(now)
 		m.deliver(now)
 	}
-	m.finishNoWait()
+	m.finishNoWait(now)
 	if m.inactiveSince(now) {
 		m.act.expired = true
 	}
@@ -309,7 +325,9 @@ func (m *machine) status(to string, hdr []byte) {
 }
 
 // inactiveSince reports whether the consumer has an inactivity threshold
-// and has had no pulls, acks or listener for that long.
+// and has had no pulls, deliveries, acks or listener for that long. A
+// waiting pull keeps it alive, and the threshold counts from when the
+// last one ended (expirePulls, finishNoWait, send).
 func (m *machine) inactiveSince(now time.Time) bool {
 	t := time.Duration(m.cfg.InactiveThreshold)
 	return t > 0 && len(m.waiting) == 0 && !m.listening && !now.Before(m.lastActive.Add(t))

@@ -420,6 +420,7 @@ func (m *machine) send(r *pullRequest, msgs []jetlog.Msg, froms []int, now time.
 		r.batch--
 	}
 	r.lastSent = now
+	m.lastActive = now // the driver moves it on to when they went out (Delivered)
 	return true
 }
 
