@@ -91,3 +91,49 @@ func inactiveAfterPullScenario(t *testing.T, url string) []string {
 	out = append(out, fmt.Sprintf("then it goes: %v", waitFor(10*time.Second, func() bool { return !exists(c) })))
 	return out
 }
+
+// TestInactiveThresholdWaitsForAckDeadlineMatchesReference: a pull
+// consumer with acks pending is kept until its latest ack deadline plus
+// inactive_threshold, as the reference keeps it, so a client that works
+// on a batch for longer than the threshold can still ack it; acked, it
+// goes a threshold later.
+func TestInactiveThresholdWaitsForAckDeadlineMatchesReference(t *testing.T) {
+	t.Parallel()
+	bus := startBus(t, server.Options{JetStream: true})
+	ref := startReference(t, true)
+	bothSides(t, busURL(bus), ref.ClientURL(), inactiveWithAckPendingScenario)
+}
+
+func inactiveWithAckPendingScenario(t *testing.T, url string) []string {
+	js, ctx := scenarioJS(t, url, time.Minute)
+	s, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "WORK", Subjects: []string{"work.>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx, "work.a", []byte("job")); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.CreateConsumer(ctx, jetstream.ConsumerConfig{AckPolicy: jetstream.AckExplicitPolicy,
+		AckWait: 3 * time.Second, InactiveThreshold: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := c.Fetch(1, jetstream.FetchMaxWait(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for msg := range batch.Messages() {
+		// The work outlasts the threshold, not the ack wait; only time
+		// shows that, so this waits on a timer.
+		time.Sleep(2 * time.Second)
+		if err := msg.DoubleAck(ctx); err != nil {
+			out = append(out, "ack after 2 s: "+err.Error())
+		} else {
+			out = append(out, "ack after 2 s: ok")
+		}
+	}
+	name := c.CachedInfo().Name
+	gone := waitFor(10*time.Second, func() bool { _, err := s.Consumer(ctx, name); return err != nil })
+	return append(out, fmt.Sprintf("then it goes: %v", gone))
+}

@@ -87,6 +87,9 @@ type machine struct {
 	inDue     map[uint64]struct{}
 
 	lastActive time.Time
+	// latestAckDeadline is the latest redelivery deadline given to a
+	// pending seq (unix ns; awaitAck); it only grows.
+	latestAckDeadline int64
 	// replay_policy original: store and send time of the last message,
 	// and when the next one may go.
 	replayPrevStored, replayPrevSent, replayAt time.Time
@@ -192,7 +195,7 @@ func newMachine(mc machineConfig) *machine {
 	_ = m.ledger.Update(func(s *jetlog.ConsumerState) {
 		for _, p := range s.Pending {
 			if mc.cfg.GroupBy == nil || !isTombstone(p) {
-				m.redeliver.add(p.Stream, p.Deadline)
+				m.awaitAck(p.Stream, p.Deadline)
 			}
 		}
 	}, false)
@@ -325,12 +328,36 @@ func (m *machine) status(to string, hdr []byte) {
 }
 
 // inactiveSince reports whether the consumer has an inactivity threshold
-// and has had no pulls, deliveries, acks or listener for that long. A
-// waiting pull keeps it alive, and the threshold counts from when the
-// last one ended (expirePulls, finishNoWait, send).
+// and has had no pulls, deliveries, acks or listener for that long.
 func (m *machine) inactiveSince(now time.Time) bool {
+	at := m.inactiveAt()
+	return !at.IsZero() && !now.Before(at)
+}
+
+// inactiveAt is when the consumer goes inactive unless something happens
+// first; zero without a threshold, while a pull waits or while the push
+// subscriber listens. As the reference counts it, the threshold runs from
+// when the last pull ended (expirePulls, finishNoWait) or was last
+// delivered to (send, Delivered), and a pull consumer with acks pending
+// also waits for the latest ack deadline: a client that works on a batch
+// for longer than the threshold can still ack it.
+func (m *machine) inactiveAt() time.Time {
 	t := time.Duration(m.cfg.InactiveThreshold)
-	return t > 0 && len(m.waiting) == 0 && !m.listening && !now.Before(m.lastActive.Add(t))
+	if t <= 0 || len(m.waiting) > 0 || m.listening {
+		return time.Time{}
+	}
+	since := m.lastActive
+	if m.push == nil && m.latestAckDeadline > since.UnixNano() && m.ledger.NumAckPending() > 0 {
+		since = time.Unix(0, m.latestAckDeadline)
+	}
+	return since.Add(t)
+}
+
+// awaitAck arms seq's redelivery at at (unix ns), which inactiveAt also
+// waits for.
+func (m *machine) awaitAck(seq uint64, at int64) {
+	m.redeliver.add(seq, at)
+	m.latestAckDeadline = max(m.latestAckDeadline, at)
 }
 
 // nextDeadline is the earliest time something becomes due: a
@@ -357,9 +384,7 @@ func (m *machine) nextDeadline(now time.Time) time.Time {
 	if p := m.push; p != nil && m.listening && p.heartbeat > 0 {
 		earliest(p.lastSent.Add(p.heartbeat))
 	}
-	if t := time.Duration(m.cfg.InactiveThreshold); t > 0 && len(m.waiting) == 0 && !m.listening {
-		earliest(m.lastActive.Add(t))
-	}
+	earliest(m.inactiveAt())
 	if !m.replayAt.IsZero() && m.hasTarget() && !now.Before(m.pausedUntil) {
 		earliest(m.replayAt)
 	}

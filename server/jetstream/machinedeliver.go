@@ -485,7 +485,7 @@ func (m *machine) recordLocked(s *jetlog.ConsumerState) {
 			p = s.Deliver(msg.Seq)
 		}
 		if q := s.Pending[msg.Seq]; q != nil {
-			m.redeliver.add(msg.Seq, q.Deadline)
+			m.awaitAck(msg.Seq, q.Deadline)
 		}
 		m.scratch.pend = append(m.scratch.pend, p)
 	}
