@@ -137,3 +137,50 @@ func inactiveWithAckPendingScenario(t *testing.T, url string) []string {
 	gone := waitFor(10*time.Second, func() bool { _, err := s.Consumer(ctx, name); return err != nil })
 	return append(out, fmt.Sprintf("then it goes: %v", gone))
 }
+
+// TestInactiveThresholdUnheardPullMatchesReference: a waiting pull
+// without expiry keeps an ephemeral consumer while its requester
+// listens, and stops keeping it once the requester has gone, as the
+// reference drops such a pull at its inactivity check.
+func TestInactiveThresholdUnheardPullMatchesReference(t *testing.T) {
+	t.Parallel()
+	bus := startBus(t, server.Options{JetStream: true})
+	ref := startReference(t, true)
+	bothSides(t, busURL(bus), ref.ClientURL(), unheardPullScenario)
+}
+
+func unheardPullScenario(t *testing.T, url string) []string {
+	js, ctx := scenarioJS(t, url, time.Minute)
+	s, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "GONE", Subjects: []string{"gone.>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.CreateConsumer(ctx, jetstream.ConsumerConfig{AckPolicy: jetstream.AckNonePolicy, InactiveThreshold: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := c.CachedInfo().Name
+	nc := connect(t, url)
+	inbox := nats.NewInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.PublishRequest("$JS.API.CONSUMER.MSG.NEXT.GONE."+name, inbox, []byte(`{"batch":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	exists := func() bool { _, err := s.Consumer(ctx, name); return err == nil }
+	// Twice the threshold: only time shows that the pull keeps it.
+	stays := true
+	for end := time.Now().Add(2 * time.Second); stays && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		stays = exists()
+	}
+	out := []string{fmt.Sprintf("a heard pull without expiry keeps it past the threshold: %v", stays)}
+	if err := sub.Unsubscribe(); err != nil {
+		t.Fatal(err)
+	}
+	return append(out, fmt.Sprintf("the requester gone, it goes: %v", waitFor(10*time.Second, func() bool { return !exists() })))
+}

@@ -328,22 +328,35 @@ func (m *machine) status(to string, hdr []byte) {
 }
 
 // inactiveSince reports whether the consumer has an inactivity threshold
-// and has had no pulls, deliveries, acks or listener for that long.
+// and has had no pulls, deliveries, acks or listener for that long. Pulls
+// whose requester went away do not keep it (as the reference drops them
+// when its inactivity check runs); one still heard does, until now.
 func (m *machine) inactiveSince(now time.Time) bool {
 	at := m.inactiveAt()
-	return !at.IsZero() && !now.Before(at)
+	if at.IsZero() || now.Before(at) {
+		return false
+	}
+	if len(m.waiting) > 0 {
+		m.dropUnheard()
+		if len(m.waiting) > 0 {
+			m.lastActive = now // checked again a threshold from now
+			return false
+		}
+	}
+	return true
 }
 
 // inactiveAt is when the consumer goes inactive unless something happens
-// first; zero without a threshold, while a pull waits or while the push
-// subscriber listens. As the reference counts it, the threshold runs from
-// when the last pull ended (expirePulls, finishNoWait) or was last
-// delivered to (send, Delivered), and a pull consumer with acks pending
-// also waits for the latest ack deadline: a client that works on a batch
-// for longer than the threshold can still ack it.
+// first, or when inactiveSince checks that its waiting pulls are still
+// heard; zero without a threshold or while the push subscriber listens.
+// As the reference counts it, the threshold runs from when the last pull
+// ended (expirePulls, finishNoWait) or was last delivered to (send,
+// Delivered), and a pull consumer with acks pending also waits for the
+// latest ack deadline: a client that works on a batch for longer than
+// the threshold can still ack it.
 func (m *machine) inactiveAt() time.Time {
 	t := time.Duration(m.cfg.InactiveThreshold)
-	if t <= 0 || len(m.waiting) > 0 || m.listening {
+	if t <= 0 || m.listening {
 		return time.Time{}
 	}
 	since := m.lastActive
