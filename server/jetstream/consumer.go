@@ -347,7 +347,12 @@ func (c *consumer) run(m *machine) {
 // the counters info reads, and the timer. It reports true when the
 // consumer expired and has been removed.
 func (c *consumer) carryOut(m *machine, a actions, timer *time.Timer) bool {
-	c.send(a)
+	deadline := a.deadline
+	if c.send(a) {
+		// After a slow read the step's time is long past: the
+		// inactivity threshold counts from now (machine.Delivered).
+		deadline = m.Delivered(c.sh.now())
+	}
 	if a.err != nil {
 		c.sh.log.Error("consumer state", "stream", c.stream, "consumer", c.name, "err", a.err)
 	}
@@ -368,13 +373,15 @@ func (c *consumer) carryOut(m *machine, a actions, timer *time.Timer) bool {
 		return true
 	}
 	timer.Stop()
-	if !a.deadline.IsZero() {
-		timer.Reset(max(a.deadline.Sub(c.sh.now()), 0))
+	if !deadline.IsZero() {
+		timer.Reset(max(deadline.Sub(c.sh.now()), 0))
 	}
 	return false
 }
 
-func (c *consumer) send(a actions) {
+// send carries out a step's messages and reports whether any was a
+// delivery of a stored message.
+func (c *consumer) send(a actions) bool {
 	delivered := false
 	for _, o := range a.out {
 		switch {
@@ -392,6 +399,7 @@ func (c *consumer) send(a actions) {
 	if delivered {
 		c.lastDelivered.Store(c.sh.now().UnixNano())
 	}
+	return delivered
 }
 
 // deadLetterLost counts and logs a dead letter that was not stored.

@@ -55,7 +55,10 @@
 // feeds it what the consumer's subscriptions capture (pulls, acks,
 // flow-control answers) and what the stream and the core signal (new
 // messages, interest on the deliver subject), carries out the actions,
-// and arms one timer for the earliest deadline. An idle consumer is a
+// and arms one timer for the earliest deadline. After a step that
+// delivered it tells the machine when the deliveries went out
+// (Delivered), since a step that read a cold section can outlast the
+// inactivity threshold it counts from them. An idle consumer is a
 // goroutine asleep in select with no timer: it costs no CPU. It takes
 // acks and flow-control answers in both subject forms (ackformat.go);
 // ack policy flow_control acks by those answers (ackflowcontrol.go).

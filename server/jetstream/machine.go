@@ -87,6 +87,9 @@ type machine struct {
 	inDue     map[uint64]struct{}
 
 	lastActive time.Time
+	// latestAckDeadline is the latest redelivery deadline given to a
+	// pending seq (unix ns; awaitAck); it only grows.
+	latestAckDeadline int64
 	// replay_policy original: store and send time of the last message,
 	// and when the next one may go.
 	replayPrevStored, replayPrevSent, replayAt time.Time
@@ -192,7 +195,7 @@ func newMachine(mc machineConfig) *machine {
 	_ = m.ledger.Update(func(s *jetlog.ConsumerState) {
 		for _, p := range s.Pending {
 			if mc.cfg.GroupBy == nil || !isTombstone(p) {
-				m.redeliver.add(p.Stream, p.Deadline)
+				m.awaitAck(p.Stream, p.Deadline)
 			}
 		}
 	}, false)
@@ -247,6 +250,22 @@ func (m *machine) FlowControlReply(a flowControlAnswer, now time.Time) actions {
 // Tick is the timer armed for the last deadline firing.
 func (m *machine) Tick(now time.Time) actions { return m.step(now) }
 
+// Delivered says the last step's deliveries went out at now, and
+// returns the deadline to arm instead of that step's. A step's own time
+// is when its input arrived; a step that read a cold section of the
+// stream can take seconds, and the inactivity threshold counts from the
+// deliveries (as the reference counts it from each one), not from the
+// pull that asked for them: counted from the pull, a threshold shorter
+// than the read deletes the consumer before its client can pull again,
+// and the next pull gets no responders. Not a step: nothing is due
+// that was not due before, so it changes only the deadline.
+func (m *machine) Delivered(now time.Time) time.Time {
+	if now.After(m.lastActive) {
+		m.lastActive = now
+	}
+	return m.nextDeadline(now)
+}
+
 // Pause holds deliveries back until until (the zero time resumes).
 func (m *machine) Pause(until, now time.Time) actions {
 	m.pausedUntil = until
@@ -284,7 +303,7 @@ func (m *machine) step(now time.Time) actions {
 		m.collectDue(now)
 		m.deliver(now)
 	}
-	m.finishNoWait()
+	m.finishNoWait(now)
 	if m.inactiveSince(now) {
 		m.act.expired = true
 	}
@@ -309,10 +328,49 @@ func (m *machine) status(to string, hdr []byte) {
 }
 
 // inactiveSince reports whether the consumer has an inactivity threshold
-// and has had no pulls, acks or listener for that long.
+// and has had no pulls, deliveries, acks or listener for that long. Pulls
+// whose requester went away do not keep it (as the reference drops them
+// when its inactivity check runs); one still heard does, until now.
 func (m *machine) inactiveSince(now time.Time) bool {
+	at := m.inactiveAt()
+	if at.IsZero() || now.Before(at) {
+		return false
+	}
+	if len(m.waiting) > 0 {
+		m.dropUnheard()
+		if len(m.waiting) > 0 {
+			m.lastActive = now // checked again a threshold from now
+			return false
+		}
+	}
+	return true
+}
+
+// inactiveAt is when the consumer goes inactive unless something happens
+// first, or when inactiveSince checks that its waiting pulls are still
+// heard; zero without a threshold or while the push subscriber listens.
+// As the reference counts it, the threshold runs from when the last pull
+// ended (expirePulls, finishNoWait) or was last delivered to (send,
+// Delivered), and a pull consumer with acks pending also waits for the
+// latest ack deadline: a client that works on a batch for longer than
+// the threshold can still ack it.
+func (m *machine) inactiveAt() time.Time {
 	t := time.Duration(m.cfg.InactiveThreshold)
-	return t > 0 && len(m.waiting) == 0 && !m.listening && !now.Before(m.lastActive.Add(t))
+	if t <= 0 || m.listening {
+		return time.Time{}
+	}
+	since := m.lastActive
+	if m.push == nil && m.latestAckDeadline > since.UnixNano() && m.ledger.NumAckPending() > 0 {
+		since = time.Unix(0, m.latestAckDeadline)
+	}
+	return since.Add(t)
+}
+
+// awaitAck arms seq's redelivery at at (unix ns), which inactiveAt also
+// waits for.
+func (m *machine) awaitAck(seq uint64, at int64) {
+	m.redeliver.add(seq, at)
+	m.latestAckDeadline = max(m.latestAckDeadline, at)
 }
 
 // nextDeadline is the earliest time something becomes due: a
@@ -339,9 +397,7 @@ func (m *machine) nextDeadline(now time.Time) time.Time {
 	if p := m.push; p != nil && m.listening && p.heartbeat > 0 {
 		earliest(p.lastSent.Add(p.heartbeat))
 	}
-	if t := time.Duration(m.cfg.InactiveThreshold); t > 0 && len(m.waiting) == 0 && !m.listening {
-		earliest(m.lastActive.Add(t))
-	}
+	earliest(m.inactiveAt())
 	if !m.replayAt.IsZero() && m.hasTarget() && !now.Before(m.pausedUntil) {
 		earliest(m.replayAt)
 	}

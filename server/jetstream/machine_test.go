@@ -35,6 +35,8 @@ var update = flag.Bool("update", false, "rewrite the golden transcripts in testd
 //	pull <inbox> [body]          a MSG.NEXT request
 //	ack <seq> <body> [reply]     an ack on the delivery of stream seq
 //	tick <duration>              advance the clock, then Tick
+//	delivered <duration>         the last step's deliveries went out that
+//	                             long after it (a slow read), then Delivered
 //	interest <subject> on|off    whether a subject has a listener, then Interest
 //	fc                           the flow-control answer
 //	close <status>               the consumer is deleted
@@ -257,6 +259,13 @@ func (h *harness) run(t *testing.T, line string) string {
 		}
 		h.now = h.now.Add(d)
 		return h.render(h.m.Tick(h.now))
+	case "delivered":
+		d, err := time.ParseDuration(rest)
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		h.now = h.now.Add(d)
+		return h.render(actions{deadline: h.m.Delivered(h.now)})
 	case "interest":
 		subject, onOff, _ := strings.Cut(rest, " ")
 		h.src.deaf[subject] = onOff == "off"

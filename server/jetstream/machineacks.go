@@ -193,13 +193,13 @@ func (m *machine) acksLocked(s *jetlog.ConsumerState) {
 				delay = m.jitter(m.redeliveryWait(p.Deliveries))
 			}
 			s.Nak(a.seq, m.groupNakDelay(delay))
-			m.redeliver.add(a.seq, p.Deadline)
+			m.awaitAck(a.seq, p.Deadline)
 		case ackInProgress:
 			if m.isTombstoneLocked(s, a.seq) {
 				continue
 			}
 			if s.InProgress(a.seq) {
-				m.redeliver.add(a.seq, s.Pending[a.seq].Deadline)
+				m.awaitAck(a.seq, s.Pending[a.seq].Deadline)
 			}
 		case ackTerm:
 			var deliveries, cseq uint64

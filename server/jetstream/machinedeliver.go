@@ -420,6 +420,7 @@ func (m *machine) send(r *pullRequest, msgs []jetlog.Msg, froms []int, now time.
 		r.batch--
 	}
 	r.lastSent = now
+	m.lastActive = now // the driver moves it on to when they went out (Delivered)
 	return true
 }
 
@@ -484,7 +485,7 @@ func (m *machine) recordLocked(s *jetlog.ConsumerState) {
 			p = s.Deliver(msg.Seq)
 		}
 		if q := s.Pending[msg.Seq]; q != nil {
-			m.redeliver.add(msg.Seq, q.Deadline)
+			m.awaitAck(msg.Seq, q.Deadline)
 		}
 		m.scratch.pend = append(m.scratch.pend, p)
 	}

@@ -131,6 +131,12 @@ func (m *machine) expirePulls(now time.Time) {
 			if m.src.HasInterest(r.reply) {
 				m.status(r.reply, pendingStatus("408 Request Timeout", r))
 			}
+			// The consumer was in use until the pull ran out: the
+			// inactivity threshold counts from its expiry, as the
+			// reference counts it, not from when it arrived.
+			if r.expires.After(m.lastActive) {
+				m.lastActive = r.expires
+			}
 			continue
 		}
 		kept = append(kept, r)
@@ -187,11 +193,12 @@ func pendingStatus(status string, r *pullRequest) []byte {
 }
 
 // finishNoWait answers no_wait pulls that could not be filled with 404.
-func (m *machine) finishNoWait() {
+func (m *machine) finishNoWait(now time.Time) {
 	kept := m.waiting[:0]
 	for _, r := range m.waiting {
 		if r.noWait {
 			m.status(r.reply, statusHeader("404 No Messages"))
+			m.lastActive = now
 		} else {
 			kept = append(kept, r)
 		}
