@@ -534,7 +534,7 @@ func (c *conn) close(reason string, flush bool) {
 		c.srv.unauthenticated.Add(-1)
 	}
 	if c.mqtt != nil {
-		c.mqttClosed(acc, desc.mqttClient)
+		c.mqttClosed(acc, desc.mqttClient, reason)
 	}
 	c.srv.removeConn(c)
 	acc.foldClosed(c)

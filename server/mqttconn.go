@@ -177,11 +177,30 @@ func (c *conn) mqttSend(pkt []byte) {
 // released and an abnormal close publishes the will, in acc (the
 // account the connection was in). It runs on whichever goroutine closed
 // the connection; routing from it is as the server's own publish.
-func (c *conn) mqttClosed(acc *account, clientID string) {
+func (c *conn) mqttClosed(acc *account, clientID, reason string) {
 	if clientID != "" {
 		c.srv.mqtt.releaseClientID(c, clientID)
 	}
-	if w := c.mqtt.will.Swap(nil); w != nil && acc != nil {
+	if w := c.mqtt.will.Swap(nil); w != nil && acc != nil && c.mqttWillStands(w, reason) {
 		c.srv.routeIn(acc.trie, nil, w.subject, w.subject, nil, -1, w.payload)
 	}
+}
+
+// mqttWillStands says the will may still go out when the connection
+// closes for reason: the server publishes it on the user's behalf, so it
+// needs the user's rights as they are now, not as they were at CONNECT.
+// A connection closed because its user lost the right to be connected
+// (a reload, a revocation, an expiry) publishes nothing, and one whose
+// publish rights a reload narrowed publishes only what they still allow.
+func (c *conn) mqttWillStands(w *mqttWill, reason string) bool {
+	switch reason {
+	case errAuthViolation.text, "Authentication Expired", "Authentication Revoked":
+		c.log.Warn("mqtt will dropped: the user's authorization ended", "user", c.userName(), "reason", reason)
+		return false
+	}
+	if id := c.authed.Load(); id != nil && id.perms != nil && !id.perms.canPublish(bytesView(w.subject)) {
+		c.log.Warn("mqtt will dropped: publish no longer allowed", "user", c.userName(), "subject", string(w.subject))
+		return false
+	}
+	return true
 }
