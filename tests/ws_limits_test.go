@@ -19,7 +19,13 @@ import (
 // count with TCP ones against max_unauthenticated: two idle ones shut
 // out a third client of either kind, until they go.
 func TestWebSocketCountsAgainstPreAuthLimit(t *testing.T) {
-	s, wsURL := startWSBus(t, server.Options{Authorization: wsUsers(), MaxUnauthenticated: 2})
+	// Long handshake and auth timeouts: the two pre-auth sockets must stay
+	// until the test closes one, however slow a loaded machine is (with
+	// the 2 s defaults they could time out before the first check).
+	auth := wsUsers()
+	auth.Timeout = 30 * time.Second
+	s, wsURL := startWSBus(t, server.Options{Authorization: auth, MaxUnauthenticated: 2,
+		WebSocket: server.WebSocketOptions{HandshakeTimeout: 30 * time.Second}})
 	addr := s.WebSocketAddr().String()
 	idle, err := net.Dial("tcp", addr) // never sends its request
 	if err != nil {
