@@ -19,36 +19,62 @@ var errNoResponder = errors.New("server: no service answers this request (is Jet
 // The dashboard's reads and actions come this way (monitor.Source's
 // Request), so they meet the checks a client's request meets.
 func (s *Server) localRequest(ctx context.Context, from Rights, subject string, body []byte) ([]byte, error) {
-	inbox := "_INBOX." + inboxToken()
-	replies := make(chan []byte, 1)
-	sub, err := s.subscribeInternal(inbox, func(_, _ []byte, hdr int, msg []byte) bool {
-		if hdr >= 0 {
-			msg = msg[hdr:]
-		}
-		select {
-		case replies <- bytes.Clone(msg):
-		default: // only the first reply counts
-		}
-		return true
-	})
+	reply, err := s.localRequestIn(ctx, s.global, from, subject, nil, body)
 	if err != nil {
 		return nil, err
 	}
-	defer s.unsubscribeInternal(sub)
+	return reply.Data, nil
+}
+
+// localReply is the first reply to a local request: its header block
+// (nil without one) and payload, both the caller's to keep.
+type localReply struct {
+	Header []byte
+	Data   []byte
+}
+
+// localRequestIn is localRequest in acc's subject space, with a NATS
+// header block (nil for none): the server acting for one of that
+// account's clients (the MQTT listener storing a QoS 1 message, say)
+// meets the same handlers, and the same checks, as that client would.
+func (s *Server) localRequestIn(ctx context.Context, acc *account, from Rights, subject string, hdr, body []byte) (localReply, error) {
+	inbox := "_INBOX." + inboxToken()
+	replies := make(chan localReply, 1)
+	sub, err := s.subscribeIn(acc, &subscription{subject: inbox, handler: func(_, _ []byte, hdrLen int, msg []byte) bool {
+		var r localReply
+		if hdrLen >= 0 {
+			r.Header, msg = bytes.Clone(msg[:hdrLen]), msg[hdrLen:]
+		}
+		r.Data = bytes.Clone(msg)
+		select {
+		case replies <- r:
+		default: // only the first reply counts
+		}
+		return true
+	}})
+	if err != nil {
+		return localReply{}, err
+	}
+	defer s.unsubscribeIn(acc, sub)
+	hdrLen, msg := -1, body
+	if len(hdr) > 0 {
+		hdrLen = len(hdr)
+		msg = append(append(make([]byte, 0, len(hdr)+len(body)), hdr...), body...)
+	}
 	taken := 0
-	for _, h := range s.subs.MatchString(subject).Plain {
-		if h.request != nil && h.request(from, []byte(subject), []byte(inbox), -1, body) {
+	for _, h := range acc.trie.MatchString(subject).Plain {
+		if h.request != nil && h.request(from, []byte(subject), []byte(inbox), hdrLen, msg) {
 			taken++
 		}
 	}
 	if taken == 0 {
-		return nil, errNoResponder
+		return localReply{}, errNoResponder
 	}
 	select {
-	case b := <-replies:
-		return b, nil
+	case r := <-replies:
+		return r, nil
 	case <-ctx.Done():
-		return nil, fmt.Errorf("server: no answer on %s: %w", subject, ctx.Err())
+		return localReply{}, fmt.Errorf("server: no answer on %s: %w", subject, ctx.Err())
 	}
 }
 
