@@ -26,23 +26,27 @@ import (
 // A Lag is safe for concurrent use. Close it when done: until then
 // every append pays a match against its filters.
 type Lag struct {
-	l    *Log
-	fs   filterSet // owned; never changed
-	kept bool      // registered with the catalog (fs has a wildcard)
+	l  *Log
+	fs filterSet // owned; never changed
+	// kept is whether the log keeps the count: fs has a wildcard, and
+	// Close was not called. It changes under Log.mu held exclusively.
+	kept bool
 
 	// mu orders At calls with each other. The fields below change under
 	// it with Log.mu held shared (At), or under Log.mu held exclusively
-	// (the appender's catalog changes), which excludes At.
+	// (the appender's catalog changes, Close), which excludes At.
 	mu    sync.Mutex
 	floor uint64 // n counts seqs >= floor
 	n     uint64
-	known bool // n is exact; false until the first At and after a recount
+	known bool // n is exact; false after a recount until the next At
 }
 
 // TrackLag returns a Lag for filters (as NumPending takes them:
-// none, "" or ">" for every subject). The filters are copied. It costs
-// nothing until the first At, which counts as NumPending does; later
-// calls cost what moving the floor costs.
+// none, "" or ">" for every subject). The filters are copied. It starts
+// with its floor after the last seq, where nothing is pending, so each
+// At costs what moving the floor there costs: the first one of a reader
+// starting near the end walks back a few slots, one starting further
+// back than the stream has subjects counts as NumPending does.
 func (l *Log) TrackLag(filters []string) *Lag {
 	p := &Lag{l: l, fs: newFilterSet(slices.Clone(filters), nil)}
 	if p.fs == nil || !p.fs.hasWildcard() {
@@ -50,6 +54,7 @@ func (l *Log) TrackLag(filters []string) *Lag {
 	}
 	p.kept = true
 	l.mu.Lock()
+	p.floor, p.known = l.cat.last+1, true
 	l.cat.lags = append(l.cat.lags, p)
 	l.mu.Unlock()
 	return p
@@ -58,18 +63,18 @@ func (l *Log) TrackLag(filters []string) *Lag {
 // At returns the number of live messages with seq >= from that match the
 // filters, and makes from the floor. 0 after the log is closed.
 func (p *Lag) At(from uint64) uint64 {
-	if !p.kept {
-		return p.l.numPending(from, p.fs)
-	}
 	l := p.l
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	if l.closed {
+	c := &l.cat
+	switch {
+	case l.closed:
 		return 0
+	case !p.kept: // kept changes only under Log.mu held exclusively
+		return c.pendingFrom(from, p.fs)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	c := &l.cat
 	if !p.known || c.walkCost(p.floor, from) > uint64(len(c.subjects)) {
 		p.n, p.known = c.pendingFrom(from, p.fs), true
 	} else if from > p.floor {
@@ -94,9 +99,7 @@ func (p *Lag) Close() {
 	if i := slices.Index(c.lags, p); i >= 0 {
 		c.lags = slices.Delete(c.lags, i, i+1)
 	}
-	p.mu.Lock()
-	p.kept, p.known = false, false
-	p.mu.Unlock()
+	p.kept = false
 }
 
 // lagAdded counts a message just stored (catalog.add); Log.mu is held

@@ -223,3 +223,61 @@ func bruteLag(live []Msg, filters []string, from uint64) uint64 {
 	}
 	return n
 }
+
+// TestLagConcurrentReaders moves one lag from several goroutines while
+// messages are appended and deleted; once they stop, it is still exact,
+// and after Close it still answers (counting afresh) while the log no
+// longer keeps it.
+func TestLagConcurrentReaders(t *testing.T) {
+	t.Parallel()
+	l := openLog(t, t.TempDir(), StreamConfig{Name: "C", Durability: DurabilityNone}, Options{SegmentSize: 4096})
+	lag := l.TrackLag([]string{"o.*.e", "p.>"})
+	done := make(chan struct{})
+	readers := make(chan error, 2)
+	for r := range 2 {
+		go func() {
+			rng := rand.New(rand.NewPCG(uint64(r), 1))
+			for {
+				select {
+				case <-done:
+					readers <- nil
+					return
+				default:
+				}
+				lag.At(1 + rng.Uint64N(l.State().LastSeq+1))
+			}
+		}()
+	}
+	for i := range 300 {
+		batch := []Msg{{Subject: fmt.Sprintf("o.%d.e", i%7)}, {Subject: fmt.Sprintf("p.%d", i)}, {Subject: "q.x"}}
+		acks, err := l.AppendBatch(batch, Expect{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%5 == 0 {
+			if err := l.Delete(acks[1].Seq); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	close(done)
+	for range 2 {
+		if err := <-readers; err != nil {
+			t.Fatal(err)
+		}
+	}
+	live := liveMessages(t, l)
+	for _, from := range []uint64{1, 100, 450, 901, 2000} {
+		if got, want := lag.At(from), bruteLag(live, []string{"o.*.e", "p.>"}, from); got != want {
+			t.Fatalf("At(%d) = %d, brute force %d", from, got, want)
+		}
+	}
+	lag.Close()
+	if n := len(l.cat.lags); n != 0 {
+		t.Fatalf("%d lags kept after Close", n)
+	}
+	mustAppend(t, l, "p.new", "x")
+	if got, want := lag.At(1), bruteLag(liveMessages(t, l), []string{"o.*.e", "p.>"}, 1); got != want {
+		t.Fatalf("after Close: At(1) = %d, brute force %d", got, want)
+	}
+}

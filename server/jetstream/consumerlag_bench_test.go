@@ -62,7 +62,8 @@ func BenchmarkMachineCatchUp(b *testing.B) {
 			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			var total time.Duration
 			for b.Loop() {
-				src := listening{&consumerReader{log: l}}
+				cs := newConsumerSource(&consumerReader{log: l}, cfg)
+				src := listening{cs}
 				led := newMemLedger(jetlog.NewConsumerState(time.Duration(cfg.AckWait), nil, func() time.Time { return now }))
 				m := newMachine(machineConfig{stream: "S", cfg: cfg, src: src, ledger: led, now: now, start: 1})
 				start := time.Now()
@@ -81,6 +82,7 @@ func BenchmarkMachineCatchUp(b *testing.B) {
 					got += k
 				}
 				total += time.Since(start)
+				cs.close()
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/total.Seconds(), "msgs/s")
 		})
