@@ -1,7 +1,9 @@
 package tests
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bus-dev/bus/server"
+	"github.com/bus-dev/bus/subjects"
 )
 
 // lagConsumers are the filters of TestWildcardLagMatchesReference's
@@ -66,14 +69,30 @@ func lagScenario(t *testing.T, url string) string {
 	}
 	var out strings.Builder
 	consumers := map[string]jetstream.Consumer{}
+	filtersOf := map[string][]string{}
+	// infos records each consumer's num_pending once it equals a count of
+	// the stream's messages after its last delivery (the reference
+	// counts new messages on a goroutine of its own, so its info may lag
+	// a publish for a moment); a count that never gets there is recorded
+	// with the brute-force one beside it.
 	infos := func(step string) {
 		fmt.Fprintf(&out, "%s:", step)
+		stored := storedSubjects(t, st)
 		for _, lc := range lagConsumers {
-			info, err := consumers[lc.name].Info(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			var info *jetstream.ConsumerInfo
+			var want uint64
+			settled := waitFor(2*time.Second, func() bool {
+				var err error
+				if info, err = consumers[lc.name].Info(ctx); err != nil {
+					t.Fatal(err)
+				}
+				want = countMatching(stored, filtersOf[lc.name], info.Delivered.Stream+1)
+				return info.NumPending == want
+			})
 			fmt.Fprintf(&out, " %s=%d", lc.name, info.NumPending)
+			if !settled {
+				fmt.Fprintf(&out, "(brute force %d)", want)
+			}
 		}
 		out.WriteString("; ")
 	}
@@ -109,7 +128,7 @@ func lagScenario(t *testing.T, url string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		consumers[name] = c
+		consumers[name], filtersOf[name] = c, filters
 	}
 	publish(0, 60)
 	for _, lc := range lagConsumers {
@@ -165,4 +184,38 @@ func lagScenario(t *testing.T, url string) string {
 	fetch("fetch 2", 2)
 	infos("end")
 	return out.String()
+}
+
+// storedSubjects maps each stored message's seq to its subject.
+func storedSubjects(t *testing.T, st jetstream.Stream) map[uint64]string {
+	t.Helper()
+	ctx := ctxT(t)
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[uint64]string{}
+	for seq := info.State.FirstSeq; info.State.Msgs > 0 && seq <= info.State.LastSeq; seq++ {
+		m, err := st.GetMsg(ctx, seq)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[seq] = m.Subject
+	}
+	return out
+}
+
+// countMatching counts the messages of stored at or after from whose
+// subject matches any of filters.
+func countMatching(stored map[uint64]string, filters []string, from uint64) uint64 {
+	var n uint64
+	for seq, subj := range stored {
+		if seq >= from && slices.ContainsFunc(filters, func(f string) bool { return subjects.Matches(f, subj) }) {
+			n++
+		}
+	}
+	return n
 }
