@@ -17,7 +17,7 @@ import (
 // max age, a message TTL, a rollup) takes one away. Moving the floor
 // walks the slots between the old floor and the new one, which a reader
 // moving forward has just read anyway, or, when that walk would cost more
-// than a pass over the subjects, counts afresh.
+// than a pass over the subjects or would load sections, counts afresh.
 //
 // Filters that are all literals (or none at all) are answered from the
 // per-subject summaries, a lookup per filter, as Log.NumPending does:
@@ -75,7 +75,7 @@ func (p *Lag) At(from uint64) uint64 {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.known || c.walkCost(p.floor, from) > uint64(len(c.subjects)) {
+	if !p.known || !c.walkable(p.floor, from) {
 		p.n, p.known = c.pendingFrom(from, p.fs), true
 	} else if from > p.floor {
 		p.n -= c.countMatching(p.floor, from, p.fs)
@@ -139,16 +139,27 @@ func (c *catalog) lagForget() {
 	}
 }
 
-// walkCost is how many slots countMatching would visit between a and b,
-// in either order, within the live range. A pass over the subjects
-// (pendingFrom) costs about one subject per slot walked.
-func (c *catalog) walkCost(a, b uint64) uint64 {
+// walkable reports whether countMatching between a and b (in either
+// order) is the cheaper way to move a floor: it visits no more slots than
+// the stream has subjects, which a count afresh (pendingFrom) passes over,
+// and only loaded sections. An unloaded one (after a restart, or evicted)
+// would be read from its index file under Log.mu, where a count afresh
+// reads at most the section at the new floor.
+func (c *catalog) walkable(a, b uint64) bool {
 	lo, hi := min(a, b), max(a, b)
 	lo, hi = max(lo, c.first()), min(hi, c.last+1)
 	if lo >= hi {
-		return 0
+		return true
 	}
-	return hi - lo
+	if hi-lo > uint64(len(c.subjects)) {
+		return false
+	}
+	for i := c.segFrom(lo); i < len(c.segs) && c.segs[i].first < hi; i++ {
+		if seg := c.segs[i]; seg.live > 0 && !seg.loaded.Load() {
+			return false
+		}
+	}
+	return true
 }
 
 // countMatching counts the live messages with lo <= seq < hi whose

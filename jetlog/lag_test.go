@@ -281,3 +281,35 @@ func TestLagConcurrentReaders(t *testing.T) {
 		t.Fatalf("after Close: At(1) = %d, brute force %d", got, want)
 	}
 }
+
+// TestLagAfterRestartLoadsNoSection: a lag's first count after a clean
+// restart, from the start of a stream whose sections are all unloaded,
+// comes from the subject summaries: walking back from the end would read
+// every index under Log.mu (a million subjects: seconds before a new
+// consumer's first pull reply, long enough for it to time out as
+// inactive).
+func TestLagAfterRestartLoadsNoSection(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := StreamConfig{Name: "R", Durability: DurabilityNone}
+	opts := Options{SegmentSize: 4096}
+	l := openLog(t, dir, cfg, opts)
+	for i := range 2000 {
+		mustAppend(t, l, "s."+strconv.Itoa(i), "x")
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = openLog(t, dir, cfg, opts)
+	lag := l.TrackLag([]string{"s.*"})
+	defer lag.Close()
+	if got := lag.At(1); got != 2000 {
+		t.Fatalf("At(1) = %d, want 2000", got)
+	}
+	if got := lag.At(1500); got != 501 {
+		t.Fatalf("At(1500) = %d, want 501", got)
+	}
+	if loads := l.index.Stats().Loads; loads != 0 {
+		t.Fatalf("%d sections loaded to count", loads)
+	}
+}
