@@ -32,10 +32,10 @@ go mod edit \
 	-replace "github.com/synadia-io/orbit.go/ntf-client=$repo/tests/upstream/shim/ntfclient" \
 	-replace "github.com/bus-dev/bus=$repo"
 GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1 || GOFLAGS=-mod=mod go mod tidy
-go build -o "$work/bus" "$repo/cmd/bus"
-export BUS_UPSTREAM_BIN="$work/bus" BUS_UPSTREAM_DIR="$work/servers"
-mkdir -p "$BUS_UPSTREAM_DIR"
-[ -z "${KEEP:-}" ] || export BUS_UPSTREAM_KEEP=1
+(cd "$repo" && go build -o "$work/bus" ./cmd/bus)
+export UPSTREAM_BUS_BIN="$work/bus" UPSTREAM_BUS_DIR="$work/servers"
+mkdir -p "$UPSTREAM_BUS_DIR"
+[ -z "${KEEP:-}" ] || export UPSTREAM_BUS_KEEP=1
 unset TESTER_NATS_URL GITHUB_ACTIONS
 
 # tests_in prints a -run pattern of the top-level tests in the given files.

@@ -72,7 +72,7 @@ func (c *Client) CreateServer(t testing.TB, js bool, opts ...CreateOption) *Inst
 		t.Fatalf("Request to tester.create.server failed: %v", err)
 	}
 	id := nuid.Next()
-	root, err := os.MkdirTemp(os.Getenv("BUS_UPSTREAM_DIR"), "bus-"+id[len(id)-6:]+"-")
+	root, err := os.MkdirTemp(os.Getenv("UPSTREAM_BUS_DIR"), "bus-"+id[len(id)-6:]+"-")
 	if err != nil {
 		t.Fatalf("instance dir: %v", err)
 	}
@@ -165,7 +165,7 @@ func (i *Instance) Destroy(t testing.TB) *api.DestroyResponse {
 			t.Errorf("destroy: %v", err)
 		}
 	}
-	if os.Getenv("BUS_UPSTREAM_KEEP") == "" {
+	if os.Getenv("UPSTREAM_BUS_KEEP") == "" {
 		if err := os.RemoveAll(i.root); err != nil {
 			t.Errorf("destroy: %v", err)
 		}

@@ -106,7 +106,9 @@ func (c serverConfig) write(dir string) (string, error) {
 		if err := os.WriteFile(path, out.Bytes(), 0o600); err != nil {
 			return "", err
 		}
-		includes[key] = path
+		// Relative to server.conf: bus, like nats-server, resolves an
+		// include against the including file's folder, absolute or not.
+		includes[key] = filepath.Join("snippets", key+".conf")
 	}
 
 	var b strings.Builder

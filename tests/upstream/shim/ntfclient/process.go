@@ -9,13 +9,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
 
 // busBinaryEnv names the variable that holds the path of the bus binary the
 // shim runs; tests/upstream/run.sh builds it from the checkout.
-const busBinaryEnv = "BUS_UPSTREAM_BIN"
+const busBinaryEnv = "UPSTREAM_BUS_BIN"
 
 // How long a bus process gets to open its ports, to stop, and to apply a
 // reload. Generous: the machine is shared.
@@ -67,6 +68,7 @@ func (p *process) start() error {
 	}
 	cmd := exec.Command(bin, "serve", "-c", p.config)
 	cmd.Dir = p.dir
+	cmd.Env = childEnv()
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
@@ -96,6 +98,18 @@ func (p *process) start() error {
 		}
 	}
 	return nil
+}
+
+// childEnv is this process's environment without BUS_* variables: bus
+// reads those as settings, and the server's settings are its config file.
+func childEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "BUS_") {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 func accepts(port int) bool {
