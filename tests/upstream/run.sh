@@ -7,7 +7,9 @@
 # (test/ws_test.go), js (test/js_test.go, kv_test.go, object_test.go),
 # jetstream (jetstream/test), core (the rest of test/). RUN=regexp narrows a
 # suite to matching tests; KEEP=1 keeps the work dir (nats.go's copy, the
-# logs, each server's directory and bus.log).
+# logs, each server's directory and bus.log). REFERENCE=1 runs the same
+# tests unmodified, against nats-server (orbit.go's own tester, as nats.go
+# runs them), to tell a bus difference from a test that fails here anyway.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -27,7 +29,7 @@ chmod -R u+w "$work/nats.go"
 cd "$work/nats.go"
 cp go_test.mod go.mod
 cp go_test.sum go.sum
-go mod edit \
+[ -n "${REFERENCE:-}" ] || go mod edit \
 	-replace "github.com/synadia-io/orbit.go/ntf=$repo/tests/upstream/shim/ntf" \
 	-replace "github.com/synadia-io/orbit.go/ntf-client=$repo/tests/upstream/shim/ntfclient" \
 	-replace "github.com/bus-dev/bus=$repo"
