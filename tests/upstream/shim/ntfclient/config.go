@@ -38,10 +38,10 @@ type tlsFiles struct {
 
 // serverConfig is everything one server's config file is rendered from.
 type serverConfig struct {
-	env            templateEnv
-	snippets       map[string]string
-	tls            *tlsSettings // generated TLS on the client port; nil: none
-	advertiseHost  string
+	env           templateEnv
+	snippets      map[string]string
+	tls           *tlsSettings // generated TLS on the client port; nil: none
+	advertiseHost string
 }
 
 // tlsSettings are the generated TLS's choices for the client port.

@@ -146,10 +146,17 @@ func (p *process) stop() error {
 	case <-p.exited:
 		return nil
 	case <-time.After(stopTimeout):
+	}
+	// SIGQUIT has the Go runtime write every goroutine's stack to the log
+	// and exit: the stacks say where the shutdown is stuck.
+	_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-p.exited:
+	case <-time.After(5 * time.Second):
 		_ = p.cmd.Process.Kill()
 		<-p.exited
-		return fmt.Errorf("bus %s did not stop within %v after SIGTERM; killed:\n%s", p.name, stopTimeout, p.logTail())
 	}
+	return fmt.Errorf("bus %s did not stop within %v after SIGTERM; its goroutines are in %s:\n%s", p.name, stopTimeout, p.logPath, p.logTail())
 }
 
 // Log lines bus writes when a SIGHUP's reload is done, one way or the other.
