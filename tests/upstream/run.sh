@@ -68,7 +68,11 @@ run_suite() {
 		grep -m3 '^panic: \|test timed out\|build failed' "$log" | sed 's/^/   /'
 		fail=$((fail + 1))
 	fi
-	echo "   $name: $pass passed, $fail failed, $skip skipped (exit $rc)"
+	# Subtests' skips count here too: go test -v does not tell their log
+	# lines from their parents'.
+	local noclusters
+	noclusters=$(grep -c '_test.go:[0-9]*: bus has no clustering' "$log" || true)
+	echo "   $name: $pass passed, $fail failed, $skip skipped (exit $rc); tests and subtests skipped for want of a cluster: $noclusters"
 	total_pass=$((total_pass + pass)) total_fail=$((total_fail + fail)) total_skip=$((total_skip + skip))
 	[ -z "${KEEP:-}" ] || echo "   log: $log"
 }
