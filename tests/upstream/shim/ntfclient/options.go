@@ -3,7 +3,6 @@ package ntf
 import (
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/synadia-io/orbit.go/ntf-client/api"
 )
 
@@ -14,9 +13,8 @@ type CreateOption interface{ applyCreate(*createOptions) }
 type UpdateOption interface{ applyUpdate(*updateOptions) }
 
 type createOptions struct {
-	snippets       map[string]string
-	connectOptions []nats.Option
-	tls            *api.TLSOptions
+	snippets map[string]string
+	tls      *api.TLSOptions
 }
 
 type updateOptions struct {
@@ -80,16 +78,6 @@ func WithJetStream(body string) Snippet { return Snippet{"jetstream", body} }
 
 // WithTopLevel adds lines at the top of the config.
 func WithTopLevel(body string) Snippet { return Snippet{"top", body} }
-
-// WithDescription labels an instance; bus's servers do not show it
-// anywhere, so it only names the instance's directory.
-func WithDescription(string) CreateOption { return createOpt(func(*createOptions) {}) }
-
-// WithConnectOptions are the options the tester's own connect helpers
-// would use; kept so the tests that pass them compile and run.
-func WithConnectOptions(opts ...nats.Option) CreateOption {
-	return createOpt(func(o *createOptions) { o.connectOptions = append(o.connectOptions, opts...) })
-}
 
 // TLSOpt customizes WithGeneratedTLS.
 type TLSOpt func(*api.TLSOptions)
