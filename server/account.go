@@ -423,13 +423,13 @@ func (c *conn) leaveAccountLocked() {
 
 // sendConnectInfo tells a client that takes INFO updates, after its
 // first PONG as the reference does, what the first INFO could not say:
-// the max_payload its account allows when that is lower than the
-// server's (so nats.go refuses a publish too big before sending it), and
-// that it is in the system account (`nats account info` shows it). The
-// reference sends this INFO to every such client; bus only when it says
-// something new.
+// the account it is in (nats.go's RemoteAccount), the max_payload that
+// account allows when lower than the server's (so nats.go refuses a
+// publish too big before sending it), and whether it is the system
+// account (`nats account info` shows it). As the reference, every such
+// client gets it, whatever its account.
 func (c *conn) sendConnectInfo() {
-	if !c.asyncInfo.Load() || c.parser.maxPayload >= c.srv.liveOpts().MaxPayload && !c.acc.system {
+	if !c.asyncInfo.Load() {
 		return
 	}
 	info := c.srv.infoFields(c)
