@@ -110,8 +110,8 @@ func TestMQTTProtocolRefusals(t *testing.T) {
 	// keep it) or a QoS 2 one closes the connection.
 	for name, pub := range map[string]*mqtt.Publish{
 		"retained without JetStream": {Retain: true, Topic: []byte("a"), Payload: []byte("x")},
-		"qos 2":    {QoS: 2, PacketID: 1, Topic: []byte("a"), Payload: []byte("x")},
-		"$MQTT":    {Topic: []byte("$MQTT/JSA/x"), Payload: []byte("x")},
+		"qos 2":                      {QoS: 2, PacketID: 1, Topic: []byte("a"), Payload: []byte("x")},
+		"$MQTT":                      {Topic: []byte("$MQTT/JSA/x"), Payload: []byte("x")},
 	} {
 		rc, code := dialMQTT(t, tg.mqtt, base())
 		if code != 0 {
