@@ -22,8 +22,8 @@ import (
 //
 // A retained PUBLISH is stored before it is routed: its PUBLISH waits
 // for the store's ack, so a SUBSCRIBE after it finds it. A SUBSCRIBE
-// looks up the index, then reads the matching records by seq
-// (mqttretainsend.go).
+// looks up the index and, when it has matches, reads the matching
+// records from the stream (mqttretainfetch.go, mqttretainsend.go).
 
 // mqttRetainedTimeout bounds one request to the account's JetStream
 // (the reference's default js_api_timeout).
@@ -136,7 +136,6 @@ func (e *mqttAPIError) Error() string {
 // The JetStream error codes the listener acts on.
 const (
 	jsErrStreamNotFound = 10059
-	jsErrNoMessage      = 10037
 )
 
 // retainedAPI sends req (JSON) to a $JS.API subject in acc as the server
@@ -194,43 +193,17 @@ func (s *Server) openRetained(acc *account, index *retainedIndex) error {
 		return nil
 	}
 	start := time.Now()
-	for seq := info.State.FirstSeq; ; seq++ {
-		m, err := s.retainedGet(acc, retainedGetRequest{Seq: seq, NextBySubject: mqttRetainedPrefix + ">"})
-		if errors.As(err, &apiErr) && apiErr.ErrCode == jsErrNoMessage {
-			break
+	err = s.fetchRetained(acc, []string{mqttRetainedPrefix + ">"}, func(r fetchedRecord) bool {
+		if len(r.data) > 0 && r.seq > 0 && len(r.subject) > len(mqttRetainedPrefix) {
+			index.set(r.subject[len(mqttRetainedPrefix):], r.seq)
 		}
-		if err != nil {
-			return err
-		}
-		if len(m.Data) > 0 && len(m.Subject) > len(mqttRetainedPrefix) {
-			index.set(m.Subject[len(mqttRetainedPrefix):], m.Seq)
-		}
-		seq = m.Seq
+		return true
+	})
+	if err != nil {
+		return err
 	}
 	s.log.Info("mqtt retained messages loaded", "account", acc.name, "topics", index.size, "took", time.Since(start).String())
 	return nil
-}
-
-// retainedGetRequest is a STREAM.MSG.GET request.
-type retainedGetRequest struct {
-	Seq           uint64 `json:"seq,omitempty"`
-	NextBySubject string `json:"next_by_subj,omitempty"`
-}
-
-// storedMsg is a STREAM.MSG.GET reply's message.
-type storedMsg struct {
-	Subject string `json:"subject"`
-	Seq     uint64 `json:"seq"`
-	Header  []byte `json:"hdrs,omitempty"`
-	Data    []byte `json:"data,omitempty"`
-}
-
-func (s *Server) retainedGet(acc *account, req retainedGetRequest) (storedMsg, error) {
-	var resp struct {
-		Message storedMsg `json:"message"`
-	}
-	err := s.retainedAPI(acc, "$JS.API.STREAM.MSG.GET."+mqttRetainedStream, req, &resp)
-	return resp.Message, err
 }
 
 // storeRetained stores rec as subject's retained message in acc, or,
@@ -269,15 +242,17 @@ func (s *Server) storeRetained(acc *account, subject string, rec *mqttRetainedRe
 	return nil
 }
 
-// retainedMatching is the seqs of the records whose subjects match any
-// of patterns, in stream order, each once.
-func (r *mqttRetained) matching(patterns ...string) []uint64 {
-	var seqs []uint64
+// has reports whether the index has a record whose subject one of
+// patterns matches.
+func (r *mqttRetained) has(patterns ...string) bool {
+	found := false
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, p := range patterns {
-		r.index.match(p, func(seq uint64) { seqs = append(seqs, seq) })
+		r.index.match(p, func(uint64) { found = true })
+		if found {
+			return true
+		}
 	}
-	r.mu.Unlock()
-	slices.Sort(seqs)
-	return slices.Compact(seqs)
+	return false
 }

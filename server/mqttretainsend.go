@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"strings"
 	"time"
 
@@ -17,8 +16,8 @@ import (
 // its own subject, GHSA-7qmq-8cc4-hxwg), and a filter starting with a
 // wildcard does not match a topic starting with '$' ([MQTT-4.7.2-1]).
 //
-// The reader goroutine sends them before it reads the next packet, one
-// record read from the stream at a time, so a SUBSCRIBE matching many
+// The reader goroutine sends them before it reads the next packet, a
+// batch of records read from the stream at a time, so a SUBSCRIBE matching many
 // retained topics holds that client's reader (and only it) meanwhile. Its
 // queue is bounded as any: past 3/4 of max_pending the reader waits for
 // the writer, and a client that does not read within mqttRetainedStall
@@ -62,37 +61,40 @@ func (c *conn) mqttSendRetained(body, codes []byte) {
 		if parent > 0 {
 			patterns = append(patterns, string(subject[:parent]))
 		}
-		for _, seq := range r.matching(patterns...) {
-			var sent bool
-			if scratch, sent = c.mqttSendRetainedRecord(patterns[0], seq, scratch); !sent {
-				return
-			}
+		if !r.has(patterns...) {
+			continue // the common case: no consumer to create
+		}
+		filters := make([]string, len(patterns))
+		for i, p := range patterns {
+			filters[i] = mqttRetainedPrefix + p
+		}
+		sending := true
+		err = c.srv.fetchRetained(c.acc, filters, func(rec fetchedRecord) bool {
+			scratch, sending = c.mqttSendRetainedRecord(patterns[0], rec, scratch)
+			return sending
+		})
+		if err != nil {
+			c.log.Error("mqtt retained messages not read", "filter", string(filter), "err", err)
+		}
+		if !sending || err != nil {
+			return
 		}
 	}
 	c.wakeWriters()
 }
 
-// mqttSendRetainedRecord reads the record at seq and queues it for the
-// subscription on pattern, unless the stream no longer has it or the
-// subscriber may not have it. It reports false when sending must stop
-// (the connection is closing or the stream cannot be read).
-func (c *conn) mqttSendRetainedRecord(pattern string, seq uint64, scratch []byte) ([]byte, bool) {
-	m, err := c.srv.retainedGet(c.acc, retainedGetRequest{Seq: seq})
-	var apiErr *mqttAPIError
-	if errors.As(err, &apiErr) && apiErr.ErrCode == jsErrNoMessage {
-		return scratch, true // replaced or cleared since the index was read
-	}
-	if err != nil {
-		c.log.Error("mqtt retained message not read", "seq", seq, "err", err)
-		return scratch, false
-	}
-	subject, ok := strings.CutPrefix(m.Subject, mqttRetainedPrefix)
-	if !ok || subject == "" || len(m.Data) == 0 {
+// mqttSendRetainedRecord queues a record for the subscription on
+// pattern, unless it is a clearing one or the subscriber may not have
+// it. It reports false when sending must stop (the connection is
+// closing).
+func (c *conn) mqttSendRetainedRecord(pattern string, m fetchedRecord, scratch []byte) ([]byte, bool) {
+	subject, ok := strings.CutPrefix(m.subject, mqttRetainedPrefix)
+	if !ok || subject == "" || len(m.data) == 0 {
 		return scratch, true
 	}
-	rec, err := decodeRetained(m.Header, m.Data)
+	rec, err := decodeRetained(m.header, m.data)
 	if err != nil {
-		c.log.Warn("mqtt retained record skipped", "subject", m.Subject, "seq", seq, "err", err)
+		c.log.Warn("mqtt retained record skipped", "subject", m.subject, "seq", m.seq, "err", err)
 		return scratch, true
 	}
 	if mqttHidden(pattern, stringBytes(subject)) {

@@ -81,7 +81,8 @@ func TestMQTTRetainedManyTopics(t *testing.T) {
 	if n <= 0 {
 		t.Skip("set BUS_MQTT_RETAINED_TOPICS to measure")
 	}
-	_, tg := startBusMQTT(t, server.Options{JetStream: true})
+	dir := t.TempDir()
+	s, tg := startBusMQTT(t, server.Options{JetStream: true, StoreDir: dir})
 	heapBefore := heapInUse()
 	raw, code := dialMQTT(t, tg.mqtt, &mqtt.Connect{CleanSession: true, ClientID: []byte("loader")})
 	if code != 0 {
@@ -109,26 +110,34 @@ func TestMQTTRetainedManyTopics(t *testing.T) {
 	grown := heapInUse() - heapBefore
 	t.Logf("heap grew %d MiB, %d bytes per retained topic (the index and the stream's own subject index); RSS %s", grown>>20, grown/int64(n), vmRSS())
 
-	sub, code := dialMQTT(t, tg.mqtt, &mqtt.Connect{CleanSession: true, ClientID: []byte("all")})
-	if code != 0 {
-		t.Fatalf("connect %#x", code)
-	}
-	start = time.Now()
-	if _, err := sub.nc.Write(mqtt.AppendSubscribe(nil, 1, [][]byte{[]byte("#")}, []byte{0})); err != nil {
-		t.Fatal(err)
-	}
-	_ = sub.nc.SetReadDeadline(time.Now().Add(10 * time.Minute))
-	got := 0
-	for got < n {
-		h, _, err := sub.r.Next()
-		if err != nil {
-			t.Fatalf("after %d: %v", got, err)
+	subscribeAll := func(tg mqttTarget, what string) {
+		sub, code := dialMQTT(t, tg.mqtt, &mqtt.Connect{CleanSession: true, ClientID: []byte("all")})
+		if code != 0 {
+			t.Fatalf("connect %#x", code)
 		}
-		if h.Type == mqtt.PUBLISH && h.Flags&1 == 1 {
-			got++
+		start := time.Now()
+		if _, err := sub.nc.Write(mqtt.AppendSubscribe(nil, 1, [][]byte{[]byte("#")}, []byte{0})); err != nil {
+			t.Fatal(err)
 		}
+		_ = sub.nc.SetReadDeadline(time.Now().Add(10 * time.Minute))
+		got := 0
+		for got < n {
+			h, _, err := sub.r.Next()
+			if err != nil {
+				t.Fatalf("after %d: %v", got, err)
+			}
+			if h.Type == mqtt.PUBLISH && h.Flags&1 == 1 {
+				got++
+			}
+		}
+		t.Logf("%s: subscribe # got %d retained in %v; RSS %s", what, got, time.Since(start), vmRSS())
+		sub.nc.Close()
 	}
-	t.Logf("subscribe # got %d retained in %v; RSS %s", got, time.Since(start), vmRSS())
+	subscribeAll(tg, "running")
+	raw.nc.Close()
+	shutdown(t, s)
+	_, tg = startBusMQTT(t, server.Options{JetStream: true, StoreDir: dir})
+	subscribeAll(tg, "restarted (the index read back first)")
 }
 
 // vmRSS is the process's resident set, from /proc (0 elsewhere).
