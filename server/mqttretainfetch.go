@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -18,7 +19,7 @@ import (
 
 // retainedFetchBatch is how many records one pull asks for: the reader
 // queues them for the client before it asks for more.
-const retainedFetchBatch = 256
+const retainedFetchBatch = 1024
 
 // fetchedRecord is one record a fetch delivered, the fetch's to keep.
 type fetchedRecord struct {
@@ -58,9 +59,14 @@ func (s *Server) fetchRetained(acc *account, filters []string, each func(fetched
 	name := "mqtt_rmsgs_" + inboxToken()[:12]
 	cfg := map[string]any{"name": name, "ack_policy": "none", "deliver_policy": "all", "replay_policy": "instant",
 		"mem_storage": true, "inactive_threshold": int64(time.Minute)}
-	if len(filters) == 1 {
+	switch {
+	case slices.Contains(filters, mqttRetainedPrefix+">"):
+		// The whole stream ("#"): unfiltered, so that counting what is
+		// left for each batch's ack subjects does not walk every
+		// subject of the stream (jetlog's NumPending with a wildcard).
+	case len(filters) == 1:
 		cfg["filter_subject"] = filters[0]
-	} else {
+	default:
 		cfg["filter_subjects"] = filters
 	}
 	create := fmt.Sprintf("$JS.API.CONSUMER.CREATE.%s.%s", mqttRetainedStream, name)
