@@ -17,13 +17,19 @@ import (
 // first time an MQTT client of the account publishes or subscribes, and
 // read back into the account's retainedIndex then, which also makes a
 // restarted bus find its retained messages again. The listener talks to
-// the stream through the JetStream API (localRequestIn), so NATS tools
+// the stream through the JetStream API (localRequestVia), so NATS tools
 // see and manage it as any stream.
 //
 // A retained PUBLISH is stored before it is routed: its PUBLISH waits
 // for the store's ack, so a SUBSCRIBE after it finds it. A SUBSCRIBE
 // looks up the index and, when it has matches, reads the matching
 // records from the stream (mqttretainfetch.go, mqttretainsend.go).
+
+// mqttInboxPrefix is where the listener's requests to JetStream get
+// their replies (the reference's $MQTT.JSA. prefix): a subject starting
+// with '$', which MQTT filters starting with a wildcard do not match
+// ([MQTT-4.7.2-1]) and no MQTT topic maps into.
+const mqttInboxPrefix = "$MQTT.JSA."
 
 // mqttRetainedTimeout bounds one request to the account's JetStream
 // (the reference's default js_api_timeout).
@@ -136,6 +142,7 @@ func (e *mqttAPIError) Error() string {
 // The JetStream error codes the listener acts on.
 const (
 	jsErrStreamNotFound = 10059
+	jsErrNoMessage      = 10037
 )
 
 // retainedAPI sends req (JSON) to a $JS.API subject in acc as the server
@@ -148,7 +155,7 @@ func (s *Server) retainedAPI(acc *account, subject string, req, resp any) error 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), mqttRetainedTimeout)
 	defer cancel()
-	reply, err := s.localRequestIn(ctx, acc, fullRights, subject, nil, body)
+	reply, err := s.localRequestVia(ctx, acc, fullRights, subject, mqttInboxPrefix, nil, body)
 	if err != nil {
 		return err
 	}
@@ -216,7 +223,7 @@ func (s *Server) storeRetained(acc *account, subject string, rec *mqttRetainedRe
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), mqttRetainedTimeout)
 	defer cancel()
-	reply, err := s.localRequestIn(ctx, acc, fullRights, mqttRetainedPrefix+subject, rec.header(), rec.payload)
+	reply, err := s.localRequestVia(ctx, acc, fullRights, mqttRetainedPrefix+subject, mqttInboxPrefix, rec.header(), rec.payload)
 	if err != nil {
 		return err
 	}
@@ -242,17 +249,48 @@ func (s *Server) storeRetained(acc *account, subject string, rec *mqttRetainedRe
 	return nil
 }
 
-// has reports whether the index has a record whose subject one of
-// patterns matches.
-func (r *mqttRetained) has(patterns ...string) bool {
-	found := false
+// matching is the seqs of the records whose subjects match one of
+// patterns, sorted, each once, when there are at most limit; many says
+// there are more (seqs is then nil).
+func (r *mqttRetained) matching(limit int, patterns ...string) (seqs []uint64, many bool) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	for _, p := range patterns {
-		r.index.match(p, func(uint64) { found = true })
-		if found {
-			return true
-		}
+		r.index.match(p, func(seq uint64) {
+			if len(seqs) <= limit {
+				seqs = append(seqs, seq)
+			}
+		})
 	}
-	return false
+	r.mu.Unlock()
+	slices.Sort(seqs)
+	seqs = slices.Compact(seqs)
+	if len(seqs) > limit {
+		return nil, true
+	}
+	return seqs, false
+}
+
+// retainedGet reads the record at seq with a message get; found is
+// false when the stream no longer has it.
+func (s *Server) retainedGet(acc *account, seq uint64) (rec fetchedRecord, found bool, err error) {
+	var resp struct {
+		Message struct {
+			Subject string `json:"subject"`
+			Seq     uint64 `json:"seq"`
+			Header  []byte `json:"hdrs"`
+			Data    []byte `json:"data"`
+		} `json:"message"`
+	}
+	err = s.retainedAPI(acc, "$JS.API.STREAM.MSG.GET."+mqttRetainedStream, struct {
+		Seq uint64 `json:"seq"`
+	}{seq}, &resp)
+	var apiErr *mqttAPIError
+	if errors.As(err, &apiErr) && apiErr.ErrCode == jsErrNoMessage {
+		return fetchedRecord{}, false, nil
+	}
+	if err != nil {
+		return fetchedRecord{}, false, err
+	}
+	m := resp.Message
+	return fetchedRecord{subject: m.Subject, seq: m.Seq, header: m.Header, data: m.Data}, true, nil
 }

@@ -27,6 +27,10 @@ import (
 // client whose queue is full to read.
 const mqttRetainedStall = 2 * time.Second
 
+// mqttRetainedGetMax is how many matching records a filter reads with a
+// message get each; past it, through a consumer (mqttretainfetch.go).
+const mqttRetainedGetMax = 16
+
 // mqttSendRetained sends the retained messages for a SUBSCRIBE's
 // filters, given its SUBACK codes (one per filter, in order).
 func (c *conn) mqttSendRetained(body, codes []byte) {
@@ -61,14 +65,29 @@ func (c *conn) mqttSendRetained(body, codes []byte) {
 		if parent > 0 {
 			patterns = append(patterns, string(subject[:parent]))
 		}
-		if !r.has(patterns...) {
-			continue // the common case: no consumer to create
+		seqs, many := r.matching(mqttRetainedGetMax, patterns...)
+		sending := true
+		if !many {
+			// Few (the common case, often none): a message get each, no
+			// consumer to create.
+			for _, seq := range seqs {
+				rec, found, err := c.srv.retainedGet(c.acc, seq)
+				if err != nil {
+					c.log.Error("mqtt retained message not read", "filter", string(filter), "seq", seq, "err", err)
+					return
+				}
+				if found {
+					if scratch, sending = c.mqttSendRetainedRecord(patterns[0], rec, scratch); !sending {
+						return
+					}
+				}
+			}
+			continue
 		}
 		filters := make([]string, len(patterns))
 		for i, p := range patterns {
 			filters[i] = mqttRetainedPrefix + p
 		}
-		sending := true
 		err = c.srv.fetchRetained(c.acc, filters, func(rec fetchedRecord) bool {
 			scratch, sending = c.mqttSendRetainedRecord(patterns[0], rec, scratch)
 			return sending

@@ -185,3 +185,31 @@ func TestMQTTRetainedWillMatchesReference(t *testing.T) {
 	t.Logf("outcomes: %q", got[0])
 	sameOutcomes(t, got[1], got[0])
 }
+
+// TestMQTTRetainedManyMatchReference: filters matching more retained
+// topics than bus reads one by one (it reads them through a consumer
+// then), some cleared, with "+", "a/#" and "#".
+func TestMQTTRetainedManyMatchReference(t *testing.T) {
+	var got [2][]string
+	for i, tg := range startRetainPair(t, server.Authorization{}) {
+		pub := mustPaho(t, pahoOptions(tg.mqtt, "mpub"))
+		publishRetained(t, pub, "many", 0, "parent")
+		for n := range 40 {
+			publishRetained(t, pub, fmt.Sprintf("many/%d", n), 0, fmt.Sprint("v", n))
+		}
+		for n := 0; n < 40; n += 3 {
+			publishRetained(t, pub, fmt.Sprintf("many/%d", n), 0, "")
+		}
+		publishRetained(t, pub, "many/7/deep", 0, "d")
+		mqttBarrier(t, pub)
+		sub := mustPaho(t, pahoOptions(tg.mqtt, "msub"))
+		for _, f := range []string{"many/+", "many/#", "#"} {
+			got[i] = append(got[i], f+": "+subscribeRetained(t, sub, f))
+		}
+	}
+	t.Logf("outcomes: %q", got[0])
+	sameOutcomes(t, got[1], got[0])
+	if n := strings.Count(got[0][0], "(retained)"); n != 26 {
+		t.Errorf("many/+ got %d retained, want 26", n)
+	}
+}
