@@ -213,3 +213,27 @@ func TestMQTTRetainedManyMatchReference(t *testing.T) {
 		t.Errorf("many/+ got %d retained, want 26", n)
 	}
 }
+
+// TestMQTTRetainedDollarTopicDiffers pins a known difference: a filter
+// starting with a wildcard gets no topic starting with '$'
+// ([MQTT-4.7.2-1]). The reference holds to that for live messages
+// (TestMQTTDollarTopicsMatchReference) but sends such retained
+// messages to "#" and "+/x"; bus holds to it for both, and sends them
+// to a filter that names the level ("$dev/#").
+func TestMQTTRetainedDollarTopicDiffers(t *testing.T) {
+	want := [][]string{
+		{"#: ", "+/x: ", "$dev/#: $dev/x v (retained)"},
+		{"#: $dev/x v (retained)", "+/x: $dev/x v (retained)", "$dev/#: $dev/x v (retained)"},
+	}
+	for i, tg := range startRetainPair(t, server.Authorization{}) {
+		pub := mustPaho(t, pahoOptions(tg.mqtt, "dpub"))
+		publishRetained(t, pub, "$dev/x", 0, "v")
+		mqttBarrier(t, pub)
+		sub := mustPaho(t, pahoOptions(tg.mqtt, "dsub"))
+		for j, f := range []string{"#", "+/x", "$dev/#"} {
+			if got := f + ": " + subscribeRetained(t, sub, f); got != want[i][j] {
+				t.Errorf("%s: %q, want %q", tg.name, got, want[i][j])
+			}
+		}
+	}
+}
