@@ -1,11 +1,13 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -249,25 +251,41 @@ func (s *Server) storeRetained(acc *account, subject string, rec *mqttRetainedRe
 	return nil
 }
 
-// matching is the seqs of the records whose subjects match one of
-// patterns, sorted, each once, when there are at most limit; many says
-// there are more (seqs is then nil).
-func (r *mqttRetained) matching(limit int, patterns ...string) (seqs []uint64, many bool) {
+// retainedRef is an index entry: a subject and its record's seq.
+type retainedRef struct {
+	subject string
+	seq     uint64
+}
+
+// matching is the index entries whose subjects match one of patterns,
+// in stream order, when there are at most limit; many says there are
+// more (refs is then nil).
+func (r *mqttRetained) matching(limit int, patterns ...string) (refs []retainedRef, many bool) {
 	r.mu.Lock()
 	for _, p := range patterns {
-		r.index.match(p, func(seq uint64) {
-			if len(seqs) <= limit {
-				seqs = append(seqs, seq)
+		r.index.match(p, func(toks []string, seq uint64) {
+			if len(refs) <= limit {
+				refs = append(refs, retainedRef{strings.Join(toks, "."), seq})
+			} else {
+				many = true
 			}
 		})
 	}
 	r.mu.Unlock()
-	slices.Sort(seqs)
-	seqs = slices.Compact(seqs)
-	if len(seqs) > limit {
+	if many || len(refs) > limit {
 		return nil, true
 	}
-	return seqs, false
+	slices.SortFunc(refs, func(a, b retainedRef) int { return cmp.Compare(a.seq, b.seq) })
+	return refs, false
+}
+
+// forget drops an index entry whose record the stream no longer has (a
+// clear that overtook an earlier publish, or a record the stream's own
+// limits removed), found when a read misses it.
+func (r *mqttRetained) forget(ref retainedRef) {
+	r.mu.Lock()
+	r.index.remove(ref.subject, ref.seq)
+	r.mu.Unlock()
 }
 
 // retainedGet reads the record at seq with a message get; found is

@@ -150,36 +150,38 @@ func (x *retainedIndex) remove(subject string, seq uint64) {
 }
 
 // match calls visit with the seq of every record whose subject pattern
-// matches ("*" one token, ">" one or more).
-func (x *retainedIndex) match(pattern string, visit func(seq uint64)) {
+// matches ("*" one token, ">" one or more), and the subject's tokens
+// (valid only during the call).
+func (x *retainedIndex) match(pattern string, visit func(tokens []string, seq uint64)) {
 	if pattern == "" {
 		return
 	}
-	matchRetained(&x.root, strings.Split(pattern, "."), visit)
+	var path [16]string
+	matchRetained(&x.root, strings.Split(pattern, "."), path[:0], visit)
 }
 
-func matchRetained(n *retainedNode, pattern []string, visit func(uint64)) {
+func matchRetained(n *retainedNode, pattern, path []string, visit func([]string, uint64)) {
 	if len(pattern) == 0 {
 		if n.seq != 0 {
-			visit(n.seq)
+			visit(path, n.seq)
 		}
 		return
 	}
 	switch tok, rest := pattern[0], pattern[1:]; tok {
 	case ">":
-		n.each(func(_ string, c *retainedNode) { visitRetained(c, visit) })
+		n.each(func(t string, c *retainedNode) { visitRetained(c, append(path, t), visit) })
 	case "*":
-		n.each(func(_ string, c *retainedNode) { matchRetained(c, rest, visit) })
+		n.each(func(t string, c *retainedNode) { matchRetained(c, rest, append(path, t), visit) })
 	default:
 		if c := n.child(tok); c != nil {
-			matchRetained(c, rest, visit)
+			matchRetained(c, rest, append(path, tok), visit)
 		}
 	}
 }
 
-func visitRetained(n *retainedNode, visit func(uint64)) {
+func visitRetained(n *retainedNode, path []string, visit func([]string, uint64)) {
 	if n.seq != 0 {
-		visit(n.seq)
+		visit(path, n.seq)
 	}
-	n.each(func(_ string, c *retainedNode) { visitRetained(c, visit) })
+	n.each(func(t string, c *retainedNode) { visitRetained(c, append(path, t), visit) })
 }

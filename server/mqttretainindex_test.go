@@ -77,7 +77,12 @@ func TestRetainedIndexModel(t *testing.T) {
 		case 3:
 			p := pattern()
 			var got, want []uint64
-			x.match(p, func(seq uint64) { got = append(got, seq) })
+			x.match(p, func(toks []string, seq uint64) {
+				if model[strings.Join(toks, ".")] != seq {
+					t.Fatalf("step %d: match %q visited %q at %d, model has %d", step, p, toks, seq, model[strings.Join(toks, ".")])
+				}
+				got = append(got, seq)
+			})
 			for s, v := range model {
 				if matchesModel(p, s) {
 					want = append(want, v)

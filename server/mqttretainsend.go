@@ -65,18 +65,20 @@ func (c *conn) mqttSendRetained(body, codes []byte) {
 		if parent > 0 {
 			patterns = append(patterns, string(subject[:parent]))
 		}
-		seqs, many := r.matching(mqttRetainedGetMax, patterns...)
+		refs, many := r.matching(mqttRetainedGetMax, patterns...)
 		sending := true
 		if !many {
 			// Few (the common case, often none): a message get each, no
 			// consumer to create.
-			for _, seq := range seqs {
-				rec, found, err := c.srv.retainedGet(c.acc, seq)
+			for _, ref := range refs {
+				rec, found, err := c.srv.retainedGet(c.acc, ref.seq)
 				if err != nil {
-					c.log.Error("mqtt retained message not read", "filter", string(filter), "seq", seq, "err", err)
+					c.log.Error("mqtt retained message not read", "filter", string(filter), "seq", ref.seq, "err", err)
 					return
 				}
-				if found {
+				if !found {
+					r.forget(ref)
+				} else {
 					if scratch, sending = c.mqttSendRetainedRecord(patterns[0], rec, scratch); !sending {
 						return
 					}

@@ -28,7 +28,8 @@ func TestMosquittoRetained(t *testing.T) {
 		}
 		return string(b)
 	}
-	run(pubBin, "-i", "rp", "-r", "-t", "home/door", "-m", "closed")
+	// -q 1: mosquitto_pub exits once the PUBACK says the server handled it.
+	run(pubBin, "-i", "rp", "-q", "1", "-r", "-t", "home/door", "-m", "closed")
 	// -C 1 -W 5: the retained message, at once, or fail after 5 s.
 	if got := run(subBin, "-i", "rs", "-t", "home/#", "-v", "-C", "1", "-W", "5"); got != "home/door closed\n" {
 		t.Errorf("mosquitto_sub printed %q", got)
@@ -37,7 +38,7 @@ func TestMosquittoRetained(t *testing.T) {
 	if got := run(subBin, "-i", "rs2", "-t", "home/door", "-v", "-C", "1", "-W", "5", "--retained-only"); got != "home/door closed\n" {
 		t.Errorf("mosquitto_sub --retained-only printed %q", got)
 	}
-	run(pubBin, "-i", "rp", "-r", "-n", "-t", "home/door")
+	run(pubBin, "-i", "rp", "-q", "1", "-r", "-n", "-t", "home/door")
 	cmd := exec.CommandContext(ctx, subBin, append(common, "-i", "rs3", "-t", "home/#", "-v", "-C", "1", "-W", "2")...)
 	if b, err := cmd.CombinedOutput(); err == nil {
 		t.Errorf("after clearing, mosquitto_sub got %q", b)

@@ -150,3 +150,37 @@ func vmRSS() string {
 	}
 	return "?"
 }
+
+// TestMQTTRetainedDeletedWithNATSTools: a record removed from
+// $MQTT_rmsgs with the JetStream API (nats stream rmm) is no longer
+// sent, and the others still are.
+func TestMQTTRetainedDeletedWithNATSTools(t *testing.T) {
+	_, tg := startBusMQTT(t, server.Options{JetStream: true})
+	pub := mustPaho(t, pahoOptions(tg.mqtt, "p"))
+	publishRetained(t, pub, "cfg/a", 0, "1")
+	publishRetained(t, pub, "cfg/b", 0, "2")
+	mqttBarrier(t, pub)
+	js, err := jetstream.New(connect(t, tg.nats))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := js.Stream(ctx, "$MQTT_rmsgs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := st.GetLastMsgForSubject(ctx, "$MQTT.rmsgs.cfg.a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeleteMsg(ctx, m.Sequence); err != nil {
+		t.Fatal(err)
+	}
+	sub := mustPaho(t, pahoOptions(tg.mqtt, "s"))
+	for range 2 { // the second time after the index forgot it
+		if got, want := subscribeRetained(t, sub, "cfg/+"), "cfg/b 2 (retained)"; got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
+	}
+}
