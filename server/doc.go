@@ -88,6 +88,11 @@
 //     MQTT packets through server/mqtt's Reader) and whose queue frames
 //     deliveries as PUBLISH packets (mqttout.go). A client id taken over
 //     within a second holds its reader for that second before closing.
+//     Retained messages (mqttretain*.go) start no goroutine of their
+//     own: a retained PUBLISH's reader waits for the store's ack, a
+//     SUBSCRIBE's reader pulls the matching records from an ephemeral
+//     consumer and queues them, and a retained will is stored by the
+//     goroutine that closes the connection.
 //   - The monitoring front end's, when enabled (see server/monitor): its
 //     serve loops and history sampler, which Shutdown stops and waits
 //     for (monitor.Server.Shutdown) before JetStream stops. They call
@@ -148,6 +153,9 @@
 //   - mqttState.mu guards the MQTT client ids and their connections; it
 //     is taken alone (a takeover closes the older connection after
 //     releasing it, and close releases the id under it alone).
+//     mqttRetainedSet.mu (the accounts' retained messages) and each
+//     mqttRetained.mu (one account's index) are taken alone, never
+//     across a request to JetStream.
 //   - outbound.mu (outbound.go) guards a connection's queue; it is the
 //     innermost lock, never held while taking another.
 //

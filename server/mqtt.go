@@ -20,11 +20,11 @@ import (
 // as a PUB is, and a SUBSCRIBE is a subscription in the trie whose
 // deliveries the outbound queue frames as PUBLISH packets (mqttout.go).
 //
-// What bus does not store yet (QoS 1/2 deliveries, retained messages,
-// sessions that outlive a connection) is refused on the wire, as
-// docs/mqtt.md says: a subscription is granted at QoS 0, a retained
-// PUBLISH and a CONNECT without clean session close the connection with
-// the reason logged.
+// What bus does not store yet (QoS 1/2 deliveries, sessions that
+// outlive a connection) is refused on the wire, as docs/mqtt.md says: a
+// subscription is granted at QoS 0, a CONNECT without clean session gets
+// CONNACK 0x03 with the reason logged. Retained messages are stored in
+// the account's $MQTT_rmsgs stream (mqttretain*.go).
 //
 // Bounds before authentication are the client port's: the auth timeout
 // (the mqtt block's authorization timeout, else the top-level one)
@@ -35,6 +35,9 @@ import (
 type mqttState struct {
 	ln  net.Listener
 	tls bool
+	// retained are the retained messages by account (mqttretain.go),
+	// guarded by their own locks.
+	retained mqttRetainedSet
 
 	mu sync.Mutex // guards the fields below; taken after conn.mu never, alone
 	// clients are the connected sessions by client id: a CONNECT with

@@ -38,6 +38,10 @@ func mqttFuzzSeeds() [][]byte {
 		mqtt.AppendPublish(nil, &mqtt.Publish{Retain: true, Topic: []byte("deny/x"), Payload: []byte("r")}),
 		mqtt.AppendPublish(nil, &mqtt.Publish{QoS: 1, Dup: true, PacketID: 5, Topic: []byte("deny/x"), Payload: []byte("d")}),
 		pub(0, "a/*", 0),
+		cat(mqtt.AppendPublish(nil, &mqtt.Publish{Retain: true, Topic: []byte("a/r"), Payload: []byte("kept")}),
+			mqtt.AppendPublish(nil, &mqtt.Publish{Retain: true, QoS: 1, PacketID: 6, Topic: []byte("a/r/s"), Payload: []byte("q1")}),
+			mqtt.AppendPublish(nil, &mqtt.Publish{Retain: true, Topic: []byte("a/gone")}),
+			mqtt.AppendSubscribe(nil, 7, [][]byte{[]byte("#"), []byte("a/+"), []byte("deny/#")}, []byte{0, 0, 0})),
 		{0x30, 0xff, 0xff, 0xff, 0x7f},
 		{0x36, 0},
 		{0x82, 2, 0, 1},
@@ -63,7 +67,7 @@ func FuzzMQTTInput(f *testing.F) {
 			Publish:   &SubjectPermission{Deny: []string{"deny.>"}},
 			Subscribe: &SubjectPermission{Deny: []string{"deny.>"}},
 		}}}, NoAuthUser: "a", Timeout: time.Second},
-		MQTT: MQTTOptions{Port: -1, Host: "127.0.0.1"}})
+		MQTT: MQTTOptions{Port: -1, Host: "127.0.0.1"}, JetStream: true, StoreDir: f.TempDir()})
 	if err != nil {
 		f.Fatal(err)
 	}

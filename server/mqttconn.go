@@ -50,6 +50,10 @@ type mqttSession struct {
 // through the account's mappings), and allowed by the publish rules.
 type mqttWill struct {
 	subject, payload []byte
+	// retained is the will's record when it has the retain flag, stored
+	// under key, its topic's subject (mqttretainpub.go); nil without.
+	retained *mqttRetainedRecord
+	key      string
 }
 
 func newMQTTSession(o *Options) *mqttSession {
@@ -182,6 +186,7 @@ func (c *conn) mqttClosed(acc *account, clientID, reason string) {
 		c.srv.mqtt.releaseClientID(c, clientID)
 	}
 	if w := c.mqtt.will.Swap(nil); w != nil && acc != nil && c.mqttWillStands(w, reason) {
+		c.mqttStoreRetainedWill(acc, w)
 		c.srv.routeIn(acc.trie, nil, w.subject, w.subject, nil, -1, w.payload)
 	}
 }

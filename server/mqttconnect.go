@@ -25,8 +25,9 @@ import (
 //   - credentials the authenticator refuses (the user name and password
 //     are a user's; the password alone is also tried as a token), or a
 //     user whose allowed_connection_types leave out MQTT: 0x05;
-//   - what bus does not store (docs/mqtt.md): clean session 0 and a
-//     retained will: 0x03, server unavailable, with the reason logged.
+//   - what bus does not store (docs/mqtt.md): clean session 0, and a
+//     retained will in an account without JetStream: 0x03, server
+//     unavailable, with the reason logged.
 
 // mqttProtocolName is CONNECT's protocol name, with its length.
 var mqttProtocolName = []byte("\x00\x04MQTT")
@@ -68,6 +69,10 @@ func (c *conn) mqttConnect(body []byte) error {
 			return c.mqttRefuse(mqtt.ConnQoS2WillRejected, "QoS 2 will with reject_qos2_publish")
 		}
 		will = &mqttWill{subject: subject, payload: append([]byte(nil), p.WillMessage...)}
+		if p.WillRetain {
+			will.key = string(subject)
+			will.retained = &mqttRetainedRecord{topic: string(p.WillTopic), flags: p.WillQoS<<1 | 1, payload: will.payload}
+		}
 	}
 	if p.HasUsername && len(p.Username) == 0 {
 		return c.mqttRefuse(mqtt.ConnBadUserOrPassword, "empty user name")
@@ -87,8 +92,8 @@ func (c *conn) mqttConnect(body []byte) error {
 	switch {
 	case !p.CleanSession:
 		return c.mqttRefuse(mqtt.ConnServerUnavailable, "persistent sessions (clean session 0) are not supported yet")
-	case p.HasWill && p.WillRetain:
-		return c.mqttRefuse(mqtt.ConnServerUnavailable, "retained wills are not supported yet")
+	case p.HasWill && p.WillRetain && !c.srv.jetStreamIn(c.acc):
+		return c.mqttRefuse(mqtt.ConnServerUnavailable, "retained wills need JetStream in the account")
 	}
 	if will != nil {
 		will = c.mqttAllowedWill(will)

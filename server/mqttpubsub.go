@@ -31,11 +31,6 @@ func (c *conn) mqttPublish(flags byte, body []byte) error {
 	if p.QoS == 2 && m.rejectQoS2 {
 		return fmt.Errorf("%w: QoS 2 PUBLISH with reject_qos2_publish", errMQTTProtocol)
 	}
-	if p.Retain && len(p.Payload) > 0 {
-		// An empty retained message clears the topic's, of which bus
-		// keeps none: that one is routed as any other.
-		return fmt.Errorf("%w: retained messages are not supported yet (docs/mqtt.md)", errMQTTProtocol)
-	}
 	if len(p.Payload) > c.parser.maxPayload {
 		return fmt.Errorf("%w: %s (%d bytes, limit %d)", errMQTTProtocol, errMaxPayload.text, len(p.Payload), c.parser.maxPayload)
 	}
@@ -54,6 +49,11 @@ func (c *conn) mqttPublish(flags byte, body []byte) error {
 				m.qos2 = make(map[uint16]struct{})
 			}
 			m.qos2[p.PacketID] = struct{}{}
+		}
+	}
+	if routed && p.Retain {
+		if err := c.mqttRetain(subject, &p); err != nil {
+			return err
 		}
 	}
 	if routed {
@@ -106,6 +106,7 @@ func (c *conn) mqttSubscribe(body []byte) error {
 	}
 	m.codes = codes[:0]
 	c.mqttSend(mqtt.AppendSuback(m.packet[:0], f.PacketID, codes))
+	c.mqttSendRetained(body, codes)
 	return nil
 }
 

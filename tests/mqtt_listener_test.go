@@ -85,7 +85,7 @@ func TestMQTTProtocolRefusals(t *testing.T) {
 		{"level 5", func() *mqtt.Connect { c := base(); c.Level = 5; return c }, mqtt.ConnBadProtocolLevel},
 		{"persistent session", func() *mqtt.Connect { c := base(); c.CleanSession = false; return c }, mqtt.ConnServerUnavailable},
 		{"empty id without clean session", func() *mqtt.Connect { return &mqtt.Connect{} }, mqtt.ConnIdentifierRejected},
-		{"retained will", func() *mqtt.Connect {
+		{"retained will without JetStream", func() *mqtt.Connect {
 			c := base()
 			c.HasWill, c.WillRetain, c.WillTopic = true, true, []byte("w")
 			return c
@@ -106,11 +106,12 @@ func TestMQTTProtocolRefusals(t *testing.T) {
 			t.Errorf("%s: code %#x, want %#x", tc.name, code, tc.want)
 		}
 	}
-	// After CONNECT: a retained or QoS 2 PUBLISH closes the connection.
+	// After CONNECT: a retained PUBLISH without JetStream (nowhere to
+	// keep it) or a QoS 2 one closes the connection.
 	for name, pub := range map[string]*mqtt.Publish{
-		"retained": {Retain: true, Topic: []byte("a"), Payload: []byte("x")},
-		"qos 2":    {QoS: 2, PacketID: 1, Topic: []byte("a"), Payload: []byte("x")},
-		"$MQTT":    {Topic: []byte("$MQTT/JSA/x"), Payload: []byte("x")},
+		"retained without JetStream": {Retain: true, Topic: []byte("a"), Payload: []byte("x")},
+		"qos 2":                      {QoS: 2, PacketID: 1, Topic: []byte("a"), Payload: []byte("x")},
+		"$MQTT":                      {Topic: []byte("$MQTT/JSA/x"), Payload: []byte("x")},
 	} {
 		rc, code := dialMQTT(t, tg.mqtt, base())
 		if code != 0 {
