@@ -159,7 +159,7 @@ func restartKeys(old, new Options) []string {
 	o, n := old.TLS, new.TLS
 	check("no_header_support", old.NoHeaderSupport == new.NoHeaderSupport)
 	check("tls", o.enabled() == n.enabled() && o.verifying() == n.verifying() && o.VerifyAndMap == n.VerifyAndMap &&
-		o.HandshakeFirst == n.HandshakeFirst && o.HandshakeFirstFallback == n.HandshakeFirstFallback && o.Timeout == n.Timeout)
+		o.HandshakeFirst == n.HandshakeFirst && o.HandshakeFirstFallback == n.HandshakeFirstFallback)
 	// Whatever else Options holds is New's for good.
 	rest := func(o Options) Options {
 		live := Options{}

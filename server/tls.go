@@ -95,7 +95,7 @@ func (s *Server) monitorTLS() *tls.Config {
 // that fails or takes longer than the TLS timeout closes the socket.
 func (c *conn) serveTLS(info string) {
 	s := c.srv
-	t := s.opts.TLS
+	t := s.liveOpts().TLS // its timeout reloads; the rest needs a restart
 	first := t.HandshakeFirst
 	var sock net.Conn = c.raw
 	if first && t.HandshakeFirstFallback > 0 {

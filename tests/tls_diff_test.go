@@ -184,6 +184,43 @@ func TestTLSTimeoutAndPlainClients(t *testing.T) {
 	}
 }
 
+// A reload may change only tls { timeout } (nats.go's TestReloadTLS...
+// suites do): new handshakes get the new bound, /varz shows it, and the
+// connections already up stay, as in the reference.
+func TestTLSReloadTimeout(t *testing.T) {
+	t.Parallel()
+	ca := newTestCA(t, "reload-timeout")
+	cert, key := ca.serverCert(t)
+	opts := server.Options{Host: "127.0.0.1", HTTPPort: -1, StoreDir: t.TempDir(),
+		TLS: server.TLSOptions{CertFile: cert, KeyFile: key, Timeout: 5 * time.Second}}
+	s := startBus(t, opts)
+	url := "tls://" + s.Addr().String()
+	old := connect(t, url, nats.RootCAs(ca.file))
+	opts.TLS.Timeout = 300 * time.Millisecond
+	if err := s.Reload(opts); err != nil {
+		t.Fatalf("reload of tls.timeout: %v", err)
+	}
+	// A client that never starts its handshake is cut at the new bound.
+	nc, r, _ := readInfo(t, s.Addr().String())
+	start := time.Now()
+	if out := readUntilClosed(nc, r, 5*time.Second); !strings.HasSuffix(out, "<closed>") || time.Since(start) > 3*time.Second {
+		t.Errorf("silent client after the reload: %q after %v", out, time.Since(start))
+	}
+	var varz struct {
+		TLSTimeout float64 `json:"tls_timeout"`
+	}
+	getJSON(t, "http://"+s.HTTPAddr().String()+"/varz", &varz)
+	if varz.TLSTimeout != 0.3 {
+		t.Errorf("/varz tls_timeout %v, want 0.3", varz.TLSTimeout)
+	}
+	if got := tryConnect(url, nats.RootCAs(ca.file)); got != "ok" {
+		t.Errorf("new connection after the reload: %s", got)
+	}
+	if err := old.Publish("still", []byte("here")); err != nil || old.FlushTimeout(5*time.Second) != nil {
+		t.Errorf("connection made before the reload: %v", err)
+	}
+}
+
 // A SIGHUP-style reload makes new connections use the new certificate,
 // while those already up stay.
 func TestTLSReloadKeepsConnections(t *testing.T) {
