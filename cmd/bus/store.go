@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -107,13 +108,13 @@ func newStoreInfoCmd(keys *storeKeys) *cobra.Command {
 				state := "ok"
 				if r.keyErr != nil {
 					state = "not read: " + r.keyErr.Error()
+				} else if r.check.OpenError != "" {
+					state = "unreadable: " + r.check.OpenError
 				} else if r.damaged() {
 					state = "DAMAGED (bus store verify)"
-				} else if r.openErr != nil {
-					state = "unreadable: " + r.openErr.Error()
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", r.name, r.storage, r.state.Msgs, r.state.Bytes,
-					r.state.FirstSeq, r.state.LastSeq, len(r.consumers), r.diskBytes, state)
+					r.state.FirstSeq, r.state.LastSeq, len(r.check.Consumers), r.diskBytes, state)
 			}
 			return tw.Flush()
 		},
@@ -125,85 +126,15 @@ type streamReport struct {
 	name, dir string
 	storage   jetlog.Storage
 	state     jetlog.State
-	recovery  jetlog.RecoveryReport
-	consumers []consumerReport
+	check     *jetlog.VerifyReport // recovery's findings and a Verify's, as the online check reports them
 	diskBytes int64
-	openErr   error
 	keyErr    error // encrypted, and no key or another one: not checked
 }
 
-type consumerReport struct {
-	name    string
-	corrupt []*jetlog.CorruptError
-	err     error
-}
-
-func (r *streamReport) damaged() bool {
-	if r.openErr != nil || len(r.recovery.Corrupt) > 0 || len(r.recovery.Losses) > 0 || len(r.recovery.RebuiltIndexes) > 0 ||
-		len(r.recovery.Problems) > 0 || r.recovery.TruncatedBytes > 0 {
-		return true
-	}
-	for _, c := range r.consumers {
-		if c.err != nil || len(c.corrupt) > 0 {
-			return true
-		}
-	}
-	return false
-}
+func (r *streamReport) damaged() bool { return r.check.Damaged() }
 
 // write prints the stream's verdict, and reports whether it is damaged.
-func (r *streamReport) write(w io.Writer) bool {
-	if !r.damaged() {
-		fmt.Fprintf(w, "%s: ok, %d messages, seqs %d..%d, %d consumers\n", r.name, r.state.Msgs, r.state.FirstSeq, r.state.LastSeq, len(r.consumers))
-		return false
-	}
-	fmt.Fprintf(w, "%s: DAMAGED (%s)\n", r.name, r.dir)
-	if r.openErr != nil {
-		fmt.Fprintf(w, "  cannot be opened: %v\n", r.openErr)
-	}
-	rec := r.recovery
-	for _, x := range rec.Losses {
-		fmt.Fprintf(w, "  lost seqs %s (%s): %s in %s\n", seqList(x.First, x.Last), x.Acked, x.Reason, x.Segment)
-	}
-	for _, c := range rec.Corrupt {
-		fmt.Fprintf(w, "  damaged record: %s at offset %d: %s\n", c.Segment, c.Offset, c.Reason)
-	}
-	if rec.TruncatedBytes > 0 {
-		fmt.Fprintf(w, "  torn tail: %d bytes at the end of %s\n", rec.TruncatedBytes, rec.TornSegment)
-	}
-	for _, idx := range rec.RebuiltIndexes {
-		fmt.Fprintf(w, "  index %s is damaged or missing (a start rebuilds it from its segment)\n", idx)
-	}
-	for _, p := range rec.Problems {
-		fmt.Fprintf(w, "  %s\n", p)
-	}
-	for _, c := range r.consumers {
-		if c.err != nil {
-			fmt.Fprintf(w, "  consumer %s cannot be opened: %v\n", c.name, c.err)
-		}
-		for _, ce := range c.corrupt {
-			fmt.Fprintf(w, "  consumer %s journal damaged: %s at offset %d: %s (rebuilt from what is intact: acked messages may be delivered again)\n",
-				c.name, ce.Segment, ce.Offset, ce.Reason)
-		}
-	}
-	return true
-}
-
-// seqList writes a loss's seqs: each one when there are few, else the
-// first and last of the unbroken range (every seq in it is affected).
-func seqList(first, last uint64) string {
-	if last-first < 16 {
-		var b strings.Builder
-		for s := first; s <= last; s++ {
-			if s > first {
-				b.WriteString(", ")
-			}
-			fmt.Fprint(&b, s)
-		}
-		return b.String()
-	}
-	return fmt.Sprintf("%d through %d, every one (%d seqs)", first, last, last-first+1)
-}
+func (r *streamReport) write(w io.Writer) bool { return r.check.Write(w) }
 
 // inspectStore opens every stream of the store read-only. dir is
 // store_dir or its jetstream folder.
@@ -239,6 +170,7 @@ func inspectStore(dir string, keys *storeKeys) ([]*streamReport, error) {
 
 func inspectStream(dir string, ring *jetlog.Keyring) *streamReport {
 	r := &streamReport{name: filepath.Base(dir), dir: dir}
+	r.check = &jetlog.VerifyReport{Stream: r.name, Dir: dir}
 	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			if info, err := d.Info(); err == nil {
@@ -258,36 +190,52 @@ func inspectStream(dir string, ring *jetlog.Keyring) *streamReport {
 		return r
 	}
 	if err != nil {
-		r.openErr = err
+		r.check.OpenError = err.Error()
 		return r
 	}
 	r.storage = cfg.Storage
 	l, err := jetlog.Open(dir, cfg, opts)
 	if err != nil {
-		r.openErr = err
+		r.check.OpenError = err.Error()
 		return r
 	}
 	defer l.Close()
-	r.state, r.recovery = l.State(), l.Recovery()
+	// The consumers are opened first, so that the Verify checks their
+	// files too, as the online one does.
+	var failed []jetlog.ConsumerCheck
+	found := map[string][]*jetlog.CorruptError{}
 	names, err := l.ConsumerNames()
 	if err != nil {
-		r.consumers = append(r.consumers, consumerReport{name: "(list)", err: err})
+		failed = append(failed, jetlog.ConsumerCheck{Name: "(list)", Error: err.Error()})
 	}
 	for _, name := range names {
-		cr := consumerReport{name: name}
 		ccfg, err := l.LoadConsumerConfig(name)
 		if err == nil {
 			var c *jetlog.Consumer
 			if c, err = l.OpenConsumer(name, ccfg); err == nil {
-				cr.corrupt = c.Corrupt()
-				err = c.Close()
+				found[name] = c.Corrupt()
+				defer c.Close()
 			}
 		}
 		if errors.Is(err, jetlog.ErrNotFound) {
 			err = fmt.Errorf("its config is missing: %w", err)
 		}
-		cr.err = err
-		r.consumers = append(r.consumers, cr)
+		if err != nil {
+			failed = append(failed, jetlog.ConsumerCheck{Name: name, Error: err.Error()})
+		}
 	}
+	check, err := l.Verify(context.Background())
+	if err != nil {
+		r.check.OpenError = "verify: " + err.Error()
+		return r
+	}
+	check.Dir = dir
+	check.AddRecovery(l.Recovery())
+	for i := range check.Consumers {
+		check.Consumers[i].AddConsumerDamage(found[check.Consumers[i].Name])
+	}
+	check.Consumers = append(check.Consumers, failed...)
+	sort.Slice(check.Consumers, func(i, j int) bool { return check.Consumers[i].Name < check.Consumers[j].Name })
+	r.check, r.state = check, l.State()
 	return r
 }
