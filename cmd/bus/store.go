@@ -53,18 +53,33 @@ func (k *storeKeys) keyring() (*jetlog.Keyring, error) {
 }
 
 func newStoreVerifyCmd(keys *storeKeys) *cobra.Command {
-	return &cobra.Command{
-		Use:   "verify DIR",
+	var online onlineVerify
+	cmd := &cobra.Command{
+		Use:   "verify DIR | verify -s URL STREAM",
 		Short: "Check every record, index, seq mark and consumer journal",
 		Long: `Check every stream of the store: each record's checksum, the indexes,
 the seq mark (what was acknowledged), each consumer's journal. Prints
 each damaged stream with the exact seqs affected and whether they had
 been acknowledged. An encrypted stream is checked with --key; without
-the right key it is listed as not checked. Exit codes: 0 no damage, 1
-the store could not be read, a stream could not be checked, or a running
-bus holds it, 2 bad usage, 3 damage found.`,
+the right key it is listed as not checked.
+
+With -s URL (or --context, or --online with $NATS_URL) it checks one
+STREAM of a running bus instead, through $BUS.API.STORE.VERIFY.<stream>,
+while the stream keeps serving; the caller must be allowed to read every
+subject the stream holds. The report is the offline one's.
+
+Exit codes: 0 no damage, 1 the store could not be read, a stream could
+not be checked, or a running bus holds it (online: no such stream, no
+rights, another verify of it running, no answer), 2 bad usage, 3 damage
+found.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if online.chosen(cmd) {
+				if keys.key != "" || keys.cipher != "" {
+					return &exitError{exitUsage, fmt.Errorf("--key and --cipher are for a store directory: a running bus has its own keys")}
+				}
+				return online.run(args[0], cmd.OutOrStdout())
+			}
 			reports, err := inspectStore(args[0], keys)
 			if err != nil {
 				return err
@@ -90,6 +105,8 @@ bus holds it, 2 bad usage, 3 damage found.`,
 			return nil
 		},
 	}
+	online.register(cmd)
+	return cmd
 }
 
 func newStoreInfoCmd(keys *storeKeys) *cobra.Command {
