@@ -118,7 +118,7 @@ func (w *blockReader) intact(s *sealer, off int64, limit int) (bool, error) {
 // resync returns where intact records start again after damage at pos:
 // the next index entry past it whose record is intact, else the next
 // offset where one starts, or -1 when none does.
-func (w *blockReader) resync(s *sealer, entries []entry, pos, size int64) (int64, error) {
+func (w *blockReader) resync(s *sealer, entries []verifyEntry, pos, size int64) (int64, error) {
 	for _, e := range entries {
 		if e.off <= pos {
 			continue
