@@ -245,3 +245,16 @@ func TestVerifyClosedLog(t *testing.T) {
 		t.Fatalf("Verify after Close: %v", err)
 	}
 }
+
+// A memory stream is checked too: its records, in memory.
+func TestVerifyMemoryStream(t *testing.T) {
+	t.Parallel()
+	l := openLog(t, "/m", StreamConfig{Name: "M", Storage: StorageMemory}, Options{SegmentSize: 2048})
+	for i := range 100 {
+		mustAppend(t, l, "m.x", fmt.Sprintf("memory-%d", i))
+	}
+	rep := mustVerify(t, l)
+	if rep.Damaged() || rep.Records < 100 || rep.Segments < 2 || rep.Messages != 100 {
+		t.Fatalf("memory stream:\n%s%+v", reportText(rep), rep)
+	}
+}
