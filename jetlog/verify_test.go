@@ -258,3 +258,56 @@ func TestVerifyMemoryStream(t *testing.T) {
 		t.Fatalf("memory stream:\n%s%+v", reportText(rep), rep)
 	}
 }
+
+// Damage anywhere in a record, its length field included, and in the
+// last record of a sealed segment: that seq and no other is lost, and
+// the records after it are read again (resynchronised by the index).
+func TestVerifyDamageAnywhereInARecord(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		seq  func(l *Log) uint64
+		at   func(off int64, size uint32) int64
+	}{
+		{"length field", func(*Log) uint64 { return 6 }, func(off int64, _ uint32) int64 { return off + 1 }},
+		{"crc field", func(*Log) uint64 { return 6 }, func(off int64, _ uint32) int64 { return off + 5 }},
+		{"seq", func(*Log) uint64 { return 6 }, func(off int64, _ uint32) int64 { return off + 10 }},
+		{"last record of the segment", func(l *Log) uint64 {
+			l.mu.RLock()
+			defer l.mu.RUnlock()
+			return l.cat.segs[0].end() - 1
+		}, func(off int64, size uint32) int64 { return off + int64(size) - 1 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fsys, l := verifyLog(t, nil, 200)
+			seq := tc.seq(l)
+			off, size := recordOf(t, fsys, l, 1, seq)
+			flipBit(t, fsys, path.Join("/s", segName(1)), tc.at(off, size), 6)
+			rep := mustVerify(t, l)
+			if len(rep.Losses) != 1 || rep.Losses[0].SeqRange != (SeqRange{seq, seq}) {
+				t.Fatalf("seq %d damaged: losses %+v\n%s", seq, rep.Losses, reportText(rep))
+			}
+			if len(rep.Corrupt) != 1 || rep.Corrupt[0].Offset != off || len(rep.DamagedIndexes) != 0 {
+				t.Fatalf("damaged records %+v (want offset %d), indexes %v", rep.Corrupt, off, rep.DamagedIndexes)
+			}
+		})
+	}
+}
+
+// Without its index (removed) a damaged segment is resynchronised byte
+// by byte: still exactly the damaged seq, and the index reported missing.
+func TestVerifyDamageWithoutIndex(t *testing.T) {
+	t.Parallel()
+	fsys, l := verifyLog(t, nil, 200)
+	off, size := recordOf(t, fsys, l, 1, 4)
+	if err := fsys.Remove(path.Join("/s", idxName(1))); err != nil {
+		t.Fatal(err)
+	}
+	flipBit(t, fsys, path.Join("/s", segName(1)), off+int64(size)/2, 1)
+	rep := mustVerify(t, l)
+	if len(rep.Losses) != 1 || rep.Losses[0].SeqRange != (SeqRange{4, 4}) || len(rep.Corrupt) != 1 ||
+		len(rep.DamagedIndexes) != 1 || rep.DamagedIndexes[0] != idxName(1) {
+		t.Fatalf("report:\n%s", reportText(rep))
+	}
+}
