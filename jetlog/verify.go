@@ -36,7 +36,10 @@ import (
 // What recovery found at Open is not repeated (Recovery has it): a
 // record it skipped is still reported as damaged, but its seq is no
 // longer live.
-func (l *Log) Verify(ctx context.Context) (*VerifyReport, error) {
+//
+// opts.BytesPerSecond, if above zero, paces the reads, for a disk that
+// publishes share.
+func (l *Log) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport, error) {
 	start := time.Now()
 	l.mu.RLock()
 	if l.closed {
@@ -70,7 +73,7 @@ func (l *Log) Verify(ctx context.Context) (*VerifyReport, error) {
 	}()
 
 	durable := l.durable.Load()
-	w := newBlockReader()
+	w := newBlockReader(ctx, opts.BytesPerSecond)
 	for i := range segs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -111,6 +114,13 @@ func (l *Log) Verify(ctx context.Context) (*VerifyReport, error) {
 	rep.Messages, rep.FirstSeq, rep.LastSeq = st.Msgs, st.FirstSeq, st.LastSeq
 	rep.Duration = time.Since(start)
 	return rep, nil
+}
+
+// VerifyOptions tune Log.Verify. The zero value reads as fast as the
+// disk allows.
+type VerifyOptions struct {
+	// BytesPerSecond bounds the rate of the segment reads; 0 is no bound.
+	BytesPerSecond int64
 }
 
 // verifySeg is one segment as Verify found it listed: its slots and the

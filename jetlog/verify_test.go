@@ -49,7 +49,7 @@ func recordOf(t *testing.T, fsys FS, l *Log, id uint64, seq uint64) (int64, uint
 
 func mustVerify(t *testing.T, l *Log) *VerifyReport {
 	t.Helper()
-	rep, err := l.Verify(context.Background())
+	rep, err := l.Verify(context.Background(), VerifyOptions{})
 	if err != nil {
 		t.Fatalf("Verify: %v", err)
 	}
@@ -241,7 +241,7 @@ func TestVerifyClosedLog(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Verify(context.Background()); !errors.Is(err, ErrClosed) {
+	if _, err := l.Verify(context.Background(), VerifyOptions{}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Verify after Close: %v", err)
 	}
 }
@@ -309,5 +309,26 @@ func TestVerifyDamageWithoutIndex(t *testing.T) {
 	if len(rep.Losses) != 1 || rep.Losses[0].SeqRange != (SeqRange{4, 4}) || len(rep.Corrupt) != 1 ||
 		len(rep.DamagedIndexes) != 1 || rep.DamagedIndexes[0] != idxName(1) {
 		t.Fatalf("report:\n%s", reportText(rep))
+	}
+}
+
+// BytesPerSecond paces the reads, and a paced verify ends with its ctx.
+func TestVerifyPaced(t *testing.T) {
+	t.Parallel()
+	_, l := verifyLog(t, nil, 200)
+	full := mustVerify(t, l)
+	rate := int64(full.Bytes) * 4 // about a quarter of a second
+	start := time.Now()
+	rep, err := l.Verify(context.Background(), VerifyOptions{BytesPerSecond: rate})
+	if err != nil || rep.Damaged() {
+		t.Fatalf("paced: %v %+v", err, rep)
+	}
+	if took := time.Since(start); took < 150*time.Millisecond {
+		t.Fatalf("%d bytes at %d a second took %s", full.Bytes, rate, took)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := l.Verify(ctx, VerifyOptions{BytesPerSecond: 1}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("ctx ended: %v", err)
 	}
 }

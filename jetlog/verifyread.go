@@ -1,8 +1,10 @@
 package jetlog
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/bus-dev/bus/jetlog/vfs"
 )
@@ -21,6 +23,10 @@ const verifyResyncSpan = 8 << 20
 // blockReader reads one segment's bytes through a window of one block.
 // The slices it returns are valid until its next call.
 type blockReader struct {
+	ctx   context.Context // ends the pacing's waits
+	rate  int64           // bytes a second; 0: unpaced
+	began time.Time       // the first read, for the pacing
+	read  int64           // bytes read so far
 	f     vfs.File
 	size  int64 // bytes of whole records in the segment
 	buf   []byte
@@ -28,7 +34,34 @@ type blockReader struct {
 	n     int   // bytes of buf read
 }
 
-func newBlockReader() *blockReader { return &blockReader{buf: make([]byte, verifyBlock)} }
+func newBlockReader(ctx context.Context, rate int64) *blockReader {
+	return &blockReader{ctx: ctx, rate: rate, buf: make([]byte, verifyBlock)}
+}
+
+// pace waits, after a read, until the bytes read so far fit the rate:
+// a rate limit, so the wait is the point.
+func (w *blockReader) pace(n int) error {
+	if w.rate <= 0 {
+		return nil
+	}
+	if w.read == 0 {
+		w.began = time.Now()
+	}
+	w.read += int64(n)
+	due := w.began.Add(time.Duration(float64(w.read) / float64(w.rate) * float64(time.Second)))
+	wait := time.Until(due)
+	if wait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-w.ctx.Done():
+		return w.ctx.Err()
+	}
+}
 
 // reset points the reader at another segment.
 func (w *blockReader) reset(f vfs.File, size int64) {
@@ -59,6 +92,10 @@ func (w *blockReader) window(off int64, need int) ([]byte, error) {
 		return nil, err
 	}
 	w.start, w.n = off, int(want)
+	if err := w.pace(n); err != nil {
+		w.n = 0
+		return nil, err
+	}
 	return w.buf[:w.n], nil
 }
 

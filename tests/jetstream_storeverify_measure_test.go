@@ -5,6 +5,7 @@ package tests
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -43,7 +44,8 @@ func dropFromPageCache(t *testing.T, dir string) {
 // another stream takes one synchronous publish every 5 ms, and logs the
 // verify's time and rate, the heap it adds, and the publish latency
 // beside a baseline taken before; with MEASURE_VERIFY_COLD=1 the
-// stream's files are dropped from the page cache first. Slow: skipped unless MEASURE_VERIFY=1.
+// stream's files are dropped from the page cache first, and with
+// MEASURE_VERIFY_RATE_MB=N the verify reads at most N MiB a second. Slow: skipped unless MEASURE_VERIFY=1.
 func TestStoreVerifyMeasure(t *testing.T) {
 	if os.Getenv("MEASURE_VERIFY") == "" {
 		t.Skip("MEASURE_VERIFY=1 to run")
@@ -134,7 +136,11 @@ func TestStoreVerifyMeasure(t *testing.T) {
 		}
 	}()
 	vStart := time.Now()
-	a := storeVerify(t, nc, "BIG", "{}")
+	body := "{}"
+	if v, err := strconv.Atoi(os.Getenv("MEASURE_VERIFY_RATE_MB")); err == nil && v > 0 {
+		body = fmt.Sprintf(`{"max_bytes_per_second":%d}`, v<<20)
+	}
+	a := storeVerify(t, nc, "BIG", body)
 	took := time.Since(vStart)
 	close(stop)
 	wg.Wait()

@@ -75,12 +75,18 @@ found.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if online.chosen(cmd) {
+				if online.rateMB < 0 {
+					return &exitError{exitUsage, fmt.Errorf("--rate-mb %d: a rate is 0 (no bound) or more", online.rateMB)}
+				}
 				if keys.key != "" || keys.cipher != "" {
 					return &exitError{exitUsage, fmt.Errorf("--key and --cipher are for a store directory: a running bus has its own keys")}
 				}
 				return online.run(args[0], cmd.OutOrStdout())
 			}
-			reports, err := inspectStore(args[0], keys)
+			if online.rateMB < 0 {
+				return &exitError{exitUsage, fmt.Errorf("--rate-mb %d: a rate is 0 (no bound) or more", online.rateMB)}
+			}
+			reports, err := inspectStore(args[0], keys, online.rateMB<<20)
 			if err != nil {
 				return err
 			}
@@ -115,7 +121,7 @@ func newStoreInfoCmd(keys *storeKeys) *cobra.Command {
 		Short: "List the streams of a store: messages, seqs, sizes, consumers",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reports, err := inspectStore(args[0], keys)
+			reports, err := inspectStore(args[0], keys, 0)
 			if err != nil {
 				return err
 			}
@@ -153,9 +159,10 @@ func (r *streamReport) damaged() bool { return r.check.Damaged() }
 // write prints the stream's verdict, and reports whether it is damaged.
 func (r *streamReport) write(w io.Writer) bool { return r.check.Write(w) }
 
-// inspectStore opens every stream of the store read-only. dir is
+// inspectStore opens every stream of the store read-only and verifies
+// it, reading at most rate bytes a second (0: no bound). dir is
 // store_dir or its jetstream folder.
-func inspectStore(dir string, keys *storeKeys) ([]*streamReport, error) {
+func inspectStore(dir string, keys *storeKeys, rate int64) ([]*streamReport, error) {
 	ring, err := keys.keyring()
 	if err != nil {
 		return nil, err
@@ -179,13 +186,13 @@ func inspectStore(dir string, keys *storeKeys) ([]*streamReport, error) {
 		if err := refuseLocked(filepath.Join(sdir, "LOCK")); err != nil {
 			return nil, err
 		}
-		reports = append(reports, inspectStream(sdir, ring))
+		reports = append(reports, inspectStream(sdir, ring, rate))
 	}
 	sort.Slice(reports, func(i, j int) bool { return reports[i].name < reports[j].name })
 	return reports, nil
 }
 
-func inspectStream(dir string, ring *jetlog.Keyring) *streamReport {
+func inspectStream(dir string, ring *jetlog.Keyring, rate int64) *streamReport {
 	r := &streamReport{name: filepath.Base(dir), dir: dir}
 	r.check = &jetlog.VerifyReport{Stream: r.name, Dir: dir}
 	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
@@ -241,7 +248,7 @@ func inspectStream(dir string, ring *jetlog.Keyring) *streamReport {
 			failed = append(failed, jetlog.ConsumerCheck{Name: name, Error: err.Error()})
 		}
 	}
-	check, err := l.Verify(context.Background())
+	check, err := l.Verify(context.Background(), jetlog.VerifyOptions{BytesPerSecond: rate})
 	if err != nil {
 		r.check.OpenError = "verify: " + err.Error()
 		return r

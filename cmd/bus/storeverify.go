@@ -25,11 +25,13 @@ type onlineVerify struct {
 	conn   connFlags
 	online bool
 	wait   time.Duration
+	rateMB int64 // MiB a second the check may read; 0: no bound
 }
 
 func (o *onlineVerify) register(cmd *cobra.Command) {
 	o.conn.register(cmd)
 	cmd.Flags().BoolVar(&o.online, "online", false, "check STREAM on a running bus (implied by -s or --context), reached as $NATS_URL or the nats context say")
+	cmd.Flags().Int64Var(&o.rateMB, "rate-mb", 0, "read at most this many MiB a second, for a disk publishes share (0: as fast as it goes)")
 	cmd.Flags().DurationVar(&o.wait, "wait", 30*time.Minute, "how long to wait for the server's answer (a large stream takes a while)")
 }
 
@@ -68,7 +70,7 @@ func (o *onlineVerify) run(stream string, out io.Writer) error {
 	defer cancel()
 	ctx, cancelWait := context.WithTimeout(ctx, o.wait)
 	defer cancelWait()
-	rep, err := requestVerify(ctx, nc, stream)
+	rep, err := requestVerify(ctx, nc, stream, o.rateMB<<20)
 	if err != nil {
 		return err
 	}
@@ -79,8 +81,12 @@ func (o *onlineVerify) run(stream string, out io.Writer) error {
 	return nil
 }
 
-func requestVerify(ctx context.Context, nc *nats.Conn, stream string) (*jetlog.VerifyReport, error) {
-	msg, err := nc.RequestWithContext(ctx, storeVerifySubject+stream, []byte("{}"))
+func requestVerify(ctx context.Context, nc *nats.Conn, stream string, rate int64) (*jetlog.VerifyReport, error) {
+	body := []byte("{}")
+	if rate > 0 {
+		body = fmt.Appendf(nil, `{"max_bytes_per_second":%d}`, rate)
+	}
+	msg, err := nc.RequestWithContext(ctx, storeVerifySubject+stream, body)
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
 		return nil, &exitError{exitFailure, fmt.Errorf("verify %s: no bus answers %s (not a bus, or JetStream is off)", stream, storeVerifySubject+stream)}

@@ -24,10 +24,14 @@ const (
 	storeVerifyConcurrent = 2
 )
 
-// storeVerifyRequest is the request body: empty or {} (no options yet;
+// storeVerifyRequest is the request body, empty or {} for the defaults;
 // an unknown field is refused, so one added later is never ignored by an
-// older server).
-type storeVerifyRequest struct{}
+// older server.
+type storeVerifyRequest struct {
+	// MaxBytesPerSecond paces the reads (jetlog.VerifyOptions); 0 is
+	// no bound.
+	MaxBytesPerSecond int64 `json:"max_bytes_per_second,omitempty"`
+}
 
 // storeVerifyResponse is the answer: the report's fields at its top
 // level beside ok, or an error in the JetStream API's shape.
@@ -86,6 +90,9 @@ func (svc *Service) captureStoreVerify(from Rights, subject, reply []byte, hdr i
 	if e := decodeStrict(body, &req); e != nil {
 		return fail(e)
 	}
+	if req.MaxBytesPerSecond < 0 {
+		return fail(newAPIError(400, 10003, "max_bytes_per_second %d: 0 (no bound) or more", req.MaxBytesPerSecond))
+	}
 	st, e := svc.lookup(name)
 	if e != nil {
 		return fail(e)
@@ -105,13 +112,13 @@ func (svc *Service) captureStoreVerify(from Rights, subject, reply []byte, hdr i
 	go func() {
 		defer svc.workers.Done()
 		defer svc.verifies.end(name)
-		svc.replyTo(replyTo, typeStoreVerify).send(svc.verifyStream(st), nil)
+		svc.replyTo(replyTo, typeStoreVerify).send(svc.verifyStream(st, jetlog.VerifyOptions{BytesPerSecond: req.MaxBytesPerSecond}), nil)
 	}()
 	return true
 }
 
 // verifyStream runs the check; a shutdown cancels it.
-func (svc *Service) verifyStream(st *stream) storeVerifyResponse {
+func (svc *Service) verifyStream(st *stream, opts jetlog.VerifyOptions) storeVerifyResponse {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -121,7 +128,7 @@ func (svc *Service) verifyStream(st *stream) storeVerifyResponse {
 		case <-ctx.Done():
 		}
 	}()
-	rep, err := st.log.Verify(ctx)
+	rep, err := st.log.Verify(ctx, opts)
 	switch {
 	case errors.Is(err, jetlog.ErrClosed):
 		// Deleted, or closed to be reopened, while it was checked.
