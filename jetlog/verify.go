@@ -95,6 +95,12 @@ func (l *Log) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport, er
 		}
 		rep.Losses = append(rep.Losses, l.liveLosses(vs.seg, found.suspect, durable)...)
 	}
+	l.mu.RLock()
+	closed := l.closed
+	l.mu.RUnlock()
+	if closed {
+		return nil, ErrClosed // closed meanwhile: what was read may be gone
+	}
 	if !l.memory {
 		if p := l.verifyMark(lastSeq); p != "" {
 			rep.Problems = append(rep.Problems, p)
