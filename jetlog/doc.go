@@ -97,7 +97,9 @@
 // round, and readers of consumer state never wait for ioMu. Log.sendMu is
 // held (shared) only while a request enters the queue and (exclusively)
 // by Close to stop new ones; Log.deferMu only around the DeleteAsync
-// list. Neither nests with another lock. FileCache.mu is a leaf: it is
+// list. Neither nests with another lock. Log.Verify takes Log.mu
+// (shared) only between its reads, and a consumer's ioMu only to learn
+// its journal's name and length. FileCache.mu is a leaf: it is
 // taken (briefly, never across I/O) under any of the above, and nothing
 // is taken under it. So is IndexCache.mu. The index cache's hand-back of
 // freed memory (debug.FreeOSMemory) and the file cache's close of idle
@@ -120,7 +122,10 @@
 // filecache.go (segment files opened on demand), indexcache.go (the bound
 // on sections in memory), record.go, scan.go, dedup.go,
 // header.go, meta.go (stream.meta and atomic file writes), config.go
-// (StreamConfig, Options, UpdateConfig); consumers: consumer.go (the
+// (StreamConfig, Options, UpdateConfig), verify.go (Log.Verify, the check
+// of an open log), verifyread.go (its block reads and resynchronisation),
+// verifyconsumer.go (its check of a consumer's files), verifyreport.go
+// (VerifyReport, shared with the offline check); consumers: consumer.go (the
 // Consumer), consumerstate.go (the ConsumerState value), consumerjournal.go
 // (its snapshot and journal files), consumerrecord.go (run records);
 // encryption: seal.go (Keyring, the sealer of records and files),

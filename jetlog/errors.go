@@ -69,9 +69,9 @@ var (
 // CorruptError reports a damaged record or file: where it happened and why.
 // It matches ErrCorrupt with errors.Is.
 type CorruptError struct {
-	Segment string // file name inside the stream directory
-	Offset  int64  // byte offset of the damaged record
-	Reason  string // "crc mismatch", "length beyond segment", ...
+	Segment string `json:"file"`   // file name inside the stream directory
+	Offset  int64  `json:"offset"` // byte offset of the damaged record
+	Reason  string `json:"reason"` // "crc mismatch", "length beyond segment", ...
 }
 
 func (e *CorruptError) Error() string {

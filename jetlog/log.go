@@ -55,7 +55,10 @@ type Stats struct {
 }
 
 // SeqRange is a closed range of sequences.
-type SeqRange struct{ First, Last uint64 }
+type SeqRange struct {
+	First uint64 `json:"first"`
+	Last  uint64 `json:"last"`
+}
 
 // RecoveryReport says what Open found and did.
 type RecoveryReport struct {
@@ -78,11 +81,11 @@ type RecoveryReport struct {
 // crash, past the durable mark: see Acked) and none of its messages can be
 // read; a seq in it that had been deleted before is not a loss.
 type Loss struct {
-	Stream string // the stream's name
+	Stream string `json:"-"` // the stream's name
 	SeqRange
-	Segment string    // the file concerned: the missing segment, or the damaged one
-	Reason  string    // "segment missing", "corrupt record", "torn tail", ...
-	Acked   AckStatus // whether these messages had been acknowledged
+	Segment string    `json:"file"`   // the file concerned: the missing segment, or the damaged one
+	Reason  string    `json:"reason"` // "segment missing", "corrupt record", "torn tail", ...
+	Acked   AckStatus `json:"acked"`  // whether these messages had been acknowledged
 }
 
 // AckStatus says whether lost messages had been acknowledged to their

@@ -7,6 +7,7 @@
 //	bus backup STREAM DIR [--incremental P]  a full or incremental backup over the client port
 //	bus restore DIR [INCREMENT_DIR ...]      a full backup and its increments, checked, then restored
 //	bus store verify|info DIR                a stopped store checked or listed, without changing it
+//	bus store verify -s URL STREAM           one stream of a running bus checked ($BUS.API.STORE.VERIFY)
 //
 // Configuration comes from package conf: defaults, then the --config file
 // (nats-server's .conf, YAML, TOML or JSON), then BUS_* environment

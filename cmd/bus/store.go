@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -52,19 +53,40 @@ func (k *storeKeys) keyring() (*jetlog.Keyring, error) {
 }
 
 func newStoreVerifyCmd(keys *storeKeys) *cobra.Command {
-	return &cobra.Command{
-		Use:   "verify DIR",
+	var online onlineVerify
+	cmd := &cobra.Command{
+		Use:   "verify DIR | verify -s URL STREAM",
 		Short: "Check every record, index, seq mark and consumer journal",
 		Long: `Check every stream of the store: each record's checksum, the indexes,
 the seq mark (what was acknowledged), each consumer's journal. Prints
 each damaged stream with the exact seqs affected and whether they had
 been acknowledged. An encrypted stream is checked with --key; without
-the right key it is listed as not checked. Exit codes: 0 no damage, 1
-the store could not be read, a stream could not be checked, or a running
-bus holds it, 2 bad usage, 3 damage found.`,
+the right key it is listed as not checked.
+
+With -s URL (or --context, or --online with $NATS_URL) it checks one
+STREAM of a running bus instead, through $BUS.API.STORE.VERIFY.<stream>,
+while the stream keeps serving; the caller must be allowed to read every
+subject the stream holds. The report is the offline one's.
+
+Exit codes: 0 no damage, 1 the store could not be read, a stream could
+not be checked, or a running bus holds it (online: no such stream, no
+rights, another verify of it running, no answer), 2 bad usage, 3 damage
+found.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reports, err := inspectStore(args[0], keys)
+			if online.chosen(cmd) {
+				if online.rateMB < 0 {
+					return &exitError{exitUsage, fmt.Errorf("--rate-mb %d: a rate is 0 (no bound) or more", online.rateMB)}
+				}
+				if keys.key != "" || keys.cipher != "" {
+					return &exitError{exitUsage, fmt.Errorf("--key and --cipher are for a store directory: a running bus has its own keys")}
+				}
+				return online.run(args[0], cmd.OutOrStdout())
+			}
+			if online.rateMB < 0 {
+				return &exitError{exitUsage, fmt.Errorf("--rate-mb %d: a rate is 0 (no bound) or more", online.rateMB)}
+			}
+			reports, err := inspectStore(args[0], keys, online.rateMB<<20)
 			if err != nil {
 				return err
 			}
@@ -89,6 +111,8 @@ bus holds it, 2 bad usage, 3 damage found.`,
 			return nil
 		},
 	}
+	online.register(cmd)
+	return cmd
 }
 
 func newStoreInfoCmd(keys *storeKeys) *cobra.Command {
@@ -97,7 +121,7 @@ func newStoreInfoCmd(keys *storeKeys) *cobra.Command {
 		Short: "List the streams of a store: messages, seqs, sizes, consumers",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reports, err := inspectStore(args[0], keys)
+			reports, err := inspectStore(args[0], keys, 0)
 			if err != nil {
 				return err
 			}
@@ -107,13 +131,13 @@ func newStoreInfoCmd(keys *storeKeys) *cobra.Command {
 				state := "ok"
 				if r.keyErr != nil {
 					state = "not read: " + r.keyErr.Error()
+				} else if r.check.OpenError != "" {
+					state = "unreadable: " + r.check.OpenError
 				} else if r.damaged() {
 					state = "DAMAGED (bus store verify)"
-				} else if r.openErr != nil {
-					state = "unreadable: " + r.openErr.Error()
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", r.name, r.storage, r.state.Msgs, r.state.Bytes,
-					r.state.FirstSeq, r.state.LastSeq, len(r.consumers), r.diskBytes, state)
+					r.state.FirstSeq, r.state.LastSeq, len(r.check.Consumers), r.diskBytes, state)
 			}
 			return tw.Flush()
 		},
@@ -125,89 +149,20 @@ type streamReport struct {
 	name, dir string
 	storage   jetlog.Storage
 	state     jetlog.State
-	recovery  jetlog.RecoveryReport
-	consumers []consumerReport
+	check     *jetlog.VerifyReport // recovery's findings and a Verify's, as the online check reports them
 	diskBytes int64
-	openErr   error
 	keyErr    error // encrypted, and no key or another one: not checked
 }
 
-type consumerReport struct {
-	name    string
-	corrupt []*jetlog.CorruptError
-	err     error
-}
-
-func (r *streamReport) damaged() bool {
-	if r.openErr != nil || len(r.recovery.Corrupt) > 0 || len(r.recovery.Losses) > 0 || len(r.recovery.RebuiltIndexes) > 0 ||
-		len(r.recovery.Problems) > 0 || r.recovery.TruncatedBytes > 0 {
-		return true
-	}
-	for _, c := range r.consumers {
-		if c.err != nil || len(c.corrupt) > 0 {
-			return true
-		}
-	}
-	return false
-}
+func (r *streamReport) damaged() bool { return r.check.Damaged() }
 
 // write prints the stream's verdict, and reports whether it is damaged.
-func (r *streamReport) write(w io.Writer) bool {
-	if !r.damaged() {
-		fmt.Fprintf(w, "%s: ok, %d messages, seqs %d..%d, %d consumers\n", r.name, r.state.Msgs, r.state.FirstSeq, r.state.LastSeq, len(r.consumers))
-		return false
-	}
-	fmt.Fprintf(w, "%s: DAMAGED (%s)\n", r.name, r.dir)
-	if r.openErr != nil {
-		fmt.Fprintf(w, "  cannot be opened: %v\n", r.openErr)
-	}
-	rec := r.recovery
-	for _, x := range rec.Losses {
-		fmt.Fprintf(w, "  lost seqs %s (%s): %s in %s\n", seqList(x.First, x.Last), x.Acked, x.Reason, x.Segment)
-	}
-	for _, c := range rec.Corrupt {
-		fmt.Fprintf(w, "  damaged record: %s at offset %d: %s\n", c.Segment, c.Offset, c.Reason)
-	}
-	if rec.TruncatedBytes > 0 {
-		fmt.Fprintf(w, "  torn tail: %d bytes at the end of %s\n", rec.TruncatedBytes, rec.TornSegment)
-	}
-	for _, idx := range rec.RebuiltIndexes {
-		fmt.Fprintf(w, "  index %s is damaged or missing (a start rebuilds it from its segment)\n", idx)
-	}
-	for _, p := range rec.Problems {
-		fmt.Fprintf(w, "  %s\n", p)
-	}
-	for _, c := range r.consumers {
-		if c.err != nil {
-			fmt.Fprintf(w, "  consumer %s cannot be opened: %v\n", c.name, c.err)
-		}
-		for _, ce := range c.corrupt {
-			fmt.Fprintf(w, "  consumer %s journal damaged: %s at offset %d: %s (rebuilt from what is intact: acked messages may be delivered again)\n",
-				c.name, ce.Segment, ce.Offset, ce.Reason)
-		}
-	}
-	return true
-}
+func (r *streamReport) write(w io.Writer) bool { return r.check.Write(w) }
 
-// seqList writes a loss's seqs: each one when there are few, else the
-// first and last of the unbroken range (every seq in it is affected).
-func seqList(first, last uint64) string {
-	if last-first < 16 {
-		var b strings.Builder
-		for s := first; s <= last; s++ {
-			if s > first {
-				b.WriteString(", ")
-			}
-			fmt.Fprint(&b, s)
-		}
-		return b.String()
-	}
-	return fmt.Sprintf("%d through %d, every one (%d seqs)", first, last, last-first+1)
-}
-
-// inspectStore opens every stream of the store read-only. dir is
+// inspectStore opens every stream of the store read-only and verifies
+// it, reading at most rate bytes a second (0: no bound). dir is
 // store_dir or its jetstream folder.
-func inspectStore(dir string, keys *storeKeys) ([]*streamReport, error) {
+func inspectStore(dir string, keys *storeKeys, rate int64) ([]*streamReport, error) {
 	ring, err := keys.keyring()
 	if err != nil {
 		return nil, err
@@ -231,14 +186,15 @@ func inspectStore(dir string, keys *storeKeys) ([]*streamReport, error) {
 		if err := refuseLocked(filepath.Join(sdir, "LOCK")); err != nil {
 			return nil, err
 		}
-		reports = append(reports, inspectStream(sdir, ring))
+		reports = append(reports, inspectStream(sdir, ring, rate))
 	}
 	sort.Slice(reports, func(i, j int) bool { return reports[i].name < reports[j].name })
 	return reports, nil
 }
 
-func inspectStream(dir string, ring *jetlog.Keyring) *streamReport {
+func inspectStream(dir string, ring *jetlog.Keyring, rate int64) *streamReport {
 	r := &streamReport{name: filepath.Base(dir), dir: dir}
+	r.check = &jetlog.VerifyReport{Stream: r.name, Dir: dir}
 	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			if info, err := d.Info(); err == nil {
@@ -258,36 +214,52 @@ func inspectStream(dir string, ring *jetlog.Keyring) *streamReport {
 		return r
 	}
 	if err != nil {
-		r.openErr = err
+		r.check.OpenError = err.Error()
 		return r
 	}
 	r.storage = cfg.Storage
 	l, err := jetlog.Open(dir, cfg, opts)
 	if err != nil {
-		r.openErr = err
+		r.check.OpenError = err.Error()
 		return r
 	}
 	defer l.Close()
-	r.state, r.recovery = l.State(), l.Recovery()
+	// The consumers are opened first, so that the Verify checks their
+	// files too, as the online one does.
+	var failed []jetlog.ConsumerCheck
+	found := map[string][]*jetlog.CorruptError{}
 	names, err := l.ConsumerNames()
 	if err != nil {
-		r.consumers = append(r.consumers, consumerReport{name: "(list)", err: err})
+		failed = append(failed, jetlog.ConsumerCheck{Name: "(list)", Error: err.Error()})
 	}
 	for _, name := range names {
-		cr := consumerReport{name: name}
 		ccfg, err := l.LoadConsumerConfig(name)
 		if err == nil {
 			var c *jetlog.Consumer
 			if c, err = l.OpenConsumer(name, ccfg); err == nil {
-				cr.corrupt = c.Corrupt()
-				err = c.Close()
+				found[name] = c.Corrupt()
+				defer c.Close()
 			}
 		}
 		if errors.Is(err, jetlog.ErrNotFound) {
 			err = fmt.Errorf("its config is missing: %w", err)
 		}
-		cr.err = err
-		r.consumers = append(r.consumers, cr)
+		if err != nil {
+			failed = append(failed, jetlog.ConsumerCheck{Name: name, Error: err.Error()})
+		}
 	}
+	check, err := l.Verify(context.Background(), jetlog.VerifyOptions{BytesPerSecond: rate})
+	if err != nil {
+		r.check.OpenError = "verify: " + err.Error()
+		return r
+	}
+	check.Dir = dir
+	check.AddRecovery(l.Recovery())
+	for i := range check.Consumers {
+		check.Consumers[i].AddConsumerDamage(found[check.Consumers[i].Name])
+	}
+	check.Consumers = append(check.Consumers, failed...)
+	sort.Slice(check.Consumers, func(i, j int) bool { return check.Consumers[i].Name < check.Consumers[j].Name })
+	r.check, r.state = check, l.State()
 	return r
 }

@@ -97,6 +97,9 @@
 //     never blocks it (sourceexternal.go).
 //   - a redrive (redrive.go): one goroutine per request, bounded, counted
 //     in Service.workers.
+//   - a store verify (storeverify.go): one goroutine per request (at most
+//     storeVerifyConcurrent, one per stream), counted in Service.workers,
+//     and a helper that cancels it when the service stops.
 //   - a stream's delete markers for subjects whose messages expired
 //     (subject_delete_marker_ttl): one short-lived goroutine per report
 //     from the log (stream.go), as the log reports from its own.

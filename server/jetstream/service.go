@@ -184,6 +184,8 @@ type Service struct {
 	dlqSub Subscription // the dead-letter streams' pub acks
 	// redriveSub takes dead-letter redrive requests (redrive.go).
 	redriveSub Subscription
+	// verifySub takes store verify requests (storeverify.go).
+	verifySub Subscription
 	// domainSub takes the API on $JS.<domain>.API.> (domain.go).
 	domainSub Subscription
 	// batchConfigured is Options.Batch as given, for /jsz.
@@ -197,6 +199,7 @@ type Service struct {
 	account                 AccountLimits // Options.Account
 	directMaxBytes          int           // Options.MaxPending, or its default
 	redrives                redrives
+	verifies                storeVerifies
 	// API requests wait in lanes: reads (infos, names, lists, message
 	// gets) are served by a few goroutines at once, so that a slow change
 	// never stalls them; changes wait in the lane of the stream they name
@@ -335,8 +338,16 @@ func (svc *Service) Start() error {
 		svc.closeStreams()
 		return err
 	}
+	if svc.verifySub, err = svc.sh.core.SubscribeRequests(storeVerifyPrefix+"*", svc.captureStoreVerify); err != nil {
+		svc.sh.core.Unsubscribe(svc.redriveSub)
+		svc.sh.core.Unsubscribe(svc.dlqSub)
+		svc.sh.core.Unsubscribe(sub)
+		svc.closeStreams()
+		return err
+	}
 	if svc.sh.domain != "" {
 		if svc.domainSub, err = svc.sh.core.SubscribeRequests(svc.domainPrefix()+">", svc.captureDomainRequest); err != nil {
+			svc.sh.core.Unsubscribe(svc.verifySub)
 			svc.sh.core.Unsubscribe(svc.redriveSub)
 			svc.sh.core.Unsubscribe(svc.dlqSub)
 			svc.sh.core.Unsubscribe(sub)
@@ -495,6 +506,7 @@ func (svc *Service) Shutdown() {
 		if svc.domainSub != nil {
 			svc.sh.core.Unsubscribe(svc.domainSub)
 		}
+		svc.sh.core.Unsubscribe(svc.verifySub)
 		svc.sh.core.Unsubscribe(svc.redriveSub)
 		svc.sh.core.Unsubscribe(svc.dlqSub)
 		svc.sh.core.Unsubscribe(svc.apiSub)
