@@ -479,7 +479,14 @@ func (c *consumer) doneWith(seq uint64) bool {
 	if c.groups.holds(seq) {
 		return false
 	}
+	// A message given up on (max_deliver) is not done with until acked,
+	// as the reference keeps it.
 	pending := false
-	_ = c.ledger.Update(func(s *jetlog.ConsumerState) { _, pending = s.Pending[seq] }, false)
+	_ = c.ledger.Update(func(s *jetlog.ConsumerState) {
+		_, pending = s.Pending[seq]
+		if !pending {
+			_, pending = s.GivenUp[seq]
+		}
+	}, false)
 	return !pending && seq < next
 }

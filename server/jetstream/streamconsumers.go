@@ -333,7 +333,7 @@ func (c *consumer) info(typ string) consumerInfo {
 	pinID, pinnedAt := c.pinID, c.pinnedAt
 	c.mu.Unlock()
 	floor := s.AckFloor
-	if s.NumAckPending == 0 {
+	if s.NumAckPending == 0 && s.NumGivenUp == 0 {
 		floor = s.Delivered
 	}
 	now := c.sh.now()
