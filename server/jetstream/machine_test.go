@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -360,6 +361,9 @@ func (h *harness) state() string {
 				continue
 			}
 			fmt.Fprintf(&b, "\npending %d deliveries=%d due at %v", seq, p.Deliveries, time.Unix(0, p.Deadline).Sub(h.start))
+		}
+		for _, seq := range slices.Sorted(maps.Keys(s.GivenUp)) {
+			fmt.Fprintf(&b, "\ngiven up %d deliveries=%d", seq, s.GivenUp[seq])
 		}
 	}, false)
 	fmt.Fprintf(&b, "\nwaiting %d next %d", h.m.numWaiting(), h.m.next)
