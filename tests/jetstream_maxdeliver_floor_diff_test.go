@@ -23,8 +23,8 @@ type maxDeliverFloorCase struct {
 // deliveries ran out (max_deliver 2) without an ack, as the reference
 // counts them (issue 28): s.1 is acked, s.2 and s.3 are delivered twice
 // and given up on; then s.4 and s.5 are delivered and only s.5 acked;
-// the server restarts; s.4 comes again and is acked; and a late ack
-// reaches s.2, which had run out. Each step reports the consumer's
+// the server restarts; s.4 comes again and is acked; the server
+// restarts again; and a late ack reaches s.2, which had run out. Each step reports the consumer's
 // delivered, ack floor, ack pending and redelivered counts, and the
 // stream's message count.
 func maxDeliverFloorScenario(t *testing.T, url string, restart func(), c maxDeliverFloorCase) []string {
@@ -198,6 +198,10 @@ func maxDeliverFloorScenario(t *testing.T, url string, restart func(), c maxDeli
 		ack(again)
 		waitFor("acked s.4", func(ci jetstream.ConsumerInfo) bool { return ci.NumAckPending == 0 })
 	}
+	// Nothing pending, the floor past s.2 and s.3: a restart keeps them
+	// in an interest or work-queue stream, unacked.
+	restart()
+	waitFor("restarted again", func(jetstream.ConsumerInfo) bool { return true })
 	ack(first[1]) // s.2, given up on
 	waitFor("late ack of s.2", func(jetstream.ConsumerInfo) bool { return true })
 	return out
