@@ -51,6 +51,10 @@ type consumer struct {
 	// lostDead counts dead letters nothing stored (no stream captures the
 	// subject, or its stream refused them).
 	lostDead atomic.Int64
+	// waitingAt is the stream seq of the refused push delivery the
+	// consumer waits at (machinerefused.go), logged once; owned by the
+	// consumer's goroutine.
+	waitingAt uint64
 	// lastDelivered and lastAcked are when (unix ns, the service's
 	// clock) the last message went out and the last acks came in, for
 	// monitoring; 0 is never.
@@ -356,6 +360,7 @@ func (c *consumer) carryOut(m *machine, a actions, timer *time.Timer) bool {
 	if a.err != nil {
 		c.sh.log.Error("consumer state", "stream", c.stream, "consumer", c.name, "err", a.err)
 	}
+	c.logRefused(a)
 	if len(a.acked) > 0 && c.onAcked != nil {
 		c.onAcked(a.acked)
 	}

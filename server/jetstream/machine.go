@@ -19,6 +19,9 @@ type source interface {
 	// any of filters.
 	NumPending(seq uint64, filters []string) uint64
 	HasInterest(subject string) bool
+	// MayDeliver reports whether a delivery of a stored message on
+	// subject to inbox would reach anyone (Core.MayDeliver).
+	MayDeliver(inbox, subject string) bool
 }
 
 // outMsg is a message a step asks to send. For a delivery of a stored
@@ -42,6 +45,11 @@ type actions struct {
 	deadline time.Time
 	expired  bool
 	err      error // a state change that could not be recorded, to log
+	// refused is the stream seq of a push delivery no subscriber may
+	// receive (machinerefused.go), to log; refusedDead says it went to
+	// the dead-letter subject rather than holding the consumer.
+	refused     uint64
+	refusedDead bool
 }
 
 // machine is a consumer's behaviour as a pure state machine, in the
