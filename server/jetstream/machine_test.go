@@ -97,7 +97,7 @@ func runTranscript(t *testing.T, file string) {
 
 // fakeStream is a source over messages in memory.
 type fakeStream struct {
-	msgs []jetlog.Msg // seq i+1 at index i; a zero Seq is deleted
+	msgs    []jetlog.Msg // seq i+1 at index i; a zero Seq is deleted
 	deaf    map[string]bool
 	refused map[string]bool // stored subjects no subscriber may receive
 }
