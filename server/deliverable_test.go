@@ -30,6 +30,9 @@ func TestMayDeliverAgreesWithStoredDelivery(t *testing.T) {
 				}
 				f.drainOutbound()
 			}
+			if !reference && !core.FiltersStored(inbox) || reference && core.FiltersStored(inbox) {
+				t.Errorf("reference=%v, SUB %s: FiltersStored %v", reference, inboxSub, core.FiltersStored(inbox))
+			}
 			if core.MayDeliver("nobody.listens", "orders.eu") {
 				t.Errorf("SUB %s: delivery to an inbox nobody listens on allowed", inboxSub)
 			}
@@ -39,5 +42,27 @@ func TestMayDeliverAgreesWithStoredDelivery(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkMayDeliver is what a push delivery costs more for being
+// asked first (machinerefused.go): a cached match of the inbox and the
+// receivers' rights.
+func BenchmarkMayDeliver(b *testing.B) {
+	for _, perms := range []*Permissions{nil, {Subscribe: &SubjectPermission{Deny: []string{"orders.secret"}}}} {
+		name := "rights=none"
+		if perms != nil {
+			name = "rights=deny"
+		}
+		b.Run(name, func(b *testing.B) {
+			f := permFixture(b, perms, 1, "dlv.c1")
+			core := jetstreamCore{f.srv, f.subs[0].acc}
+			b.ReportAllocs()
+			for b.Loop() {
+				if !core.MayDeliver("dlv.c1", "orders.eu") {
+					b.Fatal("refused")
+				}
+			}
+		})
 	}
 }

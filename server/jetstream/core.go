@@ -30,6 +30,10 @@ type Core interface {
 	// With reference_stored_reads it is HasInterest(inbox), as the
 	// reference counts a delivery whoever may take it.
 	MayDeliver(inbox, subject string) bool
+	// FiltersStored reports whether MayDeliver(inbox, …) can be false
+	// while someone listens on inbox (a subscriber has rights to check
+	// a stored subject against), so that MayDeliver is asked only then.
+	FiltersStored(inbox string) bool
 	// WatchInterest calls notify (on whichever goroutine changed the
 	// subscriptions) whenever a subscription that matches the literal
 	// subject is added or removed, so a push consumer learns that its

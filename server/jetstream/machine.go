@@ -22,6 +22,9 @@ type source interface {
 	// MayDeliver reports whether a delivery of a stored message on
 	// subject to inbox would reach anyone (Core.MayDeliver).
 	MayDeliver(inbox, subject string) bool
+	// FiltersStored reports whether MayDeliver(inbox, …) may be false
+	// while someone listens (Core.FiltersStored).
+	FiltersStored(inbox string) bool
 }
 
 // outMsg is a message a step asks to send. For a delivery of a stored
@@ -84,6 +87,10 @@ type machine struct {
 	// listening is whether the push consumer's deliver subject has a
 	// subscriber, as of the last step.
 	listening bool
+	// pushChecked is whether, as of the last step, a push subscriber
+	// has rights a stored subject is checked against: each delivery is
+	// then asked about first (machinerefused.go).
+	pushChecked bool
 	fcPending bool // a flow-control request awaits its answer
 	fcBytes   int  // bytes pushed since the last answer
 	fcCount   uint64
@@ -297,6 +304,7 @@ func (m *machine) Close(status string) actions {
 func (m *machine) step(now time.Time) actions {
 	if m.push != nil {
 		m.listening = m.src.HasInterest(m.push.reply)
+		m.pushChecked = m.listening && m.src.FiltersStored(m.push.reply)
 		if m.listening {
 			m.lastActive = now
 		}

@@ -153,6 +153,9 @@ func (f *fakeStream) NumPending(seq uint64, filters []string) uint64 {
 
 func (f *fakeStream) HasInterest(subject string) bool { return !f.deaf[subject] }
 
+// FiltersStored: a refused subject may be listed at any time.
+func (f *fakeStream) FiltersStored(string) bool { return true }
+
 // MayDeliver: the subjects listed in refused reach no one.
 func (f *fakeStream) MayDeliver(inbox, subject string) bool {
 	return !f.deaf[inbox] && !f.refused[subject]

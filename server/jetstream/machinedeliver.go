@@ -221,7 +221,7 @@ func (m *machine) gather(r *pullRequest, now time.Time) (msgs []jetlog.Msg, from
 			full = true
 			break
 		}
-		if r == m.push && !m.src.MayDeliver(r.reply, msg.Subject) {
+		if r == m.push && m.pushChecked && !m.src.MayDeliver(r.reply, msg.Subject) {
 			if m.refusePush(msg, from) {
 				continue
 			}

@@ -17,6 +17,8 @@ import (
 // delivery goes on after it. Message groups always wait: the group's
 // next message must follow it. With reference_stored_reads nothing is
 // refused here (Core.MayDeliver), as the reference counts the delivery.
+// A push consumer whose subscribers have no permissions asks nothing per
+// message (Core.FiltersStored, once a step).
 
 // reasonRefused is the Bus-Dlq-Reason of a message dead-lettered because
 // no subscriber of the deliver subject may receive it (docs/api.md).
