@@ -91,11 +91,11 @@ type machine struct {
 	// has rights a stored subject is checked against: each delivery is
 	// then asked about first (machinerefused.go).
 	pushChecked bool
-	fcPending bool // a flow-control request awaits its answer
-	fcBytes   int  // bytes pushed since the last answer
-	fcCount   uint64
-	fcReply   string // the pending request's reply subject, for Nats-Consumer-Stalled
-	pushMore  bool   // a push batch went out whole: the next may follow at once
+	fcPending   bool // a flow-control request awaits its answer
+	fcBytes     int  // bytes pushed since the last answer
+	fcCount     uint64
+	fcReply     string // the pending request's reply subject, for Nats-Consumer-Stalled
+	pushMore    bool   // a push batch went out whole: the next may follow at once
 
 	redeliver deadlineHeap // future redelivery deadlines of pending seqs
 	due       []uint64     // pending seqs past their deadline, in order
