@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/bus-dev/bus/server"
 )
 
@@ -99,6 +101,9 @@ func durableSourcingScenario(t *testing.T, url string) []string {
 	must(t, err)
 	fields := strings.Fields(raw.Header.Get("Nats-Stream-Source"))
 	out = append(out, fmt.Sprintf("S 1: %s, from %v", raw.Subject, fields[:min(2, len(fields))]))
+	// The consumer is the user's: a source removed leaves it.
+	outcome("update S without sources", api("$JS.API.STREAM.UPDATE.S", `{"name":"S"}`))
+	outcome("consumer D after", api("$JS.API.CONSUMER.INFO.L.D", ""))
 	stream("N", `{"name":"N","sources":[{"name":"L","consumer":{"name":"E","deliver_subject":"d.e"}}]}`)
 	deadline := time.Now().Add(15 * time.Second)
 	for {
@@ -121,4 +126,63 @@ func TestDurableConsumerSourcingMatchesReference(t *testing.T) {
 	ref := durableSourcingScenario(t, "nats://"+refAddr(startReference(t, true)))
 	got := durableSourcingScenario(t, busURL(startBus(t, server.Options{JetStream: true})))
 	sameOutcomes(t, ref, got)
+}
+
+// durableMirrorRestartScenario: a mirror through a durable consumer
+// goes on after a restart of the server from where the consumer's ack
+// floor stands, neither repeating nor skipping a message.
+func durableMirrorRestartScenario(t *testing.T, url string, restart func()) []string {
+	nc := connect(t, url, nats.ReconnectWait(20*time.Millisecond), nats.MaxReconnects(-1))
+	var out []string
+	request := func(subject, body string) map[string]any {
+		t.Helper()
+		for range 250 { // until the client has reconnected
+			msg, err := nc.Request(subject, []byte(body), 2*time.Second)
+			var v map[string]any
+			if err == nil && json.Unmarshal(msg.Data, &v) == nil {
+				return v
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("no answer on %s", subject)
+		return nil
+	}
+	msgs := func(name string) float64 {
+		st, _ := request("$JS.API.STREAM.INFO."+name, "")["state"].(map[string]any)
+		n, _ := st["messages"].(float64)
+		return n
+	}
+	waitMsgs := func(name string, n float64) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for msgs(name) != n && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		out = append(out, fmt.Sprintf("%s holds %v", name, msgs(name)))
+	}
+	request("$JS.API.STREAM.CREATE.O", `{"name":"O","subjects":["o.>"],"retention":"workqueue"}`)
+	request("$JS.API.CONSUMER.CREATE.O.C",
+		`{"stream_name":"O","config":{"durable_name":"C","deliver_subject":"d.c","ack_policy":"flow_control","max_ack_pending":100}}`)
+	request("$JS.API.STREAM.CREATE.M", `{"name":"M","mirror":{"name":"O","consumer":{"name":"C","deliver_subject":"d.c"}}}`)
+	for _, s := range []string{"o.1", "o.2", "o.3"} {
+		request(s, s)
+	}
+	waitMsgs("M", 3)
+	waitMsgs("O", 0)
+	restart()
+	for _, s := range []string{"o.4", "o.5"} {
+		request(s, s)
+	}
+	waitMsgs("M", 5)
+	waitMsgs("O", 0)
+	for seq := 1; seq <= 5; seq++ {
+		msg, _ := request("$JS.API.STREAM.MSG.GET.M", fmt.Sprintf(`{"seq":%d}`, seq))["message"].(map[string]any)
+		out = append(out, fmt.Sprintf("M %d: %v", seq, msg["subject"]))
+	}
+	return out
+}
+
+func TestDurableMirrorSurvivesRestartMatchesReference(t *testing.T) {
+	t.Parallel()
+	sameAcrossRestart(t, durableMirrorRestartScenario)
 }
