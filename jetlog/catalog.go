@@ -53,6 +53,8 @@ type catalog struct {
 	// subject summaries from the sections (recount).
 	stale  atomic.Bool
 	nextID uint64 // of the next new subject
+	// lags are the consumer lags kept as messages come and go (lag.go).
+	lags []*Lag
 	// clock is a coarse now (unix ns) the appender advances on its tick;
 	// each use of a section stamps it (section.used) for evictIdle.
 	clock atomic.Int64
@@ -168,6 +170,9 @@ func (c *catalog) add(seq uint64, ts int64, subj *subjectState, seg *segment, of
 	}
 	subj.count++
 	subj.last = seq
+	if len(c.lags) > 0 {
+		c.lagAdded(seq, subj)
+	}
 	if c.msgs == 0 {
 		c.base, c.baseTS = seq, ts
 	}
@@ -197,6 +202,9 @@ func (c *catalog) remove(seq uint64) bool {
 	s := m.subj
 	if s == nil {
 		return false
+	}
+	if len(c.lags) > 0 {
+		c.lagRemoved(seq, s)
 	}
 	seg.dropSubjectSeq(s, seq)
 	seg.live--
@@ -392,6 +400,7 @@ func (c *catalog) clear() {
 	c.subjMu.Unlock()
 	c.msgs, c.bytes = 0, 0
 	c.base, c.baseTS = c.last+1, 0
+	c.lagCleared()
 }
 
 // oldest returns the first live seq and its time.
@@ -442,6 +451,7 @@ func (c *catalog) appendSegment(seg *segment) {
 // (catalog.stale). It loads every section, so it costs O(messages); it
 // runs in the appender with Log.mu held, and only after damage.
 func (c *catalog) recount() {
+	c.lagForget()
 	for c.stale.Swap(false) {
 		for _, seg := range c.segs {
 			c.load(seg) // may find more damage: the loop goes round again

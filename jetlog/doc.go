@@ -55,6 +55,12 @@
 // loads only sections that hold one of their subjects, never the one at
 // from just because from is there (Log.prefetchFor).
 //
+// A Lag (TrackLag) is a reader's NumPending kept up to date: the catalog
+// adjusts each registered one as it adds and removes messages (Log.mu
+// held exclusively), and Lag.At moves its floor under Log.mu held shared
+// and the Lag's own mutex, walking the slots between the old floor and
+// the new one, or counting afresh when that is cheaper (see Lock order).
+//
 // # Not found
 //
 // Whatever is asked for and absent (a seq, a subject with no live
@@ -77,7 +83,8 @@
 // written by tmp + fsync + rename are followed by a SyncDir of their
 // directory before the operation returns.
 //
-// Lock order: Log.mu, then a section's loadMu, then catalog.subjMu. A
+// Lock order: Log.mu, then Lag.mu (Lag.At, which may load sections), then
+// a section's loadMu, then catalog.subjMu. A
 // section is loaded (its index read) under its loadMu and subjMu (shared).
 // Get, Next and Messages load the section they start in before taking
 // Log.mu (Log.prefetch), and the appender loads what it expects to remove
@@ -105,7 +112,8 @@
 // (a commit's write and sync, the sticky error),
 // expect.go (preconditions), atomicbatch.go (AppendAtomic), rollup.go
 // (Expect.Rollup, done in the commit), control.go (roll, tombstones, Close),
-// limits.go, purge.go, read.go, sparseread.go (rare subjects' messages
+// limits.go, purge.go, read.go, lag.go (counts kept for readers),
+// sparseread.go (rare subjects' messages
 // without their section), filter.go, catalog.go, section.go,
 // catalogsnap.go, segment.go, segindex.go, seqmark.go (seq.mark),
 // segblocks.go (the block directory beside an index),

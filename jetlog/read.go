@@ -384,7 +384,8 @@ func (l *Log) SubjectCounts(filter string) map[string]uint64 {
 // all), without reading them. A message matching several filters counts
 // once, so overlapping filters are fine. It works from the per-subject
 // summaries: literal filters cost a lookup each, wildcards one pass over
-// the subjects.
+// the subjects (a reader that asks again and again, as a consumer does,
+// keeps its count with TrackLag instead).
 func (l *Log) NumPending(from uint64, filters ...string) uint64 {
 	var buf [4]matcher
 	return l.numPending(from, newFilterSet(filters, buf[:0]))
@@ -393,10 +394,14 @@ func (l *Log) NumPending(from uint64, filters ...string) uint64 {
 func (l *Log) numPending(from uint64, fs filterSet) uint64 {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	c := &l.cat
 	if l.closed {
 		return 0
 	}
+	return l.cat.pendingFrom(from, fs)
+}
+
+// pendingFrom is NumPending for a prepared filter set; Log.mu is held.
+func (c *catalog) pendingFrom(from uint64, fs filterSet) uint64 {
 	if fs == nil {
 		return c.countFrom(from)
 	}

@@ -186,7 +186,7 @@ func (s *Server) wsUpgrade(w http.ResponseWriter, r *http.Request) {
 	if isMQTT {
 		protocols = []string{wsMQTTProtocol}
 	}
-	wc, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true, CompressionMode: mode, Subprotocols: protocols})
+	wc, err := websocket.Accept(wsSmallBuffers{w}, r, &websocket.AcceptOptions{InsecureSkipVerify: true, CompressionMode: mode, Subprotocols: protocols})
 	if err != nil {
 		// Accept has answered the request (400, 426 …).
 		s.log.Debug("websocket handshake failed", "remote", r.RemoteAddr, "err", err)

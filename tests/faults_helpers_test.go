@@ -32,11 +32,42 @@ import (
 // It is safe for concurrent use.
 type faultFS struct {
 	vfs.OSFS
-	mu     sync.Mutex       // guards faults
-	faults map[string]error // by directory (cleaned)
+	mu      sync.Mutex       // guards faults and budgets
+	faults  map[string]error // by directory (cleaned)
+	budgets map[string]int   // writes left before the disk fills, by directory
 }
 
-func newFaultFS() *faultFS { return &faultFS{faults: map[string]error{}} }
+func newFaultFS() *faultFS { return &faultFS{faults: map[string]error{}, budgets: map[string]int{}} }
+
+// fillAfter lets n more writes (Write or WriteAt calls) succeed under dir;
+// the one after finds the disk full, as set(dir, ENOSPC) does from then
+// on. It cuts a multi-step operation at its n-th write.
+func (f *faultFS) fillAfter(dir string, n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.budgets[filepath.Clean(dir)] = n
+}
+
+// spend counts a write to name against the budget of its directory or
+// one above it, filling the disk when the budget is spent.
+func (f *faultFS) spend(name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for d := filepath.Clean(name); ; d = filepath.Dir(d) {
+		if n, ok := f.budgets[d]; ok {
+			if n == 0 {
+				delete(f.budgets, d)
+				f.faults[d] = syscall.ENOSPC
+			} else {
+				f.budgets[d] = n - 1
+			}
+			return
+		}
+		if filepath.Dir(d) == d {
+			return
+		}
+	}
+}
 
 // set makes every change under dir fail with err; a nil err clears it.
 func (f *faultFS) set(dir string, err error) {
@@ -126,6 +157,7 @@ type faultFile struct {
 }
 
 func (f *faultFile) WriteAt(p []byte, off int64) (int, error) {
+	f.fs.spend(f.name)
 	switch err := f.fs.fault(f.name); {
 	case errors.Is(err, syscall.ENOSPC):
 		n, werr := f.File.WriteAt(p[:len(p)/2], off)
@@ -140,6 +172,7 @@ func (f *faultFile) WriteAt(p []byte, off int64) (int, error) {
 }
 
 func (f *faultFile) Write(p []byte) (int, error) {
+	f.fs.spend(f.name)
 	switch err := f.fs.fault(f.name); {
 	case errors.Is(err, syscall.ENOSPC):
 		n, werr := f.File.Write(p[:len(p)/2])

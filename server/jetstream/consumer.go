@@ -26,7 +26,7 @@ type consumer struct {
 	name    string
 	created time.Time
 	cfg     consumerConfig
-	src     *consumerReader
+	src     *consumerSource
 	ledger  ledger
 	durable bool // state journaled in the stream's directory
 	// onAcked applies the stream's retention after acks.
@@ -111,7 +111,7 @@ func startConsumer(sh *shared, stream string, cs consumerStart) (*consumer, erro
 		name:      cs.cfg.Name,
 		created:   cs.created,
 		cfg:       cs.cfg,
-		src:       cs.src,
+		src:       newConsumerSource(cs.src, cs.cfg),
 		ledger:    cs.ledger,
 		durable:   cs.durable,
 		onAcked:   cs.onAcked,
@@ -136,12 +136,13 @@ func startConsumer(sh *shared, stream string, cs consumerStart) (*consumer, erro
 		// would otherwise start after what was stored meanwhile) and
 		// info says delivered and ack floor start-1, as the reference.
 		if err := cs.ledger.Update(func(s *jetlog.ConsumerState) { s.Reset(start) }, true); err != nil {
+			c.src.close()
 			return nil, err
 		}
 	}
 	subjects := newAckSubjects(sh.domain, sh.account, stream, c.name, sh.ackV2)
 	m := newMachine(machineConfig{
-		stream: stream, cfg: cs.cfg, src: cs.src, ledger: cs.ledger, random: sh.random,
+		stream: stream, cfg: cs.cfg, src: c.src, ledger: cs.ledger, random: sh.random,
 		now: sh.now(), start: start, initial: initial, maxMsgSize: int(cs.src.log.Config().MaxMsgSize),
 		subjects: subjects,
 	})
@@ -166,6 +167,7 @@ func startConsumer(sh *shared, stream string, cs consumerStart) (*consumer, erro
 		sub, err := sh.core.SubscribeRequests(s.subject, s.h)
 		if err != nil {
 			c.unsubscribe()
+			c.src.close()
 			return nil, err
 		}
 		c.subs = append(c.subs, sub)
@@ -456,6 +458,7 @@ func (c *consumer) close(status string) bool {
 // whoever claimed the close.
 func (c *consumer) release() {
 	c.unsubscribe()
+	c.src.close()
 	if err := c.ledger.Close(); err != nil {
 		c.sh.log.Error("close consumer state", "stream", c.stream, "consumer", c.name, "err", err)
 	}

@@ -53,7 +53,10 @@
 // memLedger for memory streams and mem_storage consumers. The machine keeps only the
 // flow: where new deliveries start, the waiting pulls, and a heap of
 // redelivery deadlines. Transcripts under testdata/ drive it with a fake
-// clock and fake stream (machine_test.go).
+// clock and fake stream (machine_test.go). Its stream is a
+// consumerSource (consumerlag.go): the stream's reader plus the
+// consumer's jetlog.Lag, which answers num_pending for its filters
+// without a pass over the stream's subjects.
 //
 // consumer (consumer.go) is its driver: one goroutine owns the machine,
 // feeds it what the consumer's subscriptions capture (pulls, acks,

@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/bus-dev/bus/jetlog"
-	"github.com/bus-dev/bus/jetlog/vfs"
 	"github.com/nats-io/nuid"
 )
 
@@ -131,17 +129,17 @@ func (svc *Service) newRestore(cfg streamConfig) (*restore, error) {
 	id := nuid.Next()
 	rs := &restore{svc: svc, cfg: cfg, deliver: "$JS.SNAPSHOT.RESTORE." + cfg.Name + "." + id,
 		stage: filepath.Join(svc.dir, restoreDirName, cfg.Name+"."+id)}
-	if err := os.MkdirAll(rs.stage, 0o755); err != nil {
+	if err := baseFS(svc.sh.fs).MkdirAll(rs.stage, 0o755); err != nil {
 		return nil, err
 	}
-	sp, err := newSpool(filepath.Join(rs.stage, "snapshot"), svc.sh.keys != nil)
+	sp, err := newSpool(svc.sh.fs, filepath.Join(rs.stage, "snapshot"), svc.sh.keys != nil)
 	if err != nil {
-		_ = os.RemoveAll(rs.stage)
+		svc.removeStage(rs.stage)
 		return nil, err
 	}
 	f, err := sp.create()
 	if err != nil {
-		_ = os.RemoveAll(rs.stage)
+		svc.removeStage(rs.stage)
 		return nil, err
 	}
 	rs.file = sp
@@ -151,7 +149,7 @@ func (svc *Service) newRestore(cfg streamConfig) (*restore, error) {
 	sub, err := svc.sh.core.Subscribe(rs.deliver, rs.chunk)
 	if err != nil {
 		_ = f.Close()
-		_ = os.RemoveAll(rs.stage)
+		svc.removeStage(rs.stage)
 		return nil, err
 	}
 	rs.sub = sub
@@ -204,7 +202,7 @@ func (rs *restore) endLocked() {
 	rs.idle.Stop()
 	rs.svc.sh.core.Unsubscribe(rs.sub)
 	_ = rs.spool.Close()
-	_ = os.RemoveAll(rs.stage)
+	rs.svc.removeStage(rs.stage)
 	rs.svc.unreserveRestore(rs.cfg)
 }
 
@@ -220,8 +218,10 @@ func (rs *restore) abandon(why string) {
 // finish checks the spooled snapshot, builds the stream and answers.
 func (rs *restore) finish(reply string, spoolErr error) {
 	svc := rs.svc
-	defer func() { _ = os.RemoveAll(rs.stage) }()
 	st, err := rs.build(spoolErr)
+	// Gone before the answer, so that a client told the restore ended
+	// finds nothing of it left.
+	svc.removeStage(rs.stage)
 	if err != nil {
 		svc.unreserveRestore(rs.cfg)
 		svc.sh.log.Warn("restore refused", "stream", rs.cfg.Name, "bytes", rs.size, "err", err)
@@ -257,19 +257,23 @@ func (svc *Service) installRestored(cfg streamConfig, built string) (*stream, er
 		return nil, err
 	}
 	dir := filepath.Join(svc.dir, cfg.Name)
-	if err := os.Rename(built, dir); err != nil {
+	fsys := baseFS(svc.sh.fs)
+	if err := fsys.Rename(built, dir); err != nil {
 		return nil, err
 	}
-	var fsys jetlog.FS = vfs.OSFS{}
-	if svc.sh.fs != nil {
-		fsys = svc.sh.fs
-	}
+	// The new entry first: once it is durable the stream is there; then
+	// the staging directory's, so that no cut finds it in both places.
 	if err := fsys.SyncDir(svc.dir); err != nil {
+		_ = jetlog.RemoveStream(svc.sh.fs, dir)
+		return nil, err
+	}
+	if err := fsys.SyncDir(filepath.Dir(built)); err != nil {
+		_ = jetlog.RemoveStream(svc.sh.fs, dir)
 		return nil, err
 	}
 	st, err := svc.loadStream(dir)
 	if err != nil {
-		_ = os.RemoveAll(dir)
+		_ = jetlog.RemoveStream(svc.sh.fs, dir)
 		return nil, fmt.Errorf("restored stream does not open: %w", err)
 	}
 	svc.adoptRestored(cfg, st)
@@ -329,7 +333,15 @@ func (svc *Service) adoptRestored(cfg streamConfig, st *stream) {
 // no restore outlives the process that received its chunks.
 func (svc *Service) clearRestores() {
 	dir := filepath.Join(svc.dir, restoreDirName)
-	if err := os.RemoveAll(dir); err != nil {
+	if err := jetlog.RemoveStream(svc.sh.fs, dir); err != nil {
 		svc.sh.log.Warn("unfinished restores not removed", "dir", dir, "err", err)
+	}
+}
+
+// removeStage removes a restore's staging directory, on the store's file
+// system. A failure is left to clearRestores at the next start.
+func (svc *Service) removeStage(stage string) {
+	if err := jetlog.RemoveStream(svc.sh.fs, stage); err != nil {
+		svc.sh.log.Warn("restore staging not removed", "dir", stage, "err", err)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/bus-dev/bus/jetlog/vfs"
 )
 
 // spool is the file a restore's chunks are written to before they are
@@ -21,13 +23,15 @@ import (
 // number as the nonce. The key seals one file once, so counted nonces
 // never repeat, and a frame moved, dropped or altered fails to open.
 type spool struct {
+	fs   vfs.FS // the store's, so that its faults and crashes reach the spool too
 	path string
 	aead cipher.AEAD // nil: plaintext
 }
 
-// newSpool names the spool at path, sealed if sealed is set.
-func newSpool(path string, sealed bool) (spool, error) {
-	sp := spool{path: path}
+// newSpool names the spool at path on fsys (nil for the operating
+// system's), sealed if sealed is set.
+func newSpool(fsys vfs.FS, path string, sealed bool) (spool, error) {
+	sp := spool{fs: baseFS(fsys), path: path}
 	if !sealed {
 		return sp, nil
 	}
@@ -51,20 +55,41 @@ const maxSpoolFrame = 64 << 20
 
 // create makes the spool file for writing.
 func (sp spool) create() (io.WriteCloser, error) {
-	f, err := os.Create(sp.path)
-	if err != nil || sp.aead == nil {
-		return f, err
+	f, err := sp.fs.Create(sp.path)
+	if err != nil {
+		return nil, err
+	}
+	if sp.aead == nil {
+		return f, nil
 	}
 	return &spoolWriter{f: f, aead: sp.aead}, nil
 }
 
 // open reads the spool back as the chunks were written.
 func (sp spool) open() (io.ReadCloser, error) {
-	f, err := os.Open(sp.path)
-	if err != nil || sp.aead == nil {
-		return f, err
+	f, err := sp.fs.OpenFile(sp.path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
 	}
-	return &spoolReader{f: f, r: bufio.NewReader(f), aead: sp.aead}, nil
+	if sp.aead == nil {
+		return &fileReader{File: f}, nil
+	}
+	return &spoolReader{f: f, r: bufio.NewReader(&fileReader{File: f}), aead: sp.aead}, nil
+}
+
+// fileReader reads a vfs.File from its start, in order.
+type fileReader struct {
+	vfs.File
+	off int64
+}
+
+func (r *fileReader) Read(p []byte) (int, error) {
+	n, err := r.ReadAt(p, r.off)
+	r.off += int64(n)
+	if n > 0 && errors.Is(err, io.EOF) {
+		err = nil // the next Read says it
+	}
+	return n, err
 }
 
 func spoolNonce(n uint64) []byte {
@@ -74,7 +99,7 @@ func spoolNonce(n uint64) []byte {
 }
 
 type spoolWriter struct {
-	f    *os.File
+	f    vfs.File
 	aead cipher.AEAD
 	n    uint64
 }
@@ -93,7 +118,7 @@ func (w *spoolWriter) Write(p []byte) (int, error) {
 func (w *spoolWriter) Close() error { return w.f.Close() }
 
 type spoolReader struct {
-	f    *os.File
+	f    vfs.File
 	r    *bufio.Reader
 	aead cipher.AEAD
 	n    uint64

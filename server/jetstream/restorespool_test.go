@@ -14,7 +14,7 @@ import (
 func TestRestoreSpoolSealed(t *testing.T) {
 	for _, sealed := range []bool{false, true} {
 		path := filepath.Join(t.TempDir(), "snapshot")
-		sp, err := newSpool(path, sealed)
+		sp, err := newSpool(nil, path, sealed)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -94,7 +94,7 @@ func TestRestoreBuildDefersItsSyncs(t *testing.T) {
 // 4, … 2n and one durable consumer.
 func writeTestSnapshot(t *testing.T, cfg streamConfig, n int) spool {
 	t.Helper()
-	sp, err := newSpool(filepath.Join(t.TempDir(), "snapshot"), false)
+	sp, err := newSpool(nil, filepath.Join(t.TempDir(), "snapshot"), false)
 	if err != nil {
 		t.Fatal(err)
 	}

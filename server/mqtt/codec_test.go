@@ -35,15 +35,15 @@ func TestConnectRoundTrip(t *testing.T) {
 	}
 }
 
-func TestConnectProtocolLevel5(t *testing.T) {
-	pkt := AppendConnect(nil, &Connect{Level: 5, ClientID: []byte("x")})
+func TestConnectProtocolLevel6(t *testing.T) {
+	pkt := AppendConnect(nil, &Connect{Level: 6, ClientID: []byte("x")})
 	h, err := ParseHeader(pkt, 1024)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var c Connect
-	if err := DecodeConnect(pkt[h.Len:], &c); !errors.Is(err, ErrUnsupported) || c.Level != 5 {
-		t.Fatalf("level 5: %v, level %d", err, c.Level)
+	if err := DecodeConnect(pkt[h.Len:], &c); !errors.Is(err, ErrUnsupported) || c.Level != 6 {
+		t.Fatalf("level 6: %v, level %d", err, c.Level)
 	}
 }
 
@@ -82,7 +82,7 @@ func TestHeaderRefusals(t *testing.T) {
 		"subscribe flags":   {[]byte{0x80, 0}, ErrMalformed},
 		"pingreq flags":     {[]byte{0xc1, 0}, ErrMalformed},
 		"type 0":            {[]byte{0x00, 0}, ErrMalformed},
-		"auth (v5 only)":    {[]byte{0xf0, 0}, ErrMalformed},
+		"auth flags":        {[]byte{0xf1, 0}, ErrMalformed},
 		"one byte":          {[]byte{0x30}, ErrIncomplete},
 		"length cut":        {[]byte{0x30, 0x80}, ErrIncomplete},
 	}

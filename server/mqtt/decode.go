@@ -11,8 +11,11 @@ import (
 const ProtocolLevel311 = 4
 
 // Connect is a decoded CONNECT. Its slices alias the packet body.
+// Props and WillProps are MQTT 5's (level 5) and empty at level 4.
 type Connect struct {
 	Level        byte
+	Props        Properties
+	WillProps    Properties
 	CleanSession bool
 	KeepAlive    uint16 // seconds; 0 turns the keepalive off
 	ClientID     []byte
@@ -27,9 +30,10 @@ type Connect struct {
 	Password     []byte
 }
 
-// DecodeConnect decodes a CONNECT body into c. A protocol level other
-// than 4 returns ErrUnsupported with c.Level set, so that the caller can
-// answer with CONNACK 0x01 as the specification asks.
+// DecodeConnect decodes a CONNECT body into c, at protocol level 4
+// (MQTT 3.1.1) or 5 (MQTT 5). Another protocol name or level returns
+// ErrUnsupported with c.Level set, so that the caller can answer as the
+// specification asks (CONNACK 0x01 for MQTT at another level).
 func DecodeConnect(body []byte, c *Connect) error {
 	*c = Connect{}
 	name, rest, err := readString(body, "protocol name")
@@ -40,7 +44,7 @@ func DecodeConnect(body []byte, c *Connect) error {
 		return fmt.Errorf("%w: CONNECT ends before the protocol level", ErrMalformed)
 	}
 	c.Level, rest = rest[0], rest[1:]
-	if string(name) != "MQTT" || c.Level != ProtocolLevel311 {
+	if string(name) != "MQTT" || (c.Level != ProtocolLevel311 && c.Level != ProtocolLevel5) {
 		return fmt.Errorf("%w: protocol %q level %d", ErrUnsupported, name, c.Level)
 	}
 	if len(rest) < 3 {
@@ -64,13 +68,23 @@ func DecodeConnect(body []byte, c *Connect) error {
 	if c.WillQoS == 3 {
 		return fmt.Errorf("%w: will QoS 3", ErrMalformed)
 	}
-	if c.HasPassword && !c.HasUsername {
+	if c.HasPassword && !c.HasUsername && c.Level == ProtocolLevel311 { // MQTT 5 allows it
 		return fmt.Errorf("%w: password without a user name", ErrMalformed)
+	}
+	if c.Level == ProtocolLevel5 {
+		if rest, err = DecodeProperties(rest, CtxConnect, &c.Props); err != nil {
+			return err
+		}
 	}
 	if c.ClientID, rest, err = readString(rest, "client id"); err != nil {
 		return err
 	}
 	if c.HasWill {
+		if c.Level == ProtocolLevel5 {
+			if rest, err = DecodeProperties(rest, CtxWill, &c.WillProps); err != nil {
+				return err
+			}
+		}
 		if c.WillTopic, rest, err = readString(rest, "will topic"); err != nil {
 			return err
 		}
@@ -95,7 +109,9 @@ func DecodeConnect(body []byte, c *Connect) error {
 }
 
 // Publish is a decoded PUBLISH. Topic and Payload alias the packet body.
+// Props is MQTT 5's (DecodePublish5, AppendPublish5).
 type Publish struct {
+	Props    Properties
 	QoS      byte
 	Dup      bool
 	Retain   bool
@@ -138,7 +154,10 @@ func DecodePacketID(t PacketType, body []byte) (uint16, error) {
 // allocating: call Next until it returns false, then Err.
 type Filters struct {
 	PacketID  uint16
+	Props     Properties // MQTT 5's (DecodeFilters5)
 	subscribe bool
+	v5        bool
+	options   SubOptions
 	rest      []byte
 	err       error
 }
@@ -171,10 +190,15 @@ func (f *Filters) Next() (filter []byte, qos byte, ok bool) {
 			f.err = fmt.Errorf("%w: SUBSCRIBE filter without a QoS", ErrMalformed)
 			return nil, 0, false
 		}
-		if qos, rest = rest[0], rest[1:]; qos > 2 {
-			f.err = fmt.Errorf("%w: SUBSCRIBE QoS byte %#x", ErrMalformed, qos)
+		var opts byte
+		if opts, rest = rest[0], rest[1:]; !f.v5 && opts > 2 {
+			f.err = fmt.Errorf("%w: SUBSCRIBE QoS byte %#x", ErrMalformed, opts)
 			return nil, 0, false
 		}
+		if f.options, f.err = decodeSubOptions(opts); f.err != nil {
+			return nil, 0, false
+		}
+		qos = f.options.QoS
 	}
 	f.rest = rest
 	return filter, qos, true

@@ -1,6 +1,8 @@
-// Package mqtt holds the parts of bus's MQTT 3.1.1 listener that need
-// nothing of the server: the packet codec (header.go, reader.go,
-// decode.go, encode.go) and the mapping between MQTT topics and NATS
+// Package mqtt holds the parts of bus's MQTT listener that need nothing
+// of the server: the packet codec of MQTT 3.1.1 (header.go, reader.go,
+// decode.go, encode.go) and MQTT 5 (props.go, propsencode.go, reason.go,
+// decode5.go, encode5.go: the property blocks, reason codes and the
+// packets that differ) and the mapping between MQTT topics and NATS
 // subjects (topic.go). The listener glue that authenticates, routes and
 // stores lives in package server (server/mqtt*.go) and calls in here.
 //

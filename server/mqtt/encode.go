@@ -19,20 +19,7 @@ const (
 const SubackFailure byte = 0x80
 
 // appendHeader writes a fixed header with the remaining length n.
-func appendHeader(dst []byte, first byte, n int) []byte {
-	dst = append(dst, first)
-	for {
-		b := byte(n & 0x7f)
-		n >>= 7
-		if n > 0 {
-			b |= 0x80
-		}
-		dst = append(dst, b)
-		if n == 0 {
-			return dst
-		}
-	}
-}
+func appendHeader(dst []byte, first byte, n int) []byte { return appendVarInt(append(dst, first), n) }
 
 // AppendFixedHeader appends a fixed header: the first byte (type and
 // flags) and the remaining length n, at most MaxRemainingLength.
@@ -93,8 +80,9 @@ func AppendSuback(dst []byte, id uint16, codes []byte) []byte {
 // AppendPingresp appends a PINGRESP.
 func AppendPingresp(dst []byte) []byte { return append(dst, byte(PINGRESP)<<4, 0) }
 
-// AppendConnect appends c as a CONNECT at protocol level 4; tests and
-// tools use it, the server never sends one.
+// AppendConnect appends c as a CONNECT at c.Level (4 when 0; at 5 with
+// c.Props and c.WillProps); tests and tools use it, the server never
+// sends one.
 func AppendConnect(dst []byte, c *Connect) []byte {
 	var flags byte
 	var body []byte
@@ -120,8 +108,14 @@ func AppendConnect(dst []byte, c *Connect) []byte {
 	}
 	body = append(body, level, flags)
 	body = binary.BigEndian.AppendUint16(body, c.KeepAlive)
+	if level == ProtocolLevel5 {
+		body = AppendProperties(body, &c.Props)
+	}
 	body = appendString(body, c.ClientID)
 	if c.HasWill {
+		if level == ProtocolLevel5 {
+			body = AppendProperties(body, &c.WillProps)
+		}
 		body = appendString(body, c.WillTopic)
 		body = appendString(body, c.WillMessage)
 	}

@@ -8,7 +8,7 @@ import (
 // PacketType is the high nibble of an MQTT fixed header.
 type PacketType byte
 
-// The MQTT 3.1.1 control packet types (section 2.2.1).
+// The MQTT control packet types (3.1.1's section 2.2.1; AUTH is MQTT 5's).
 const (
 	CONNECT     PacketType = 1
 	CONNACK     PacketType = 2
@@ -24,6 +24,7 @@ const (
 	PINGREQ     PacketType = 12
 	PINGRESP    PacketType = 13
 	DISCONNECT  PacketType = 14
+	AUTH        PacketType = 15 // MQTT 5 only
 )
 
 var typeNames = [...]string{"RESERVED", "CONNECT", "CONNACK", "PUBLISH", "PUBACK", "PUBREC",
@@ -105,7 +106,7 @@ func checkFlags(h Header) error {
 			return fmt.Errorf("%w: %s flags %#x, want 0x2", ErrMalformed, h.Type, h.Flags)
 		}
 		return nil
-	case CONNECT, CONNACK, PUBACK, PUBREC, PUBCOMP, SUBACK, UNSUBACK, PINGREQ, PINGRESP, DISCONNECT:
+	case CONNECT, CONNACK, PUBACK, PUBREC, PUBCOMP, SUBACK, UNSUBACK, PINGREQ, PINGRESP, DISCONNECT, AUTH:
 		if h.Flags != 0 {
 			return fmt.Errorf("%w: %s flags %#x, want 0", ErrMalformed, h.Type, h.Flags)
 		}
