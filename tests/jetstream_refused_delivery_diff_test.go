@@ -64,8 +64,7 @@ func refusedDeliveryScenario(t *testing.T, addr string) []string {
 	select {
 	case m := <-got:
 		out = append(out, "eve got "+m.Subject)
-		must(t, m.Ack())
-		must(t, eve.Flush())
+		must(t, m.AckSync()) // confirmed: the info after it counts it
 	case <-time.After(5 * time.Second):
 		info("none", "EVE")
 		t.Fatalf("eve got nothing: %v", out)

@@ -354,6 +354,15 @@ func (c *consumer) run(m *machine) {
 // consumer expired and has been removed.
 func (c *consumer) carryOut(m *machine, a actions, timer *time.Timer) bool {
 	deadline := a.deadline
+	// The counters info reads first: the ledger already shows the
+	// step's deliveries, and a client that gets one and asks for info at
+	// once must see num_pending without it too.
+	c.mu.Lock()
+	c.waiting, c.next, c.dead, c.initial = m.numWaiting(), m.next, m.deadLettered, len(m.initial)+m.groups.numHeld()
+	if m.prio != nil {
+		c.pinID, c.pinnedAt = m.pinState()
+	}
+	c.mu.Unlock()
 	if c.send(a) {
 		// After a slow read the step's time is long past: the
 		// inactivity threshold counts from now (machine.Delivered).
@@ -369,12 +378,6 @@ func (c *consumer) carryOut(m *machine, a actions, timer *time.Timer) bool {
 	if a.dead > 0 {
 		c.sh.deadLettered.Add(int64(a.dead))
 	}
-	c.mu.Lock()
-	c.waiting, c.next, c.dead, c.initial = m.numWaiting(), m.next, m.deadLettered, len(m.initial)+m.groups.numHeld()
-	if m.prio != nil {
-		c.pinID, c.pinnedAt = m.pinState()
-	}
-	c.mu.Unlock()
 	if a.expired {
 		c.expire(m)
 		return true
