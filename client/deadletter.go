@@ -21,8 +21,9 @@ const (
 	HeaderDLQSequence   = "Bus-Dlq-Sequence"
 	HeaderDLQConsumer   = "Bus-Dlq-Consumer"
 	HeaderDLQDeliveries = "Bus-Dlq-Deliveries"
-	// HeaderDLQReason is "max_deliveries", or "terminated" followed by
-	// ": " and the handler's error text when it gave one.
+	// HeaderDLQReason is "max_deliveries", "terminated" followed by
+	// ": " and the handler's error text when it gave one, or, from bus
+	// itself, "refused" (a push delivery no subscriber may receive).
 	HeaderDLQReason = "Bus-Dlq-Reason"
 )
 

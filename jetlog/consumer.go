@@ -38,6 +38,9 @@ type consumerSnapshot struct {
 	Delivered SeqPair   `msgpack:"delivered"`
 	AckFloor  SeqPair   `msgpack:"ack_floor"`
 	Pending   []Pending `msgpack:"pending"`
+	// GivenUp is ConsumerState.GivenUp; absent from snapshots written
+	// before it existed, which had none.
+	GivenUp map[uint64]uint64 `msgpack:"given_up,omitempty"`
 }
 
 // Consumer is a durable consumer's persisted state: a ConsumerState whose
@@ -227,6 +230,7 @@ type ConsumerInfo struct {
 	AckFloor       SeqPair
 	NumAckPending  int
 	NumRedelivered int
+	NumGivenUp     int // seqs given up on and not acked (GiveUp)
 }
 
 // Info returns the consumer's counters.
@@ -238,6 +242,7 @@ func (c *Consumer) Info() ConsumerInfo {
 		AckFloor:       c.state.AckFloor,
 		NumAckPending:  len(c.state.Pending),
 		NumRedelivered: c.state.NumRedelivered(),
+		NumGivenUp:     len(c.state.GivenUp),
 	}
 }
 
@@ -450,7 +455,7 @@ func (c *Consumer) fence(err error) error {
 
 // snapshotLocked copies the state; c.mu is held.
 func (c *Consumer) snapshotLocked() *consumerSnapshot {
-	snap := &consumerSnapshot{Delivered: c.state.Delivered, AckFloor: c.state.AckFloor}
+	snap := &consumerSnapshot{Delivered: c.state.Delivered, AckFloor: c.state.AckFloor, GivenUp: maps.Clone(c.state.GivenUp)}
 	snap.Pending = make([]Pending, 0, len(c.state.Pending))
 	for _, p := range c.state.Pending {
 		snap.Pending = append(snap.Pending, *p)

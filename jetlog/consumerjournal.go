@@ -30,6 +30,9 @@ func (c *Consumer) load() error {
 		for _, p := range snap.Pending {
 			c.state.Pending[p.Stream] = &p
 		}
+		if len(snap.GivenUp) > 0 {
+			c.state.GivenUp = snap.GivenUp
+		}
 	case errors.As(err, &ce):
 		// Keep what the newest journal says (see below).
 		ce.Segment = path.Join(consumersDir, path.Base(c.dir), ce.Segment)

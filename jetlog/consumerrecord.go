@@ -98,7 +98,7 @@ func decodeOps(ops []consumerOp, r record) ([]consumerOp, bool) {
 	start := len(ops)
 	p := r.payload
 	switch r.kind {
-	case kindDelivered, kindAcked, kindAckedAll, kindDeadline, kindReset:
+	case kindDelivered, kindAcked, kindAckedAll, kindDeadline, kindReset, kindGivenUp:
 		op := consumerOp{kind: r.kind, stream: r.seq, deadline: r.ts}
 		var k int
 		if op.consumer, k = binary.Uvarint(p); k > 0 {

@@ -32,6 +32,12 @@ type ConsumerState struct {
 	Delivered SeqPair             // last delivery
 	AckFloor  SeqPair             // everything at or below is acknowledged
 	Pending   map[uint64]*Pending // by stream seq; an entry is reused once its seq leaves
+	// GivenUp holds the seqs whose deliveries ran out (GiveUp) without
+	// an ack, with their delivery counts: no longer pending, yet not
+	// acknowledged either, as the reference keeps them (under the ack
+	// floor while anything else is pending, and in the redelivered
+	// count until acked). nil while there are none.
+	GivenUp map[uint64]uint64
 
 	ackWait time.Duration
 	backoff []time.Duration
@@ -76,6 +82,8 @@ const (
 	// Reset): nothing pending, delivered and ack floor {0, stream}. Kinds
 	// 20 and 21 are the run records (consumerrecord.go).
 	kindReset byte = 22
+	// kindGivenUp moves pending[stream] to the given-up set (GiveUp).
+	kindGivenUp byte = 23
 )
 
 // NewConsumerState returns an empty state. ackWait is the redelivery
@@ -138,12 +146,31 @@ func (s *ConsumerState) DeliverAcked(seq uint64) Pending {
 	return Pending{Stream: seq, Consumer: op.consumer, Deliveries: 1, Deadline: op.deadline}
 }
 
-// Ack acknowledges seq and reports whether it was pending.
+// Ack acknowledges seq and reports whether it was pending. A seq that
+// was given up on (GiveUp) is acknowledged too, leaving the given-up
+// set, but was not pending.
 func (s *ConsumerState) Ack(seq uint64) bool {
 	if _, ok := s.Pending[seq]; !ok {
+		if _, given := s.GivenUp[seq]; given {
+			s.apply(consumerOp{kind: kindAcked, stream: seq})
+		}
 		return false
 	}
 	s.apply(consumerOp{kind: kindAcked, stream: seq})
+	return true
+}
+
+// GiveUp takes pending seq out of the pending set without acknowledging
+// it: its deliveries ran out (max_deliver). It is not redelivered, and
+// it stays in GivenUp until it is acked, holding the ack floor below it
+// while other seqs are pending (the ack that leaves nothing pending
+// moves the floor to the last delivery). It reports whether seq was
+// pending.
+func (s *ConsumerState) GiveUp(seq uint64) bool {
+	if _, ok := s.Pending[seq]; !ok {
+		return false
+	}
+	s.apply(consumerOp{kind: kindGivenUp, stream: seq})
 	return true
 }
 
@@ -213,11 +240,17 @@ func (s *ConsumerState) Due() []uint64 {
 	return out
 }
 
-// NumRedelivered counts pending messages delivered more than once.
+// NumRedelivered counts pending messages delivered more than once, and
+// the given-up ones that were.
 func (s *ConsumerState) NumRedelivered() int {
 	n := 0
 	for _, p := range s.Pending {
 		if p.Deliveries > 1 {
+			n++
+		}
+	}
+	for _, deliveries := range s.GivenUp {
+		if deliveries > 1 {
 			n++
 		}
 	}
@@ -257,6 +290,20 @@ func (s *ConsumerState) replay(op consumerOp) {
 		s.Delivered.Stream = max(s.Delivered.Stream, op.stream)
 	case kindAcked:
 		s.remove(op.stream)
+		if s.GivenUp != nil {
+			delete(s.GivenUp, op.stream)
+		}
+	case kindGivenUp:
+		p, ok := s.Pending[op.stream]
+		if !ok {
+			return
+		}
+		if s.GivenUp == nil {
+			s.GivenUp = map[uint64]uint64{}
+		}
+		s.GivenUp[op.stream] = p.Deliveries
+		s.remove(op.stream)
+		return // giving up moves no floor, even when nothing is left pending
 	case kindAckedAll:
 		for seq := range s.Pending {
 			if seq <= op.stream {
@@ -273,6 +320,7 @@ func (s *ConsumerState) replay(op consumerOp) {
 		for seq := range s.Pending {
 			s.remove(seq)
 		}
+		s.GivenUp = nil
 		s.Delivered = SeqPair{Stream: op.stream}
 		s.AckFloor = SeqPair{Stream: op.stream}
 		return
@@ -313,10 +361,24 @@ func (s *ConsumerState) updateFloor() {
 		return
 	}
 	low := s.lowestPending()
+	if len(s.GivenUp) > 0 && s.givenUpBelow(low.Stream) {
+		return // held below a given-up seq while anything is pending
+	}
 	// Never above Delivered: after a lost snapshot the stream is delivered
 	// again from the start, and nothing below it is known to be acked.
 	s.AckFloor.Stream = max(s.AckFloor.Stream, min(low.Stream-1, s.Delivered.Stream))
 	s.AckFloor.Consumer = max(s.AckFloor.Consumer, low.Consumer-1)
+}
+
+// givenUpBelow reports whether a given-up seq lies between the ack
+// floor and seq.
+func (s *ConsumerState) givenUpBelow(seq uint64) bool {
+	for g := range s.GivenUp {
+		if g > s.AckFloor.Stream && g < seq {
+			return true
+		}
+	}
+	return false
 }
 
 // lowestPending finds the pending entry with the lowest stream seq. Acks

@@ -204,6 +204,9 @@
 //	22 reset      (consumer journal) the consumer starts over: seq = the
 //	              stream seq before the next to deliver; nothing pending,
 //	              delivered and ack floor {0, seq}
+//	23 given up   (consumer journal) seq = a pending stream seq whose
+//	              deliveries ran out: it leaves the pending set for the
+//	              given-up set (kept until acked), the floors unmoved
 //
 // A step's changes (a pull's deliveries, a batch of acks) are written as
 // run records where they form runs (consumerrecord.go); a run replays as

@@ -110,7 +110,8 @@ func TestJetStreamAPIUnderPermissions(t *testing.T) {
 
 // Beyond the reference: a stored message reaches a consumer's inbox only
 // if the user may subscribe to the message's own subject, by pull and by
-// push to a literal subject; ReferenceStoredReads restores the
+// push to a literal subject (where the consumer waits at one nobody may
+// receive); ReferenceStoredReads restores the
 // reference's rule (the inbox alone is checked).
 func TestJetStreamDeliveriesHonourSubscribeDeny(t *testing.T) {
 	t.Parallel()
@@ -188,8 +189,16 @@ func TestJetStreamDeliveriesHonourSubscribeDeny(t *testing.T) {
 					pushed[m.Subject]++
 				}
 			}
-			if len(pushed) != len(want) || pushed["orders.public"] != 2 || pushed["orders.secret"] != want["orders.secret"] {
-				t.Errorf("push delivered %v, want %v", pushed, want)
+			// Under bus's rule the push consumer stops at orders.secret,
+			// which it does not deliver (nor count) while no subscriber
+			// may receive it, so the later orders.public waits behind it
+			// (TestJetStreamRefusedPushDeliveryWaits).
+			wantPushed := want
+			if !reference {
+				wantPushed = map[string]int{"orders.public": 1}
+			}
+			if len(pushed) != len(wantPushed) || pushed["orders.public"] != wantPushed["orders.public"] || pushed["orders.secret"] != wantPushed["orders.secret"] {
+				t.Errorf("push delivered %v, want %v", pushed, wantPushed)
 			}
 		})
 	}

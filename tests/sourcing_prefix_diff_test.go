@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -51,24 +50,4 @@ func TestDeliverPrefixOverlapMatchesReference(t *testing.T) {
 	ref := deliverPrefixScenario(t, "nats://"+refAddr(startReference(t, true)))
 	got := deliverPrefixScenario(t, busURL(startBus(t, server.Options{JetStream: true})))
 	sameOutcomes(t, ref, got)
-}
-
-// TestDurableConsumerSourcingRefused: a mirror or source with a consumer
-// (the reference's durable consumer sourcing, which bus does not serve)
-// is refused naming it, not copied some other way.
-func TestDurableConsumerSourcingRefused(t *testing.T) {
-	t.Parallel()
-	nc := connect(t, busURL(startBus(t, server.Options{JetStream: true})))
-	for _, body := range []string{
-		`{"name":"A","sources":[{"name":"O","consumer":{"name":"C","deliver_subject":"d.c"}}]}`,
-		`{"name":"A","mirror":{"name":"O","consumer":{"name":"C","deliver_subject":"d.c"}}}`,
-	} {
-		resp, err := nc.Request("$JS.API.STREAM.CREATE.A", []byte(body), 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := string(resp.Data); !strings.Contains(got, "10052") || !strings.Contains(got, "durable consumer sourcing (the consumer of O)") {
-			t.Errorf("%s: %s", body, got)
-		}
-	}
 }

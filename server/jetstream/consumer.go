@@ -51,6 +51,10 @@ type consumer struct {
 	// lostDead counts dead letters nothing stored (no stream captures the
 	// subject, or its stream refused them).
 	lostDead atomic.Int64
+	// waitingAt is the stream seq of the refused push delivery the
+	// consumer waits at (machinerefused.go), logged once; owned by the
+	// consumer's goroutine.
+	waitingAt uint64
 	// lastDelivered and lastAcked are when (unix ns, the service's
 	// clock) the last message went out and the last acks came in, for
 	// monitoring; 0 is never.
@@ -350,6 +354,15 @@ func (c *consumer) run(m *machine) {
 // consumer expired and has been removed.
 func (c *consumer) carryOut(m *machine, a actions, timer *time.Timer) bool {
 	deadline := a.deadline
+	// The counters info reads first: the ledger already shows the
+	// step's deliveries, and a client that gets one and asks for info at
+	// once must see num_pending without it too.
+	c.mu.Lock()
+	c.waiting, c.next, c.dead, c.initial = m.numWaiting(), m.next, m.deadLettered, len(m.initial)+m.groups.numHeld()
+	if m.prio != nil {
+		c.pinID, c.pinnedAt = m.pinState()
+	}
+	c.mu.Unlock()
 	if c.send(a) {
 		// After a slow read the step's time is long past: the
 		// inactivity threshold counts from now (machine.Delivered).
@@ -358,18 +371,13 @@ func (c *consumer) carryOut(m *machine, a actions, timer *time.Timer) bool {
 	if a.err != nil {
 		c.sh.log.Error("consumer state", "stream", c.stream, "consumer", c.name, "err", a.err)
 	}
+	c.logRefused(a)
 	if len(a.acked) > 0 && c.onAcked != nil {
 		c.onAcked(a.acked)
 	}
 	if a.dead > 0 {
 		c.sh.deadLettered.Add(int64(a.dead))
 	}
-	c.mu.Lock()
-	c.waiting, c.next, c.dead, c.initial = m.numWaiting(), m.next, m.deadLettered, len(m.initial)+m.groups.numHeld()
-	if m.prio != nil {
-		c.pinID, c.pinnedAt = m.pinState()
-	}
-	c.mu.Unlock()
 	if a.expired {
 		c.expire(m)
 		return true
@@ -482,7 +490,14 @@ func (c *consumer) doneWith(seq uint64) bool {
 	if c.groups.holds(seq) {
 		return false
 	}
+	// A message given up on (max_deliver) is not done with until acked,
+	// as the reference keeps it.
 	pending := false
-	_ = c.ledger.Update(func(s *jetlog.ConsumerState) { _, pending = s.Pending[seq] }, false)
+	_ = c.ledger.Update(func(s *jetlog.ConsumerState) {
+		_, pending = s.Pending[seq]
+		if !pending {
+			_, pending = s.GivenUp[seq]
+		}
+	}, false)
 	return !pending && seq < next
 }

@@ -17,6 +17,12 @@ func (s *consumerReader) LastSeq() uint64 { return s.log.State().LastSeq }
 
 func (s *consumerReader) HasInterest(subject string) bool { return s.core.HasInterest(subject) }
 
+func (s *consumerReader) MayDeliver(inbox, subject string) bool {
+	return s.core.MayDeliver(inbox, subject)
+}
+
+func (s *consumerReader) FiltersStored(inbox string) bool { return s.core.FiltersStored(inbox) }
+
 // NextBatch returns up to max messages at or after seq matching any
 // filter, read at once.
 func (s *consumerReader) NextBatch(seq uint64, filters []string, max int) ([]jetlog.Msg, error) {

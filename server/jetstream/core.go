@@ -24,6 +24,16 @@ type Core interface {
 	// HasInterest reports whether anything would receive a message on
 	// subject.
 	HasInterest(subject string) bool
+	// MayDeliver reports whether Deliver(inbox, subject, …) would reach
+	// a subscriber, under the stored-read rule (docs/security.md): some
+	// subscriber of inbox may receive a stored message shown on subject.
+	// With reference_stored_reads it is HasInterest(inbox), as the
+	// reference counts a delivery whoever may take it.
+	MayDeliver(inbox, subject string) bool
+	// FiltersStored reports whether MayDeliver(inbox, …) can be false
+	// while someone listens on inbox (a subscriber has rights to check
+	// a stored subject against), so that MayDeliver is asked only then.
+	FiltersStored(inbox string) bool
 	// WatchInterest calls notify (on whichever goroutine changed the
 	// subscriptions) whenever a subscription that matches the literal
 	// subject is added or removed, so a push consumer learns that its

@@ -20,6 +20,10 @@
 //     inbox's subscribers, showing the message's own subject.
 //   - HasInterest(subject): whether anything listens (push consumers,
 //     no-responders for deliveries).
+//   - MayDeliver(inbox, subject), FiltersStored(inbox): whether a push
+//     delivery would reach a subscriber under the stored-read rule, asked
+//     before it is counted, and whether that can say no at all
+//     (machinerefused.go).
 //   - WatchInterest(subject, notify): a push consumer's deliver subject
 //     gaining or losing listeners, without polling.
 //   - UserRights(user): an owner's rights as they are now (owner.go,
@@ -71,7 +75,8 @@
 // sourcing.go copies an origin of this server into a mirror or source;
 // sourceexternal*.go reaches an origin through the API at a prefix, with
 // stream identity (sourceidentity.go) and the deliver-prefix check
-// (sourceprefix.go). As an origin, sourcingconsumer.go answers a
+// (sourceprefix.go); sourcedurable.go follows a durable consumer made on
+// the origin beforehand (a config's "consumer"). As an origin, sourcingconsumer.go answers a
 // sourcing stream's consumer create (ADR-60).
 //
 // # Goroutines

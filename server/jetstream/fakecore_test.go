@@ -80,6 +80,11 @@ func (f *fakeCore) Deliver(inbox, subject, reply string, hdr, data []byte) int {
 // HasInterest: every inbox listens, so deliveries are kept in sent.
 func (f *fakeCore) HasInterest(string) bool { return true }
 
+// MayDeliver: nobody is denied a stored message.
+func (f *fakeCore) MayDeliver(string, string) bool { return true }
+
+func (f *fakeCore) FiltersStored(string) bool { return false }
+
 func (f *fakeCore) WatchInterest(subject string, notify func()) func() {
 	return func() {}
 }

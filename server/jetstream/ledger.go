@@ -79,6 +79,7 @@ func (m *memLedger) Info() jetlog.ConsumerInfo {
 		AckFloor:       m.s.AckFloor,
 		NumAckPending:  len(m.s.Pending),
 		NumRedelivered: m.s.NumRedelivered(),
+		NumGivenUp:     len(m.s.GivenUp),
 	}
 }
 

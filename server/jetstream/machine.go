@@ -19,6 +19,12 @@ type source interface {
 	// any of filters.
 	NumPending(seq uint64, filters []string) uint64
 	HasInterest(subject string) bool
+	// MayDeliver reports whether a delivery of a stored message on
+	// subject to inbox would reach anyone (Core.MayDeliver).
+	MayDeliver(inbox, subject string) bool
+	// FiltersStored reports whether MayDeliver(inbox, …) may be false
+	// while someone listens (Core.FiltersStored).
+	FiltersStored(inbox string) bool
 }
 
 // outMsg is a message a step asks to send. For a delivery of a stored
@@ -42,6 +48,11 @@ type actions struct {
 	deadline time.Time
 	expired  bool
 	err      error // a state change that could not be recorded, to log
+	// refused is the stream seq of a push delivery no subscriber may
+	// receive (machinerefused.go), to log; refusedDead says it went to
+	// the dead-letter subject rather than holding the consumer.
+	refused     uint64
+	refusedDead bool
 }
 
 // machine is a consumer's behaviour as a pure state machine, in the
@@ -76,11 +87,15 @@ type machine struct {
 	// listening is whether the push consumer's deliver subject has a
 	// subscriber, as of the last step.
 	listening bool
-	fcPending bool // a flow-control request awaits its answer
-	fcBytes   int  // bytes pushed since the last answer
-	fcCount   uint64
-	fcReply   string // the pending request's reply subject, for Nats-Consumer-Stalled
-	pushMore  bool   // a push batch went out whole: the next may follow at once
+	// pushChecked is whether, as of the last step, a push subscriber
+	// has rights a stored subject is checked against: each delivery is
+	// then asked about first (machinerefused.go).
+	pushChecked bool
+	fcPending   bool // a flow-control request awaits its answer
+	fcBytes     int  // bytes pushed since the last answer
+	fcCount     uint64
+	fcReply     string // the pending request's reply subject, for Nats-Consumer-Stalled
+	pushMore    bool   // a push batch went out whole: the next may follow at once
 
 	redeliver deadlineHeap // future redelivery deadlines of pending seqs
 	due       []uint64     // pending seqs past their deadline, in order
@@ -289,6 +304,7 @@ func (m *machine) Close(status string) actions {
 func (m *machine) step(now time.Time) actions {
 	if m.push != nil {
 		m.listening = m.src.HasInterest(m.push.reply)
+		m.pushChecked = m.listening && m.src.FiltersStored(m.push.reply)
 		if m.listening {
 			m.lastActive = now
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -38,6 +39,8 @@ var update = flag.Bool("update", false, "rewrite the golden transcripts in testd
 //	delivered <duration>         the last step's deliveries went out that
 //	                             long after it (a slow read), then Delivered
 //	interest <subject> on|off    whether a subject has a listener, then Interest
+//	refuse <subject> on|off      whether a push subscriber may not receive a
+//	                             stored message on subject, then Interest
 //	fc                           the flow-control answer
 //	close <status>               the consumer is deleted
 //	unpin <group>                $JS.API.CONSUMER.UNPIN for a priority group
@@ -94,8 +97,9 @@ func runTranscript(t *testing.T, file string) {
 
 // fakeStream is a source over messages in memory.
 type fakeStream struct {
-	msgs []jetlog.Msg // seq i+1 at index i; a zero Seq is deleted
-	deaf map[string]bool
+	msgs    []jetlog.Msg // seq i+1 at index i; a zero Seq is deleted
+	deaf    map[string]bool
+	refused map[string]bool // stored subjects no subscriber may receive
 }
 
 func (f *fakeStream) Get(seq uint64) (jetlog.Msg, error) {
@@ -149,6 +153,14 @@ func (f *fakeStream) NumPending(seq uint64, filters []string) uint64 {
 
 func (f *fakeStream) HasInterest(subject string) bool { return !f.deaf[subject] }
 
+// FiltersStored: a refused subject may be listed at any time.
+func (f *fakeStream) FiltersStored(string) bool { return true }
+
+// MayDeliver: the subjects listed in refused reach no one.
+func (f *fakeStream) MayDeliver(inbox, subject string) bool {
+	return !f.deaf[inbox] && !f.refused[subject]
+}
+
 type harness struct {
 	start, now time.Time
 	src        *fakeStream
@@ -160,7 +172,7 @@ type harness struct {
 
 func newHarness() *harness {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	return &harness{start: t0, now: t0, src: &fakeStream{deaf: map[string]bool{}}, newID: pinCounter()}
+	return &harness{start: t0, now: t0, src: &fakeStream{deaf: map[string]bool{}, refused: map[string]bool{}}, newID: pinCounter()}
 }
 
 func (h *harness) clock() time.Time { return h.now }
@@ -270,6 +282,10 @@ func (h *harness) run(t *testing.T, line string) string {
 		subject, onOff, _ := strings.Cut(rest, " ")
 		h.src.deaf[subject] = onOff == "off"
 		return h.render(h.m.Interest(h.now))
+	case "refuse":
+		subject, onOff, _ := strings.Cut(rest, " ")
+		h.src.refused[subject] = onOff == "on"
+		return h.render(h.m.Interest(h.now))
 	case "fc": // answers the latest request, with a last stream seq if given
 		a := flowControlAnswer{subject: h.m.fcReply}
 		if rest != "" {
@@ -360,6 +376,9 @@ func (h *harness) state() string {
 				continue
 			}
 			fmt.Fprintf(&b, "\npending %d deliveries=%d due at %v", seq, p.Deliveries, time.Unix(0, p.Deadline).Sub(h.start))
+		}
+		for _, seq := range slices.Sorted(maps.Keys(s.GivenUp)) {
+			fmt.Fprintf(&b, "\ngiven up %d deliveries=%d", seq, s.GivenUp[seq])
 		}
 	}, false)
 	fmt.Fprintf(&b, "\nwaiting %d next %d", h.m.numWaiting(), h.m.next)

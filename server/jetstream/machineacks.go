@@ -233,10 +233,19 @@ func parseNakDelay(arg string) time.Duration {
 
 // deadLetter gives up on seq after max deliveries: it is no longer
 // pending, the reference's advisory is published, and a copy goes to the
-// dead-letter subject when one is configured.
+// dead-letter subject when one is configured. Without one, the message
+// stays unacknowledged, as the reference keeps it (given up on: under
+// the ack floor while anything else is pending, in the redelivered
+// count, and in an interest or work-queue stream, until an ack reaches
+// it); with one, or in message groups (whose next message must follow),
+// it is handed on as acknowledged.
 func (m *machine) deadLetter(seq, deliveries uint64, reason, detail string, now time.Time) {
 	termed := false
-	if err := m.ledger.Update(func(s *jetlog.ConsumerState) { termed, _ = m.releaseLocked(s, seq, now.UnixNano()) }, false); err != nil || !termed {
+	step := func(s *jetlog.ConsumerState) { termed, _ = m.releaseLocked(s, seq, now.UnixNano()) }
+	if m.cfg.DeadLetterSubject == "" && m.groups == nil {
+		step = func(s *jetlog.ConsumerState) { termed = s.GiveUp(seq) }
+	}
+	if err := m.ledger.Update(step, false); err != nil || !termed {
 		m.act.err = err
 		return
 	}

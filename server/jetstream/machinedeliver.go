@@ -221,6 +221,12 @@ func (m *machine) gather(r *pullRequest, now time.Time) (msgs []jetlog.Msg, from
 			full = true
 			break
 		}
+		if r == m.push && m.pushChecked && !m.src.MayDeliver(r.reply, msg.Subject) {
+			if m.refusePush(msg, from) {
+				continue
+			}
+			break
+		}
 		size := sizer.next(m, msg, from)
 		if r.hasBudget && size > budget || !m.replayDue(msg, len(msgs), now) {
 			m.putBack(msg.Seq, from)

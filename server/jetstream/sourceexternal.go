@@ -37,6 +37,9 @@ func (c *sourceConfig) external() *externalStream {
 	if e := c.External; e != nil && e.API != "" {
 		return e
 	}
+	if c.Consumer != nil { // a durable source asks even a local origin
+		return &externalStream{API: "$JS.API"}
+	}
 	return nil
 }
 
@@ -139,6 +142,10 @@ func (s *sourcer) follow() (outcome, bool) {
 	req := s.consumerRequest()
 	in := newInbox()
 	l := &link{deliverS: req.Config.DeliverSubject}
+	durable := s.cfg.Consumer != nil
+	if durable {
+		l.deliverS = s.cfg.Consumer.DeliverSubject
+	}
 	var err error
 	// Listen before asking: the origin starts delivering at once, and a
 	// push consumer only delivers while its subject has a listener.
@@ -151,6 +158,9 @@ func (s *sourcer) follow() (outcome, bool) {
 		return refused, false
 	}
 	defer core.Unsubscribe(l.deliver)
+	if durable {
+		return s.followDurable(l, in)
+	}
 	stable := req.Config.Name
 	resp, out := s.create(req)
 	if out == refused && s.originRecreated(resp) {
@@ -178,6 +188,12 @@ func (s *sourcer) follow() (outcome, bool) {
 			s.deleteConsumer(stable)
 		}
 	}()
+	return s.copyFrom(l, in, resp)
+}
+
+// copyFrom copies what the consumer of l delivers into in, from the
+// answer resp that made or reset it, until the link stops making sense.
+func (s *sourcer) copyFrom(l *link, in *inbox, resp consumerResponse) (outcome, bool) {
 	s.setErr(nil)
 	next := s.next.Load()
 	if s.mirror {
@@ -222,6 +238,13 @@ func (s *sourcer) follow() (outcome, bool) {
 
 // create sends the consumer create request and waits for its answer.
 func (s *sourcer) create(req consumerRequest) (consumerResponse, outcome) {
+	body, _ := json.Marshal(req) // plain fields: cannot fail
+	return s.ask(req.createSubject(s.ext.API), s.createHeader(), body)
+}
+
+// ask sends a request that a consumer's info answers (a create, or a
+// durable source's reset) and waits for the answer.
+func (s *sourcer) ask(subject string, hdr, body []byte) (consumerResponse, outcome) {
 	core := s.target.sh.core
 	box := make(responseBox, 1)
 	reply := "$JSC.R." + randomToken()
@@ -231,13 +254,10 @@ func (s *sourcer) create(req consumerRequest) (consumerResponse, outcome) {
 		return consumerResponse{}, refused
 	}
 	defer core.Unsubscribe(sub)
-	subject := req.createSubject(s.ext.API)
-	body, _ := json.Marshal(req) // plain fields: cannot fail
 	// Sent from a goroutine of its own: an API lane that is full blocks
 	// the sender, and that lane's worker may be waiting for this
 	// sourcer to stop (a stream update or delete).
 	sent := make(chan int, 1)
-	hdr := s.createHeader()
 	go func() { sent <- core.Publish(subject, reply, hdr, body) }()
 	select {
 	case <-s.stop:
@@ -254,7 +274,7 @@ func (s *sourcer) create(req consumerRequest) (consumerResponse, outcome) {
 	case <-s.stop:
 		return consumerResponse{}, stopped
 	case <-t.C:
-		s.setErr(s.setupError("consumer create request to %s timed out", subject))
+		s.setErr(s.setupError("consumer request to %s timed out", subject))
 		return consumerResponse{}, unheard
 	case r := <-box:
 		if r.Error != nil {

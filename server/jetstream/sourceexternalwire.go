@@ -79,6 +79,11 @@ type consumerResponse struct {
 		Consumer uint64 `json:"consumer_seq"`
 		Stream   uint64 `json:"stream_seq"`
 	} `json:"delivered"`
+	// Config is read for a durable source's consumer, which must ack by
+	// flow control (sourcedurable.go).
+	Config struct {
+		AckPolicy string `json:"ack_policy"`
+	} `json:"config"`
 }
 
 // createSubject is where the request goes: the extended form naming the

@@ -1,7 +1,6 @@
 package jetstream
 
 import (
-	"encoding/json"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,11 +33,9 @@ type sourceConfig struct {
 	FilterSubject     string                   `json:"filter_subject,omitempty"`
 	SubjectTransforms []subjectTransformConfig `json:"subject_transforms,omitempty"`
 	External          *externalStream          `json:"external,omitempty"`
-	// Consumer is the reference's durable consumer sourcing (API level
-	// 4: copy through a consumer made beforehand on the origin). bus
-	// does not serve it and refuses a config that asks for it
-	// (checkSourcing), rather than copy some other way.
-	Consumer json.RawMessage `json:"consumer,omitempty"`
+	// Consumer is durable consumer sourcing (API level 4: copy through
+	// a consumer made beforehand on the origin; sourcedurable.go).
+	Consumer *durableSource `json:"consumer,omitempty"`
 }
 
 // sourceInfo is a mirror's or source's state in stream info.
@@ -80,7 +77,7 @@ func (c *streamConfig) checkSourcing() *apiError {
 			return e
 		}
 	}
-	if e := refuseDurableSourcing(c); e != nil {
+	if e := checkDurableSourcing(c); e != nil {
 		return e
 	}
 	seen := map[string]bool{}
@@ -112,21 +109,6 @@ func (c *streamConfig) checkSourcing() *apiError {
 	for _, e := range externals {
 		if err := checkExternal(e); err != nil {
 			return err
-		}
-	}
-	return nil
-}
-
-// refuseDurableSourcing refuses a mirror or source with a consumer
-// (see sourceConfig.Consumer), naming it.
-func refuseDurableSourcing(c *streamConfig) *apiError {
-	list := c.Sources
-	if c.Mirror != nil {
-		list = append([]*sourceConfig{c.Mirror}, list...)
-	}
-	for _, s := range list {
-		if s != nil && len(s.Consumer) > 0 && string(s.Consumer) != "null" {
-			return errStreamConfig("durable consumer sourcing (the consumer of %s) is not supported by bus", s.Name)
 		}
 	}
 	return nil
@@ -170,10 +152,14 @@ func (s *sourceConfig) iname() string { return s.originName() + " " + s.takes() 
 // origin's name, and for an external one the hash of its API prefix
 // (the same name may be a stream in several domains), as the reference.
 func (s *sourceConfig) originName() string {
+	name := s.Name
 	if e := s.External; e != nil {
-		return s.Name + ":" + tokenHash(e.API)
+		name += ":" + tokenHash(e.API)
 	}
-	return s.Name
+	if d := s.Consumer; d != nil {
+		name += ":C=" + tokenHash(d.Name)
+	}
+	return name
 }
 
 // takes is a source's filter and destination: "<filter> <dest>".

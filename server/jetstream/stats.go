@@ -187,7 +187,7 @@ func (c *consumer) metrics(s *ConsumerMetrics) {
 	waiting, next, dead, initial := c.waiting, c.next, c.dead, c.initial
 	c.mu.Unlock()
 	floor := li.AckFloor
-	if li.NumAckPending == 0 {
+	if li.NumAckPending == 0 && li.NumGivenUp == 0 {
 		floor = li.Delivered
 	}
 	filters := c.cfg.filters()

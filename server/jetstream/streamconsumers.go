@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -206,6 +207,10 @@ func (st *stream) sweepRetained() {
 	st.mu.Unlock()
 	for _, c := range consumers {
 		floor := c.ledger.Info().AckFloor.Stream
+		// A message given up on (max_deliver) may lie below the floor
+		// unacked: it stays, as the reference keeps it, until acked.
+		var givenUp map[uint64]uint64
+		_ = c.ledger.Update(func(s *jetlog.ConsumerState) { givenUp = maps.Clone(s.GivenUp) }, false)
 		for seq := uint64(1); seq <= floor; {
 			msgs, err := st.log.NextBatch(seq, c.cfg.filters(), 1024)
 			if err != nil || len(msgs) == 0 {
@@ -213,7 +218,7 @@ func (st *stream) sweepRetained() {
 			}
 			var done []uint64
 			for _, m := range msgs {
-				if m.Seq <= floor {
+				if _, kept := givenUp[m.Seq]; m.Seq <= floor && !kept {
 					done = append(done, m.Seq)
 				}
 			}
@@ -333,7 +338,7 @@ func (c *consumer) info(typ string) consumerInfo {
 	pinID, pinnedAt := c.pinID, c.pinnedAt
 	c.mu.Unlock()
 	floor := s.AckFloor
-	if s.NumAckPending == 0 {
+	if s.NumAckPending == 0 && s.NumGivenUp == 0 {
 		floor = s.Delivered
 	}
 	now := c.sh.now()
