@@ -315,11 +315,9 @@ func (c *conn) processPub(o *op) error {
 	// As in the reference, a mapping applies first: what follows sees the
 	// mapped subject (empty for a dropped message).
 	subject := o.subject
-	if m := c.acc.mapper; m != nil { // each account has its own mappings
-		subject = m.apply(subject)
-		if mt != nil && string(subject) != string(o.subject) {
-			mt.mapped(subject)
-		}
+	subject = c.acc.mapper.apply(subject) // each account has its own mappings
+	if mt != nil && string(subject) != string(o.subject) {
+		mt.mapped(subject)
 	}
 	// In the reference's order: reserved subjects, permissions, reserved
 	// replies; a refused message gets no +OK.
