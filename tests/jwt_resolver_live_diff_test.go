@@ -1,0 +1,72 @@
+package tests
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nats.go"
+)
+
+// TestJWTResolverPushAppliesMappingsAndExportsLive pushes a new JWT of
+// account A to a full resolver, on bus and the reference alike, with
+// A's and B's users connected and subscribed: A's new mapping routes the
+// next publish, and the stream export A drops stops B's import of it at
+// once, while the one A keeps still delivers.
+func TestJWTResolverPushAppliesMappingsAndExportsLive(t *testing.T) {
+	t.Parallel()
+	w := newJWTWorld(t)
+	w.addAccount("A", func(ac *jwt.AccountClaims) {
+		ac.Exports = jwt.Exports{
+			&jwt.Export{Subject: "news.>", Type: jwt.Stream},
+			&jwt.Export{Subject: "alerts.>", Type: jwt.Stream},
+		}
+		ac.Mappings = jwt.Mapping{"in.a": []jwt.WeightedMapping{{Subject: "out.a", Weight: 100}}}
+	})
+	w.addAccount("B", func(ac *jwt.AccountClaims) {
+		ac.Imports = jwt.Imports{
+			&jwt.Import{Account: w.accounts["A"].pub, Subject: "news.>", Type: jwt.Stream},
+			&jwt.Import{Account: w.accounts["A"].pub, Subject: "alerts.>", Type: jwt.Stream},
+		}
+	})
+	pushes := []string{w.accounts["A"].jwt, w.accounts["B"].jwt}
+	w.addAccount("A", func(ac *jwt.AccountClaims) {
+		ac.Exports = jwt.Exports{&jwt.Export{Subject: "news.>", Type: jwt.Stream}}
+		ac.Mappings = jwt.Mapping{"in.a": []jwt.WeightedMapping{{Subject: "out.b", Weight: 100}}, "new.a": []jwt.WeightedMapping{{Subject: "new.b", Weight: 100}}}
+	})
+	changed := w.accounts["A"].jwt
+	sysCreds, _ := w.user("SYS", nil, nil)
+	credsA, _ := w.user("A", nil, nil)
+	credsB, _ := w.user("B", nil, nil)
+	bus := startBus(t, w.resolverOptions(t.TempDir(), "SYS"))
+	ref, _ := startReferenceFile(t, w.resolverConfig(t.TempDir(), "SYS"))
+	bothSides(t, busURL(bus), ref.ClientURL(), func(t *testing.T, url string) []string {
+		sys := connect(t, url, nats.UserCredentials(sysCreds))
+		var steps []string
+		for _, jwt := range pushes {
+			steps = append(steps, "push: "+claimsAnswer(t, sys, "$SYS.REQ.CLAIMS.UPDATE", []byte(jwt)))
+		}
+		a := connect(t, url, nats.UserCredentials(credsA))
+		b := connect(t, url, nats.UserCredentials(credsB))
+		subA, _ := a.SubscribeSync(">")
+		subB, _ := b.SubscribeSync(">")
+		a.Flush()
+		b.Flush()
+		publishAll := func(stage string) {
+			for _, subject := range []string{"in.a", "new.a", "news.x", "alerts.y"} {
+				a.Publish(subject, []byte(stage))
+			}
+			a.Flush()
+			steps = append(steps, stage+" A receives: "+strings.Join(received(t, subA, 300*time.Millisecond), ", "),
+				stage+" B receives: "+strings.Join(received(t, subB, 300*time.Millisecond), ", "))
+		}
+		publishAll("before")
+		steps = append(steps, "push A changed: "+claimsAnswer(t, sys, "$SYS.REQ.CLAIMS.UPDATE", []byte(changed)))
+		publishAll("after")
+		steps = append(steps, fmt.Sprintf("connected: A %v, B %v", a.IsConnected(), b.IsConnected()))
+		t.Log(strings.Join(steps, "\n"))
+		return steps
+	})
+}
