@@ -21,6 +21,12 @@ type AccountJetStream struct {
 	MaxStreams, MaxConsumers, MaxAckPending int
 }
 
+// limits are the account limits jetstream.Service enforces besides the
+// storage ones.
+func (js *AccountJetStream) limits() jetstream.AccountLimits {
+	return jetstream.AccountLimits{MaxStreams: js.MaxStreams, MaxConsumers: js.MaxConsumers, MaxAckPending: js.MaxAckPending}
+}
+
 // accountsDir holds the stores of the accounts of the accounts block,
 // one directory each (named by the account) beside the global account's
 // "jetstream", whose layout is unchanged: a stream can never be taken for
@@ -96,7 +102,7 @@ func (s *Server) jetstreamOptions(acc *account, cfg *AccountJetStream) jetstream
 	opts := s.serverJetStreamOptions(s.accountStoreDir(acc.name), s.log.With("component", "jetstream", "account", acc.name))
 	opts.MaxMemory, opts.MaxStorage = cfg.MaxMemory, cfg.MaxStore
 	opts.AccountName = acc.name
-	opts.Account = jetstream.AccountLimits{MaxStreams: cfg.MaxStreams, MaxConsumers: cfg.MaxConsumers, MaxAckPending: cfg.MaxAckPending}
+	opts.Account = cfg.limits()
 	return opts
 }
 
@@ -128,6 +134,18 @@ func (s *Server) startAccountsJetStream(accounts []Account, set accountSet) (err
 		started = append(started, acc)
 	}
 	return nil
+}
+
+// updateAccountsJetStream gives each running JetStream of set the limits
+// its account has in accounts, as the reference updates them: streams
+// and consumers over a lowered limit stay, what comes next meets it.
+func updateAccountsJetStream(accounts []Account, set accountSet) {
+	for _, a := range accounts {
+		if js := set[a.Name].js.Load(); js != nil && a.JetStream != nil {
+			cfg := a.JetStream
+			js.UpdateAccountLimits(cfg.MaxMemory, cfg.MaxStore, cfg.limits())
+		}
+	}
 }
 
 // stopRemovedJetStream stops the JetStream of the accounts of old that

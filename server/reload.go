@@ -45,7 +45,7 @@ func (s *Server) auth() *authenticator { return s.authn.Load() }
 // no longer allows stops at once).
 //
 // Settings that need a restart (listen addresses and ports, server_name,
-// store_dir, jetstream (an account's jetstream limits too), no_header_support, the shape of the tls block,
+// store_dir, jetstream (an account's too, but its limits change live), no_header_support, the shape of the tls block,
 // reference_stored_reads, the system account's name) refuse the whole
 // reload: the error wraps ErrReloadNeedsRestart and names them, and each
 // is logged. A TLS file that cannot be read refuses it too.
@@ -96,6 +96,7 @@ func (s *Server) Reload(opts Options) error {
 		}
 	}
 	commitAccounts()
+	updateAccountsJetStream(opts.Accounts, set)
 	s.global.mapper.current.Store(globalMappings)
 	s.reinstallImports(old.Accounts, opts.Accounts, prev, set)
 	au, wsAu := s.newAuthenticators(&opts, set)
@@ -193,14 +194,14 @@ func restartKeys(old, new Options) []string {
 	return keys
 }
 
-// accountRestartKeys names the accounts, present before and after, whose
-// jetstream changed: an account's JetStream keeps the limits it started
-// with.
+// accountRestartKeys names the accounts, present before and after, that
+// gain or lose their JetStream: a running one changes its limits only
+// (updateAccountsJetStream).
 func accountRestartKeys(old, new []Account) []string {
 	var keys []string
 	for _, o := range old {
 		for _, n := range new {
-			if o.Name == n.Name && !reflect.DeepEqual(o.JetStream, n.JetStream) {
+			if o.Name == n.Name && (o.JetStream == nil) != (n.JetStream == nil) {
 				keys = append(keys, "accounts."+o.Name+".jetstream")
 			}
 		}

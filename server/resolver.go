@@ -110,9 +110,9 @@ var errNeedsRestart = errors.New("bus applies this change at a restart")
 // the system account's included) that edit makes of those in force, as
 // a reload would: connections of a removed account or a revoked user are
 // closed, the others get their new permissions; the account limits,
-// mappings, exports and imports hold for what comes next. A change of an
-// account's JetStream limits is refused with errNeedsRestart, and
-// nothing is applied.
+// mappings, exports, imports and JetStream limits hold for what comes
+// next. An existing account that gains or loses JetStream is refused
+// with errNeedsRestart, and nothing is applied.
 func (s *Server) applyAccountJWTs(edit func(accounts map[string]string)) error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
@@ -144,6 +144,7 @@ func (s *Server) applyAccountJWTs(edit func(accounts map[string]string)) error {
 		}
 	}
 	commitAccounts()
+	updateAccountsJetStream(opts.Accounts, set)
 	s.reinstallImports(old.Accounts, opts.Accounts, prev, set)
 	au, wsAu := s.newAuthenticators(&opts, set)
 	s.live.Store(&opts)
