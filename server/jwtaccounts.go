@@ -80,9 +80,14 @@ func accountFromClaims(ac *jwt.AccountClaims, jetStream bool, g *importGrants) A
 			}
 		}
 		if e.IsService() {
-			a.Exports.Services = append(a.Exports.Services, ServiceExport{
+			se := ServiceExport{
 				Subject: string(e.Subject), Accounts: allowed, ResponseType: string(e.ResponseType), ResponseThreshold: e.ResponseThreshold,
-			})
+			}
+			if l := e.Latency; l != nil {
+				// The JWT's sampling 0 is "headers", as bus's.
+				se.Latency = &Latency{Sampling: int(l.Sampling), Subject: string(l.Results)}
+			}
+			a.Exports.Services = append(a.Exports.Services, se)
 		} else {
 			a.Exports.Streams = append(a.Exports.Streams, StreamExport{Subject: string(e.Subject), Accounts: allowed})
 		}
