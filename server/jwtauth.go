@@ -113,6 +113,15 @@ func (j *jwtAuth) authenticate(cr credentials, nonce string, checkSig bool) (*id
 	return id, nil
 }
 
+// now is the authenticator's clock: the JWT checks' (jwtAuth.now), by
+// which a user JWT's times are checked too.
+func (a *authenticator) now() time.Time {
+	if a.jwt != nil {
+		return a.jwt.now()
+	}
+	return time.Now()
+}
+
 // maxJWTLen bounds the user JWT bus decodes: far above what nsc writes,
 // far below what could cost much to decode.
 const maxJWTLen = 64 << 10
@@ -145,12 +154,13 @@ func (j *jwtAuth) reidentify(old *identity) *identity {
 const errUserExpired = "User Authentication Expired"
 
 // armExpiry closes c when its user JWT expires or the times range it
-// connected in ends, whichever comes first, as the reference does (with
-// the same error for both); a later CONNECT rearms it. One timer per
-// connection, stopped as it closes.
-func (c *conn) armExpiry(id *identity) {
+// connected in (at now, by the authenticator's clock) ends, whichever
+// comes first, as the reference does (with the same error for both); a
+// later CONNECT rearms it, and a reload leaves it armed (the user JWT
+// is the same). One timer per connection, stopped as it closes.
+func (c *conn) armExpiry(id *identity, now time.Time) {
 	deadline := id.expires
-	if end := id.window.closesAt(time.Now()); !end.IsZero() && (deadline.IsZero() || end.Before(deadline)) {
+	if end := id.window.closesAt(now); !end.IsZero() && (deadline.IsZero() || end.Before(deadline)) {
 		deadline = end
 	}
 	c.mu.Lock()
@@ -162,7 +172,7 @@ func (c *conn) armExpiry(id *identity) {
 	if deadline.IsZero() || c.subs == nil {
 		return
 	}
-	c.expiryTimer = time.AfterFunc(time.Until(deadline), func() {
+	c.expiryTimer = time.AfterFunc(deadline.Sub(now), func() {
 		c.log.Info("user JWT expired or its times ended", "user", id.name)
 		c.closeWithErr(errUserExpired, "Authentication Expired")
 	})

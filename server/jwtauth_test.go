@@ -287,3 +287,37 @@ func TestOperatorExcludesConfiguredUsers(t *testing.T) {
 		}
 	}
 }
+
+// TestUserTimesFollowTheAuthenticatorsClock checks that a user JWT's
+// times are judged by the clock the JWT checks use, so that the expiry
+// and the times of one connection are judged at one instant.
+func TestUserTimesFollowTheAuthenticatorsClock(t *testing.T) {
+	t.Parallel()
+	f := newJWTFixture(t)
+	j := f.auth(t)
+	token := f.userJWT(t, f.acc, func(uc *jwt.UserClaims) {
+		uc.Times = []jwt.TimeRange{{Start: "10:00:00", End: "11:00:00"}}
+		uc.Locale = "UTC"
+		uc.BearerToken = true
+	})
+	for _, tc := range []struct {
+		at time.Time
+		ok bool
+	}{
+		{time.Date(2026, 3, 1, 10, 30, 0, 0, time.UTC), true},
+		{time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), false},
+	} {
+		j.now = func() time.Time { return tc.at }
+		a := &authenticator{jwt: j}
+		id, fail := j.authenticate(credentials{JWT: token}, "", false)
+		if fail != nil {
+			t.Fatalf("authenticate: %+v", fail)
+		}
+		if got := a.now(); !got.Equal(tc.at) {
+			t.Fatalf("the authenticator's clock says %v, want the JWT checks' %v", got, tc.at)
+		}
+		if fail := id.window.admits(id.name, "127.0.0.1", a.now()); (fail == nil) != tc.ok {
+			t.Errorf("at %v: %+v, want admitted %v", tc.at, fail, tc.ok)
+		}
+	}
+}
