@@ -32,6 +32,13 @@ func (o Options) withOperator() (Options, error) {
 		return o, err
 	}
 	o.trust = t
+	if o.Logger != nil {
+		for _, key := range sortedKeys(o.Operator.Accounts) {
+			if err := t.skipped[key]; err != nil {
+				o.Logger.Warn("account JWT not trusted: the account is skipped", "account", key, "reason", err.Error())
+			}
+		}
+	}
 	o.Accounts = slices.Clone(o.Accounts)
 	if t.system != "" {
 		o.SystemAccount.Name = t.system

@@ -81,6 +81,10 @@ func (j *jwtAuth) authenticate(cr credentials, nonce string, checkSig bool) (*id
 		}
 	} else if uc.IssuerAccount != "" && uc.IssuerAccount != uc.Issuer {
 		return nil, &authFailure{user: user, reason: "issuer_account does not match the issuer"}
+	} else if j.trust.strictSigners[ac.Issuer] {
+		// Under the operator's strict_signing_key_usage the account's
+		// own key signs no users, as in the reference.
+		return nil, &authFailure{user: user, reason: "signed by account " + accKey + "'s own key; its operator requires a signing key"}
 	}
 	if ac.IsClaimRevoked(uc) {
 		return nil, &authFailure{user: user, reason: "user JWT revoked"}

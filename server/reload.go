@@ -55,6 +55,9 @@ func (s *Server) Reload(opts Options) error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
 	opts = opts.clone().WithDefaults() // the caller may reuse its slices
+	if err := opts.Operator.checkPreload(); err != nil {
+		return fmt.Errorf("server: reload: %w", err)
+	}
 	opts, err := s.withResolverStore(opts)
 	if err != nil {
 		return fmt.Errorf("server: reload: %w", err)

@@ -118,6 +118,9 @@ type Server struct {
 // New validates opts and returns a server that is not yet listening.
 func New(opts Options) (*Server, error) {
 	opts = opts.clone().WithDefaults() // the caller may reuse its slices
+	if err := opts.Operator.checkPreload(); err != nil {
+		return nil, err
+	}
 	jwts, opts, err := openResolver(opts)
 	if err != nil {
 		return nil, err
