@@ -67,7 +67,7 @@ func accountFromClaims(ac *jwt.AccountClaims, jetStream bool, g *importGrants) A
 		DefaultPermissions: permissionsFromClaims(ac.DefaultPermissions),
 		nameTag:            ac.Name,
 	}
-	js := ac.Limits.JetStreamLimits
+	js := jetStreamClaims(ac)
 	if jetStream && (js.MemoryStorage != 0 || js.DiskStorage != 0) {
 		a.JetStream = &AccountJetStream{
 			MaxMemory:     int64(jwtLimit(js.MemoryStorage)),
@@ -122,6 +122,18 @@ func accountFromClaims(ac *jwt.AccountClaims, jetStream bool, g *importGrants) A
 		a.Mappings = append(a.Mappings, m)
 	}
 	return a
+}
+
+// jetStreamClaims are the JetStream limits of an account JWT: its plain
+// ones, or, when it sets none, its R1 tier's. bus is one server, where
+// only single-replica streams exist (as on a reference server outside a
+// cluster), so the other tiers bound nothing.
+func jetStreamClaims(ac *jwt.AccountClaims) jwt.JetStreamLimits {
+	js := ac.Limits.JetStreamLimits
+	if r1, ok := ac.Limits.JetStreamTieredLimits["R1"]; ok && js == (jwt.JetStreamLimits{}) {
+		return r1
+	}
+	return js
 }
 
 // jwtLimit is a JWT's limit as bus's: negative (no limit) is 0.

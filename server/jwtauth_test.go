@@ -179,10 +179,14 @@ func TestCompileOperatorSkipsUntrustedAccounts(t *testing.T) {
 	other, _ := nkeys.CreateOperator()
 	good, _ := f.ac.Encode(f.op)
 	bySelf, _ := jwt.NewAccountClaims(f.accPub).Encode(other)
+	r3 := jwt.NewAccountClaims(f.accPub)
+	r3.Limits.JetStreamTieredLimits = jwt.JetStreamTieredLimits{"R3": {MemoryStorage: -1, DiskStorage: -1}}
+	r3Only, _ := r3.Encode(f.op)
 	for _, c := range []struct {
 		name, key, token, want string
 	}{
 		{"signed by a stranger", f.accPub, bySelf, "neither a trusted operator"},
+		{"an R3 tier only", f.accPub, r3Only, "R1 tier only"},
 		{"under another key", "AB", good, "is account " + f.accPub + "'s"},
 	} {
 		tr, err := compileOperator(&Operator{JWTs: []string{f.opJWT}, Accounts: map[string]string{c.key: c.token}})

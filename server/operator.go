@@ -154,7 +154,12 @@ func (t *trust) decodeAccount(key, raw string) (*jwt.AccountClaims, error) {
 	if err := claimsProblem(ac); err != "" {
 		return nil, fmt.Errorf("%s", err)
 	}
-	if js := ac.Limits.JetStreamLimits; (js.MemoryStorage == 0) != (js.DiskStorage == 0) {
+	if _, r1 := ac.Limits.JetStreamTieredLimits["R1"]; len(ac.Limits.JetStreamTieredLimits) > 0 && !r1 && ac.Limits.JetStreamLimits == (jwt.JetStreamLimits{}) {
+		// Only an R1 tier bounds anything on one server; without it the
+		// account would have JetStream that no stream could use.
+		return nil, fmt.Errorf("limits.tiered_limits: bus is one server and serves the R1 tier only; give the account an R1 tier or plain jetstream limits")
+	}
+	if js := jetStreamClaims(ac); (js.MemoryStorage == 0) != (js.DiskStorage == 0) {
 		// 0 turns that storage kind off in the reference; bus cannot
 		// (an account's JetStream limit of 0 is no limit), so refuse
 		// rather than allow more.

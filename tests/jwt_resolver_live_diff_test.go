@@ -70,3 +70,36 @@ func TestJWTResolverPushAppliesMappingsAndExportsLive(t *testing.T) {
 		return steps
 	})
 }
+
+// TestJWTTieredR1Limits checks, on bus and the reference alike, that an
+// account JWT with only tiered JetStream limits is bounded by its R1
+// tier: the one server's streams are single-replica.
+func TestJWTTieredR1Limits(t *testing.T) {
+	t.Parallel()
+	w := newJWTWorld(t)
+	w.addAccount("A", func(ac *jwt.AccountClaims) {
+		ac.Limits.JetStreamTieredLimits = jwt.JetStreamTieredLimits{
+			"R1": {MemoryStorage: -1, DiskStorage: -1, Streams: 1, Consumer: 1},
+		}
+	})
+	credsA, _ := w.user("A", nil, nil)
+	opts := w.busOptions()
+	opts.Host, opts.StoreDir, opts.JetStream = "127.0.0.1", t.TempDir(), true
+	bus := startBus(t, opts)
+	ref, _ := startReferenceFile(t, w.referenceConfig("jetstream: enabled"))
+	bothSides(t, busURL(bus), ref.ClientURL(), func(t *testing.T, url string) []string {
+		nc := connect(t, url, nats.UserCredentials(credsA))
+		js, _ := nc.JetStream()
+		var steps []string
+		for _, name := range []string{"S1", "S2"} {
+			_, err := js.AddStream(&nats.StreamConfig{Name: name, Subjects: []string{name + ".>"}, Storage: nats.MemoryStorage})
+			steps = append(steps, name+": "+fmt.Sprint(err))
+		}
+		for _, name := range []string{"C1", "C2"} {
+			_, err := js.AddConsumer("S1", &nats.ConsumerConfig{Durable: name, AckPolicy: nats.AckExplicitPolicy})
+			steps = append(steps, name+": "+fmt.Sprint(err))
+		}
+		t.Log(strings.Join(steps, "\n"))
+		return steps
+	})
+}
