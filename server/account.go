@@ -81,6 +81,9 @@ type account struct {
 	// js is the account's JetStream (accountjs.go); nil without. Atomic:
 	// a reload may start it while monitoring reads it.
 	js atomic.Pointer[jetstream.Service]
+	// noJetStream is the subscription answering its JetStream API while
+	// it has none (installNoJetStream); changed under reloadMu only.
+	noJetStream *subscription
 	// Traffic of the account's connections that have closed; live ones
 	// count their own.
 	closedInMsgs, closedInBytes, closedOutMsgs, closedOutBytes atomic.Int64

@@ -173,8 +173,33 @@ func (s *Server) installNoJetStream(acc *account, cfg *AccountJetStream) error {
 	if !s.opts.JetStream || cfg != nil {
 		return nil
 	}
-	_, err := s.subscribeIn(acc, &subscription{subject: sysJetStreamAPI, request: s.noJetStream(acc.trie)})
+	sub, err := s.subscribeIn(acc, &subscription{subject: sysJetStreamAPI, request: s.noJetStream(acc.trie)})
+	acc.noJetStream = sub
 	return err
+}
+
+// switchAccountsJetStream follows the accounts that gained or lost their
+// jetstream key (reloadMu held, after startAccountsJetStream started the
+// new ones), as the reference enables and disables an account's
+// JetStream on a reload or an account JWT update: one that gained it
+// stops answering "not enabled"; one that lost it has its JetStream shut
+// down (its streams stay in its store, for when it comes back) and
+// answers "not enabled" again.
+func (s *Server) switchAccountsJetStream(accounts []Account, set accountSet) {
+	for _, a := range accounts {
+		acc := set[a.Name]
+		switch {
+		case a.JetStream != nil && acc.noJetStream != nil && acc.js.Load() != nil:
+			s.unsubscribeIn(acc, acc.noJetStream)
+			acc.noJetStream = nil
+		case a.JetStream == nil && acc.js.Load() != nil:
+			acc.js.Swap(nil).Shutdown()
+			if err := s.installNoJetStream(acc, nil); err != nil {
+				s.log.Error("account JetStream turned off: its API not answered", "account", a.Name, "err", err)
+			}
+			s.log.Info("account JetStream turned off", "account", a.Name)
+		}
+	}
 }
 
 // accountsRightsChanged tells every account's JetStream that users'

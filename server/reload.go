@@ -45,7 +45,7 @@ func (s *Server) auth() *authenticator { return s.authn.Load() }
 // no longer allows stops at once).
 //
 // Settings that need a restart (listen addresses and ports, server_name,
-// store_dir, jetstream (an account's too, but its limits change live), no_header_support, the shape of the tls block,
+// store_dir, jetstream (an account's jetstream and its limits change live), no_header_support, the shape of the tls block,
 // reference_stored_reads, the system account's name) refuse the whole
 // reload: the error wraps ErrReloadNeedsRestart and names them, and each
 // is logged. A TLS file that cannot be read refuses it too.
@@ -100,6 +100,9 @@ func (s *Server) Reload(opts Options) error {
 	}
 	commitAccounts()
 	updateAccountsJetStream(opts.Accounts, set)
+	if s.js != nil {
+		s.switchAccountsJetStream(opts.Accounts, set)
+	}
 	s.global.mapper.current.Store(globalMappings)
 	s.reinstallImports(old.Accounts, opts.Accounts, prev, set)
 	au, wsAu := s.newAuthenticators(&opts, set)
@@ -167,7 +170,6 @@ func restartKeys(old, new Options) []string {
 	check("websocket", reflect.DeepEqual(old.WebSocket, new.WebSocket))
 	check("mqtt", reflect.DeepEqual(old.MQTT, new.MQTT))
 	check("system_account", old.SystemAccount.name() == new.SystemAccount.name())
-	keys = append(keys, accountRestartKeys(old.Accounts, new.Accounts)...)
 	check("operator", sameOperators(old.Operator, new.Operator))
 	check("authorization.reference_stored_reads", old.Authorization.ReferenceStoredReads == new.Authorization.ReferenceStoredReads)
 	o, n := old.TLS, new.TLS
@@ -193,21 +195,6 @@ func restartKeys(old, new Options) []string {
 	}
 	if !reflect.DeepEqual(rest(old), rest(new)) {
 		keys = append(keys, "other settings of server.Options")
-	}
-	return keys
-}
-
-// accountRestartKeys names the accounts, present before and after, that
-// gain or lose their JetStream: a running one changes its limits only
-// (updateAccountsJetStream).
-func accountRestartKeys(old, new []Account) []string {
-	var keys []string
-	for _, o := range old {
-		for _, n := range new {
-			if o.Name == n.Name && (o.JetStream == nil) != (n.JetStream == nil) {
-				keys = append(keys, "accounts."+o.Name+".jetstream")
-			}
-		}
 	}
 	return keys
 }

@@ -2,11 +2,9 @@ package server
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/nats-io/jwt/v2"
@@ -102,17 +100,12 @@ func withStoredAccounts(o Options, st *jwtStore) (Options, error) {
 	return o, nil
 }
 
-// errNeedsRestart is an update's error for what bus applies only at a
-// restart.
-var errNeedsRestart = errors.New("bus applies this change at a restart")
-
 // applyAccountJWTs puts the account JWTs in force (account key → JWT,
 // the system account's included) that edit makes of those in force, as
 // a reload would: connections of a removed account or a revoked user are
 // closed, the others get their new permissions; the account limits,
-// mappings, exports, imports and JetStream limits hold for what comes
-// next. An existing account that gains or loses JetStream is refused
-// with errNeedsRestart, and nothing is applied.
+// mappings, exports, imports and JetStream (its limits, or the account
+// gaining or losing it) hold for what comes next.
 func (s *Server) applyAccountJWTs(edit func(accounts map[string]string)) error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
@@ -130,9 +123,6 @@ func (s *Server) applyAccountJWTs(edit func(accounts map[string]string)) error {
 	if err := opts.validate(); err != nil {
 		return err
 	}
-	if keys := accountRestartKeys(old.Accounts, opts.Accounts); len(keys) > 0 {
-		return fmt.Errorf("%w: %s", errNeedsRestart, strings.Join(keys, ", "))
-	}
 	prev := s.accountSet()
 	set, commitAccounts, err := s.buildAccounts(opts.Accounts, prev)
 	if err != nil {
@@ -145,6 +135,9 @@ func (s *Server) applyAccountJWTs(edit func(accounts map[string]string)) error {
 	}
 	commitAccounts()
 	updateAccountsJetStream(opts.Accounts, set)
+	if s.js != nil {
+		s.switchAccountsJetStream(opts.Accounts, set)
+	}
 	s.reinstallImports(old.Accounts, opts.Accounts, prev, set)
 	au, wsAu := s.newAuthenticators(&opts, set)
 	s.live.Store(&opts)

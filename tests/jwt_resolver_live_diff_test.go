@@ -103,3 +103,38 @@ func TestJWTTieredR1Limits(t *testing.T) {
 		return steps
 	})
 }
+
+// TestJWTResolverPushTurnsJetStreamOnAndOff pushes an existing account's
+// JWT with JetStream limits, then without, on bus and the reference
+// alike: its JetStream comes at once, and goes again.
+func TestJWTResolverPushTurnsJetStreamOnAndOff(t *testing.T) {
+	t.Parallel()
+	w := newJWTWorld(t)
+	without := w.addAccount("A", nil).jwt
+	with := w.addAccount("A", func(ac *jwt.AccountClaims) {
+		ac.Limits.JetStreamLimits = jwt.JetStreamLimits{MemoryStorage: -1, DiskStorage: -1, Streams: -1, Consumer: -1}
+	}).jwt
+	sysCreds, _ := w.user("SYS", nil, nil)
+	credsA, _ := w.user("A", nil, nil)
+	opts := w.resolverOptions(t.TempDir(), "SYS")
+	opts.JetStream, opts.StoreDir = true, t.TempDir()
+	bus := startBus(t, opts)
+	ref, _ := startReferenceFile(t, "jetstream: enabled\n"+w.resolverConfig(t.TempDir(), "SYS"))
+	bothSides(t, busURL(bus), ref.ClientURL(), func(t *testing.T, url string) []string {
+		sys := connect(t, url, nats.UserCredentials(sysCreds))
+		steps := []string{"push A without JetStream: " + claimsAnswer(t, sys, "$SYS.REQ.CLAIMS.UPDATE", []byte(without))}
+		nc := connect(t, url, nats.UserCredentials(credsA), nats.NoReconnect())
+		js, _ := nc.JetStream(nats.MaxWait(2 * time.Second))
+		create := func(name string) string {
+			_, err := js.AddStream(&nats.StreamConfig{Name: name, Subjects: []string{name + ".>"}, Storage: nats.MemoryStorage})
+			return name + ": " + fmt.Sprint(err)
+		}
+		steps = append(steps, create("S1"))
+		steps = append(steps, "push A with JetStream: "+claimsAnswer(t, sys, "$SYS.REQ.CLAIMS.UPDATE", []byte(with)))
+		steps = append(steps, create("S2"))
+		steps = append(steps, "push A without JetStream again: "+claimsAnswer(t, sys, "$SYS.REQ.CLAIMS.UPDATE", []byte(without)))
+		steps = append(steps, create("S3"), fmt.Sprintf("A's user connected: %v", nc.IsConnected()))
+		t.Log(strings.Join(steps, "\n"))
+		return steps
+	})
+}
