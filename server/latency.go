@@ -62,20 +62,24 @@ const (
 // and a singleton export.
 func validateLatency(a Account, e ServiceExport) error {
 	l := e.Latency
-	switch {
-	case l == nil:
+	if l == nil {
 		return nil
+	}
+	refuse := func(reason string) error {
+		return fmt.Errorf("Error adding service latency sampling for %q on subject %q: %s", e.Subject, l.Subject, reason)
+	}
+	switch {
 	case l.Sampling < 0 || l.Sampling > 100:
-		return fmt.Errorf("service export %q: latency: %s", e.Subject, errBadSampling)
+		return refuse(errBadSampling)
 	case !subjects.ValidLiteral(l.Subject):
-		return fmt.Errorf("service export %q: latency: subject %q is not a valid publish subject", e.Subject, l.Subject)
+		return refuse("not a valid publish subject")
 	case e.ResponseType != "" && e.ResponseType != "singleton":
-		return fmt.Errorf("service export %q: latency: %s", e.Subject, errBadServiceType)
+		return refuse(errBadServiceType)
 	}
 	for _, other := range a.Exports.Services {
 		if subjects.Within(l.Subject, other.Subject) {
 			// The metric would be a request to the service itself.
-			return fmt.Errorf("service export %q: latency: subject %q is a service export of the account", e.Subject, l.Subject)
+			return refuse("the subject is a service export of the account")
 		}
 	}
 	return nil

@@ -64,7 +64,7 @@ func TestLatencyValidation(t *testing.T) {
 		{"sampling", ServiceExport{Subject: "s", Latency: &Latency{Sampling: 101, Subject: "l"}}, errBadSampling},
 		{"subject", ServiceExport{Subject: "s", Latency: &Latency{Sampling: 50, Subject: "l.*"}}, "not a valid publish subject"},
 		{"stream responses", ServiceExport{Subject: "s", ResponseType: "stream", Latency: &Latency{Sampling: 50, Subject: "l"}}, errBadServiceType},
-		{"its own service", ServiceExport{Subject: "s.>", Latency: &Latency{Sampling: 50, Subject: "s.l"}}, "is a service export"},
+		{"its own service", ServiceExport{Subject: "s.>", Latency: &Latency{Sampling: 50, Subject: "s.l"}}, "is a service export of the account"},
 	} {
 		err := validateLatency(acc(tc.e), tc.e)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
