@@ -69,7 +69,10 @@ func TestAccountsBlockErrors(t *testing.T) {
 		{"jetstream bad word", "jetstream: true\naccounts:\n  APP: {jetstream: sometimes}\n", `accounts."APP".jetstream`, "'enabled' or 'disabled'"},
 		{"jetstream cluster traffic", "jetstream: true\naccounts:\n  APP: {jetstream: {cluster_traffic: owner}}\n", `accounts."APP".jetstream.cluster_traffic`, "single server"},
 		{"jetstream unsafe name", "jetstream: true\naccounts:\n  team.a: {jetstream: enabled}\n", `accounts."team.a"`, "fit for a directory"},
-		{"export latency", "accounts:\n  APP: {exports: [{service: a, latency: lat}]}\n", `accounts."APP".exports[0].latency`, "not in bus yet"},
+		{"latency sampling", "accounts:\n  APP: {exports: [{service: a, latency: {sampling: 120, subject: lat}}]}\n", `accounts."APP".exports[0].latency.sampling`, "should be 1-100"},
+		{"latency sampling word", "accounts:\n  APP: {exports: [{service: a, latency: {sampling: often, subject: lat}}]}\n", `accounts."APP".exports[0].latency.sampling`, "Failed to parse latency sample"},
+		{"latency subject", "accounts:\n  APP: {exports: [{service: a, latency: {sampling: 50}}]}\n", `accounts."APP".exports[0].latency`, "Latency subject required"},
+		{"latency on a stream", "accounts:\n  APP: {exports: [{stream: a, latency: lat}]}\n", `accounts."APP".exports[0].latency`, "non-service"},
 		{"export kind", "accounts:\n  APP: {exports: [{accounts: [B]}]}\n", `accounts."APP".exports[0]`, "a stream or a service"},
 		{"response type", "accounts:\n  APP: {exports: [{service: a, response_type: many}]}\n", `accounts."APP".exports[0].response_type`, "Unknown response type"},
 		{"import share", "accounts:\n  APP: {imports: [{service: {account: B, subject: a}, share: true}]}\n", `accounts."APP".imports[0].share`, "not in bus yet"},
@@ -224,6 +227,10 @@ accounts {
     exports [
       { stream: "events.>" }
       { service: "help.*", accounts: [B], response_type: stream, response_threshold: "5s" }
+      { service: "ask.a", latency: "lat.a" }
+      { service: "ask.b", latency: { sampling: "25%", subject: "lat.b" } }
+      { service: "ask.c", latency: { sampling: headers, subject: "lat.c" } }
+      { service: "ask.d", latency: { sampling: 40, subject: "lat.d" } }
     ]
   }
   B {
@@ -238,8 +245,12 @@ accounts {
 		t.Fatal(err)
 	}
 	wantExports := Exports{
-		Streams:  []StreamExport{{Subject: "events.>"}},
-		Services: []ServiceExport{{Subject: "help.*", Accounts: []string{"B"}, ResponseType: "stream", ResponseThreshold: 5 * time.Second}},
+		Streams: []StreamExport{{Subject: "events.>"}},
+		Services: []ServiceExport{{Subject: "help.*", Accounts: []string{"B"}, ResponseType: "stream", ResponseThreshold: 5 * time.Second},
+			{Subject: "ask.a", Latency: &Latency{Sampling: 100, Subject: "lat.a"}},
+			{Subject: "ask.b", Latency: &Latency{Sampling: 25, Subject: "lat.b"}},
+			{Subject: "ask.c", Latency: &Latency{Sampling: 0, Subject: "lat.c"}},
+			{Subject: "ask.d", Latency: &Latency{Sampling: 40, Subject: "lat.d"}}},
 	}
 	wantImports := Imports{
 		Streams:  []StreamImport{{Account: "A", Subject: "events.>", Prefix: "from_a"}},

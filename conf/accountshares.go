@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -35,6 +36,16 @@ type ServiceExport struct {
 	Accounts          []string
 	ResponseType      string
 	ResponseThreshold time.Duration
+	// Latency is the export's latency key; nil: no tracking.
+	Latency *Latency
+}
+
+// Latency is a service export's latency tracking: {sampling, subject},
+// or a subject alone (every request sampled). Sampling is a percentage
+// 1..100, or 0 for "headers" (requests carrying a sampled trace header).
+type Latency struct {
+	Sampling int
+	Subject  string
 }
 
 // StreamImport is {stream: {account, subject}, prefix | to}.
@@ -64,9 +75,9 @@ func (p *blockParser) exports(path string, raw any) Exports {
 		if !ok {
 			continue
 		}
-		m = p.refuseShareKeys(epath, m, "latency", "account_token_position", "allow_trace")
+		m = p.refuseShareKeys(epath, m, "account_token_position", "allow_trace")
 		f := p.fields(epath, m, [][]string{
-			{"stream"}, {"service"}, {"accounts"},
+			{"stream"}, {"service"}, {"accounts"}, {"latency"},
 			{"response_type", "response"}, {"response_threshold", "threshold", "response_max_time", "response_time"},
 		})
 		stream, isStream := f["stream"]
@@ -77,6 +88,9 @@ func (p *blockParser) exports(path string, raw any) Exports {
 		case isStream:
 			if _, ok := f["response_type"]; ok {
 				p.bad(epath+".response_type", "Detected response directive on non-service")
+			}
+			if _, ok := f["latency"]; ok {
+				p.bad(epath+".latency", "Detected latency directive on non-service")
 			}
 			out.Streams = append(out.Streams, StreamExport{Subject: p.str(epath+".stream", stream), Accounts: p.accountNames(epath, f)})
 		default:
@@ -96,10 +110,58 @@ func (p *blockParser) exports(path string, raw any) Exports {
 			if v, ok := f["response_threshold"]; ok {
 				se.ResponseThreshold = p.seconds(epath+".response_threshold", v)
 			}
+			if v, ok := f["latency"]; ok {
+				se.Latency = p.latency(epath+".latency", v)
+			}
 			out.Services = append(out.Services, se)
 		}
 	}
 	return out
+}
+
+// latency parses a service export's latency key as nats-server does: a
+// subject, or {sampling: 50 | "50%" | "headers", subject} with sampling
+// 100 when left out.
+func (p *blockParser) latency(path string, raw any) *Latency {
+	if subject, ok := raw.(string); ok {
+		return &Latency{Sampling: 100, Subject: subject}
+	}
+	m, ok := p.block(path, raw)
+	if !ok {
+		return nil
+	}
+	f := p.fields(path, m, [][]string{{"sampling"}, {"subject"}})
+	l := &Latency{Sampling: 100}
+	if v, ok := f["sampling"]; ok {
+		spath := path + ".sampling"
+		n, isNumber := number(v)
+		switch text, isText := v.(string); {
+		case isText && strings.EqualFold(strings.TrimSpace(text), "headers"):
+			n, isNumber = 0, false
+		case isText:
+			parsed, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(text), "%"))
+			if err != nil {
+				p.bad(spath, "Failed to parse latency sample: %v", err)
+				return nil
+			}
+			n, isNumber = int64(parsed), true
+		case !isNumber:
+			p.bad(spath, "Expected latency sample to be a string or map/struct, got %s", describe(v))
+			return nil
+		}
+		if isNumber && (n < 1 || n > 100) {
+			p.bad(spath, "bad sampling percentage, should be 1-100")
+			return nil
+		}
+		l.Sampling = int(n)
+	}
+	v, ok := f["subject"]
+	if !ok {
+		p.bad(path, "Latency subject required, but missing")
+		return nil
+	}
+	l.Subject = p.str(path+".subject", v)
+	return l
 }
 
 func (p *blockParser) accountNames(path string, f map[string]any) []string {

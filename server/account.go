@@ -68,7 +68,9 @@ type account struct {
 	// name claim, else name.
 	nameTag string
 	trie    *subjects.Trie[*subscription]
-	mapper  *mapper // the account's mappings; nil for none; immutable
+	// mapper holds the account's mappings (never nil; it holds nil
+	// for none); a reload or a JWT update swaps what it holds.
+	mapper *liveMappings
 	// limits are swapped by Reload; connections read them as they
 	// authenticate and subscribe.
 	limits atomic.Pointer[AccountLimits]
@@ -79,6 +81,9 @@ type account struct {
 	// js is the account's JetStream (accountjs.go); nil without. Atomic:
 	// a reload may start it while monitoring reads it.
 	js atomic.Pointer[jetstream.Service]
+	// noJetStream is the subscription answering its JetStream API while
+	// it has none (installNoJetStream); changed under reloadMu only.
+	noJetStream *subscription
 	// Traffic of the account's connections that have closed; live ones
 	// count their own.
 	closedInMsgs, closedInBytes, closedOutMsgs, closedOutBytes atomic.Int64
@@ -150,7 +155,7 @@ func accountSublistStats(a *account) SublistStats {
 }
 
 func newAccount(name string, mapper *mapper, limits AccountLimits) *account {
-	a := &account{name: name, trie: subjects.NewTrie[*subscription](), mapper: mapper}
+	a := &account{name: name, trie: subjects.NewTrie[*subscription](), mapper: newLiveMappings(mapper)}
 	a.limits.Store(&limits)
 	return a
 }
@@ -181,30 +186,44 @@ func lowerLimit(server, account int) int {
 type accountSet map[string]*account
 
 // buildAccounts makes the accounts of opts, reusing old's of the same
-// name (a reload: their subscriptions stay) with the new limits.
-func (s *Server) buildAccounts(opts []Account, old accountSet) (accountSet, error) {
-	set := accountSet{}
+// name (a reload: their subscriptions stay). The reused accounts take
+// their new limits and mappings only at commit, once everything else of
+// the change has been checked, so a refused change applies nothing.
+func (s *Server) buildAccounts(opts []Account, old accountSet) (set accountSet, commit func(), err error) {
+	set = accountSet{}
+	type update struct {
+		acc    *account
+		limits AccountLimits
+		mapper *mapper
+	}
+	var updates []update
 	for _, a := range opts {
-		if acc := old[a.Name]; acc != nil {
-			acc.limits.Store(&a.Limits)
-			set[a.Name] = acc
-			continue
-		}
 		m, err := newMapper(a.Mappings)
 		if err != nil {
-			return nil, fmt.Errorf("server: account %q: %w", a.Name, err)
+			return nil, nil, fmt.Errorf("server: account %q: %w", a.Name, err)
+		}
+		if acc := old[a.Name]; acc != nil {
+			updates = append(updates, update{acc, a.Limits, m})
+			set[a.Name] = acc
+			continue
 		}
 		acc := newAccount(a.Name, m, a.Limits)
 		acc.nameTag = cmp.Or(a.nameTag, a.Name)
 		if err := s.installAccountServices(acc); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := s.installNoJetStream(acc, a.JetStream); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		set[a.Name] = acc
 	}
-	return set, nil
+	commit = func() {
+		for _, u := range updates {
+			u.acc.limits.Store(&u.limits)
+			u.acc.mapper.current.Store(u.mapper)
+		}
+	}
+	return set, commit, nil
 }
 
 // accountSet is the accounts in force.

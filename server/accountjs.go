@@ -21,6 +21,12 @@ type AccountJetStream struct {
 	MaxStreams, MaxConsumers, MaxAckPending int
 }
 
+// limits are the account limits jetstream.Service enforces besides the
+// storage ones.
+func (js *AccountJetStream) limits() jetstream.AccountLimits {
+	return jetstream.AccountLimits{MaxStreams: js.MaxStreams, MaxConsumers: js.MaxConsumers, MaxAckPending: js.MaxAckPending}
+}
+
 // accountsDir holds the stores of the accounts of the accounts block,
 // one directory each (named by the account) beside the global account's
 // "jetstream", whose layout is unchanged: a stream can never be taken for
@@ -96,7 +102,7 @@ func (s *Server) jetstreamOptions(acc *account, cfg *AccountJetStream) jetstream
 	opts := s.serverJetStreamOptions(s.accountStoreDir(acc.name), s.log.With("component", "jetstream", "account", acc.name))
 	opts.MaxMemory, opts.MaxStorage = cfg.MaxMemory, cfg.MaxStore
 	opts.AccountName = acc.name
-	opts.Account = jetstream.AccountLimits{MaxStreams: cfg.MaxStreams, MaxConsumers: cfg.MaxConsumers, MaxAckPending: cfg.MaxAckPending}
+	opts.Account = cfg.limits()
 	return opts
 }
 
@@ -130,6 +136,18 @@ func (s *Server) startAccountsJetStream(accounts []Account, set accountSet) (err
 	return nil
 }
 
+// updateAccountsJetStream gives each running JetStream of set the limits
+// its account has in accounts, as the reference updates them: streams
+// and consumers over a lowered limit stay, what comes next meets it.
+func updateAccountsJetStream(accounts []Account, set accountSet) {
+	for _, a := range accounts {
+		if js := set[a.Name].js.Load(); js != nil && a.JetStream != nil {
+			cfg := a.JetStream
+			js.UpdateAccountLimits(cfg.MaxMemory, cfg.MaxStore, cfg.limits())
+		}
+	}
+}
+
 // stopRemovedJetStream stops the JetStream of the accounts of old that
 // set no longer has (a reload removed them).
 func stopRemovedJetStream(old, set accountSet) {
@@ -155,8 +173,33 @@ func (s *Server) installNoJetStream(acc *account, cfg *AccountJetStream) error {
 	if !s.opts.JetStream || cfg != nil {
 		return nil
 	}
-	_, err := s.subscribeIn(acc, &subscription{subject: sysJetStreamAPI, request: s.noJetStream(acc.trie)})
+	sub, err := s.subscribeIn(acc, &subscription{subject: sysJetStreamAPI, request: s.noJetStream(acc.trie)})
+	acc.noJetStream = sub
 	return err
+}
+
+// switchAccountsJetStream follows the accounts that gained or lost their
+// jetstream key (reloadMu held, after startAccountsJetStream started the
+// new ones), as the reference enables and disables an account's
+// JetStream on a reload or an account JWT update: one that gained it
+// stops answering "not enabled"; one that lost it has its JetStream shut
+// down (its streams stay in its store, for when it comes back) and
+// answers "not enabled" again.
+func (s *Server) switchAccountsJetStream(accounts []Account, set accountSet) {
+	for _, a := range accounts {
+		acc := set[a.Name]
+		switch {
+		case a.JetStream != nil && acc.noJetStream != nil && acc.js.Load() != nil:
+			s.unsubscribeIn(acc, acc.noJetStream)
+			acc.noJetStream = nil
+		case a.JetStream == nil && acc.js.Load() != nil:
+			acc.js.Swap(nil).Shutdown()
+			if err := s.installNoJetStream(acc, nil); err != nil {
+				s.log.Error("account JetStream turned off: its API not answered", "account", a.Name, "err", err)
+			}
+			s.log.Info("account JetStream turned off", "account", a.Name)
+		}
+	}
 }
 
 // accountsRightsChanged tells every account's JetStream that users'

@@ -97,8 +97,9 @@ func (c *conn) authenticate(o *connectOptions) error {
 	if fail == nil && !id.allowsConnType(c.connType()) {
 		fail = &authFailure{user: id.name, reason: "connection type " + c.connType() + " not allowed"}
 	}
+	now := a.now()
 	if fail == nil && id.window != nil {
-		fail = id.window.admits(id.name, c.ip, time.Now())
+		fail = id.window.admits(id.name, c.ip, now)
 	}
 	if fail != nil {
 		c.srv.authFailures.Add(1)
@@ -108,7 +109,7 @@ func (c *conn) authenticate(o *connectOptions) error {
 	if err := c.becomeUser(id); err != nil {
 		return err
 	}
-	c.armExpiry(id)
+	c.armExpiry(id, now)
 	if cur := c.auth(); cur != a {
 		// A reload came between the check and now and may have missed
 		// this connection: check it against the new configuration.

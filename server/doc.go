@@ -67,7 +67,8 @@
 //     is the user JWT's expiry timer (jwtauth.go), which also fires as
 //     the JWT's times range ends (jwtwindow.go).
 //     A service import's response subscription with a response threshold
-//     is removed by a time.AfterFunc too (imports.go).
+//     is removed by a time.AfterFunc too (imports.go), which also reports
+//     a latency-tracked request that got no answer (latency.go).
 //   - shedder: one, with max_pending_total (shed.go), woken when the
 //     outbound queues together go over it; it closes the longest.
 //   - Leaf links (leaflink.go): one supervisor per remote (leafLink.run)
@@ -126,7 +127,9 @@
 //     handlers while holding it.
 //   - Server.reloadMu lets one Reload, or one account JWT update
 //     (applyAccountJWTs), run at a time; it is taken first, and guards
-//     the installed imports and the activation timer. The JWT store's
+//     the installed imports, each account's noJetStream subscription and
+//     the activation timer. An account's mappings are an atomic pointer
+//     (liveMappings) that a reload swaps; publishers load it. The JWT store's
 //     own lock (jwtStore.mu) is taken alone.
 //     Server.jsStop stops JetStream once, from LameDuck or Shutdown.
 //   - Server.accounts is an atomic pointer to an immutable account set

@@ -36,15 +36,15 @@ const maxImportHops = 16
 const streamImportEnd = maxImportHops
 
 // importHop forwards a message through one import; hops is how many
-// imports it came through already.
-type importHop func(hops int, subject, reply []byte, hdr int, msg []byte) bool
+// imports it came through already, from its publisher (nil for the
+// server, or a message forwarded along a chain).
+type importHop func(from *conn, hops int, subject, reply []byte, hdr int, msg []byte) bool
 
 // importSub is the server's subscription of an import on subject: a
-// client's message enters the chain at hop 0, a forwarded one through
-// routeFrom with its count.
+// client's message enters the chain at hop 0 (deliver), a forwarded one
+// through routeFrom with its count.
 func importSub(subject string, hop importHop) *subscription {
-	return &subscription{subject: subject, imported: true, hop: hop,
-		handler: func(subject, reply []byte, hdr int, msg []byte) bool { return hop(0, subject, reply, hdr, msg) }}
+	return &subscription{subject: subject, imported: true, hop: hop}
 }
 
 // StreamExport lets other accounts import the messages published on
@@ -64,6 +64,8 @@ type ServiceExport struct {
 	Accounts          []string
 	ResponseType      string
 	ResponseThreshold time.Duration
+	// Latency, when set, reports sampled requests' latencies (latency.go).
+	Latency *Latency
 }
 
 // StreamImport delivers another account's messages on Subject into this
@@ -129,6 +131,9 @@ func validateImports(accounts []Account) error {
 			}
 			if e.ResponseThreshold < 0 {
 				return fmt.Errorf("server: account %q: service export %q: response threshold is negative", a.Name, e.Subject)
+			}
+			if err := validateLatency(a, e); err != nil {
+				return fmt.Errorf("server: account %q: %w", a.Name, err)
 			}
 		}
 	}
@@ -318,7 +323,7 @@ func (s *Server) installImports(accounts []Account, set accountSet) error {
 				hop = s.prefixForwarder(importer, strings.TrimSuffix(im.Prefix, ".")+".")
 			} else {
 				tr := importTransform(im.Subject, streamImportSubject(im))
-				hop = func(_ int, subject, reply []byte, hdr int, msg []byte) bool {
+				hop = func(_ *conn, _ int, subject, reply []byte, hdr int, msg []byte) bool {
 					to, ok := applyImport(tr, subject)
 					return ok && s.routeImported(importer.trie, streamImportEnd, to, reply, hdr, msg) > 0
 				}
@@ -367,7 +372,7 @@ var subjectBufs = sync.Pool{New: func() any { b := make([]byte, 0, 128); return 
 // message into importer under prefix (ending in "."), without an
 // allocation (see BenchmarkImportHop).
 func (s *Server) prefixForwarder(importer *account, prefix string) importHop {
-	return func(_ int, subject, reply []byte, hdr int, msg []byte) bool {
+	return func(_ *conn, _ int, subject, reply []byte, hdr int, msg []byte) bool {
 		bp := subjectBufs.Get().(*[]byte)
 		to := append(append((*bp)[:0], prefix...), subject...)
 		n := s.routeImported(importer.trie, streamImportEnd, to, reply, hdr, msg)
@@ -402,36 +407,58 @@ func applyImport(tr *subjects.Transform, subject []byte) ([]byte, bool) {
 func (s *Server) serviceForwarder(importer, exporter *account, tr *subjects.Transform, e ServiceExport) importHop {
 	threshold := cmpOr(e.ResponseThreshold, DefaultResponseThreshold)
 	single := e.ResponseType == "" || e.ResponseType == "singleton"
-	return func(hops int, subject, reply []byte, hdr int, msg []byte) bool {
+	latency := e.Latency
+	return func(from *conn, hops int, subject, reply []byte, hdr int, msg []byte) bool {
 		to, ok := applyImport(tr, subject)
 		if !ok {
 			return false
 		}
+		var track *latencySample
+		if latency != nil {
+			if sampled, header := latency.sampled(hdr, msg); sampled {
+				track = newLatencySample(from, header)
+			}
+		}
 		var resp *subscription
 		var via []byte
+		var answered atomic.Bool // a response came, or the request's fate was reported
 		if len(reply) > 0 {
 			back := string(reply) // the publisher's buffer is not ours to keep
-			var answered atomic.Bool
 			// A response goes back along the chain its request came:
 			// the requester's reply subject may be another import's.
-			resp = importSub(serviceReplyPrefix+responseToken(), func(rhops int, _, _ []byte, h int, m []byte) bool {
-				if single && !answered.CompareAndSwap(false, true) {
+			resp = importSub(serviceReplyPrefix+responseToken(), func(responder *conn, rhops int, _, _ []byte, h int, m []byte) bool {
+				first := answered.CompareAndSwap(false, true)
+				if single && !first {
 					return false
 				}
 				if single {
 					s.unsubscribeIn(exporter, resp)
+				}
+				if first && track != nil {
+					s.publishLatency(exporter, latency.Subject, track.answered(responder))
 				}
 				return s.routeImported(importer.trie, rhops+1, []byte(back), nil, h, m) > 0
 			})
 			if _, err := s.subscribeIn(exporter, resp); err != nil {
 				return false
 			}
-			time.AfterFunc(threshold, func() { s.unsubscribeIn(exporter, resp) })
+			time.AfterFunc(threshold, func() {
+				s.unsubscribeIn(exporter, resp)
+				if track != nil && answered.CompareAndSwap(false, true) {
+					s.publishLatency(exporter, latency.Subject, track.failed(504))
+				}
+			})
 			via = []byte(resp.subject)
+		} else if track != nil {
+			// A request nobody can answer: the reference reports it.
+			s.publishLatency(exporter, latency.Subject, track.failed(400))
 		}
 		n := s.routeImported(exporter.trie, hops+1, to, via, hdr, msg)
 		if n == 0 && resp != nil {
 			s.unsubscribeIn(exporter, resp)
+			if track != nil && answered.CompareAndSwap(false, true) {
+				s.publishLatency(exporter, latency.Subject, track.failed(503))
+			}
 		}
 		return n > 0
 	}

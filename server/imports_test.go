@@ -3,7 +3,6 @@ package server
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 )
@@ -121,9 +120,9 @@ func cutLine(b []byte) ([]byte, []byte, error) {
 	return b, nil, errNoLine
 }
 
-// Exports and imports are subscribed once: a reload that changes them
-// needs a restart, and says so.
-func TestReloadRefusesImportChanges(t *testing.T) {
+// A reload subscribes the imports again only when exports or imports
+// changed: one without a change keeps the subscriptions it has.
+func TestReloadReinstallsImportsOnlyWhenTheyChange(t *testing.T) {
 	opts := func(prefix string) Options {
 		return Options{Accounts: []Account{
 			{Name: "A", Exports: Exports{Streams: []StreamExport{{Subject: "e.>"}}}},
@@ -134,11 +133,19 @@ func TestReloadRefusesImportChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	first := srv.installed[0].sub
+	subsInA := srv.accountSet()["A"].trie.Count()
 	if err := srv.Reload(opts("")); err != nil {
 		t.Fatalf("reload without a change: %v", err)
 	}
-	err = srv.Reload(opts("from_a"))
-	if !errors.Is(err, ErrReloadNeedsRestart) || !strings.Contains(err.Error(), "exports and imports") {
+	if len(srv.installed) != 1 || srv.installed[0].sub != first {
+		t.Fatalf("a reload without a change subscribed the imports again: %v", srv.installed)
+	}
+	if err := srv.Reload(opts("from_a")); err != nil {
 		t.Fatalf("reload: %v", err)
+	}
+	if len(srv.installed) != 1 || srv.installed[0].sub == first || srv.accountSet()["A"].trie.Count() != subsInA {
+		t.Fatalf("after a changed import: %d imports installed, the old one kept %v, %d subscriptions in A (%d before)",
+			len(srv.installed), srv.installed[0].sub == first, srv.accountSet()["A"].trie.Count(), subsInA)
 	}
 }

@@ -32,6 +32,13 @@ func (o Options) withOperator() (Options, error) {
 		return o, err
 	}
 	o.trust = t
+	if o.Logger != nil {
+		for _, key := range sortedKeys(o.Operator.Accounts) {
+			if err := t.skipped[key]; err != nil {
+				o.Logger.Warn("account JWT not trusted: the account is skipped", "account", key, "reason", err.Error())
+			}
+		}
+	}
 	o.Accounts = slices.Clone(o.Accounts)
 	if t.system != "" {
 		o.SystemAccount.Name = t.system
@@ -60,7 +67,7 @@ func accountFromClaims(ac *jwt.AccountClaims, jetStream bool, g *importGrants) A
 		DefaultPermissions: permissionsFromClaims(ac.DefaultPermissions),
 		nameTag:            ac.Name,
 	}
-	js := ac.Limits.JetStreamLimits
+	js := jetStreamClaims(ac)
 	if jetStream && (js.MemoryStorage != 0 || js.DiskStorage != 0) {
 		a.JetStream = &AccountJetStream{
 			MaxMemory:     int64(jwtLimit(js.MemoryStorage)),
@@ -80,9 +87,14 @@ func accountFromClaims(ac *jwt.AccountClaims, jetStream bool, g *importGrants) A
 			}
 		}
 		if e.IsService() {
-			a.Exports.Services = append(a.Exports.Services, ServiceExport{
+			se := ServiceExport{
 				Subject: string(e.Subject), Accounts: allowed, ResponseType: string(e.ResponseType), ResponseThreshold: e.ResponseThreshold,
-			})
+			}
+			if l := e.Latency; l != nil {
+				// The JWT's sampling 0 is "headers", as bus's.
+				se.Latency = &Latency{Sampling: int(l.Sampling), Subject: string(l.Results)}
+			}
+			a.Exports.Services = append(a.Exports.Services, se)
 		} else {
 			a.Exports.Streams = append(a.Exports.Streams, StreamExport{Subject: string(e.Subject), Accounts: allowed})
 		}
@@ -110,6 +122,18 @@ func accountFromClaims(ac *jwt.AccountClaims, jetStream bool, g *importGrants) A
 		a.Mappings = append(a.Mappings, m)
 	}
 	return a
+}
+
+// jetStreamClaims are the JetStream limits of an account JWT: its plain
+// ones, or, when it sets none, its R1 tier's. bus is one server, where
+// only single-replica streams exist (as on a reference server outside a
+// cluster), so the other tiers bound nothing.
+func jetStreamClaims(ac *jwt.AccountClaims) jwt.JetStreamLimits {
+	js := ac.Limits.JetStreamLimits
+	if r1, ok := ac.Limits.JetStreamTieredLimits["R1"]; ok && js == (jwt.JetStreamLimits{}) {
+		return r1
+	}
+	return js
 }
 
 // jwtLimit is a JWT's limit as bus's: negative (no limit) is 0.

@@ -81,6 +81,10 @@ func (j *jwtAuth) authenticate(cr credentials, nonce string, checkSig bool) (*id
 		}
 	} else if uc.IssuerAccount != "" && uc.IssuerAccount != uc.Issuer {
 		return nil, &authFailure{user: user, reason: "issuer_account does not match the issuer"}
+	} else if j.trust.strictSigners[ac.Issuer] {
+		// Under the operator's strict_signing_key_usage the account's
+		// own key signs no users, as in the reference.
+		return nil, &authFailure{user: user, reason: "signed by account " + accKey + "'s own key; its operator requires a signing key"}
 	}
 	if ac.IsClaimRevoked(uc) {
 		return nil, &authFailure{user: user, reason: "user JWT revoked"}
@@ -111,6 +115,15 @@ func (j *jwtAuth) authenticate(cr credentials, nonce string, checkSig bool) (*id
 		return nil, &authFailure{user: user, reason: err.Error()}
 	}
 	return id, nil
+}
+
+// now is the authenticator's clock: the JWT checks' (jwtAuth.now), by
+// which a user JWT's times are checked too.
+func (a *authenticator) now() time.Time {
+	if a.jwt != nil {
+		return a.jwt.now()
+	}
+	return time.Now()
 }
 
 // maxJWTLen bounds the user JWT bus decodes: far above what nsc writes,
@@ -145,12 +158,13 @@ func (j *jwtAuth) reidentify(old *identity) *identity {
 const errUserExpired = "User Authentication Expired"
 
 // armExpiry closes c when its user JWT expires or the times range it
-// connected in ends, whichever comes first, as the reference does (with
-// the same error for both); a later CONNECT rearms it. One timer per
-// connection, stopped as it closes.
-func (c *conn) armExpiry(id *identity) {
+// connected in (at now, by the authenticator's clock) ends, whichever
+// comes first, as the reference does (with the same error for both); a
+// later CONNECT rearms it, and a reload leaves it armed (the user JWT
+// is the same). One timer per connection, stopped as it closes.
+func (c *conn) armExpiry(id *identity, now time.Time) {
 	deadline := id.expires
-	if end := id.window.closesAt(time.Now()); !end.IsZero() && (deadline.IsZero() || end.Before(deadline)) {
+	if end := id.window.closesAt(now); !end.IsZero() && (deadline.IsZero() || end.Before(deadline)) {
 		deadline = end
 	}
 	c.mu.Lock()
@@ -162,7 +176,7 @@ func (c *conn) armExpiry(id *identity) {
 	if deadline.IsZero() || c.subs == nil {
 		return
 	}
-	c.expiryTimer = time.AfterFunc(time.Until(deadline), func() {
+	c.expiryTimer = time.AfterFunc(deadline.Sub(now), func() {
 		c.log.Info("user JWT expired or its times ended", "user", id.name)
 		c.closeWithErr(errUserExpired, "Authentication Expired")
 	})

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/base64"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -152,9 +153,10 @@ func TestCompileOperatorRefusals(t *testing.T) {
 		{"not a JWT", Operator{JWTs: []string{"hello"}}, "operator[0]: not an operator JWT"},
 		{"operator signed by another", Operator{JWTs: []string{foreignOpJWT}}, "neither the operator nor one of its signing keys"},
 		{"account JWT as operator", Operator{JWTs: []string{good}}, "not an operator JWT"},
-		{"account signed by a stranger", Operator{JWTs: []string{f.opJWT}, Accounts: map[string]string{f.accPub: bySelf}}, "resolver_preload " + f.accPub + ": signed by " + otherPub},
-		{"account under another key", Operator{JWTs: []string{f.opJWT}, Accounts: map[string]string{"AB": good}}, "is account " + f.accPub + "'s"},
-		{"leaf limit", Operator{JWTs: []string{f.opJWT}, Accounts: map[string]string{f.accPub: leafJWT}}, "limits.leaf"},
+		// The system account's JWT must be trusted: the reference does
+		// not start without it either (others are skipped: below).
+		{"system account signed by a stranger", Operator{JWTs: []string{f.opJWT}, SystemAccount: f.accPub, Accounts: map[string]string{f.accPub: bySelf}}, "resolver_preload " + f.accPub + ": signed by " + otherPub},
+		{"system account leaf limit", Operator{JWTs: []string{f.opJWT}, SystemAccount: f.accPub, Accounts: map[string]string{f.accPub: leafJWT}}, "limits.leaf"},
 		{"system account without JWT", Operator{JWTs: []string{f.opJWT}, SystemAccount: f.accPub}, "system_account: " + f.accPub + " has no account JWT"},
 		{"system account not an account key", Operator{JWTs: []string{f.opJWT}, SystemAccount: "x"}, "system_account"},
 	} {
@@ -164,6 +166,60 @@ func TestCompileOperatorRefusals(t *testing.T) {
 				t.Fatalf("error %v, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestCompileOperatorSkipsUntrustedAccounts checks that an account JWT
+// bus cannot take (not the system account's) is skipped with its reason,
+// as the reference starts without it, and that an operator's
+// strict_signing_key_usage distrusts accounts its identity key signed.
+func TestCompileOperatorSkipsUntrustedAccounts(t *testing.T) {
+	t.Parallel()
+	f := newJWTFixture(t)
+	other, _ := nkeys.CreateOperator()
+	good, _ := f.ac.Encode(f.op)
+	bySelf, _ := jwt.NewAccountClaims(f.accPub).Encode(other)
+	r3 := jwt.NewAccountClaims(f.accPub)
+	r3.Limits.JetStreamTieredLimits = jwt.JetStreamTieredLimits{"R3": {MemoryStorage: -1, DiskStorage: -1}}
+	r3Only, _ := r3.Encode(f.op)
+	for _, c := range []struct {
+		name, key, token, want string
+	}{
+		{"signed by a stranger", f.accPub, bySelf, "neither a trusted operator"},
+		{"an R3 tier only", f.accPub, r3Only, "R1 tier only"},
+		{"under another key", "AB", good, "is account " + f.accPub + "'s"},
+	} {
+		tr, err := compileOperator(&Operator{JWTs: []string{f.opJWT}, Accounts: map[string]string{c.key: c.token}})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if tr.accounts[c.key] != nil || tr.skipped[c.key] == nil || !strings.Contains(tr.skipped[c.key].Error(), c.want) {
+			t.Errorf("%s: account taken %v, skipped for %v", c.name, tr.accounts[c.key] != nil, tr.skipped[c.key])
+		}
+	}
+	signing, _ := nkeys.CreateOperator()
+	signingPub, _ := signing.PublicKey()
+	strict := jwt.NewOperatorClaims(f.opPub)
+	strict.StrictSigningKeyUsage = true
+	strict.SigningKeys.Add(signingPub)
+	strictJWT, _ := strict.Encode(f.op)
+	bySigningKey, _ := f.ac.Encode(signing)
+	tr, err := compileOperator(&Operator{JWTs: []string{strictJWT}, Accounts: map[string]string{f.accPub: good}})
+	if err != nil || tr.accounts[f.accPub] != nil || !strings.Contains(fmt.Sprint(tr.skipped[f.accPub]), "operator requires issuer to be a signing key") {
+		t.Fatalf("strict, signed by the operator's own key: %v, skipped for %v", err, tr.skipped[f.accPub])
+	}
+	if tr, err = compileOperator(&Operator{JWTs: []string{strictJWT}, Accounts: map[string]string{f.accPub: bySigningKey}}); err != nil || tr.accounts[f.accPub] == nil {
+		t.Fatalf("strict, signed by a signing key: %v", err)
+	}
+	// Such an account signs its users with its signing keys only.
+	acc := newAccount(f.accPub, nil, AccountLimits{})
+	j := newJWTAuth(tr, accountSet{f.accPub: acc}, nil, time.Now)
+	token := f.userJWT(t, f.acc, func(uc *jwt.UserClaims) { uc.BearerToken = true })
+	if _, fail := j.authenticate(credentials{JWT: token}, "", false); fail == nil || !strings.Contains(fail.reason, "requires a signing key") {
+		t.Errorf("a user signed by the account's own key under strict usage: %+v", fail)
+	}
+	if err := (&Operator{Accounts: map[string]string{f.accPub: "hello"}}).checkPreload(); err == nil || !strings.Contains(err.Error(), "preload account error") {
+		t.Errorf("an undecodable preload: %v", err)
 	}
 }
 
@@ -284,6 +340,40 @@ func TestOperatorExcludesConfiguredUsers(t *testing.T) {
 	} {
 		if _, err := o.withOperator(); err == nil || !strings.Contains(err.Error(), "operator mode") {
 			t.Errorf("%+v: error %v", o, err)
+		}
+	}
+}
+
+// TestUserTimesFollowTheAuthenticatorsClock checks that a user JWT's
+// times are judged by the clock the JWT checks use, so that the expiry
+// and the times of one connection are judged at one instant.
+func TestUserTimesFollowTheAuthenticatorsClock(t *testing.T) {
+	t.Parallel()
+	f := newJWTFixture(t)
+	j := f.auth(t)
+	token := f.userJWT(t, f.acc, func(uc *jwt.UserClaims) {
+		uc.Times = []jwt.TimeRange{{Start: "10:00:00", End: "11:00:00"}}
+		uc.Locale = "UTC"
+		uc.BearerToken = true
+	})
+	for _, tc := range []struct {
+		at time.Time
+		ok bool
+	}{
+		{time.Date(2026, 3, 1, 10, 30, 0, 0, time.UTC), true},
+		{time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), false},
+	} {
+		j.now = func() time.Time { return tc.at }
+		a := &authenticator{jwt: j}
+		id, fail := j.authenticate(credentials{JWT: token}, "", false)
+		if fail != nil {
+			t.Fatalf("authenticate: %+v", fail)
+		}
+		if got := a.now(); !got.Equal(tc.at) {
+			t.Fatalf("the authenticator's clock says %v, want the JWT checks' %v", got, tc.at)
+		}
+		if fail := id.window.admits(id.name, "127.0.0.1", a.now()); (fail == nil) != tc.ok {
+			t.Errorf("at %v: %+v, want admitted %v", tc.at, fail, tc.ok)
 		}
 	}
 }

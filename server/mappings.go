@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/bus-dev/bus/subjects"
@@ -176,6 +177,28 @@ func (m *mapper) apply(subject []byte) []byte {
 		return subject
 	}
 	return unsafe.Slice(unsafe.StringData(out), len(out))
+}
+
+// liveMappings are an account's mappings in force: a reload or an
+// account JWT update swaps them, and the next publish routes by the new
+// ones, as in the reference. An account without mappings holds nil and
+// pays one atomic load per publish.
+type liveMappings struct {
+	current atomic.Pointer[mapper]
+}
+
+func newLiveMappings(m *mapper) *liveMappings {
+	l := &liveMappings{}
+	l.current.Store(m)
+	return l
+}
+
+// apply is mapper.apply with the mappings in force.
+func (l *liveMappings) apply(subject []byte) []byte {
+	if m := l.current.Load(); m != nil {
+		return m.apply(subject)
+	}
+	return subject
 }
 
 // pick chooses a destination by weight, nil for a drop.

@@ -247,7 +247,7 @@ func (c *conn) deliverTraced(mt *msgTrace, sub *subscription, subject, reply []b
 	switch {
 	case sub.request != nil && sub.capture:
 		return sub.request(tracedRights{Rights: c.rights(), mt: mt}, subject, reply, hdr, msg)
-	case sub.handler != nil || sub.request != nil:
+	case sub.handler != nil || sub.request != nil || sub.imported:
 		if mt.only {
 			return false
 		}

@@ -35,8 +35,16 @@ type Operator struct {
 // trust is a compiled Operator: who may sign accounts, and the accounts'
 // claims. Immutable; a reload compiles a new one.
 type trust struct {
-	// signers are the operators' identity and signing keys.
+	// signers are the operators' identity and signing keys; an
+	// operator with strict_signing_key_usage trusts only its signing keys.
 	signers map[string]bool
+	// strictOperators are those operators' identity keys, and
+	// strictSigners their signing keys: an account such a key signed
+	// signs its users with its signing keys only, as in the reference.
+	strictOperators, strictSigners map[string]bool
+	// skipped are the account JWTs not taken, by key, with why: as the
+	// reference, the server starts without them (withOperator warns).
+	skipped map[string]error
 	// accounts are the verified account claims by public key.
 	accounts map[string]*jwt.AccountClaims
 	system   string
@@ -50,15 +58,21 @@ func compileOperator(o *Operator) (*trust, error) {
 	if len(o.JWTs) == 0 {
 		return nil, fmt.Errorf("server: operator: no operator JWT")
 	}
-	t := &trust{signers: map[string]bool{}, accounts: map[string]*jwt.AccountClaims{}, system: o.SystemAccount}
+	t := &trust{signers: map[string]bool{}, strictOperators: map[string]bool{}, strictSigners: map[string]bool{},
+		accounts: map[string]*jwt.AccountClaims{}, skipped: map[string]error{}, system: o.SystemAccount}
 	for i, raw := range o.JWTs {
 		oc, err := decodeOperator(raw)
 		if err != nil {
 			return nil, fmt.Errorf("server: operator[%d]: %w", i, err)
 		}
-		t.signers[oc.Subject] = true
+		if oc.StrictSigningKeyUsage {
+			t.strictOperators[oc.Subject] = true
+		} else {
+			t.signers[oc.Subject] = true
+		}
 		for _, k := range oc.SigningKeys {
 			t.signers[k] = true
+			t.strictSigners[k] = oc.StrictSigningKeyUsage
 		}
 		if o.SystemAccount == "" && oc.SystemAccount != "" {
 			t.system = oc.SystemAccount
@@ -69,15 +83,37 @@ func compileOperator(o *Operator) (*trust, error) {
 	}
 	for _, key := range sortedKeys(o.Accounts) {
 		ac, err := t.decodeAccount(key, o.Accounts[key])
-		if err != nil {
+		switch {
+		case err != nil && key == t.system:
+			// The reference does not start with a system account it
+			// cannot trust either.
 			return nil, fmt.Errorf("server: resolver_preload %s: %w", key, err)
+		case err != nil:
+			t.skipped[key] = err
+		default:
+			t.accounts[key] = ac
 		}
-		t.accounts[key] = ac
 	}
 	if t.system != "" && t.accounts[t.system] == nil {
 		return nil, fmt.Errorf("server: system_account: %s has no account JWT in resolver_preload", t.system)
 	}
 	return t, nil
+}
+
+// checkPreload refuses a resolver_preload entry that is no account JWT
+// at all, as the reference refuses to start on one ("preload account
+// error"); one it can decode but not trust is skipped later, with a
+// warning (compileOperator).
+func (o *Operator) checkPreload() error {
+	if o == nil {
+		return nil
+	}
+	for _, key := range sortedKeys(o.Accounts) {
+		if _, err := jwt.DecodeAccountClaims(strings.TrimSpace(o.Accounts[key])); err != nil {
+			return fmt.Errorf("server: resolver_preload %s: preload account error: %w", key, err)
+		}
+	}
+	return nil
 }
 
 // decodeOperator decodes one operator JWT and checks that the operator
@@ -110,13 +146,20 @@ func (t *trust) decodeAccount(key, raw string) (*jwt.AccountClaims, error) {
 	switch {
 	case ac.Subject != key:
 		return nil, fmt.Errorf("the JWT is account %s's", ac.Subject)
+	case t.strictOperators[ac.Issuer]:
+		return nil, fmt.Errorf("operator requires issuer to be a signing key")
 	case !t.signers[ac.Issuer]:
 		return nil, fmt.Errorf("signed by %s, neither a trusted operator nor one of its signing keys", ac.Issuer)
 	}
 	if err := claimsProblem(ac); err != "" {
 		return nil, fmt.Errorf("%s", err)
 	}
-	if js := ac.Limits.JetStreamLimits; (js.MemoryStorage == 0) != (js.DiskStorage == 0) {
+	if _, r1 := ac.Limits.JetStreamTieredLimits["R1"]; len(ac.Limits.JetStreamTieredLimits) > 0 && !r1 && ac.Limits.JetStreamLimits == (jwt.JetStreamLimits{}) {
+		// Only an R1 tier bounds anything on one server; without it the
+		// account would have JetStream that no stream could use.
+		return nil, fmt.Errorf("limits.tiered_limits: bus is one server and serves the R1 tier only; give the account an R1 tier or plain jetstream limits")
+	}
+	if js := jetStreamClaims(ac); (js.MemoryStorage == 0) != (js.DiskStorage == 0) {
 		// 0 turns that storage kind off in the reference; bus cannot
 		// (an account's JetStream limit of 0 is no limit), so refuse
 		// rather than allow more.

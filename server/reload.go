@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -37,11 +38,14 @@ func (s *Server) auth() *authenticator { return s.authn.Load() }
 // those no longer allow. It logs what changed.
 //
 // Accounts may come and go (the connections of a removed account's users
-// are closed as above) and change their users and limits (limits apply
-// to connections and subscriptions made after the reload).
+// are closed as above) and change their users, limits (they apply to
+// connections and subscriptions made after the reload), mappings (the
+// next publish is routed by the new ones, the global account's too) and
+// exports and imports (every import is subscribed again: one an export
+// no longer allows stops at once).
 //
 // Settings that need a restart (listen addresses and ports, server_name,
-// store_dir, jetstream, mappings (an account's too), no_header_support, the shape of the tls block,
+// store_dir, jetstream (an account's jetstream and its limits change live), no_header_support, the shape of the tls block,
 // reference_stored_reads, the system account's name) refuse the whole
 // reload: the error wraps ErrReloadNeedsRestart and names them, and each
 // is logged. A TLS file that cannot be read refuses it too.
@@ -51,6 +55,9 @@ func (s *Server) Reload(opts Options) error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
 	opts = opts.clone().WithDefaults() // the caller may reuse its slices
+	if err := opts.Operator.checkPreload(); err != nil {
+		return fmt.Errorf("server: reload: %w", err)
+	}
 	opts, err := s.withResolverStore(opts)
 	if err != nil {
 		return fmt.Errorf("server: reload: %w", err)
@@ -77,8 +84,12 @@ func (s *Server) Reload(opts Options) error {
 		}
 		tlsFilesChanged = !sameTLSFiles(s.tlsConf.Swap(cfg), cfg)
 	}
+	globalMappings, err := newMapper(opts.Mappings)
+	if err != nil {
+		return fmt.Errorf("server: reload: %w", err)
+	}
 	prev := s.accountSet()
-	set, err := s.buildAccounts(opts.Accounts, prev)
+	set, commitAccounts, err := s.buildAccounts(opts.Accounts, prev)
 	if err != nil {
 		return fmt.Errorf("server: reload: %w", err)
 	}
@@ -87,6 +98,13 @@ func (s *Server) Reload(opts Options) error {
 			return fmt.Errorf("server: reload: %w", err)
 		}
 	}
+	commitAccounts()
+	updateAccountsJetStream(opts.Accounts, set)
+	if s.js != nil {
+		s.switchAccountsJetStream(opts.Accounts, set)
+	}
+	s.global.mapper.current.Store(globalMappings)
+	s.reinstallImports(old.Accounts, opts.Accounts, prev, set)
 	au, wsAu := s.newAuthenticators(&opts, set)
 	opts.Logger = old.Logger
 	s.live.Store(&opts)
@@ -146,14 +164,12 @@ func restartKeys(old, new Options) []string {
 		old.JetStreamLimits == new.JetStreamLimits && old.JetStreamBatchLimits == new.JetStreamBatchLimits &&
 		old.JetStreamEncryption == new.JetStreamEncryption)
 	check("max_pending_total", old.MaxPendingTotal == new.MaxPendingTotal)
-	check("mappings", reflect.DeepEqual(old.Mappings, new.Mappings))
 	check("leafnodes", reflect.DeepEqual(old.LeafNodes, new.LeafNodes))
 	// As in the reference, the websocket block takes no reload: its
 	// users and permissions are authorization's, which does.
 	check("websocket", reflect.DeepEqual(old.WebSocket, new.WebSocket))
 	check("mqtt", reflect.DeepEqual(old.MQTT, new.MQTT))
 	check("system_account", old.SystemAccount.name() == new.SystemAccount.name())
-	keys = append(keys, accountRestartKeys(old.Accounts, new.Accounts)...)
 	check("operator", sameOperators(old.Operator, new.Operator))
 	check("authorization.reference_stored_reads", old.Authorization.ReferenceStoredReads == new.Authorization.ReferenceStoredReads)
 	o, n := old.TLS, new.TLS
@@ -183,29 +199,8 @@ func restartKeys(old, new Options) []string {
 	return keys
 }
 
-// accountRestartKeys names the accounts, present before and after, whose
-// mappings or jetstream changed: an account's mappings are compiled
-// once, as the global account's are, and its JetStream keeps its limits.
-func accountRestartKeys(old, new []Account) []string {
-	var keys []string
-	if !sameExportsAndImports(old, new) {
-		keys = append(keys, "accounts (exports and imports)")
-	}
-	for _, o := range old {
-		for _, n := range new {
-			if o.Name == n.Name && !reflect.DeepEqual(o.Mappings, n.Mappings) {
-				keys = append(keys, "accounts."+o.Name+".mappings")
-			}
-			if o.Name == n.Name && !reflect.DeepEqual(o.JetStream, n.JetStream) {
-				keys = append(keys, "accounts."+o.Name+".jetstream")
-			}
-		}
-	}
-	return keys
-}
-
 // sameExportsAndImports reports whether the accounts share what they
-// shared before: imports are subscribed once, at New.
+// shared before.
 func sameExportsAndImports(old, new []Account) bool {
 	shares := func(list []Account) map[string][2]any {
 		out := map[string][2]any{}
@@ -219,6 +214,22 @@ func sameExportsAndImports(old, new []Account) bool {
 	return reflect.DeepEqual(shares(old), shares(new))
 }
 
+// reinstallImports subscribes every import again when the accounts'
+// exports or imports, or the accounts themselves, changed (reloadMu
+// held): an import an export no longer allows stops, a new one starts,
+// and those of a recreated account follow its new trie.
+func (s *Server) reinstallImports(old, new []Account, prev, set accountSet) {
+	if sameExportsAndImports(old, new) && reflect.DeepEqual(slices.Sorted(maps.Keys(prev)), slices.Sorted(maps.Keys(set))) {
+		return
+	}
+	s.uninstallImports()
+	if err := s.installImports(new, set); err != nil {
+		// The configuration validated: this is a subscription the trie
+		// refused, which leaves the imports as far as they got.
+		s.log.Error("accounts change: imports not all installed", "err", err)
+	}
+}
+
 // changedKeys names the live settings that differ, for the log.
 func changedKeys(old, new Options) []string {
 	var keys []string
@@ -228,6 +239,7 @@ func changedKeys(old, new Options) []string {
 		}
 	}
 	add("authorization", reflect.DeepEqual(old.Authorization, new.Authorization))
+	add("mappings", reflect.DeepEqual(old.Mappings, new.Mappings))
 	add("accounts", reflect.DeepEqual(old.SystemAccount, new.SystemAccount) && reflect.DeepEqual(old.Accounts, new.Accounts))
 	add("max_payload", old.MaxPayload == new.MaxPayload)
 	add("max_control_line", old.MaxControlLine == new.MaxControlLine)

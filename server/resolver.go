@@ -2,12 +2,9 @@ package server
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/nats-io/jwt/v2"
@@ -103,18 +100,12 @@ func withStoredAccounts(o Options, st *jwtStore) (Options, error) {
 	return o, nil
 }
 
-// errNeedsRestart is an update's error for what bus applies only at a
-// restart.
-var errNeedsRestart = errors.New("bus applies this change at a restart")
-
 // applyAccountJWTs puts the account JWTs in force (account key → JWT,
 // the system account's included) that edit makes of those in force, as
-// a reload would and more: imports and exports may change too. Connections of a
-// removed account or a revoked user are closed, the others get their
-// new permissions; the account limits hold for what comes next. An
-// account's mappings and JetStream limits are compiled once (as for a
-// reload): a change of either is refused with errNeedsRestart, and
-// nothing is applied.
+// a reload would: connections of a removed account or a revoked user are
+// closed, the others get their new permissions; the account limits,
+// mappings, exports, imports and JetStream (its limits, or the account
+// gaining or losing it) hold for what comes next.
 func (s *Server) applyAccountJWTs(edit func(accounts map[string]string)) error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
@@ -132,17 +123,8 @@ func (s *Server) applyAccountJWTs(edit func(accounts map[string]string)) error {
 	if err := opts.validate(); err != nil {
 		return err
 	}
-	var keys []string
-	for _, k := range accountRestartKeys(old.Accounts, opts.Accounts) {
-		if !strings.HasPrefix(k, "accounts (") { // exports and imports apply below
-			keys = append(keys, k)
-		}
-	}
-	if len(keys) > 0 {
-		return fmt.Errorf("%w: %s", errNeedsRestart, strings.Join(keys, ", "))
-	}
 	prev := s.accountSet()
-	set, err := s.buildAccounts(opts.Accounts, prev)
+	set, commitAccounts, err := s.buildAccounts(opts.Accounts, prev)
 	if err != nil {
 		return err
 	}
@@ -151,15 +133,12 @@ func (s *Server) applyAccountJWTs(edit func(accounts map[string]string)) error {
 			return err
 		}
 	}
-	sharesChanged := !sameExportsAndImports(old.Accounts, opts.Accounts) || !reflect.DeepEqual(slices.Sorted(maps.Keys(prev)), slices.Sorted(maps.Keys(set)))
-	if sharesChanged {
-		s.uninstallImports()
-		if err := s.installImports(opts.Accounts, set); err != nil {
-			// The configuration validated: this is a subscription the
-			// trie refused, which leaves the imports as far as they got.
-			s.log.Error("account JWT update: imports not all installed", "err", err)
-		}
+	commitAccounts()
+	updateAccountsJetStream(opts.Accounts, set)
+	if s.js != nil {
+		s.switchAccountsJetStream(opts.Accounts, set)
 	}
+	s.reinstallImports(old.Accounts, opts.Accounts, prev, set)
 	au, wsAu := s.newAuthenticators(&opts, set)
 	s.live.Store(&opts)
 	s.accounts.Store(&set)

@@ -176,6 +176,12 @@ func (s *Server) updateClaims(key, token, reply string) {
 		s.claimsReply(reply, key, w.invalid, err)
 		return
 	}
+	// An account JWT the operators do not trust (strict signing key
+	// usage among the reasons) is refused, never stored.
+	if _, err := s.liveOpts().trust.decodeAccount(key, token); err != nil {
+		s.claimsReply(reply, key, w.failed, err)
+		return
+	}
 	// Compile and apply before storing: a JWT bus would refuse at a
 	// restart is never stored.
 	if err := s.applyAccountJWTs(func(accounts map[string]string) { accounts[key] = token }); err != nil {

@@ -114,7 +114,7 @@ func (s *Server) routeFrom(trie *subjects.Trie[*subscription], c *conn, to, subj
 			continue
 		}
 		if hops > 0 && sub.imported {
-			if hops < maxImportHops && sub.hop(hops, subject, reply, hdr, msg) {
+			if hops < maxImportHops && sub.hop(c, hops, subject, reply, hdr, msg) {
 				delivered++
 			}
 			continue
@@ -212,6 +212,9 @@ func queueMember(groups []subjects.Group[*subscription], first, n int) *subscrip
 func (c *conn) deliver(sub *subscription, subject, reply []byte, hdr int, msg []byte) bool {
 	if c != nil && c.msgTrace != nil {
 		return c.deliverTraced(c.msgTrace, sub, subject, reply, hdr, msg)
+	}
+	if sub.imported {
+		return sub.hop(c, 0, subject, reply, hdr, msg)
 	}
 	if sub.handler != nil {
 		return sub.handler(subject, reply, hdr, msg)
@@ -315,11 +318,9 @@ func (c *conn) processPub(o *op) error {
 	// As in the reference, a mapping applies first: what follows sees the
 	// mapped subject (empty for a dropped message).
 	subject := o.subject
-	if m := c.acc.mapper; m != nil { // each account has its own mappings
-		subject = m.apply(subject)
-		if mt != nil && string(subject) != string(o.subject) {
-			mt.mapped(subject)
-		}
+	subject = c.acc.mapper.apply(subject) // each account has its own mappings
+	if mt != nil && string(subject) != string(o.subject) {
+		mt.mapped(subject)
 	}
 	// In the reference's order: reserved subjects, permissions, reserved
 	// replies; a refused message gets no +OK.

@@ -60,7 +60,6 @@ type Server struct {
 	// without an mqtt listener.
 	mqttAuthn atomic.Pointer[authenticator]
 	live      atomic.Pointer[Options]
-	mapper    *mapper // nil without Options.Mappings; immutable (mappings.go)
 	// tracer is protocol tracing, nil when off (trace.go); Reload swaps it.
 	tracer atomic.Pointer[tracer]
 	// tlsConf is the client port's TLS configuration, nil without TLS;
@@ -119,6 +118,9 @@ type Server struct {
 // New validates opts and returns a server that is not yet listening.
 func New(opts Options) (*Server, error) {
 	opts = opts.clone().WithDefaults() // the caller may reuse its slices
+	if err := opts.Operator.checkPreload(); err != nil {
+		return nil, err
+	}
 	jwts, opts, err := openResolver(opts)
 	if err != nil {
 		return nil, err
@@ -157,14 +159,15 @@ func New(opts Options) (*Server, error) {
 			s.leafLinks = append(s.leafLinks, newLeafLink(s, r))
 		}
 	}
-	if s.mapper, err = newMapper(opts.Mappings); err != nil {
+	globalMappings, err := newMapper(opts.Mappings)
+	if err != nil {
 		return nil, err
 	}
-	s.global = &account{name: globalAccount, trie: s.subs, mapper: s.mapper}
+	s.global = &account{name: globalAccount, trie: s.subs, mapper: newLiveMappings(globalMappings)}
 	s.global.limits.Store(&AccountLimits{})
-	s.sys = &account{name: opts.SystemAccount.name(), system: true, trie: s.sysSubs, nameTag: opts.trust.nameTag(opts.SystemAccount.name())}
+	s.sys = &account{name: opts.SystemAccount.name(), system: true, trie: s.sysSubs, mapper: newLiveMappings(nil), nameTag: opts.trust.nameTag(opts.SystemAccount.name())}
 	s.sys.limits.Store(&AccountLimits{})
-	set, err := s.buildAccounts(opts.Accounts, nil)
+	set, _, err := s.buildAccounts(opts.Accounts, nil) // nothing to commit: every account is new
 	if err != nil {
 		return nil, err
 	}

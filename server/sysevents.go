@@ -37,6 +37,7 @@ type clientEventInfo struct {
 	Lang       string        `json:"lang,omitempty"`
 	Version    string        `json:"ver,omitempty"`
 	RTT        time.Duration `json:"rtt,omitempty"`
+	Server     string        `json:"server,omitempty"` // a latency metric's responder's
 	Stop       *time.Time    `json:"stop,omitempty"`
 	Kind       string        `json:"kind,omitempty"`
 	ClientType string        `json:"client_type,omitempty"`

@@ -194,9 +194,13 @@ func exports(e conf.Exports) server.Exports {
 		out.Streams = append(out.Streams, server.StreamExport{Subject: x.Subject, Accounts: x.Accounts})
 	}
 	for _, x := range e.Services {
-		out.Services = append(out.Services, server.ServiceExport{
+		se := server.ServiceExport{
 			Subject: x.Subject, Accounts: x.Accounts, ResponseType: x.ResponseType, ResponseThreshold: x.ResponseThreshold,
-		})
+		}
+		if l := x.Latency; l != nil {
+			se.Latency = &server.Latency{Sampling: l.Sampling, Subject: l.Subject}
+		}
+		out.Services = append(out.Services, se)
 	}
 	return out
 }

@@ -102,11 +102,12 @@ func (svc *Service) consumerCreate(r apiRequest, kind createSubject, streamName,
 	if cfg.Name == "" && cfg.Durable == "" {
 		cfg.Name = nuid.Next()
 	}
-	svc.sh.limits.consumerDefaults(&cfg)
+	limits := svc.sh.bound().limits
+	limits.consumerDefaults(&cfg)
 	if e := cfg.normalize(st.config()); e != nil {
 		return nil, e
 	}
-	if e := svc.sh.limits.checkConsumer(&cfg); e != nil {
+	if e := limits.checkConsumer(&cfg); e != nil {
 		return nil, e
 	}
 	cfg.Metadata = withRequiredLevel(cfg.Metadata, cfg.requiredLevel())

@@ -129,13 +129,14 @@ const APILevel = 5
 
 func (svc *Service) accountInfo() accountInfo {
 	info := accountInfo{Type: typeAccountInfo, Limits: accountLimits{-1, -1, -1, -1, -1, -1, -1, false}, Domain: svc.sh.domain}
-	if svc.maxMemory > 0 {
-		info.Limits.MaxMemory = svc.maxMemory
+	b := svc.sh.bound()
+	if b.maxMemory > 0 {
+		info.Limits.MaxMemory = b.maxMemory
 	}
-	if svc.maxStorage > 0 {
-		info.Limits.MaxStorage = svc.maxStorage
+	if b.maxStorage > 0 {
+		info.Limits.MaxStorage = b.maxStorage
 	}
-	svc.account.report(&info.Limits)
+	b.account.report(&info.Limits)
 	for _, st := range svc.sortedStreams() {
 		s, cfg := st.log.State(), st.config()
 		reserved := uint64(max(cfg.MaxBytes, 0))
@@ -170,11 +171,12 @@ func (svc *Service) streamCreate(r apiRequest, name string) (any, *apiError) {
 	if cfg.Durability == "" && svc.defaultSync > 0 {
 		cfg.Durability, cfg.SyncInterval = jetlog.DurabilityInterval, int64(svc.defaultSync)
 	}
-	svc.sh.limits.streamDefaults(&cfg)
+	limits := svc.sh.bound().limits
+	limits.streamDefaults(&cfg)
 	if e := cfg.normalize(); e != nil {
 		return nil, e
 	}
-	if e := svc.sh.limits.checkStream(&cfg); e != nil {
+	if e := limits.checkStream(&cfg); e != nil {
 		return nil, e
 	}
 	if e := svc.checkDeliverPrefixes(&cfg); e != nil {
@@ -250,11 +252,12 @@ func (svc *Service) streamUpdate(r apiRequest, name string) (any, *apiError) {
 	if cfg.Name != name {
 		return nil, errStreamNameMismatch()
 	}
-	svc.sh.limits.streamDefaults(&cfg)
+	limits := svc.sh.bound().limits
+	limits.streamDefaults(&cfg)
 	if e := cfg.normalize(); e != nil {
 		return nil, e
 	}
-	if e := svc.sh.limits.checkStream(&cfg); e != nil {
+	if e := limits.checkStream(&cfg); e != nil {
 		return nil, e
 	}
 	if e := svc.checkDeliverPrefixes(&cfg); e != nil {

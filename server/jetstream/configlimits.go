@@ -150,7 +150,7 @@ type JSLimits struct {
 
 // jszLimits reports the limits and the batch limits as configured.
 func (svc *Service) jszLimits() *JSLimits {
-	l, b := svc.sh.limits, svc.batchConfigured
+	l, b := svc.sh.bound().limits, svc.batchConfigured
 	out := &JSLimits{
 		MaxRequestBatch:      l.MaxRequestBatch,
 		MaxAckPending:        l.MaxAckPending,

@@ -91,7 +91,8 @@
 //     reservations) meet under Service.mu and Service.limitsMu, and
 //     across accounts under Pool.reserving, taken after limitsMu (pool.go).
 //   - Service watchers, started by Start and counted in Service.workers:
-//     limitWatch (storagelimits.go, with MaxMemory or MaxStorage set),
+//     limitWatch (storagelimits.go, with MaxMemory or MaxStorage set, and
+//     always for an account's service, whose limits may change: limitsupdate.go),
 //     lagWatch (lagalert.go) and fenceWatch (reopen.go: fenced or
 //     read-only streams probed until they open again). While Start opens
 //     the streams, one more reports a long recovery (loadprogress.go).

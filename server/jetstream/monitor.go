@@ -242,11 +242,12 @@ func (svc *Service) accountDetail(o JszOptions, out *Jsz) *AccountDetail {
 // limits are the server's, which reserve nothing for it.
 func (svc *Service) Reserved() (memory, storage uint64) {
 	memory, storage = math.MaxUint64, math.MaxUint64
-	if svc.sh.account != "" && svc.maxMemory > 0 {
-		memory = uint64(svc.maxMemory)
+	b := svc.sh.bound()
+	if svc.sh.account != "" && b.maxMemory > 0 {
+		memory = uint64(b.maxMemory)
 	}
-	if svc.sh.account != "" && svc.maxStorage > 0 {
-		storage = uint64(svc.maxStorage)
+	if svc.sh.account != "" && b.maxStorage > 0 {
+		storage = uint64(b.maxStorage)
 	}
 	return memory, storage
 }

@@ -61,11 +61,12 @@ func (svc *Service) streamRestore(r apiRequest, name string) (any, *apiError) {
 	if e := unknownField(cfg.extra, referenceStreamFields); e != nil {
 		return nil, e
 	}
-	svc.sh.limits.streamDefaults(&cfg)
+	limits := svc.sh.bound().limits
+	limits.streamDefaults(&cfg)
 	if e := cfg.normalize(); e != nil {
 		return nil, e
 	}
-	if e := svc.sh.limits.checkStream(&cfg); e != nil {
+	if e := limits.checkStream(&cfg); e != nil {
 		return nil, e
 	}
 	// The restored stream, and its consumers, are the restorer's.

@@ -138,8 +138,11 @@ type shared struct {
 	fastLimits   BatchLimits
 	inflightFast atomic.Int64
 	stagedBytes  atomic.Int64
-	// limits is Options.Limits.
-	limits Limits
+	// bounds are the limits in force (limitsupdate.go): an account's
+	// may change while the service runs.
+	bounds atomic.Pointer[bounds]
+	// baseLimits is Options.Limits, which the account's fold into.
+	baseLimits Limits
 	// referenceReads is Options.ReferenceStoredReads: authorize checks
 	// no reads.
 	referenceReads bool
@@ -190,13 +193,10 @@ type Service struct {
 	domainSub Subscription
 	// batchConfigured is Options.Batch as given, for /jsz.
 	batchConfigured BatchLimits
-	// maxMemory and maxStorage are Options.MaxMemory and MaxStorage.
-	maxMemory, maxStorage int64
 	// usedMemory and usedStorage are the bytes of the memory and file
 	// streams, as the last limit check summed them, for the pool.
 	usedMemory, usedStorage atomic.Uint64
 	defaultSync             time.Duration // Options.DefaultSyncInterval
-	account                 AccountLimits // Options.Account
 	directMaxBytes          int           // Options.MaxPending, or its default
 	redrives                redrives
 	verifies                storeVerifies
@@ -258,7 +258,6 @@ func New(core Core, opts Options) (*Service, error) {
 
 			batchLimits:    opts.Batch.withDefaults(),
 			fastLimits:     opts.Batch.fastDefaults(),
-			limits:         opts.Limits.withAccount(opts.Account),
 			referenceReads: opts.ReferenceStoredReads,
 			ackV2:          opts.AckFormatV2,
 		},
@@ -284,13 +283,14 @@ func New(core Core, opts Options) (*Service, error) {
 	svc.sh.domain = opts.Domain
 	svc.sh.account = opts.AccountName
 	svc.sh.pool = opts.Pool
-	svc.maxMemory, svc.maxStorage, svc.defaultSync = opts.MaxMemory, opts.MaxStorage, opts.DefaultSyncInterval
+	svc.sh.baseLimits = opts.Limits
+	svc.sh.setBounds(opts.MaxMemory, opts.MaxStorage, opts.Account)
+	svc.defaultSync = opts.DefaultSyncInterval
 	if svc.caches = opts.Caches; svc.caches != nil {
 		svc.sh.index = svc.caches.Index
 	} else {
 		svc.sh.index = jetlog.NewIndexCache(jetlog.IndexCacheOptions{MaxBytes: opts.MaxIndexMemory})
 	}
-	svc.account = opts.Account
 	svc.directMaxBytes = int(cmp.Or(opts.MaxPending, defaultMaxPending))
 	if opts.Domain != "" && !ValidDomain(opts.Domain) {
 		return nil, fmt.Errorf("jetstream: invalid domain name %q: may not contain ., * or >", opts.Domain)
@@ -358,7 +358,9 @@ func (svc *Service) Start() error {
 	if svc.sh.pool != nil {
 		svc.sh.pool.join(svc)
 	}
-	if svc.maxMemory > 0 || svc.maxStorage > 0 || svc.sh.pool.limited() {
+	// An account's service watches even without limits: an update may
+	// set them (limitsupdate.go).
+	if b := svc.sh.bound(); b.maxMemory > 0 || b.maxStorage > 0 || svc.sh.pool.limited() || svc.sh.account != "" {
 		svc.workers.Add(1)
 		go svc.limitWatch()
 	}

@@ -49,8 +49,9 @@ func (svc *Service) usage() (memory, file uint64) {
 
 func (svc *Service) checkLimits() {
 	memory, file := svc.usage()
-	svc.sh.memoryFull.Store(svc.maxMemory > 0 && memory >= uint64(svc.maxMemory))
-	svc.sh.storageFull.Store(svc.maxStorage > 0 && file >= uint64(svc.maxStorage))
+	b := svc.sh.bound()
+	svc.sh.memoryFull.Store(b.maxMemory > 0 && memory >= uint64(b.maxMemory))
+	svc.sh.storageFull.Store(b.maxStorage > 0 && file >= uint64(b.maxStorage))
 	if svc.sh.pool != nil {
 		svc.usedMemory.Store(memory)
 		svc.usedStorage.Store(file)
@@ -89,7 +90,7 @@ func errAccountResources() *apiError {
 // one whose max_bytes would not fit in what the limit of its storage
 // kind leaves, as the reference reserves them.
 func (svc *Service) reserve(cfg streamConfig, replacing *stream) *apiError {
-	if limit := svc.account.MaxStreams; replacing == nil && limit > 0 && svc.numStreams() >= limit {
+	if limit := svc.sh.bound().account.MaxStreams; replacing == nil && limit > 0 && svc.numStreams() >= limit {
 		return errMaxStreams()
 	}
 	if !svc.reservesBytes(cfg) {
@@ -127,7 +128,7 @@ func (svc *Service) reservedBytes(storage jetlog.Storage, replacing *stream) int
 // limit or the account's max_streams, so that creating or updating it
 // must hold limitsMu.
 func (svc *Service) limited(cfg streamConfig) bool {
-	return svc.reservesBytes(cfg) || svc.account.MaxStreams > 0
+	return svc.reservesBytes(cfg) || svc.sh.bound().account.MaxStreams > 0
 }
 
 // reservesBytes reports whether a stream with cfg counts against a
@@ -146,10 +147,11 @@ func (svc *Service) numStreams() int {
 
 // storageLimit is the limit of cfg's storage kind; 0 for none.
 func (svc *Service) storageLimit(cfg streamConfig) int64 {
+	b := svc.sh.bound()
 	if cfg.Storage == jetlog.StorageMemory {
-		return svc.maxMemory
+		return b.maxMemory
 	}
-	return svc.maxStorage
+	return b.maxStorage
 }
 
 // lockLimits holds limitsMu while a create or update of a stream with cfg

@@ -51,7 +51,7 @@ func (st *stream) createConsumerAt(cfg consumerConfig, action string, at *snapsh
 		return nil, errConsumerDoesNotExist()
 	}
 	scfg := st.config()
-	if n := st.sh.limits.maxConsumers(scfg); n > 0 && int64(count) >= n && existing == nil && !cfg.sourcing() {
+	if n := st.sh.bound().limits.maxConsumers(scfg); n > 0 && int64(count) >= n && existing == nil && !cfg.sourcing() {
 		return nil, errMaxConsumers()
 	}
 	if scfg.Retention == jetlog.RetentionWorkQueue && existing == nil && !cfg.sourcing() {
