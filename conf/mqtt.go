@@ -3,6 +3,7 @@ package conf
 import (
 	"maps"
 	"slices"
+	"time"
 )
 
 // The mqtt key is nats-server's block for its MQTT listener, with its
