@@ -44,6 +44,8 @@ type mqttState struct {
 	// further CONNECT with one is held that long and closed, so that two
 	// devices with one id do not take it from each other in a tight loop.
 	flappers map[string]time.Time
+	// js is each account's MQTT storage in JetStream (mqttjs.go).
+	js map[*account]*mqttJS
 }
 
 // mqttFlapJail is how long a client id stays contended after a takeover

@@ -44,6 +44,11 @@ type mqttSession struct {
 	packet     []byte              // scratch: a control packet being built
 	codes      []byte              // scratch: SUBACK return codes
 	qos2       map[uint16]struct{} // QoS 2 publishes routed, awaiting PUBREL
+	stored     []byte              // scratch: a QoS 1 message with its header block
+
+	// session is the JetStream-kept session (mqttsession.go), nil when
+	// the account has no JetStream; set at CONNECT, read by close.
+	session atomic.Pointer[mqttStored]
 }
 
 // mqttWill is a will message, ready to route: its subject mapped (and
@@ -99,6 +104,9 @@ func (c *conn) mqttReadLoop() {
 			c.close("Client Closed", false)
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			c.close("Stale Connection", false)
+		case errors.Is(err, errMQTTStore):
+			c.log.Warn("mqtt store failed", "err", err)
+			c.close("Store Failed: "+err.Error(), true)
 		case errors.Is(err, mqtt.ErrMalformed) || errors.Is(err, mqtt.ErrTooLarge) || errors.Is(err, mqtt.ErrUnsupported) ||
 			errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errMQTTProtocol):
 			c.log.Warn("mqtt protocol error", "err", err)
@@ -138,8 +146,14 @@ func (c *conn) mqttHandle(h mqtt.Header, body []byte) error {
 		}
 		delete(m.qos2, id)
 		c.mqttSend(mqtt.AppendAck(m.packet[:0], mqtt.PUBCOMP, id))
-	case mqtt.PUBACK, mqtt.PUBREC, mqtt.PUBCOMP:
-		// Acks of QoS 1 and 2 deliveries, which bus does not send yet.
+	case mqtt.PUBACK:
+		id, err := mqtt.DecodePacketID(h.Type, body)
+		if err != nil {
+			return err
+		}
+		c.mqttPuback(id)
+	case mqtt.PUBREC, mqtt.PUBCOMP:
+		// Acks of QoS 2 deliveries, which bus does not send.
 		if _, err := mqtt.DecodePacketID(h.Type, body); err != nil {
 			return err
 		}
@@ -180,6 +194,9 @@ func (c *conn) mqttSend(pkt []byte) {
 func (c *conn) mqttClosed(acc *account, clientID, reason string) {
 	if clientID != "" {
 		c.srv.mqtt.releaseClientID(c, clientID)
+	}
+	if st := c.mqtt.session.Load(); st != nil {
+		st.unbind(c)
 	}
 	if w := c.mqtt.will.Swap(nil); w != nil && acc != nil && c.mqttWillStands(w, reason) {
 		c.srv.routeIn(acc.trie, nil, w.subject, w.subject, nil, -1, w.payload)
