@@ -85,7 +85,7 @@ func (c *conn) mqttConnect(body []byte) error {
 		return c.mqttRefuse(mqtt.ConnServerUnavailable, err.Error())
 	}
 	switch {
-	case !p.CleanSession && c.acc.js.Load() == nil:
+	case !p.CleanSession && !c.srv.mqttHasJetStream(c.acc):
 		return c.mqttRefuse(mqtt.ConnServerUnavailable, "persistent sessions (clean session 0) need JetStream in the account")
 	case p.HasWill && p.WillRetain:
 		return c.mqttRefuse(mqtt.ConnServerUnavailable, "retained wills are not supported yet")
@@ -137,7 +137,7 @@ func (c *conn) mqttConnect(body []byte) error {
 // clean one discards what was stored under the id. Without JetStream
 // the connection has no session (QoS 0 only).
 func (c *conn) mqttOpenSession(id string, clean bool) (*mqttStored, bool, error) {
-	if c.acc.js.Load() == nil {
+	if !c.srv.mqttHasJetStream(c.acc) {
 		return nil, false, nil
 	}
 	st, present, err := c.srv.mqtt.mqttJSFor(c.srv, c.acc).openSession(c, id, clean)

@@ -77,6 +77,15 @@ func (m *mqttState) mqttJSFor(s *Server, acc *account) *mqttJS {
 	return j
 }
 
+// mqttHasJetStream says acc has JetStream: the global account the
+// server's (Options.JetStream), another its own (accountjs.go).
+func (s *Server) mqttHasJetStream(acc *account) bool {
+	if acc == s.global {
+		return s.js != nil
+	}
+	return acc.js.Load() != nil
+}
+
 // jsAPIError is a JetStream API error reply.
 type jsAPIError struct {
 	Code        int    `json:"code"`
@@ -98,7 +107,7 @@ func jsErrIs(err error, errCode int) bool {
 // already bytes) and decodes the reply into resp, whose error field
 // becomes the returned error.
 func (j *mqttJS) request(subject string, hdr []byte, body any, resp any) error {
-	if j.acc.js.Load() == nil {
+	if !j.s.mqttHasJetStream(j.acc) {
 		return errMQTTNoJetStream
 	}
 	var raw []byte

@@ -170,6 +170,9 @@ func (c *conn) mqttBindConsumer(st *mqttStored, sid, subject string) (changed bo
 	}
 	st.cons[sid], st.deliver[sid] = cc, sub
 	st.mu.Unlock()
+	// A push consumer waits for interest in its deliver subject; this
+	// is it coming (back).
+	c.srv.watchers.changed(sub.subject)
 	return changed, nil
 }
 

@@ -1,0 +1,149 @@
+package tests
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/nats-io/nats.go"
+
+	"github.com/bus-dev/bus/server"
+	"github.com/bus-dev/bus/server/mqtt"
+)
+
+// QoS 1 and persistent sessions stored in JetStream, the same client
+// scripts against bus and the reference nats-server 2.15.2 (issue 25).
+
+// TestMQTTQoS1MatchesReference: a QoS 1 SUBSCRIBE is granted QoS 1; an
+// MQTT QoS 1 publish reaches it at QoS 1 and a NATS subscriber with the
+// Nmqtt-Pub header; a NATS publish reaches it at QoS 0.
+func TestMQTTQoS1MatchesReference(t *testing.T) {
+	var got [2][]string
+	for i, tg := range startMQTTPairJS(t, server.Authorization{}, server.MQTTOptions{}) {
+		nc := connect(t, tg.nats)
+		natsSeen := make(chan string, 8)
+		if _, err := nc.Subscribe("q.>", func(m *nats.Msg) {
+			natsSeen <- m.Subject + " " + string(m.Data) + " Nmqtt-Pub=" + m.Header.Get("Nmqtt-Pub")
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		sub := mustPaho(t, pahoOptions(tg.mqtt, "q1sub"))
+		msgs, granted := mqttSubscribeQoS(t, sub, "q/#", 1)
+		got[i] = append(got[i], fmt.Sprintf("granted %d", granted))
+		pub := mustPaho(t, pahoOptions(tg.mqtt, "q1pub"))
+		waitToken(t, "publish", pub.Publish("q/a", 1, false, "one"))
+		got[i] = append(got[i], "mqtt: "+recv(msgs, 5*time.Second), "nats: "+recv(natsSeen, 5*time.Second))
+		if err := nc.Publish("q.b", []byte("from-nats")); err != nil {
+			t.Fatal(err)
+		}
+		got[i] = append(got[i], "mqtt: "+recv(msgs, 5*time.Second), "more: "+recv(msgs, 300*time.Millisecond))
+	}
+	t.Logf("outcomes: %q", got[0])
+	sameOutcomes(t, got[1], got[0])
+}
+
+// TestMQTTPersistentSessionMatchesReference: a session with clean
+// session 0 keeps its QoS 1 subscription while away, CONNACK says the
+// session is present, and what was published meanwhile comes; clean
+// session 1 discards it.
+func TestMQTTPersistentSessionMatchesReference(t *testing.T) {
+	var got [2][]string
+	for i, tg := range startMQTTPairJS(t, server.Authorization{}, server.MQTTOptions{}) {
+		c, present := sessionPresent(t, persistentOptions(tg.mqtt, "keeper"))
+		_, granted := mqttSubscribeQoS(t, c, "s/+", 1)
+		got[i] = append(got[i], fmt.Sprintf("first: present %v granted %d", present, granted))
+		c.Disconnect(250)
+		pub := mustPaho(t, pahoOptions(tg.mqtt, "spub"))
+		waitToken(t, "publish", pub.Publish("s/t", 1, false, "while-away"))
+		msgs := make(chan string, 16)
+		o := persistentOptions(tg.mqtt, "keeper").SetDefaultPublishHandler(func(_ paho.Client, m paho.Message) {
+			msgs <- fmt.Sprintf("%s %s qos=%d", m.Topic(), m.Payload(), m.Qos())
+		})
+		c, present = sessionPresent(t, o)
+		got[i] = append(got[i], fmt.Sprintf("again: present %v", present), "got: "+recv(msgs, 10*time.Second))
+		waitToken(t, "publish", pub.Publish("s/u", 1, false, "live"))
+		got[i] = append(got[i], "got: "+recv(msgs, 10*time.Second))
+		c.Disconnect(250)
+		c, present = sessionPresent(t, pahoOptions(tg.mqtt, "keeper"))
+		got[i] = append(got[i], fmt.Sprintf("clean: present %v", present))
+		c.Disconnect(250)
+		_, present = sessionPresent(t, persistentOptions(tg.mqtt, "keeper"))
+		got[i] = append(got[i], fmt.Sprintf("after clean: present %v", present))
+	}
+	t.Logf("outcomes: %q", got[0])
+	sameOutcomes(t, got[1], got[0])
+}
+
+// TestMQTTQoS1RedeliveryMatchesReference: a QoS 1 delivery not
+// acknowledged within ack_wait comes again with DUP and the same packet
+// id; after its PUBACK it does not.
+func TestMQTTQoS1RedeliveryMatchesReference(t *testing.T) {
+	var got [2][]string
+	for i, tg := range startMQTTPairJS(t, server.Authorization{}, server.MQTTOptions{AckWait: time.Second}) {
+		sub, code := dialMQTT(t, tg.mqtt, &mqtt.Connect{CleanSession: true, KeepAlive: 60, ClientID: []byte("redeliver")})
+		sub.send(t, mqtt.AppendSubscribe(nil, 1, [][]byte{[]byte("r/x")}, []byte{1}))
+		h, body, _ := sub.next(t, 5*time.Second)
+		got[i] = append(got[i], fmt.Sprintf("connack %d, %s %x", code, h.Type, body))
+		pub := mustPaho(t, pahoOptions(tg.mqtt, "rpub"))
+		waitToken(t, "publish", pub.Publish("r/x", 1, false, "again"))
+		var first uint16
+		for n := range 2 {
+			h, body, ok := sub.next(t, 5*time.Second)
+			var p mqtt.Publish
+			if !ok || h.Type != mqtt.PUBLISH || mqtt.DecodePublish(h.Flags, body, &p) != nil {
+				got[i] = append(got[i], fmt.Sprintf("delivery %d: none (%s)", n, h.Type))
+				break
+			}
+			if n == 0 {
+				first = p.PacketID
+			}
+			got[i] = append(got[i], fmt.Sprintf("delivery %d: %s %s qos=%d dup=%v same id %v", n, p.Topic, p.Payload, p.QoS, p.Dup, p.PacketID == first))
+		}
+		sub.send(t, mqtt.AppendAck(nil, mqtt.PUBACK, first))
+		h, _, ok := sub.next(t, 2500*time.Millisecond)
+		got[i] = append(got[i], fmt.Sprintf("after puback: packet %v %s", ok, h.Type))
+	}
+	t.Logf("outcomes: %q", got[0])
+	sameOutcomes(t, got[1], got[0])
+}
+
+// TestMQTTStreamsVisibleToNATS: after QoS 1 traffic and a persistent
+// session, NATS tools see $MQTT_msgs and $MQTT_sess (the reference has
+// more of its own: $MQTT_rmsgs, $MQTT_qos2in, $MQTT_out).
+func TestMQTTStreamsVisibleToNATS(t *testing.T) {
+	for _, tg := range startMQTTPairJS(t, server.Authorization{}, server.MQTTOptions{})[:1] {
+		c, _ := sessionPresent(t, persistentOptions(tg.mqtt, "seen"))
+		mqttSubscribeQoS(t, c, "v/1", 1)
+		waitToken(t, "publish", c.Publish("v/1", 1, false, "x"))
+		nc := connect(t, tg.nats)
+		js, err := nc.JetStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for n := range js.StreamNames() {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		if !slices.Equal(names, []string{"$MQTT_msgs", "$MQTT_sess"}) {
+			t.Fatalf("streams %q", names)
+		}
+		ci := 0
+		for range js.ConsumerNames("$MQTT_msgs") {
+			ci++
+		}
+		if ci != 1 {
+			t.Errorf("%d consumers on $MQTT_msgs, want the session's one", ci)
+		}
+		m, err := js.GetLastMsg("$MQTT_sess", "$MQTT.sess.>")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("session record %s", m.Data)
+	}
+}
