@@ -1,7 +1,10 @@
 package tests
 
 import (
+	"bufio"
 	"fmt"
+	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,4 +89,42 @@ func (r *rawMQTT) send(t *testing.T, pkt []byte) {
 	if _, err := r.nc.Write(pkt); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// dialMQTTSession is dialMQTT that also returns CONNACK's session
+// present flag.
+func dialMQTTSession(t *testing.T, broker string, c *mqtt.Connect) (*rawMQTT, bool, byte) {
+	t.Helper()
+	nc, err := net.Dial("tcp", strings.TrimPrefix(broker, "tcp://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	if _, err := nc.Write(mqtt.AppendConnect(nil, c)); err != nil {
+		t.Fatal(err)
+	}
+	_ = nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	r := mqtt.NewReader(bufio.NewReader(nc), 1<<20)
+	h, body, err := r.Next()
+	if err != nil || h.Type != mqtt.CONNACK || len(body) != 2 {
+		return &rawMQTT{nc: nc, r: r}, false, 0xff
+	}
+	return &rawMQTT{nc: nc, r: r}, body[0]&1 == 1, body[1]
+}
+
+// nextPublish is the next PUBLISH of a raw connection (other packets
+// skipped); ok is false when none comes within d.
+func (r *rawMQTT) nextPublish(t *testing.T, d time.Duration) (p mqtt.Publish, ok bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		h, body, ok := r.next(t, time.Until(deadline))
+		if !ok {
+			return p, false
+		}
+		if h.Type == mqtt.PUBLISH && mqtt.DecodePublish(h.Flags, body, &p) == nil {
+			return p, true
+		}
+	}
+	return p, false
 }
