@@ -147,3 +147,33 @@ func TestMQTTStreamsVisibleToNATS(t *testing.T) {
 		t.Logf("session record %s", m.Data)
 	}
 }
+
+// TestMQTTDupPublishDiffers pins a difference: a QoS 1 PUBLISH sent
+// again with DUP (its PUBACK lost) is stored once by bus, which keeps
+// the packet id with a digest of topic and payload of every QoS 1
+// publish it stored for the session; the reference stores it again, so
+// a QoS 1 subscriber gets it twice.
+func TestMQTTDupPublishDiffers(t *testing.T) {
+	want := map[string]int{"bus": 1, "reference": 2}
+	for _, tg := range startMQTTPairJS(t, server.Authorization{}, server.MQTTOptions{}) {
+		sub := mustPaho(t, pahoOptions(tg.mqtt, "dupsub"))
+		msgs, _ := mqttSubscribeQoS(t, sub, "d/x", 1)
+		pub, _ := dialMQTT(t, tg.mqtt, &mqtt.Connect{CleanSession: true, KeepAlive: 60, ClientID: []byte("duppub")})
+		p := mqtt.Publish{QoS: 1, Topic: []byte("d/x"), PacketID: 7, Payload: []byte("once")}
+		pub.send(t, mqtt.AppendPublish(nil, &p))
+		p.Dup = true
+		pub.send(t, mqtt.AppendPublish(nil, &p))
+		for n := range 2 {
+			if h, _, ok := pub.next(t, 5*time.Second); !ok || h.Type != mqtt.PUBACK {
+				t.Fatalf("%s: PUBACK %d: %s", tg.name, n, h.Type)
+			}
+		}
+		got := 0
+		for m := recv(msgs, 5*time.Second); m != ""; m = recv(msgs, 500*time.Millisecond) {
+			got++
+		}
+		if got != want[tg.name] {
+			t.Errorf("%s: subscriber got %d copies, want %d", tg.name, got, want[tg.name])
+		}
+	}
+}
