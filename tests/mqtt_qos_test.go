@@ -177,3 +177,51 @@ func TestMQTTDupPublishDiffers(t *testing.T) {
 		}
 	}
 }
+
+// TestMQTTQoS1DeliveriesKeepDenyRules: the deny rules that overlap a
+// QoS 1 wildcard subscription hold for its stored deliveries too
+// (GHSA-7qmq-8cc4-hxwg), and the user's rights are checked on the topic,
+// never on $MQTT.msgs.
+func TestMQTTQoS1DeliveriesKeepDenyRules(t *testing.T) {
+	auth := server.Authorization{Users: []server.User{{Name: "dev", Password: "pw", Permissions: &server.Permissions{
+		Subscribe: &server.SubjectPermission{Allow: []string{"in.>"}, Deny: []string{"in.secret"}},
+	}}, {Name: "svc", Password: "svc"}}}
+	var got [2][]string
+	for i, tg := range startMQTTPairJS(t, auth, server.MQTTOptions{}) {
+		c := mustPaho(t, pahoOptions(tg.mqtt, "deny").SetUsername("dev").SetPassword("pw"))
+		in, granted := mqttSubscribeQoS(t, c, "in/+", 1)
+		pub := mustPaho(t, pahoOptions(tg.mqtt, "denypub").SetUsername("svc").SetPassword("svc"))
+		waitToken(t, "publish", pub.Publish("in/secret", 1, false, "hidden"))
+		waitToken(t, "publish", pub.Publish("in/open", 1, false, "shown"))
+		got[i] = append(got[i], fmt.Sprintf("granted %d", granted), "in/+: "+recv(in, 5*time.Second), "then: "+recv(in, 500*time.Millisecond))
+	}
+	t.Logf("outcomes: %q", got[0])
+	sameOutcomes(t, got[1], got[0])
+}
+
+// TestMQTTPersistentTakeoverMatchesReference: a second connection with
+// a persistent session's client id takes the session over (session
+// present), and the QoS 1 deliveries go to it, not to the first.
+func TestMQTTPersistentTakeoverMatchesReference(t *testing.T) {
+	var got [2][]string
+	for i, tg := range startMQTTPairJS(t, server.Authorization{}, server.MQTTOptions{}) {
+		lost := make(chan struct{}, 1)
+		first, _ := sessionPresent(t, persistentOptions(tg.mqtt, "twin").SetConnectionLostHandler(func(paho.Client, error) { lost <- struct{}{} }))
+		msgs1, _ := mqttSubscribeQoS(t, first, "tw/x", 1)
+		msgs2 := make(chan string, 8)
+		_, present := sessionPresent(t, persistentOptions(tg.mqtt, "twin").SetDefaultPublishHandler(func(_ paho.Client, m paho.Message) {
+			msgs2 <- fmt.Sprintf("%s %s qos=%d", m.Topic(), m.Payload(), m.Qos())
+		}))
+		select {
+		case <-lost:
+			got[i] = append(got[i], fmt.Sprintf("first closed, present %v", present))
+		case <-time.After(5 * time.Second):
+			got[i] = append(got[i], "first still open")
+		}
+		pub := mustPaho(t, pahoOptions(tg.mqtt, "twpub"))
+		waitToken(t, "publish", pub.Publish("tw/x", 1, false, "hi"))
+		got[i] = append(got[i], "second: "+recv(msgs2, 5*time.Second), "first: "+recv(msgs1, 300*time.Millisecond))
+	}
+	t.Logf("outcomes: %q", got[0])
+	sameOutcomes(t, got[1], got[0])
+}
