@@ -39,6 +39,7 @@ const (
 	jsErrNoMessage      = 10037
 	jsErrConsumerGone   = 10014
 	jsErrStreamExists   = 10058
+	jsErrDeleteFailed   = 10057 // "no message found" for one deleted already
 )
 
 // errMQTTNoJetStream is a request for what needs JetStream (a QoS 1
@@ -221,8 +222,10 @@ func (j *mqttJS) lastFor(stream, subject string) (msg jsStoredMsg, ok bool, err 
 // deleteMsg removes one message of stream (one already gone is no error).
 func (j *mqttJS) deleteMsg(stream string, seq uint64) error {
 	err := j.request("$JS.API.STREAM.MSG.DELETE."+stream, nil, map[string]any{"seq": seq, "no_erase": true}, nil)
-	if jsErrIs(err, jsErrNoMessage) || jsErrIs(err, jsErrStreamNotFound) {
-		return nil
+	var e *jsAPIError
+	if jsErrIs(err, jsErrNoMessage) || jsErrIs(err, jsErrStreamNotFound) ||
+		errors.As(err, &e) && e.ErrCode == jsErrDeleteFailed && e.Description == "no message found" {
+		return nil // removed already (by the close of the connection before)
 	}
 	return err
 }
