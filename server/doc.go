@@ -88,6 +88,13 @@
 //     MQTT packets through server/mqtt's Reader) and whose queue frames
 //     deliveries as PUBLISH packets (mqttout.go). A client id taken over
 //     within a second holds its reader for that second before closing.
+//     With JetStream, the reader makes the JetStream requests of QoS 1 and
+//     sessions itself (mqttjs.go, through localRequestIn) and waits for
+//     their replies; stored QoS 1 deliveries come on JetStream's
+//     goroutines, through server-owned subscriptions on the consumers'
+//     deliver subjects (mqttqos.go). A clean session's close removes its
+//     consumers and record on one goroutine per close, in Server.wg
+//     (mqttStored.unbind).
 //   - The monitoring front end's, when enabled (see server/monitor): its
 //     serve loops and history sampler, which Shutdown stops and waits
 //     for (monitor.Server.Shutdown) before JetStream stops. They call
@@ -148,6 +155,12 @@
 //   - mqttState.mu guards the MQTT client ids and their connections; it
 //     is taken alone (a takeover closes the older connection after
 //     releasing it, and close releases the id under it alone).
+//   - mqttJS.mu guards an account's MQTT sessions by client id, taken
+//     alone; mqttJS.setup is held across the requests that create the
+//     MQTT streams, once, and nothing is taken under it but what a
+//     request takes. mqttStored.mu guards one session's state (its
+//     subscriptions, consumers, pending packet ids), taken alone: it is
+//     released before a JetStream request, a route or queueing a PUBLISH.
 //   - outbound.mu (outbound.go) guards a connection's queue; it is the
 //     innermost lock, never held while taking another.
 //

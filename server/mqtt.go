@@ -20,11 +20,12 @@ import (
 // as a PUB is, and a SUBSCRIBE is a subscription in the trie whose
 // deliveries the outbound queue frames as PUBLISH packets (mqttout.go).
 //
-// What bus does not store yet (QoS 1/2 deliveries, retained messages,
-// sessions that outlive a connection) is refused on the wire, as
-// docs/mqtt.md says: a subscription is granted at QoS 0, a retained
-// PUBLISH and a CONNECT without clean session close the connection with
-// the reason logged.
+// With JetStream in the account, QoS 1 messages and sessions are stored
+// there as the reference stores them (mqttjs.go, mqttqos.go,
+// mqttsession.go); without, a subscription is granted at QoS 0 and a
+// CONNECT without clean session refused. What bus does not store at all
+// (retained messages, QoS 2 deliveries) is refused on the wire or
+// granted lower, as docs/mqtt.md says.
 //
 // Bounds before authentication are the client port's: the auth timeout
 // (the mqtt block's authorization timeout, else the top-level one)

@@ -14,8 +14,10 @@ import (
 // An MQTT client's connection: the reader goroutine reads packets with
 // server/mqtt's Reader and acts on each (CONNECT in mqttconnect.go,
 // PUBLISH and the subscriptions in mqttpubsub.go); the writer is the
-// conn's own. The session lasts as long as the connection (clean
-// session): its subscriptions are the conn's, removed by close.
+// conn's own. The subscriptions are the conn's, removed by close; with
+// JetStream, the session that outlives the connection (its filters, QoS
+// 1 consumers, unacknowledged deliveries) is an mqttStored beside it
+// (mqttsession.go).
 
 // mqttMaxConnect bounds a packet before CONNECT is accepted: a CONNECT
 // with a will and credentials of every field's maximum size (five

@@ -57,7 +57,7 @@ type mqttJS struct {
 	setup sync.Mutex
 	ready bool // the streams exist; guarded by setup
 
-	mu sync.Mutex // guards the fields below; taken after mqttSession.mu never
+	mu sync.Mutex // guards the fields below; taken alone
 	// sessions are the account's persistent sessions known since start,
 	// by client id: their state outlives the connection.
 	sessions map[string]*mqttStored

@@ -44,7 +44,7 @@ type mqttStored struct {
 	id   string
 	hash string
 
-	mu sync.Mutex // guards the fields below; taken before outbound.mu, never with conn.mu
+	mu sync.Mutex // guards the fields below; taken alone
 	// conn is the connection the session is bound to, nil while offline.
 	conn  *conn
 	clean bool
