@@ -114,7 +114,8 @@ func (s *Server) mqttVarz() monitor.MQTTVarz {
 	if !o.enabled() {
 		return monitor.MQTTVarz{}
 	}
-	v := monitor.MQTTVarz{Host: o.Host, Port: o.Port, NoAuthUser: o.NoAuthUser, AuthTimeout: o.Authorization.Timeout.Seconds()}
+	v := monitor.MQTTVarz{Host: o.Host, Port: o.Port, NoAuthUser: o.NoAuthUser, AuthTimeout: o.Authorization.Timeout.Seconds(),
+		AckWait: int64(o.AckWait), MaxAckPending: o.MaxAckPending}
 	if o.TLS.enabled() {
 		v.TLSTimeout = o.TLS.Timeout.Seconds()
 	}
