@@ -45,7 +45,7 @@ type mqttSession struct {
 	subject    []byte              // scratch: a topic mapped to a subject
 	packet     []byte              // scratch: a control packet being built
 	codes      []byte              // scratch: SUBACK return codes
-	qos2       map[uint16]struct{} // QoS 2 publishes routed, awaiting PUBREL
+	qos2       map[uint16]struct{} // QoS 2 publishes routed, awaiting PUBREL (without a session)
 	stored     []byte              // scratch: a QoS 1 message with its header block
 
 	// session is the JetStream-kept session (mqttsession.go), nil when
@@ -146,7 +146,7 @@ func (c *conn) mqttHandle(h mqtt.Header, body []byte) error {
 		if err != nil {
 			return err
 		}
-		delete(m.qos2, id)
+		c.mqttReleased(id)
 		c.mqttSend(mqtt.AppendAck(m.packet[:0], mqtt.PUBCOMP, id))
 	case mqtt.PUBACK:
 		id, err := mqtt.DecodePacketID(h.Type, body)

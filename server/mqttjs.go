@@ -35,6 +35,7 @@ const (
 	mqttDeliverPrefix   = "$MQTT.sub."
 	mqttPubHeader       = "Nmqtt-Pub"
 	mqttQoS1Header      = "NATS/1.0\r\n" + mqttPubHeader + ":1\r\n\r\n"
+	mqttQoS2Header      = "NATS/1.0\r\n" + mqttPubHeader + ":2\r\n\r\n"
 	jsErrStreamNotFound = 10059
 	jsErrNoMessage      = 10037
 	jsErrConsumerGone   = 10014

@@ -12,11 +12,9 @@ import (
 // matches "a"), checked against the user's rights on the mapped
 // subject.
 //
-// QoS: a QoS 1 PUBLISH is stored in JetStream and acknowledged once
-// stored, and a SUBSCRIBE granted QoS 1, when the account has JetStream
-// (mqttqos.go); a QoS 2 one is acknowledged with PUBREC once routed,
-// routed once whatever the duplicates, and completed by PUBREL/PUBCOMP,
-// without being stored (docs/mqtt.md).
+// QoS: a QoS 1 or 2 PUBLISH is stored in JetStream and acknowledged
+// once stored, and a SUBSCRIBE granted QoS 1, when the account has
+// JetStream (mqttqos.go); without, they are acknowledged once routed.
 
 // mqttParentSID is the suffix of the sid of the extra subscription "a/#"
 // makes on "a" (the reference's).
@@ -46,26 +44,10 @@ func (c *conn) mqttPublish(flags byte, body []byte) error {
 	}
 	m.subject = subject[:0]
 	c.heard, c.active = true, true
-	if p.QoS == 1 {
-		return c.mqttPublishQoS1(subject, &p)
+	if p.QoS > 0 {
+		return c.mqttPublishStored(subject, &p)
 	}
-	routed := true
-	if p.QoS == 2 {
-		if _, dup := m.qos2[p.PacketID]; dup {
-			routed = false // a resent QoS 2 PUBLISH: already routed once
-		} else {
-			if m.qos2 == nil {
-				m.qos2 = make(map[uint16]struct{})
-			}
-			m.qos2[p.PacketID] = struct{}{}
-		}
-	}
-	if routed {
-		c.mqttRoute(subject, p.Payload)
-	}
-	if p.QoS == 2 {
-		c.mqttSend(mqtt.AppendAck(m.packet[:0], mqtt.PUBREC, p.PacketID))
-	}
+	c.mqttRoute(subject, p.Payload)
 	return nil
 }
 

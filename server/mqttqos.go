@@ -17,6 +17,10 @@ import (
 //     is acknowledged, which is once it is fsynced. A resent PUBLISH
 //     (DUP) whose packet id, topic and payload were stored already is
 //     acknowledged without a second store.
+//   - A QoS 2 PUBLISH is the same with "Nmqtt-Pub:2" and PUBREC, and its
+//     packet id is kept in the session until PUBREL, so resends are
+//     routed and stored once (delivered on receipt: the spec's method
+//     B; the reference holds it in $MQTT_qos2in until PUBREL, method A).
 //   - A QoS 1 SUBSCRIBE is granted QoS 1 (QoS 2 too: bus delivers at
 //     most QoS 1) and gets, beside its plain subscription, a durable
 //     consumer on $MQTT_msgs filtered on $MQTT.msgs.<subject>, pushing
@@ -31,39 +35,94 @@ import (
 // a PUBLISH is acknowledged once routed, a SUBSCRIBE granted QoS 0, and a
 // persistent session refused (docs/mqtt.md).
 
-// mqttPublishQoS1 routes and stores a QoS 1 PUBLISH on subject, then
-// acknowledges it.
-func (c *conn) mqttPublishQoS1(subject []byte, p *mqtt.Publish) error {
+// mqttPublishStored routes and stores a QoS 1 or 2 PUBLISH on subject,
+// then acknowledges it (PUBACK, or PUBREC for QoS 2). A QoS 2 packet id
+// awaiting its PUBREL is routed and stored once, whatever the resends.
+func (c *conn) mqttPublishStored(subject []byte, p *mqtt.Publish) error {
 	m := c.mqtt
-	msg := append(append(m.stored[:0], mqttQoS1Header...), p.Payload...)
-	m.stored = msg[:0]
-	mapped, routed := c.mqttRouteWith(subject, len(mqttQoS1Header), msg)
 	st := m.session.Load()
-	if !routed || st == nil {
-		c.mqttSend(mqtt.AppendAck(m.packet[:0], mqtt.PUBACK, p.PacketID))
-		return nil
+	ack, hdr := mqtt.PUBACK, mqttQoS1Header
+	if p.QoS == 2 {
+		ack, hdr = mqtt.PUBREC, mqttQoS2Header
+		if c.mqttReceived(st, p.PacketID) {
+			c.mqttSend(mqtt.AppendAck(m.packet[:0], ack, p.PacketID))
+			return nil
+		}
 	}
+	msg := append(append(m.stored[:0], hdr...), p.Payload...)
+	m.stored = msg[:0]
 	digest := mqttDigest(p.Topic, p.Payload)
-	if p.Dup && st.publishedAs(p.PacketID) == digest {
-		c.mqttSend(mqtt.AppendAck(m.packet[:0], mqtt.PUBACK, p.PacketID))
-		return nil
+	if st != nil && p.QoS == 1 && p.Dup && st.publishedAs(p.PacketID) == digest {
+		c.mqttSend(mqtt.AppendAck(m.packet[:0], ack, p.PacketID))
+		return nil // stored already; its PUBACK was lost
 	}
-	// The routed copies go out now, not after the store.
-	c.wakeWriters()
-	if err := st.js.ensureStreams(); err != nil {
-		return fmt.Errorf("%w: %w", errMQTTStore, err)
+	mapped, routed := c.mqttRouteWith(subject, len(hdr), msg)
+	if routed && st != nil {
+		// The routed copies go out now, not after the store.
+		c.wakeWriters()
+		if err := st.js.ensureStreams(); err != nil {
+			return fmt.Errorf("%w: %w", errMQTTStore, err)
+		}
+		if _, err := st.js.store(mqttMsgsPrefix+string(mapped), msg[:len(hdr)], p.Payload); err != nil {
+			return fmt.Errorf("%w: %w", errMQTTStore, err)
+		}
 	}
-	if _, err := st.js.store(mqttMsgsPrefix+string(mapped), msg[:len(mqttQoS1Header)], p.Payload); err != nil {
-		return fmt.Errorf("%w: %w", errMQTTStore, err)
+	if p.QoS == 2 {
+		c.mqttMarkReceived(st, p.PacketID)
+	} else if st != nil && routed {
+		st.markPublished(p.PacketID, digest)
 	}
-	st.markPublished(p.PacketID, digest)
-	c.mqttSend(mqtt.AppendAck(m.packet[:0], mqtt.PUBACK, p.PacketID))
+	c.mqttSend(mqtt.AppendAck(m.packet[:0], ack, p.PacketID))
 	return nil
 }
 
-// errMQTTStore is a QoS 1 message JetStream did not store: the
-// connection closes without the PUBACK, so the client sends it again
-// (as the reference does on a failed store).
+// mqttReceived says QoS 2 packet id pi was routed and stored and awaits
+// its PUBREL: in the session (so across reconnects while bus runs), or
+// in the connection without one.
+func (c *conn) mqttReceived(st *mqttStored, pi uint16) bool {
+	if st == nil {
+		_, ok := c.mqtt.qos2[pi]
+		return ok
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	_, ok := st.received[pi]
+	return ok
+}
+
+// mqttMarkReceived records QoS 2 packet id pi as routed and stored.
+func (c *conn) mqttMarkReceived(st *mqttStored, pi uint16) {
+	if st == nil {
+		if c.mqtt.qos2 == nil {
+			c.mqtt.qos2 = map[uint16]struct{}{}
+		}
+		c.mqtt.qos2[pi] = struct{}{}
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.received == nil {
+		st.received = map[uint16]struct{}{}
+	}
+	st.received[pi] = struct{}{}
+}
+
+// mqttReleased forgets QoS 2 packet id pi at its PUBREL: a PUBLISH with
+// it is a new message again.
+func (c *conn) mqttReleased(pi uint16) {
+	st := c.mqtt.session.Load()
+	if st == nil {
+		delete(c.mqtt.qos2, pi)
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	delete(st.received, pi)
+}
+
+// errMQTTStore is a QoS 1 or 2 message JetStream did not store: the
+// connection closes without the PUBACK or PUBREC, so the client sends it
+// again (as the reference does on a failed store).
 var errMQTTStore = errors.New("mqtt: QoS 1 message not stored")
 
 // mqttSeed keys mqttDigest for the life of the process (the digests are

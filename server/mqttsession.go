@@ -65,6 +65,9 @@ type mqttStored struct {
 	// a digest of topic and payload, so that a resent one (DUP) is
 	// acknowledged without being stored twice.
 	published map[uint16]uint64
+	// received are the client's QoS 2 packet ids stored and awaiting
+	// their PUBREL.
+	received map[uint16]struct{}
 }
 
 // mqttPending is a QoS 1 delivery awaiting its PUBACK.
@@ -169,7 +172,7 @@ func (st *mqttStored) discard() error {
 	st.mu.Lock()
 	cons, seq := st.cons, st.seq
 	st.subs, st.cons, st.seq = nil, nil, 0
-	st.pending, st.bySeq, st.published, st.lastPI = nil, nil, nil, 0
+	st.pending, st.bySeq, st.published, st.received, st.lastPI = nil, nil, nil, nil, 0
 	st.mu.Unlock()
 	for _, cc := range cons {
 		if err := st.js.deleteConsumer(cc.Durable); err != nil {

@@ -225,3 +225,31 @@ func TestMQTTPersistentTakeoverMatchesReference(t *testing.T) {
 	t.Logf("outcomes: %q", got[0])
 	sameOutcomes(t, got[1], got[0])
 }
+
+// TestMQTTQoS2PublishMatchesReference: a QoS 2 publish reaches a QoS 1
+// subscriber once at QoS 1, a QoS 0 one at QoS 0, and NATS subscribers
+// with Nmqtt-Pub 2 (bus delivers it on receipt, the reference on PUBREL:
+// either way once).
+func TestMQTTQoS2PublishMatchesReference(t *testing.T) {
+	var got [2][]string
+	for i, tg := range startMQTTPairJS(t, server.Authorization{}, server.MQTTOptions{}) {
+		nc := connect(t, tg.nats)
+		natsSeen := make(chan string, 8)
+		if _, err := nc.Subscribe("two.>", func(m *nats.Msg) {
+			natsSeen <- m.Subject + " " + string(m.Data) + " Nmqtt-Pub=" + m.Header.Get("Nmqtt-Pub")
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		q1, _ := mqttSubscribeQoS(t, mustPaho(t, pahoOptions(tg.mqtt, "q2sub1")), "two/a", 1)
+		q0, _ := mqttSubscribeQoS(t, mustPaho(t, pahoOptions(tg.mqtt, "q2sub0")), "two/+", 0)
+		pub := mustPaho(t, pahoOptions(tg.mqtt, "q2pub"))
+		waitToken(t, "publish", pub.Publish("two/a", 2, false, "exactly"))
+		got[i] = append(got[i], "qos1 sub: "+recv(q1, 5*time.Second), "qos0 sub: "+recv(q0, 5*time.Second),
+			"nats: "+recv(natsSeen, 5*time.Second), "more: "+recv(q1, 300*time.Millisecond)+recv(q0, 10*time.Millisecond))
+	}
+	t.Logf("outcomes: %q", got[0])
+	sameOutcomes(t, got[1], got[0])
+}
