@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"strings"
 
 	"github.com/bus-dev/bus/server/mqtt"
 )
@@ -158,8 +159,9 @@ func (st *mqttStored) markPublished(pi uint16, digest uint64) {
 // mqttStoredQoS says a header block carries Nmqtt-Pub with a QoS above
 // 0: a message that a QoS 1 subscription gets from its consumer, not
 // from its plain subscription.
+// It allocates nothing: the plain subscriptions' deliveries ask it.
 func mqttStoredQoS(hdr []byte) bool {
-	i := bytes.Index(hdr, []byte("\r\n"+mqttPubHeader+":"))
+	i := strings.Index(bytesView(hdr), "\r\n"+mqttPubHeader+":")
 	if i < 0 {
 		return false
 	}
