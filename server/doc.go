@@ -159,8 +159,10 @@
 //     alone; mqttJS.setup is held across the requests that create the
 //     MQTT streams, once, and nothing is taken under it but what a
 //     request takes. mqttStored.mu guards one session's state (its
-//     subscriptions, consumers, pending packet ids), taken alone: it is
-//     released before a JetStream request, a route or queueing a PUBLISH.
+//     subscriptions, consumers, pending packet ids), taken alone or under
+//     mqttAckPipe.mu (a connection's QoS 1 stores in flight, which is
+//     taken alone otherwise, and before outbound.mu): it is released
+//     before a JetStream request, a route or queueing a PUBLISH.
 //   - outbound.mu (outbound.go) guards a connection's queue; it is the
 //     innermost lock, never held while taking another.
 //

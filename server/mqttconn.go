@@ -51,6 +51,9 @@ type mqttSession struct {
 	// session is the JetStream-kept session (mqttsession.go), nil when
 	// the account has no JetStream; set at CONNECT, read by close.
 	session atomic.Pointer[mqttStored]
+	// pipe is the QoS 1 stores in flight (mqttqospipe.go), made by the
+	// reader at its first, closed by close.
+	pipe atomic.Pointer[mqttAckPipe]
 }
 
 // mqttWill is a will message, ready to route: its subject mapped (and
@@ -196,6 +199,9 @@ func (c *conn) mqttSend(pkt []byte) {
 func (c *conn) mqttClosed(acc *account, clientID, reason string) {
 	if clientID != "" {
 		c.srv.mqtt.releaseClientID(c, clientID)
+	}
+	if p := c.mqtt.pipe.Load(); p != nil {
+		p.close()
 	}
 	if st := c.mqtt.session.Load(); st != nil {
 		st.unbind(c)

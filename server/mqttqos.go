@@ -42,6 +42,9 @@ import (
 func (c *conn) mqttPublishStored(subject []byte, p *mqtt.Publish) error {
 	m := c.mqtt
 	st := m.session.Load()
+	if p.QoS == 1 && st != nil {
+		return c.mqttPublishQoS1(st, subject, p)
+	}
 	ack, hdr := mqtt.PUBACK, mqttQoS1Header
 	if p.QoS == 2 {
 		ack, hdr = mqtt.PUBREC, mqttQoS2Header
@@ -52,15 +55,16 @@ func (c *conn) mqttPublishStored(subject []byte, p *mqtt.Publish) error {
 	}
 	msg := append(append(m.stored[:0], hdr...), p.Payload...)
 	m.stored = msg[:0]
-	digest := mqttDigest(p.Topic, p.Payload)
-	if st != nil && p.QoS == 1 && p.Dup && st.publishedAs(p.PacketID) == digest {
-		c.mqttSend(mqtt.AppendAck(m.packet[:0], ack, p.PacketID))
-		return nil // stored already; its PUBACK was lost
-	}
 	mapped, routed := c.mqttRouteWith(subject, len(hdr), msg)
 	if routed && st != nil {
-		// The routed copies go out now, not after the store.
+		// The routed copies go out now, not after the store; and the
+		// PUBREC must not overtake the PUBACKs of stores in flight.
 		c.wakeWriters()
+		if pipe := m.pipe.Load(); pipe != nil {
+			if err := pipe.drain(); err != nil {
+				return err
+			}
+		}
 		if err := st.js.ensureStreams(); err != nil {
 			return fmt.Errorf("%w: %w", errMQTTStore, err)
 		}
@@ -70,11 +74,38 @@ func (c *conn) mqttPublishStored(subject []byte, p *mqtt.Publish) error {
 	}
 	if p.QoS == 2 {
 		c.mqttMarkReceived(st, p.PacketID)
-	} else if st != nil && routed {
-		st.markPublished(p.PacketID, digest)
 	}
 	c.mqttSend(mqtt.AppendAck(m.packet[:0], ack, p.PacketID))
 	return nil
+}
+
+// mqttPublishQoS1 routes a QoS 1 PUBLISH and hands it to the stream
+// through the connection's pipe (mqttqospipe.go), which sends the PUBACK
+// once it is stored. A resend (DUP) of the last publish stored under its
+// packet id is acknowledged without being routed or stored again.
+func (c *conn) mqttPublishQoS1(st *mqttStored, subject []byte, p *mqtt.Publish) error {
+	m := c.mqtt
+	pipe, err := c.mqttPipe(st.js)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errMQTTStore, err)
+	}
+	digest := mqttDigest(p.Topic, p.Payload)
+	if p.Dup && st.publishedAs(p.PacketID) == digest {
+		pipe.ack(p.PacketID)
+		return nil
+	}
+	msg := append(append(m.stored[:0], mqttQoS1Header...), p.Payload...)
+	m.stored = msg[:0]
+	mapped, routed := c.mqttRouteWith(subject, len(mqttQoS1Header), msg)
+	if !routed {
+		pipe.ack(p.PacketID) // dropped by the rules, acknowledged still
+		return nil
+	}
+	c.wakeWriters() // the routed copies go out now, not after the store
+	if err := st.js.ensureStreams(); err != nil {
+		return fmt.Errorf("%w: %w", errMQTTStore, err)
+	}
+	return pipe.store(st, mqttMsgsPrefix+string(mapped), len(mqttQoS1Header), msg, p.PacketID, digest)
 }
 
 // mqttReceived says QoS 2 packet id pi was routed and stored and awaits
@@ -154,6 +185,16 @@ func (st *mqttStored) markPublished(pi uint16, digest uint64) {
 		st.published = map[uint16]uint64{}
 	}
 	st.published[pi] = digest
+}
+
+// unmarkPublished forgets pi's digest if it is still digest (a store
+// that failed: its resend must be stored).
+func (st *mqttStored) unmarkPublished(pi uint16, digest uint64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.published[pi] == digest {
+		delete(st.published, pi)
+	}
 }
 
 // mqttStoredQoS says a header block carries Nmqtt-Pub with a QoS above

@@ -44,7 +44,7 @@ type mqttStored struct {
 	id   string
 	hash string
 
-	mu sync.Mutex // guards the fields below; taken alone
+	mu sync.Mutex // guards the fields below; taken alone or under mqttAckPipe.mu
 	// conn is the connection the session is bound to, nil while offline.
 	conn  *conn
 	clean bool
