@@ -38,7 +38,15 @@ type localReply struct {
 // account's clients (the MQTT listener storing a QoS 1 message, say)
 // meets the same handlers, and the same checks, as that client would.
 func (s *Server) localRequestIn(ctx context.Context, acc *account, from Rights, subject string, hdr, body []byte) (localReply, error) {
-	inbox := "_INBOX." + inboxToken()
+	return s.localRequestVia(ctx, acc, from, subject, "_INBOX.", hdr, body)
+}
+
+// localRequestVia is localRequestIn with the reply on a random inbox
+// under inboxPrefix ("_INBOX.", or the MQTT listener's "$MQTT.JSA.",
+// which MQTT wildcard filters do not match, so its own traffic does not
+// reach a device subscribed to "#").
+func (s *Server) localRequestVia(ctx context.Context, acc *account, from Rights, subject, inboxPrefix string, hdr, body []byte) (localReply, error) {
+	inbox := inboxPrefix + inboxToken()
 	replies := make(chan localReply, 1)
 	sub, err := s.subscribeIn(acc, &subscription{subject: inbox, handler: func(_, _ []byte, hdrLen int, msg []byte) bool {
 		var r localReply

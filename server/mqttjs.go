@@ -28,11 +28,14 @@ import (
 
 // The reference's stream names and subject prefixes (a wire format).
 const (
-	mqttMsgsStream      = "$MQTT_msgs"
-	mqttMsgsPrefix      = "$MQTT.msgs."
-	mqttSessStream      = "$MQTT_sess"
-	mqttSessPrefix      = "$MQTT.sess."
-	mqttDeliverPrefix   = "$MQTT.sub."
+	mqttMsgsStream    = "$MQTT_msgs"
+	mqttMsgsPrefix    = "$MQTT.msgs."
+	mqttSessStream    = "$MQTT_sess"
+	mqttSessPrefix    = "$MQTT.sess."
+	mqttDeliverPrefix = "$MQTT.sub."
+	// mqttJSAPrefix is where the listener's JetStream replies come: a
+	// '$' subject, which MQTT wildcard filters do not match.
+	mqttJSAPrefix       = "$MQTT.JSA."
 	mqttPubHeader       = "Nmqtt-Pub"
 	mqttQoS1Header      = "NATS/1.0\r\n" + mqttPubHeader + ":1\r\n\r\n"
 	mqttQoS2Header      = "NATS/1.0\r\n" + mqttPubHeader + ":2\r\n\r\n"
@@ -125,7 +128,7 @@ func (j *mqttJS) request(subject string, hdr []byte, body any, resp any) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), j.timeout)
 	defer cancel()
-	r, err := j.s.localRequestIn(ctx, j.acc, fullRights, subject, hdr, raw)
+	r, err := j.s.localRequestVia(ctx, j.acc, fullRights, subject, mqttJSAPrefix, hdr, raw)
 	if err != nil {
 		return fmt.Errorf("mqtt: %s: %w", subject, err)
 	}

@@ -60,7 +60,7 @@ func (c *conn) mqttPipe(j *mqttJS) (*mqttAckPipe, error) {
 	if p := c.mqtt.pipe.Load(); p != nil {
 		return p, nil
 	}
-	p := &mqttAckPipe{c: c, js: j, prefix: "$MQTT.JSA." + mqttToken() + ".MS.", room: make(chan struct{}, mqttMaxInflight)}
+	p := &mqttAckPipe{c: c, js: j, prefix: mqttJSAPrefix + mqttToken() + ".MS.", room: make(chan struct{}, mqttMaxInflight)}
 	p.sub = &subscription{subject: p.prefix + "*", handler: p.reply}
 	if _, err := c.srv.subscribeIn(j.acc, p.sub); err != nil {
 		return nil, err

@@ -253,3 +253,24 @@ func TestMQTTQoS2PublishMatchesReference(t *testing.T) {
 	t.Logf("outcomes: %q", got[0])
 	sameOutcomes(t, got[1], got[0])
 }
+
+// TestMQTTStorageTrafficHiddenFromWildcards: a device subscribed to "#"
+// sees the messages published, never the listener's own JetStream
+// traffic (its requests' replies are on $MQTT.JSA., its deliveries on
+// $MQTT.sub.: '$' subjects, which wildcard filters do not match).
+func TestMQTTStorageTrafficHiddenFromWildcards(t *testing.T) {
+	_, tg := startBusMQTT(t, server.Options{JetStream: true, StoreDir: t.TempDir()})
+	all, _ := mqttSubscribeQoS(t, mustPaho(t, pahoOptions(tg.mqtt, "everything")), "#", 0)
+	c, _ := sessionPresent(t, persistentOptions(tg.mqtt, "busy"))
+	mqttSubscribeQoS(t, c, "h/x", 1)
+	waitToken(t, "publish", c.Publish("h/x", 1, false, "one"))
+	c.Disconnect(100)
+	sessionPresent(t, persistentOptions(tg.mqtt, "busy"))
+	var seen []string
+	for m := recv(all, 5*time.Second); m != ""; m = recv(all, 500*time.Millisecond) {
+		seen = append(seen, m)
+	}
+	if !slices.Equal(seen, []string{"h/x one qos=0"}) {
+		t.Errorf("the # subscriber saw %q", seen)
+	}
+}
