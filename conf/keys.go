@@ -82,7 +82,7 @@ func keys(c *Config) []key {
 		{name: "websocket", aliases: []string{"ws"}, value: webSocketValue{&c.WebSocket}, fileOnly: true,
 			usage: "the WebSocket listener for browsers: host, port, tls or no_tls, allowed_origins, compression (file only; see bus.example.yaml)"},
 		{name: "mqtt", value: mqttValue{&c.MQTT}, fileOnly: true,
-			usage: "the MQTT 3.1.1 listener for devices: host, port, tls, authorization, no_auth_user (file only; see docs/mqtt.md)"},
+			usage: "the MQTT 3.1.1 listener for devices: host, port, tls, authorization, no_auth_user, ack_wait, max_ack_pending (file only; see docs/mqtt.md)"},
 		{name: "client_advertise", value: stringValue{&c.ClientAdvertise},
 			usage: "host[:port] advertised to clients in INFO and /varz instead of the listen address"},
 		{name: "no_header_support", value: boolValue{&c.NoHeaderSupport},

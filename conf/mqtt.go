@@ -3,6 +3,7 @@ package conf
 import (
 	"maps"
 	"slices"
+	"time"
 )
 
 // The mqtt key is nats-server's block for its MQTT listener, with its
@@ -17,12 +18,13 @@ import (
 //	  downgrade_qos2_subscribe: true
 //	}
 //
-// The keys that tune how the reference stores QoS 1 and 2 and sessions
-// in JetStream (ack_wait, max_ack_pending, js_domain, js_api_timeout,
-// stream_replicas, consumer_*) are read and range-checked as the
-// reference does, and then refused, naming the key, unless they hold
-// their off value: bus's listener does not store MQTT state yet, so a
-// config that tunes it expects what bus would not do (docs/mqtt.md).
+// The keys that tune how QoS 1 messages and sessions are stored in
+// JetStream are read and range-checked as the reference does: ack_wait,
+// max_ack_pending, js_api_timeout, consumer_memory_storage and
+// consumer_inactive_threshold work as there; js_domain, stream_replicas
+// and consumer_replicas are refused, naming the key, unless they hold
+// their off value (a single bus has no other domain and no replicas;
+// docs/mqtt.md).
 
 // MQTT is the mqtt block.
 type MQTT struct {
@@ -40,6 +42,19 @@ type MQTT struct {
 	RejectQoS2Publish bool
 	// DowngradeQoS2Subscribe grants a QoS 2 subscription at most QoS 1.
 	DowngradeQoS2Subscribe bool
+	// AckWait is how long a QoS 1 delivery waits for its PUBACK before
+	// it is sent again (0: the reference's 30 s).
+	AckWait time.Duration
+	// MaxAckPending bounds the QoS 1 deliveries a session has unacked
+	// (0: the reference's 1024).
+	MaxAckPending int
+	// JSAPITimeout bounds each JetStream request the listener makes
+	// (0: the reference's 5 s).
+	JSAPITimeout time.Duration
+	// ConsumerMemoryStorage and ConsumerInactiveThreshold go into the
+	// consumers of QoS 1 subscriptions.
+	ConsumerMemoryStorage     bool
+	ConsumerInactiveThreshold time.Duration
 }
 
 // DefaultMQTTPort is the port of an mqtt block without one, MQTT's and
@@ -51,7 +66,7 @@ const DefaultMQTTPort = 1883
 const mqttMaxAckPending = 0xFFFF
 
 // mqttNotStored is why the storage tuning keys are refused.
-const mqttNotStored = "bus's MQTT listener does not store QoS 1/2 messages or sessions in JetStream yet (docs/mqtt.md); remove it"
+const mqttNotStored = "a single bus has no other JetStream domain and no replicas (docs/mqtt.md); remove it"
 
 // mqtt parses the block.
 func (p *blockParser) mqtt(raw any) *MQTT {
@@ -87,22 +102,20 @@ func (p *blockParser) mqtt(raw any) *MQTT {
 			mq.RejectQoS2Publish = p.boolean(path, v)
 		case "downgrade_qos2_subscribe":
 			mq.DowngradeQoS2Subscribe = p.boolean(path, v)
-		case "ack_wait", "js_api_timeout", "consumer_inactive_threshold":
-			if d := p.duration(path, v); d != 0 {
-				p.refuse(path, mqttNotStored)
-			}
+		case "ack_wait":
+			mq.AckWait = p.duration(path, v)
+		case "js_api_timeout":
+			mq.JSAPITimeout = p.duration(path, v)
+		case "consumer_inactive_threshold":
+			mq.ConsumerInactiveThreshold = p.duration(path, v)
 		case "max_ack_pending":
-			if n := p.mqttCount(path, v, mqttMaxAckPending); n != 0 {
-				p.refuse(path, mqttNotStored)
-			}
+			mq.MaxAckPending = int(p.mqttCount(path, v, mqttMaxAckPending))
 		case "stream_replicas", "consumer_replicas":
 			if n := p.mqttCount(path, v, 5); n != 0 {
 				p.refuse(path, mqttNotStored)
 			}
 		case "consumer_memory_storage":
-			if p.boolean(path, v) {
-				p.refuse(path, mqttNotStored)
-			}
+			mq.ConsumerMemoryStorage = p.boolean(path, v)
 		case "js_domain":
 			if p.str(path, v) != "" {
 				p.refuse(path, mqttNotStored)

@@ -16,6 +16,8 @@ func TestLoadMQTTBlock(t *testing.T) {
 		Host: "0.0.0.0", Port: 8883, TLS: &TLS{CertFile: "c.pem", KeyFile: "k.pem"},
 		Authorization: &WebSocketAuth{User: "dev", Password: "s3cr3t", Timeout: 1500 * time.Millisecond},
 		NoAuthUser:    "guest", RejectQoS2Publish: true, DowngradeQoS2Subscribe: true,
+		AckWait: 10 * time.Second, MaxAckPending: 100, JSAPITimeout: 2 * time.Second,
+		ConsumerMemoryStorage: true, ConsumerInactiveThreshold: time.Hour,
 	}
 	for name, content := range map[string]string{
 		"nats.conf": `
@@ -26,11 +28,13 @@ mqtt {
   no_auth_user: guest
   reject_qos2_publish: true
   downgrade_qos2_subscribe: true
-  ack_wait: 0
-  max_ack_pending: 0
+  ack_wait: "10s"
+  max_ack_pending: 100
+  js_api_timeout: "2s"
+  consumer_memory_storage: true
+  consumer_inactive_threshold: "1h"
   js_domain: ""
   stream_replicas: 0
-  consumer_memory_storage: false
 }
 `,
 		"bus.yaml": `
@@ -42,6 +46,11 @@ mqtt:
   no_auth_user: guest
   reject_qos2_publish: true
   downgrade_qos2_subscribe: true
+  ackwait: 10s
+  max_inflight: 100
+  api_timeout: 2s
+  consumer_memory_storage: true
+  consumer_auto_cleanup: 1h
 `,
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -65,7 +74,8 @@ mqtt:
 }
 
 // Bad values are refused naming the key, in range first; the storage
-// keys bus does not act on are refused by name when set.
+// keys a single bus cannot act on (domain, replicas) are refused by name
+// when set.
 func TestMQTTBadValues(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -80,15 +90,12 @@ func TestMQTTBadValues(t *testing.T) {
 		{"reject_not_bool", "reject_qos2_publish: maybe", "mqtt.reject_qos2_publish", ErrBadValue, ""},
 		{"max_ack_pending_range", "max_ack_pending: 70000", "mqtt.max_ack_pending", ErrBadValue, "[0..65535]"},
 		{"max_ack_pending_negative", "max_inflight: -1", "mqtt.max_ack_pending", ErrBadValue, "[0..65535]"},
-		{"max_ack_pending_set", "max_ack_pending: 100", "mqtt.max_ack_pending", ErrUnsupportedKey, "does not store"},
 		{"ack_wait_bad", "ack_wait: soon", "mqtt.ack_wait", ErrBadValue, "not a duration"},
-		{"ack_wait_set", `ack_wait: "30s"`, "mqtt.ack_wait", ErrUnsupportedKey, "does not store"},
-		{"js_domain", "js_domain: hub", "mqtt.js_domain", ErrUnsupportedKey, "does not store"},
-		{"stream_replicas", "stream_replicas: 3", "mqtt.stream_replicas", ErrUnsupportedKey, "does not store"},
+		{"ack_wait_negative", `ack_wait: "-1s"`, "mqtt.ack_wait", ErrBadValue, "is negative"},
+		{"js_domain", "js_domain: hub", "mqtt.js_domain", ErrUnsupportedKey, "no other JetStream domain"},
+		{"stream_replicas", "stream_replicas: 3", "mqtt.stream_replicas", ErrUnsupportedKey, "no replicas"},
 		{"consumer_replicas_range", "consumer_replicas: 9", "mqtt.consumer_replicas", ErrBadValue, "[0..5]"},
-		{"consumer_memory", "consumer_memory_storage: true", "mqtt.consumer_memory_storage", ErrUnsupportedKey, "does not store"},
-		{"consumer_inactive", `consumer_auto_cleanup: "1h"`, "mqtt.consumer_inactive_threshold", ErrUnsupportedKey, "does not store"},
-		{"api_timeout", `api_timeout: "5s"`, "mqtt.js_api_timeout", ErrUnsupportedKey, "does not store"},
+		{"api_timeout_negative", `api_timeout: "-5s"`, "mqtt.js_api_timeout", ErrBadValue, "is negative"},
 		{"tls_map", "tls { cert_file: c, key_file: k, verify_and_map: true }", "mqtt.tls.verify_and_map", ErrUnsupportedKey, "map MQTT client certificates"},
 		{"authorization_user_and_token", "authorization { user: a, token: t }", "mqtt.authorization", ErrBadValue, "user/pass and token"},
 	}

@@ -94,6 +94,13 @@
 //     SUBSCRIBE's reader pulls the matching records from an ephemeral
 //     consumer and queues them, and a retained will is stored by the
 //     goroutine that closes the connection.
+//     With JetStream, the reader makes the JetStream requests of QoS 1 and
+//     sessions itself (mqttjs.go, through localRequestIn) and waits for
+//     their replies; stored QoS 1 deliveries come on JetStream's
+//     goroutines, through server-owned subscriptions on the consumers'
+//     deliver subjects (mqttqos.go). A clean session's close removes its
+//     consumers and record on one goroutine per close, in Server.wg
+//     (mqttStored.unbind).
 //   - The monitoring front end's, when enabled (see server/monitor): its
 //     serve loops and history sampler, which Shutdown stops and waits
 //     for (monitor.Server.Shutdown) before JetStream stops. They call
@@ -159,6 +166,14 @@
 //     mqttRetainedSet.mu (the accounts' retained messages) and each
 //     mqttRetained.mu (one account's index) are taken alone, never
 //     across a request to JetStream.
+//   - mqttJS.mu guards an account's MQTT sessions by client id, taken
+//     alone; mqttJS.setup is held across the requests that create the
+//     MQTT streams, once, and nothing is taken under it but what a
+//     request takes. mqttStored.mu guards one session's state (its
+//     subscriptions, consumers, pending packet ids), taken alone or under
+//     mqttAckPipe.mu (a connection's QoS 1 stores in flight, which is
+//     taken alone otherwise, and before outbound.mu): it is released
+//     before a JetStream request, a route or queueing a PUBLISH.
 //   - outbound.mu (outbound.go) guards a connection's queue; it is the
 //     innermost lock, never held while taking another.
 //

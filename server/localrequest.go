@@ -69,13 +69,7 @@ func (s *Server) localRequestVia(ctx context.Context, acc *account, from Rights,
 		hdrLen = len(hdr)
 		msg = append(append(make([]byte, 0, len(hdr)+len(body)), hdr...), body...)
 	}
-	taken := 0
-	for _, h := range acc.trie.MatchString(subject).Plain {
-		if h.request != nil && h.request(from, []byte(subject), []byte(inbox), hdrLen, msg) {
-			taken++
-		}
-	}
-	if taken == 0 {
+	if s.localPublishIn(acc, from, subject, inbox, hdrLen, msg) == 0 {
 		return localReply{}, errNoResponder
 	}
 	select {
@@ -84,6 +78,21 @@ func (s *Server) localRequestVia(ctx context.Context, acc *account, from Rights,
 	case <-ctx.Done():
 		return localReply{}, fmt.Errorf("server: no answer on %s: %w", subject, ctx.Err())
 	}
+}
+
+// localPublishIn hands msg (with a header block of hdr bytes, or -1)
+// on subject with reply to the server's own request handlers in acc's
+// subject space, as from a client with rights from, and reports how many
+// took it. Nothing waits for the reply: the caller's subscription on
+// reply gets it (the MQTT listener's pipelined QoS 1 stores).
+func (s *Server) localPublishIn(acc *account, from Rights, subject, reply string, hdr int, msg []byte) int {
+	taken := 0
+	for _, h := range acc.trie.MatchString(subject).Plain {
+		if h.request != nil && h.request(from, stringBytes(subject), stringBytes(reply), hdr, msg) {
+			taken++
+		}
+	}
+	return taken
 }
 
 // inboxToken is a random inbox name, so that no client can guess where

@@ -20,11 +20,12 @@ import (
 // as a PUB is, and a SUBSCRIBE is a subscription in the trie whose
 // deliveries the outbound queue frames as PUBLISH packets (mqttout.go).
 //
-// What bus does not store yet (QoS 1/2 deliveries, sessions that
-// outlive a connection) is refused on the wire, as docs/mqtt.md says: a
-// subscription is granted at QoS 0, a CONNECT without clean session gets
-// CONNACK 0x03 with the reason logged. Retained messages are stored in
-// the account's $MQTT_rmsgs stream (mqttretain*.go).
+// With JetStream in the account, QoS 1 and 2 messages and sessions are
+// stored there as the reference stores them (mqttjs.go, mqttqos.go,
+// mqttsession.go), and retained messages in $MQTT_rmsgs
+// (mqttretain*.go); without, a subscription is granted at QoS 0 and a
+// CONNECT without clean session refused. What bus does not store at all
+// (QoS 2 deliveries) is granted lower, as docs/mqtt.md says.
 //
 // Bounds before authentication are the client port's: the auth timeout
 // (the mqtt block's authorization timeout, else the top-level one)
@@ -47,6 +48,8 @@ type mqttState struct {
 	// further CONNECT with one is held that long and closed, so that two
 	// devices with one id do not take it from each other in a tight loop.
 	flappers map[string]time.Time
+	// js is each account's MQTT storage in JetStream (mqttjs.go).
+	js map[*account]*mqttJS
 }
 
 // mqttFlapJail is how long a client id stays contended after a takeover
@@ -114,7 +117,8 @@ func (s *Server) mqttVarz() monitor.MQTTVarz {
 	if !o.enabled() {
 		return monitor.MQTTVarz{}
 	}
-	v := monitor.MQTTVarz{Host: o.Host, Port: o.Port, NoAuthUser: o.NoAuthUser, AuthTimeout: o.Authorization.Timeout.Seconds()}
+	v := monitor.MQTTVarz{Host: o.Host, Port: o.Port, NoAuthUser: o.NoAuthUser, AuthTimeout: o.Authorization.Timeout.Seconds(),
+		AckWait: int64(o.AckWait), MaxAckPending: o.MaxAckPending}
 	if o.TLS.enabled() {
 		v.TLSTimeout = o.TLS.Timeout.Seconds()
 	}

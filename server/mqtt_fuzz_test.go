@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bus-dev/bus/jetlog/vfs"
 	"github.com/bus-dev/bus/server/mqtt"
 )
 
@@ -49,9 +50,10 @@ func mqttFuzzSeeds() [][]byte {
 	}
 }
 
-// FuzzMQTTInput sends any bytes to a live MQTT listener, before CONNECT
-// or after a good one, then half-closes: the server must neither panic
-// nor hang, and must hang up.
+// FuzzMQTTInput sends any bytes to a live MQTT listener with JetStream
+// (so QoS 1 and persistent sessions are stored), before CONNECT or after
+// a good one, then half-closes: the server must neither panic nor hang,
+// and must hang up.
 func FuzzMQTTInput(f *testing.F) {
 	for _, s := range mqttFuzzSeeds() {
 		f.Add(true, s)
@@ -61,13 +63,18 @@ func FuzzMQTTInput(f *testing.F) {
 	f.Add(false, mqtt.AppendConnect(nil, &mqtt.Connect{Level: 3, ClientID: []byte("old")}))
 	f.Add(false, mqtt.AppendConnect(nil, &mqtt.Connect{CleanSession: true, HasWill: true, WillTopic: []byte("w/t"), WillMessage: []byte("bye")}))
 	f.Add(false, []byte("CONNECT {}\r\n"))
+	f.Add(false, append(mqtt.AppendConnect(nil, &mqtt.Connect{ClientID: []byte("kept"), HasUsername: true, Username: []byte("a"),
+		HasPassword: true, Password: []byte("b")}), mqttFuzzSeeds()[0]...))
 
 	s, err := New(Options{Host: "127.0.0.1", MaxPayload: 4 << 10,
 		Authorization: Authorization{Users: []User{{Name: "a", Password: "b", Permissions: &Permissions{
 			Publish:   &SubjectPermission{Deny: []string{"deny.>"}},
 			Subscribe: &SubjectPermission{Deny: []string{"deny.>"}},
 		}}}, NoAuthUser: "a", Timeout: time.Second},
-		MQTT: MQTTOptions{Port: -1, Host: "127.0.0.1"}, JetStream: true, StoreDir: f.TempDir()})
+		MQTT: MQTTOptions{Port: -1, Host: "127.0.0.1"},
+		// QoS 1 and sessions are stored, in memory: what is fuzzed is the
+		// listener, not the disk (fsyncs would slow it twenty-fold).
+		JetStream: true, StoreDir: f.TempDir(), StoreFS: vfs.NewVolatileMemFS()})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -14,8 +14,10 @@ import (
 // An MQTT client's connection: the reader goroutine reads packets with
 // server/mqtt's Reader and acts on each (CONNECT in mqttconnect.go,
 // PUBLISH and the subscriptions in mqttpubsub.go); the writer is the
-// conn's own. The session lasts as long as the connection (clean
-// session): its subscriptions are the conn's, removed by close.
+// conn's own. The subscriptions are the conn's, removed by close; with
+// JetStream, the session that outlives the connection (its filters, QoS
+// 1 consumers, unacknowledged deliveries) is an mqttStored beside it
+// (mqttsession.go).
 
 // mqttMaxConnect bounds a packet before CONNECT is accepted: a CONNECT
 // with a will and credentials of every field's maximum size (five
@@ -43,7 +45,15 @@ type mqttSession struct {
 	subject    []byte              // scratch: a topic mapped to a subject
 	packet     []byte              // scratch: a control packet being built
 	codes      []byte              // scratch: SUBACK return codes
-	qos2       map[uint16]struct{} // QoS 2 publishes routed, awaiting PUBREL
+	qos2       map[uint16]struct{} // QoS 2 publishes routed, awaiting PUBREL (without a session)
+	stored     []byte              // scratch: a QoS 1 message with its header block
+
+	// session is the JetStream-kept session (mqttsession.go), nil when
+	// the account has no JetStream; set at CONNECT, read by close.
+	session atomic.Pointer[mqttStored]
+	// pipe is the QoS 1 stores in flight (mqttqospipe.go), made by the
+	// reader at its first, closed by close.
+	pipe atomic.Pointer[mqttAckPipe]
 }
 
 // mqttWill is a will message, ready to route: its subject mapped (and
@@ -103,6 +113,9 @@ func (c *conn) mqttReadLoop() {
 			c.close("Client Closed", false)
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			c.close("Stale Connection", false)
+		case errors.Is(err, errMQTTStore):
+			c.log.Warn("mqtt store failed", "err", err)
+			c.close("Store Failed: "+err.Error(), true)
 		case errors.Is(err, mqtt.ErrMalformed) || errors.Is(err, mqtt.ErrTooLarge) || errors.Is(err, mqtt.ErrUnsupported) ||
 			errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errMQTTProtocol):
 			c.log.Warn("mqtt protocol error", "err", err)
@@ -140,10 +153,16 @@ func (c *conn) mqttHandle(h mqtt.Header, body []byte) error {
 		if err != nil {
 			return err
 		}
-		delete(m.qos2, id)
+		c.mqttReleased(id)
 		c.mqttSend(mqtt.AppendAck(m.packet[:0], mqtt.PUBCOMP, id))
-	case mqtt.PUBACK, mqtt.PUBREC, mqtt.PUBCOMP:
-		// Acks of QoS 1 and 2 deliveries, which bus does not send yet.
+	case mqtt.PUBACK:
+		id, err := mqtt.DecodePacketID(h.Type, body)
+		if err != nil {
+			return err
+		}
+		c.mqttPuback(id)
+	case mqtt.PUBREC, mqtt.PUBCOMP:
+		// Acks of QoS 2 deliveries, which bus does not send.
 		if _, err := mqtt.DecodePacketID(h.Type, body); err != nil {
 			return err
 		}
@@ -184,6 +203,12 @@ func (c *conn) mqttSend(pkt []byte) {
 func (c *conn) mqttClosed(acc *account, clientID, reason string) {
 	if clientID != "" {
 		c.srv.mqtt.releaseClientID(c, clientID)
+	}
+	if p := c.mqtt.pipe.Load(); p != nil {
+		p.close()
+	}
+	if st := c.mqtt.session.Load(); st != nil {
+		st.unbind(c)
 	}
 	if w := c.mqtt.will.Swap(nil); w != nil && acc != nil && c.mqttWillStands(w, reason) {
 		c.mqttStoreRetainedWill(acc, w)

@@ -25,9 +25,10 @@ import (
 //   - credentials the authenticator refuses (the user name and password
 //     are a user's; the password alone is also tried as a token), or a
 //     user whose allowed_connection_types leave out MQTT: 0x05;
-//   - what bus does not store (docs/mqtt.md): clean session 0, and a
-//     retained will in an account without JetStream: 0x03, server
-//     unavailable, with the reason logged.
+//   - clean session 0 or a retained will in an account without
+//     JetStream, and a session that JetStream could not open
+//     (docs/mqtt.md): 0x03, server unavailable, with the reason logged;
+//     a stored session of another client id with the same hash: 0x02.
 
 // mqttProtocolName is CONNECT's protocol name, with its length.
 var mqttProtocolName = []byte("\x00\x04MQTT")
@@ -90,8 +91,8 @@ func (c *conn) mqttConnect(body []byte) error {
 		return c.mqttRefuse(mqtt.ConnServerUnavailable, err.Error())
 	}
 	switch {
-	case !p.CleanSession:
-		return c.mqttRefuse(mqtt.ConnServerUnavailable, "persistent sessions (clean session 0) are not supported yet")
+	case !p.CleanSession && !c.srv.mqttHasJetStream(c.acc):
+		return c.mqttRefuse(mqtt.ConnServerUnavailable, "persistent sessions (clean session 0) need JetStream in the account")
 	case p.HasWill && p.WillRetain && !c.srv.jetStreamIn(c.acc):
 		return c.mqttRefuse(mqtt.ConnServerUnavailable, "retained wills need JetStream in the account")
 	}
@@ -115,6 +116,13 @@ func (c *conn) mqttConnect(body []byte) error {
 		c.log.Warn("mqtt client id taken over: closing the older connection", "client_id", id, "old_cid", old.id)
 		old.close("Duplicate Client ID", true)
 	}
+	st, present, err := c.mqttOpenSession(id, p.CleanSession)
+	switch {
+	case errors.Is(err, errMQTTSessionCollision):
+		return c.mqttRefuse(mqtt.ConnIdentifierRejected, err.Error())
+	case err != nil:
+		return c.mqttRefuse(mqtt.ConnServerUnavailable, err.Error())
+	}
 	c.mqtt.will.Store(will)
 	c.mqtt.connected = true
 	c.connected = true
@@ -122,9 +130,28 @@ func (c *conn) mqttConnect(body []byte) error {
 		c.mqtt.keepAlive = time.Duration(p.KeepAlive) * 3 * time.Second / 2
 	}
 	c.announceConnect()
-	c.mqttSend(mqtt.AppendConnack(c.mqtt.packet[:0], false, mqtt.ConnAccepted))
-	c.log.Debug("mqtt client connect", "client_id", id, "keepalive", p.KeepAlive)
+	c.mqttSend(mqtt.AppendConnack(c.mqtt.packet[:0], present, mqtt.ConnAccepted))
+	c.log.Debug("mqtt client connect", "client_id", id, "keepalive", p.KeepAlive, "session_present", present)
+	if present {
+		c.mqttRestoreSession(st)
+	}
 	return nil
+}
+
+// mqttOpenSession opens the JetStream-kept session of client id, when
+// the account has JetStream: a persistent one is resumed or made, a
+// clean one discards what was stored under the id. Without JetStream
+// the connection has no session (QoS 0 only).
+func (c *conn) mqttOpenSession(id string, clean bool) (*mqttStored, bool, error) {
+	if !c.srv.mqttHasJetStream(c.acc) {
+		return nil, false, nil
+	}
+	st, present, err := c.srv.mqtt.mqttJSFor(c.srv, c.acc).openSession(c, id, clean)
+	if err != nil {
+		return nil, false, err
+	}
+	c.mqtt.session.Store(st)
+	return st, present, nil
 }
 
 // mqttAllowedWill is the will as it will be routed: through the

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -29,9 +30,40 @@ type MQTTOptions struct {
 	// reference does.
 	RejectQoS2Publish bool
 	// DowngradeQoS2Subscribe grants a QoS 2 subscription at most QoS 1.
-	// bus grants every subscription at QoS 0 today (docs/mqtt.md), so
-	// this holds whatever its value.
+	// bus grants QoS 2 subscriptions QoS 1 whatever its value, as it does
+	// not deliver at QoS 2 (docs/mqtt.md).
 	DowngradeQoS2Subscribe bool
+	// AckWait is how long a QoS 1 delivery waits for its PUBACK before
+	// JetStream sends it again, with DUP set; 0 is the reference's 30 s.
+	AckWait time.Duration
+	// MaxAckPending bounds a QoS 1 subscription's unacknowledged
+	// deliveries (its consumer's max_ack_pending) and a session's,
+	// 0..65535; 0 is the reference's 1024.
+	MaxAckPending int
+	// JSAPITimeout bounds each JetStream request the listener makes (a
+	// store, a consumer, a session record); 0 is the reference's 5 s.
+	JSAPITimeout time.Duration
+	// ConsumerMemoryStorage keeps the consumers of QoS 1 subscriptions
+	// in memory, and ConsumerInactiveThreshold (0: never) removes one
+	// whose session has been gone that long.
+	ConsumerMemoryStorage     bool
+	ConsumerInactiveThreshold time.Duration
+}
+
+// The reference's defaults for the storage keys.
+const (
+	mqttDefaultAckWait       = 30 * time.Second
+	mqttDefaultMaxAckPending = 1024
+	mqttDefaultJSAPITimeout  = 5 * time.Second
+	// mqttMaxAckTotal bounds the sum of a session's subscriptions'
+	// max_ack_pending: the packet identifiers it has.
+	mqttMaxAckTotal = 0xFFFF
+)
+
+func (m MQTTOptions) ackWait() time.Duration { return cmp.Or(m.AckWait, mqttDefaultAckWait) }
+func (m MQTTOptions) maxAckPending() int     { return cmp.Or(m.MaxAckPending, mqttDefaultMaxAckPending) }
+func (m MQTTOptions) jsAPITimeout() time.Duration {
+	return cmp.Or(m.JSAPITimeout, mqttDefaultJSAPITimeout)
 }
 
 // enabled says the listener is configured.
@@ -45,6 +77,14 @@ func (m MQTTOptions) validate() error {
 	switch {
 	case m.Port < -1 || m.Port > 65535:
 		return fmt.Errorf("server: mqtt port %d out of range -1..65535", m.Port)
+	case m.AckWait < 0:
+		return errors.New("server: mqtt ack_wait must be a positive value")
+	case m.JSAPITimeout < 0:
+		return errors.New("server: mqtt js_api_timeout must be a positive value")
+	case m.ConsumerInactiveThreshold < 0:
+		return errors.New("server: mqtt consumer_inactive_threshold must not be negative")
+	case m.MaxAckPending < 0 || m.MaxAckPending > mqttMaxAckTotal:
+		return fmt.Errorf("server: mqtt max_ack_pending %d out of range 0..%d", m.MaxAckPending, mqttMaxAckTotal)
 	case m.TLS.VerifyAndMap:
 		return errors.New("server: mqtt tls verify_and_map is not supported")
 	case m.TLS.HandshakeFirst || m.TLS.HandshakeFirstFallback != 0:

@@ -54,3 +54,25 @@ func TestAppendPublishAllocatesNothing(t *testing.T) {
 		t.Fatalf("%v allocations per appendPublish", allocs)
 	}
 }
+
+// mqttStoredQoS reads the Nmqtt-Pub header's QoS without allocating
+// (it is asked on every delivery with headers to a QoS 1 subscription).
+func TestMQTTStoredQoS(t *testing.T) {
+	for hdr, want := range map[string]bool{
+		"NATS/1.0\r\nNmqtt-Pub:1\r\n\r\n":         true,
+		"NATS/1.0\r\nNmqtt-Pub:2\r\n\r\n":         true,
+		"NATS/1.0\r\nNmqtt-Pub:0\r\n\r\n":         false,
+		"NATS/1.0\r\nX:1\r\nNmqtt-Pub:1\r\n\r\n":  true,
+		"NATS/1.0\r\nXNmqtt-Pub:1\r\n\r\n":        false,
+		"NATS/1.0\r\nNmqtt-Pub:":                  false,
+		"NATS/1.0\r\nNats-Msg-Id:Nmqtt-Pub:1\r\n": false,
+	} {
+		if got := mqttStoredQoS([]byte(hdr)); got != want {
+			t.Errorf("%q: %v, want %v", hdr, got, want)
+		}
+	}
+	hdr := []byte("NATS/1.0\r\nNmqtt-Pub:1\r\n\r\n")
+	if n := testing.AllocsPerRun(100, func() { mqttStoredQoS(hdr) }); n != 0 {
+		t.Errorf("%v allocs", n)
+	}
+}

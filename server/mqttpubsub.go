@@ -12,10 +12,9 @@ import (
 // matches "a"), checked against the user's rights on the mapped
 // subject.
 //
-// QoS: a QoS 1 PUBLISH is acknowledged (PUBACK) once routed, a QoS 2 one
-// with PUBREC once routed, routed once whatever the duplicates, and
-// completed by PUBREL/PUBCOMP; neither is stored. Subscriptions are
-// granted at QoS 0: deliveries are at most once (docs/mqtt.md).
+// QoS: a QoS 1 or 2 PUBLISH is stored in JetStream and acknowledged
+// once stored, and a SUBSCRIBE granted QoS 1, when the account has
+// JetStream (mqttqos.go); without, they are acknowledged once routed.
 
 // mqttParentSID is the suffix of the sid of the extra subscription "a/#"
 // makes on "a" (the reference's).
@@ -40,31 +39,17 @@ func (c *conn) mqttPublish(flags byte, body []byte) error {
 	}
 	m.subject = subject[:0]
 	c.heard, c.active = true, true
-	routed := true
-	if p.QoS == 2 {
-		if _, dup := m.qos2[p.PacketID]; dup {
-			routed = false // a resent QoS 2 PUBLISH: already routed once
-		} else {
-			if m.qos2 == nil {
-				m.qos2 = make(map[uint16]struct{})
-			}
-			m.qos2[p.PacketID] = struct{}{}
-		}
-	}
-	if routed && p.Retain {
+	// A resent QoS 2 PUBLISH was stored and retained once already.
+	resent := p.QoS == 2 && c.mqttReceived(m.session.Load(), p.PacketID)
+	if p.Retain && !resent {
 		if err := c.mqttRetain(subject, &p); err != nil {
 			return err
 		}
 	}
-	if routed {
-		c.mqttRoute(subject, p.Payload)
+	if p.QoS > 0 {
+		return c.mqttPublishStored(subject, &p)
 	}
-	switch p.QoS {
-	case 1:
-		c.mqttSend(mqtt.AppendAck(m.packet[:0], mqtt.PUBACK, p.PacketID))
-	case 2:
-		c.mqttSend(mqtt.AppendAck(m.packet[:0], mqtt.PUBREC, p.PacketID))
-	}
+	c.mqttRoute(subject, p.Payload)
 	return nil
 }
 
@@ -73,20 +58,26 @@ func (c *conn) mqttPublish(flags byte, body []byte) error {
 // rules. A refused publish is dropped and logged; MQTT 3.1.1 has no way
 // to say so, and the reference drops it too (a QoS 1 one is still
 // acknowledged).
-func (c *conn) mqttRoute(subject, payload []byte) {
+func (c *conn) mqttRoute(subject, payload []byte) { c.mqttRouteWith(subject, -1, payload) }
+
+// mqttRouteWith is mqttRoute for a message with a header block of hdr
+// bytes (-1 for none). It returns the subject after the mappings and
+// whether the message was routed (a mapping or the rules may drop it).
+func (c *conn) mqttRouteWith(subject []byte, hdr int, msg []byte) (mapped []byte, routed bool) {
 	c.inMsgs.Add(1)
-	c.inBytes.Add(int64(len(payload)))
+	c.inBytes.Add(int64(len(msg) - max(hdr, 0)))
 	if m := c.acc.mapper; m != nil {
 		subject = m.apply(subject)
 	}
 	if len(subject) == 0 {
-		return // a mapping dropped it
+		return nil, false // a mapping dropped it
 	}
 	if reservedPublish(subject) || c.pubPerms != nil && !c.pubAllowed(subject) {
 		c.pubViolation(subject)
-		return
+		return nil, false
 	}
-	c.publish(subject, nil, -1, payload)
+	c.publish(subject, nil, hdr, msg)
+	return subject, true
 }
 
 // mqttSubscribe handles a SUBSCRIBE: one return code per filter, in
@@ -98,8 +89,8 @@ func (c *conn) mqttSubscribe(body []byte) error {
 		return err
 	}
 	codes := m.codes[:0]
-	for filter, _, ok := f.Next(); ok; filter, _, ok = f.Next() {
-		codes = append(codes, c.mqttAddFilter(filter))
+	for filter, qos, ok := f.Next(); ok; filter, qos, ok = f.Next() {
+		codes = append(codes, c.mqttAddFilter(filter, qos))
 	}
 	if err := f.Err(); err != nil {
 		return err
@@ -110,10 +101,11 @@ func (c *conn) mqttSubscribe(body []byte) error {
 	return nil
 }
 
-// mqttAddFilter subscribes to one filter and returns its SUBACK code:
-// QoS 0 granted, or 0x80 for a filter that does not map, one the user
-// may not subscribe to, or one past the subscription limit.
-func (c *conn) mqttAddFilter(filter []byte) byte {
+// mqttAddFilter subscribes to one filter at qos and returns its SUBACK
+// code: the QoS granted (mqttGrant), or 0x80 for a filter that does not
+// map, one the user may not subscribe to, one past the subscription
+// limit, or a QoS 1 one whose consumer JetStream did not make.
+func (c *conn) mqttAddFilter(filter []byte, qos byte) byte {
 	subject, parent, err := mqtt.FilterToSubject(nil, filter)
 	if err != nil {
 		c.log.Warn("mqtt subscription refused", "filter", string(filter), "err", err)
@@ -126,26 +118,36 @@ func (c *conn) mqttAddFilter(filter []byte) byte {
 			return mqtt.SubackFailure
 		}
 	}
-	if !c.mqttAddSub(string(subject), sid) {
+	granted := c.mqttGrant(qos)
+	if !c.mqttAddSub(string(subject), sid, granted) {
 		return mqtt.SubackFailure
 	}
-	if parent > 0 && !c.mqttAddSub(string(subject[:parent]), sid+mqttParentSID) {
+	if parent > 0 && !c.mqttAddSub(string(subject[:parent]), sid+mqttParentSID, granted) {
 		c.mqttRemoveSub(sid)
 		return mqtt.SubackFailure
 	}
-	return 0 // granted at QoS 0, whatever was asked
+	if st := c.mqtt.session.Load(); st != nil {
+		if err := c.mqttSessionSubscribe(st, sid, string(subject), parent, granted); err != nil {
+			c.log.Warn("mqtt subscription refused", "filter", sid, "err", err)
+			c.mqttRemoveSub(sid)
+			c.mqttRemoveSub(sid + mqttParentSID)
+			return mqtt.SubackFailure
+		}
+	}
+	return granted
 }
 
-// mqttAddSub adds a subscription on subject with sid, as processSub
-// does a SUB's; a filter subscribed again keeps its subscription
-// ([MQTT-3.8.4-3] replaces it, and QoS 0 is all it could change to).
-func (c *conn) mqttAddSub(subject, sid string) bool {
+// mqttAddSub adds a subscription on subject with sid at QoS qos, as
+// processSub does a SUB's; a filter subscribed again keeps its
+// subscription with the new QoS ([MQTT-3.8.4-3]).
+func (c *conn) mqttAddSub(subject, sid string, qos byte) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.subs == nil {
 		return false
 	}
-	if _, dup := c.subs[sid]; dup {
+	if sub, dup := c.subs[sid]; dup {
+		sub.mqttQoS.Store(uint32(qos))
 		return true
 	}
 	if limit := lowerLimit(lowerLimit(c.srv.liveOpts().MaxSubscriptions, c.acc.limits.Load().MaxSubscriptions), c.userMaxSubs()); limit > 0 && len(c.subs) >= limit {
@@ -153,6 +155,7 @@ func (c *conn) mqttAddSub(subject, sid string) bool {
 		return false
 	}
 	sub := &subscription{conn: c, subject: subject, noHeaders: true, sid: []byte(sid)}
+	sub.mqttQoS.Store(uint32(qos))
 	if p := c.subPerms; p != nil {
 		sub.rights.Store(newSubRights(p, sub.subject, ""))
 	}
@@ -190,6 +193,9 @@ func (c *conn) mqttUnsubscribe(body []byte) error {
 	for filter, _, ok := f.Next(); ok; filter, _, ok = f.Next() {
 		c.mqttRemoveSub(string(filter))
 		c.mqttRemoveSub(string(filter) + mqttParentSID)
+		if st := c.mqtt.session.Load(); st != nil {
+			c.mqttSessionUnsubscribe(st, string(filter))
+		}
 	}
 	if err := f.Err(); err != nil {
 		return err

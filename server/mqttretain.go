@@ -27,12 +27,6 @@ import (
 // looks up the index and, when it has matches, reads the matching
 // records from the stream (mqttretainfetch.go, mqttretainsend.go).
 
-// mqttInboxPrefix is where the listener's requests to JetStream get
-// their replies (the reference's $MQTT.JSA. prefix): a subject starting
-// with '$', which MQTT filters starting with a wildcard do not match
-// ([MQTT-4.7.2-1]) and no MQTT topic maps into.
-const mqttInboxPrefix = "$MQTT.JSA."
-
 // mqttRetainedTimeout bounds one request to the account's JetStream
 // (the reference's default js_api_timeout).
 const mqttRetainedTimeout = 5 * time.Second
@@ -111,17 +105,6 @@ func (s *Server) retainedOf(acc *account) (*mqttRetained, error) {
 	}
 }
 
-// mqttStreamConfig is the part of a stream's config the listener sets
-// and checks.
-type mqttStreamConfig struct {
-	Name              string   `json:"name"`
-	Subjects          []string `json:"subjects"`
-	Retention         string   `json:"retention"`
-	Storage           string   `json:"storage"`
-	Replicas          int      `json:"num_replicas"`
-	MaxMsgsPerSubject int64    `json:"max_msgs_per_subject"`
-}
-
 type mqttStreamInfo struct {
 	Config mqttStreamConfig `json:"config"`
 	State  struct {
@@ -141,12 +124,6 @@ func (e *mqttAPIError) Error() string {
 	return fmt.Sprintf("%s (%d, err_code %d)", e.Description, e.Code, e.ErrCode)
 }
 
-// The JetStream error codes the listener acts on.
-const (
-	jsErrStreamNotFound = 10059
-	jsErrNoMessage      = 10037
-)
-
 // retainedAPI sends req (JSON) to a $JS.API subject in acc as the server
 // itself and decodes the reply into resp; an error reply is a
 // *mqttAPIError.
@@ -157,7 +134,7 @@ func (s *Server) retainedAPI(acc *account, subject string, req, resp any) error 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), mqttRetainedTimeout)
 	defer cancel()
-	reply, err := s.localRequestVia(ctx, acc, fullRights, subject, mqttInboxPrefix, nil, body)
+	reply, err := s.localRequestVia(ctx, acc, fullRights, subject, mqttJSAPrefix, nil, body)
 	if err != nil {
 		return err
 	}
@@ -184,7 +161,7 @@ func decodeAPIReply(data []byte, resp any) error {
 // finds it, and reads its records into index.
 func (s *Server) openRetained(acc *account, index *retainedIndex) error {
 	want := mqttStreamConfig{Name: mqttRetainedStream, Subjects: []string{mqttRetainedPrefix + ">"},
-		Retention: "limits", Storage: "file", Replicas: 1, MaxMsgsPerSubject: 1}
+		Retention: "limits", Storage: "file", Replicas: 1, MaxMsgsPer: 1}
 	var info mqttStreamInfo
 	err := s.retainedAPI(acc, "$JS.API.STREAM.INFO."+mqttRetainedStream, struct{}{}, &info)
 	var apiErr *mqttAPIError
@@ -194,9 +171,9 @@ func (s *Server) openRetained(acc *account, index *retainedIndex) error {
 	if err != nil {
 		return err
 	}
-	if c := info.Config; !slices.Equal(c.Subjects, want.Subjects) || c.MaxMsgsPerSubject != 1 {
+	if c := info.Config; !slices.Equal(c.Subjects, want.Subjects) || c.MaxMsgsPer != 1 {
 		return fmt.Errorf("stream %s has subjects %q and max_msgs_per_subject %d; it needs %q and 1",
-			mqttRetainedStream, c.Subjects, c.MaxMsgsPerSubject, want.Subjects)
+			mqttRetainedStream, c.Subjects, c.MaxMsgsPer, want.Subjects)
 	}
 	if info.State.Msgs == 0 {
 		return nil
@@ -225,7 +202,7 @@ func (s *Server) storeRetained(acc *account, subject string, rec *mqttRetainedRe
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), mqttRetainedTimeout)
 	defer cancel()
-	reply, err := s.localRequestVia(ctx, acc, fullRights, mqttRetainedPrefix+subject, mqttInboxPrefix, rec.header(), rec.payload)
+	reply, err := s.localRequestVia(ctx, acc, fullRights, mqttRetainedPrefix+subject, mqttJSAPrefix, rec.header(), rec.payload)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ type fetchedRecord struct {
 // fetchRetained calls each with every record in acc's $MQTT_rmsgs whose
 // subject one of filters matches, until each returns false.
 func (s *Server) fetchRetained(acc *account, filters []string, each func(fetchedRecord) bool) error {
-	inbox := mqttInboxPrefix + inboxToken()
+	inbox := mqttJSAPrefix + inboxToken()
 	// At most one batch and its closing status are in flight, so the
 	// handler, on the consumer's goroutine, never waits.
 	records := make(chan fetchedRecord, retainedFetchBatch+2)

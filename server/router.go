@@ -39,6 +39,11 @@ type subscription struct {
 	// receive, else nil; a config reload swaps them (reload.go).
 	rights atomic.Pointer[subRights]
 
+	// mqttQoS is an MQTT subscription's granted QoS: above 0, a message
+	// an MQTT client published at QoS 1 comes through the subscription's
+	// consumer instead (mqttqos.go).
+	mqttQoS atomic.Uint32
+
 	max       atomic.Int64 // auto-unsubscribe after this many deliveries; 0 = none
 	delivered atomic.Int64 // deliveries since SUB, for UNSUB <sid> <max>
 }
@@ -221,6 +226,9 @@ func (c *conn) deliver(sub *subscription, subject, reply []byte, hdr int, msg []
 	}
 	if sub.request != nil {
 		return sub.request(c.rights(), subject, reply, hdr, msg)
+	}
+	if hdr >= 0 && sub.mqttQoS.Load() > 0 && mqttStoredQoS(msg[:hdr]) {
+		return false // it comes through the subscription's consumer
 	}
 	n := sub.delivered.Add(1)
 	limit := sub.max.Load()

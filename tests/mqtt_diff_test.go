@@ -279,19 +279,31 @@ func TestMQTTDollarTopicsMatchReference(t *testing.T) {
 	sameOutcomes(t, got[1], got[0])
 }
 
-// TestMQTTGrantedQoSDiffers pins a known difference: asked for QoS 1,
-// the reference grants 1 (it stores the deliveries in JetStream) and
-// bus grants 0, as section 3.9.3 allows, until it stores them too
-// (docs/mqtt.md).
+// TestMQTTGrantedQoSDiffers pins the known differences in what a
+// SUBSCRIBE is granted: with JetStream, QoS 0 and 1 as asked, and QoS 2
+// as 1 (bus delivers at most QoS 1, as section 3.9.3 allows) where the
+// reference grants 2; without JetStream, which the reference's MQTT
+// always has, bus grants QoS 0 (docs/mqtt.md).
 func TestMQTTGrantedQoSDiffers(t *testing.T) {
-	for i, tg := range startMQTTPair(t, server.Authorization{}, server.MQTTOptions{}) {
+	asked := []byte{0, 1, 2}
+	want := map[string][]byte{"bus": {0, 1, 1}, "reference": {0, 1, 2}}
+	for _, tg := range startMQTTPairJS(t, server.Authorization{}, server.MQTTOptions{}) {
 		c := mustPaho(t, pahoOptions(tg.mqtt, "qos"))
-		tok := c.Subscribe("q/1", 1, func(paho.Client, paho.Message) {})
-		waitToken(t, "subscribe", tok)
-		granted := tok.(*paho.SubscribeToken).Result()["q/1"]
-		if want := []byte{0, 1}[i]; granted != want {
-			t.Errorf("%s granted QoS %d, want %d", tg.name, granted, want)
+		for i, q := range asked {
+			filter := fmt.Sprintf("q/%d", q)
+			tok := c.Subscribe(filter, q, func(paho.Client, paho.Message) {})
+			waitToken(t, "subscribe", tok)
+			if granted := tok.(*paho.SubscribeToken).Result()[filter]; granted != want[tg.name][i] {
+				t.Errorf("%s granted QoS %d for %d, want %d", tg.name, granted, q, want[tg.name][i])
+			}
 		}
+	}
+	_, bus := startBusMQTT(t, server.Options{})
+	c := mustPaho(t, pahoOptions(bus.mqtt, "qos"))
+	tok := c.Subscribe("q/1", 1, func(paho.Client, paho.Message) {})
+	waitToken(t, "subscribe", tok)
+	if granted := tok.(*paho.SubscribeToken).Result()["q/1"]; granted != 0 {
+		t.Errorf("bus without JetStream granted QoS %d, want 0", granted)
 	}
 }
 

@@ -88,3 +88,28 @@ func TestMosquittoClientsWithNATS(t *testing.T) {
 		t.Errorf("a wrong password: %v: %s", err, b)
 	}
 }
+
+// TestMosquittoPersistentSession: mosquitto_sub with a persistent
+// session (-c) at QoS 1 subscribes and leaves; what mosquitto_pub sends
+// at QoS 1 meanwhile is stored, and the next mosquitto_sub with the
+// same client id receives it without subscribing again.
+func TestMosquittoPersistentSession(t *testing.T) {
+	pubBin, subBin := mosquittoClients(t)
+	s, _ := startBusMQTT(t, server.Options{JetStream: true, StoreDir: t.TempDir()})
+	_, port, _ := net.SplitHostPort(s.MQTTAddr().String())
+	common := []string{"-h", "127.0.0.1", "-p", port, "-V", "mqttv311", "-q", "1"}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	run := func(bin string, args ...string) string {
+		out, err := exec.CommandContext(ctx, bin, append(common, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %q: %v\n%s", bin, args, err, out)
+		}
+		return string(out)
+	}
+	run(subBin, "-c", "-i", "kitchen", "-t", "cmd/#", "-E")
+	run(pubBin, "-i", "app", "-t", "cmd/fan", "-m", "on")
+	if out := run(subBin, "-c", "-i", "kitchen", "-t", "cmd/#", "-v", "-C", "1", "-W", "10"); out != "cmd/fan on\n" {
+		t.Errorf("persistent mosquitto_sub got %q", out)
+	}
+}

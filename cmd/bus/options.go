@@ -286,6 +286,8 @@ func mqttOptions(m *conf.MQTT) server.MQTTOptions {
 	out := server.MQTTOptions{
 		Host: m.Host, Port: m.Port, TLS: tlsOptions(m.TLS), NoAuthUser: m.NoAuthUser,
 		RejectQoS2Publish: m.RejectQoS2Publish, DowngradeQoS2Subscribe: m.DowngradeQoS2Subscribe,
+		AckWait: m.AckWait, MaxAckPending: m.MaxAckPending, JSAPITimeout: m.JSAPITimeout,
+		ConsumerMemoryStorage: m.ConsumerMemoryStorage, ConsumerInactiveThreshold: m.ConsumerInactiveThreshold,
 	}
 	if a := m.Authorization; a != nil {
 		out.Authorization = server.WebSocketAuth{User: a.User, Password: a.Password, Token: a.Token, Timeout: a.Timeout}

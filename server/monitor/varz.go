@@ -89,6 +89,10 @@ type MQTTVarz struct {
 	NoAuthUser  string  `json:"no_auth_user,omitempty"`
 	AuthTimeout float64 `json:"auth_timeout,omitempty"` // seconds; the block's own only
 	TLSTimeout  float64 `json:"tls_timeout,omitempty"`  // seconds
+	// AckWait (nanoseconds) and MaxAckPending are the block's, as set
+	// (0, left out, for the defaults), as the reference shows them.
+	AckWait       int64 `json:"ack_wait,omitempty"`
+	MaxAckPending int   `json:"max_ack_pending,omitempty"`
 }
 
 // KindStats splits a count by connection kind; bus has clients only.
