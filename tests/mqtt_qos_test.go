@@ -113,8 +113,9 @@ func TestMQTTQoS1RedeliveryMatchesReference(t *testing.T) {
 }
 
 // TestMQTTStreamsVisibleToNATS: after QoS 1 traffic and a persistent
-// session, NATS tools see $MQTT_msgs and $MQTT_sess (the reference has
-// more of its own: $MQTT_rmsgs, $MQTT_qos2in, $MQTT_out).
+// session, NATS tools see $MQTT_msgs, $MQTT_sess and $MQTT_rmsgs (a
+// subscription looks for retained messages); the reference has two more
+// of its own: $MQTT_qos2in, $MQTT_out.
 func TestMQTTStreamsVisibleToNATS(t *testing.T) {
 	for _, tg := range startMQTTPairJS(t, server.Authorization{}, server.MQTTOptions{})[:1] {
 		c, _ := sessionPresent(t, persistentOptions(tg.mqtt, "seen"))
@@ -130,7 +131,7 @@ func TestMQTTStreamsVisibleToNATS(t *testing.T) {
 			names = append(names, n)
 		}
 		slices.Sort(names)
-		if !slices.Equal(names, []string{"$MQTT_msgs", "$MQTT_sess"}) {
+		if !slices.Equal(names, []string{"$MQTT_msgs", "$MQTT_rmsgs", "$MQTT_sess"}) {
 			t.Fatalf("streams %q", names)
 		}
 		ci := 0
