@@ -122,22 +122,29 @@ type Publish struct {
 
 // DecodePublish decodes a PUBLISH body, with the fixed header's flags.
 func DecodePublish(flags byte, body []byte, p *Publish) error {
+	rest, err := decodePublishHead(flags, body, p)
+	p.Payload = rest
+	return err
+}
+
+// decodePublishHead decodes the flags, topic and packet id of a PUBLISH
+// (the same at every level) and returns what follows them.
+func decodePublishHead(flags byte, body []byte, p *Publish) ([]byte, error) {
 	p.QoS = (flags >> 1) & 3
 	p.Dup = flags&0x08 != 0
 	p.Retain = flags&0x01 != 0
 	p.PacketID = 0
 	topic, rest, err := readString(body, "topic")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	p.Topic = topic
 	if p.QoS > 0 {
 		if p.PacketID, rest, err = readPacketID(rest, PUBLISH); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	p.Payload = rest
-	return nil
+	return rest, nil
 }
 
 // DecodePacketID decodes the body of PUBACK, PUBREC, PUBREL and PUBCOMP:

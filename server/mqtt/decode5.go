@@ -68,24 +68,14 @@ func DecodeFilters5(t PacketType, body []byte) (Filters, error) {
 // flags, for ctx (CtxPublishIn for a client's). Its topic may be empty
 // when it carries a topic alias (the caller resolves it).
 func DecodePublish5(flags byte, body []byte, ctx PropContext, p *Publish) error {
-	p.QoS = (flags >> 1) & 3
-	p.Dup = flags&0x08 != 0
-	p.Retain = flags&0x01 != 0
-	p.PacketID = 0
-	topic, rest, err := readString(body, "topic")
+	rest, err := decodePublishHead(flags, body, p)
 	if err != nil {
 		return err
-	}
-	p.Topic = topic
-	if p.QoS > 0 {
-		if p.PacketID, rest, err = readPacketID(rest, PUBLISH); err != nil {
-			return err
-		}
 	}
 	if rest, err = DecodeProperties(rest, ctx, &p.Props); err != nil {
 		return err
 	}
-	if len(topic) == 0 && !p.Props.Has(PropTopicAlias) {
+	if len(p.Topic) == 0 && !p.Props.Has(PropTopicAlias) {
 		return fmt.Errorf("%w: PUBLISH without a topic or a topic alias", ErrMalformed)
 	}
 	p.Payload = rest

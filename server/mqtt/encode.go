@@ -42,6 +42,12 @@ func AppendConnack(dst []byte, sessionPresent bool, code byte) []byte {
 // AppendPublish appends p as a PUBLISH. The topic must be at most 65535
 // bytes, as every topic the decoder accepts is.
 func AppendPublish(dst []byte, p *Publish) []byte {
+	return appendPublish(dst, p, nil)
+}
+
+// appendPublish writes a PUBLISH, with props as MQTT 5's property block
+// after the packet id (nil at level 4).
+func appendPublish(dst []byte, p *Publish, props *Properties) []byte {
 	flags := p.QoS << 1
 	if p.Dup {
 		flags |= 0x08
@@ -50,6 +56,9 @@ func AppendPublish(dst []byte, p *Publish) []byte {
 		flags |= 0x01
 	}
 	n := 2 + len(p.Topic) + len(p.Payload)
+	if props != nil {
+		n += PropertiesSize(props)
+	}
 	if p.QoS > 0 {
 		n += 2
 	}
@@ -57,6 +66,9 @@ func AppendPublish(dst []byte, p *Publish) []byte {
 	dst = appendString(dst, p.Topic)
 	if p.QoS > 0 {
 		dst = binary.BigEndian.AppendUint16(dst, p.PacketID)
+	}
+	if props != nil {
+		dst = AppendProperties(dst, props)
 	}
 	return append(dst, p.Payload...)
 }

@@ -14,26 +14,7 @@ func AppendConnack5(dst []byte, sessionPresent bool, reason byte, props *Propert
 }
 
 // AppendPublish5 appends p as an MQTT 5 PUBLISH, with p.Props.
-func AppendPublish5(dst []byte, p *Publish) []byte {
-	flags := p.QoS << 1
-	if p.Dup {
-		flags |= 0x08
-	}
-	if p.Retain {
-		flags |= 0x01
-	}
-	n := 2 + len(p.Topic) + PropertiesSize(&p.Props) + len(p.Payload)
-	if p.QoS > 0 {
-		n += 2
-	}
-	dst = appendHeader(dst, byte(PUBLISH)<<4|flags, n)
-	dst = appendString(dst, p.Topic)
-	if p.QoS > 0 {
-		dst = binary.BigEndian.AppendUint16(dst, p.PacketID)
-	}
-	dst = AppendProperties(dst, &p.Props)
-	return append(dst, p.Payload...)
-}
+func AppendPublish5(dst []byte, p *Publish) []byte { return appendPublish(dst, p, &p.Props) }
 
 // AppendAck5 appends an MQTT 5 PUBACK, PUBREC, PUBREL or PUBCOMP. A
 // success without properties takes the short form of 2 bytes.
