@@ -459,5 +459,8 @@ func (c *conn) sendConnectInfo() {
 		RemoteAccount string `json:"remote_account"`
 		System        bool   `json:"acc_is_sys,omitempty"`
 	}{info, true, c.acc.name, c.acc.system})
-	c.queueControl("INFO " + string(js) + " \r\n")
+	// Not traced, as the reference does not trace it (its protocol
+	// trace shows the PONG last).
+	c.out.appendControl("INFO " + string(js) + " \r\n")
+	c.deferWake(c)
 }
