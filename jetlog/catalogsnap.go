@@ -245,6 +245,7 @@ func (l *Log) restoreCatalog(ids []uint64, idxs map[uint64]bool) (bool, error) {
 	}
 	ss := &snap.Subjects
 	c.subjects = make(map[string]*subjectState, len(ss.Names))
+	c.subjectSet.Add(1)
 	c.nextID = 0
 	for i, name := range ss.Names {
 		c.subjects[name] = &subjectState{name: name, id: ss.IDs[i], count: ss.Counts[i], first: ss.Firsts[i], last: ss.Lasts[i]}
