@@ -85,6 +85,22 @@ func (c *catalog) snapshot() catalogSnapshot {
 	return s
 }
 
+// encodedSize bounds the snapshot's msgpack size from above (each number
+// at its widest), so Close encodes it into one buffer (writeCheckedSized).
+func (s *catalogSnapshot) encodedSize() int {
+	const num = 9 // the widest msgpack integer
+	size := 512
+	for i := range s.Segments {
+		seg := &s.Segments[i]
+		size += 128 + len(seg.Deleted)*(2*num+16) + len(seg.SubjectIDs)*num + len(seg.SubjectCounts)*5
+	}
+	size += len(s.Subjects.IDs) * 4 * num
+	for _, name := range s.Subjects.Names {
+		size += len(name) + 5
+	}
+	return size
+}
+
 // consistent checks the snapshot against itself and the segment files
 // found (ids ascending, idxs the ids with an index file).
 func (s *catalogSnapshot) consistent(ids []uint64, idxs map[uint64]bool) error {
