@@ -87,3 +87,50 @@ func TestSubjectCountsPageFollowsChanges(t *testing.T) {
 		t.Error("the sorted list is still kept after its last page")
 	}
 }
+
+// TestSubjectCountsPageWhileWriting pages while new subjects arrive and
+// old ones go (run with -race): every page holds at most limit subjects,
+// each matching the filter and with live messages, and total never falls
+// below the subjects that stay.
+func TestSubjectCountsPageWhileWriting(t *testing.T) {
+	l := openLog(t, t.TempDir(), StreamConfig{Name: "P"}, Options{})
+	const kept = 300
+	for i := range kept {
+		mustAppend(t, l, fmt.Sprintf("k.%d", i), "")
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 300 {
+			seq := mustAppend(t, l, fmt.Sprintf("k.new.%d", i), "")
+			if i%2 == 0 {
+				if err := l.Delete(seq); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}
+	}()
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		for offset := 0; ; {
+			page, total := l.SubjectCountsPage("k.>", offset, 64)
+			if len(page) > 64 || total < kept {
+				t.Fatalf("offset %d: %d subjects of %d", offset, len(page), total)
+			}
+			for name, n := range page {
+				if n == 0 || len(name) < 2 || name[:2] != "k." {
+					t.Fatalf("offset %d: %s=%d", offset, name, n)
+				}
+			}
+			offset += 64
+			if offset >= total {
+				break
+			}
+		}
+	}
+}
