@@ -36,6 +36,10 @@ type catalog struct {
 	// Log.mu, exclusive) with lazy loads that read it without Log.mu
 	// (Log.prefetch).
 	subjMu sync.RWMutex
+	// subjectSet changes whenever a subject enters or leaves subjects,
+	// so a sorted list of their names kept for paging (subjectspage.go)
+	// knows when it is out of date. Counts changing do not touch it.
+	subjectSet atomic.Uint64
 
 	// entries visits a segment's records for a lazy load, in order
 	// (Log.segmentEntries).
@@ -139,6 +143,7 @@ func (c *catalog) subject(name string) *subjectState {
 	c.subjMu.Lock()
 	c.subjects[s.name] = s
 	c.subjMu.Unlock()
+	c.subjectSet.Add(1)
 	return s
 }
 
@@ -217,6 +222,7 @@ func (c *catalog) remove(seq uint64) bool {
 		c.subjMu.Lock()
 		delete(c.subjects, s.name)
 		c.subjMu.Unlock()
+		c.subjectSet.Add(1)
 	case seq == s.first:
 		s.first = c.subjectNext(s, seq+1, i)
 	case seq == s.last:
@@ -398,6 +404,7 @@ func (c *catalog) clear() {
 	c.subjMu.Lock()
 	clear(c.subjects)
 	c.subjMu.Unlock()
+	c.subjectSet.Add(1)
 	c.msgs, c.bytes = 0, 0
 	c.base, c.baseTS = c.last+1, 0
 	c.lagCleared()
@@ -492,4 +499,5 @@ func (c *catalog) recount() {
 		}
 	}
 	c.subjMu.Unlock()
+	c.subjectSet.Add(1)
 }

@@ -85,6 +85,22 @@ func (c *catalog) snapshot() catalogSnapshot {
 	return s
 }
 
+// encodedSize bounds the snapshot's msgpack size from above (each number
+// at its widest), so Close encodes it into one buffer (writeCheckedSized).
+func (s *catalogSnapshot) encodedSize() int {
+	const num = 9 // the widest msgpack integer
+	size := 512
+	for i := range s.Segments {
+		seg := &s.Segments[i]
+		size += 128 + len(seg.Deleted)*(2*num+16) + len(seg.SubjectIDs)*num + len(seg.SubjectCounts)*5
+	}
+	size += len(s.Subjects.IDs) * 4 * num
+	for _, name := range s.Subjects.Names {
+		size += len(name) + 5
+	}
+	return size
+}
+
 // consistent checks the snapshot against itself and the segment files
 // found (ids ascending, idxs the ids with an index file).
 func (s *catalogSnapshot) consistent(ids []uint64, idxs map[uint64]bool) error {
@@ -245,6 +261,7 @@ func (l *Log) restoreCatalog(ids []uint64, idxs map[uint64]bool) (bool, error) {
 	}
 	ss := &snap.Subjects
 	c.subjects = make(map[string]*subjectState, len(ss.Names))
+	c.subjectSet.Add(1)
 	c.nextID = 0
 	for i, name := range ss.Names {
 		c.subjects[name] = &subjectState{name: name, id: ss.IDs[i], count: ss.Counts[i], first: ss.Firsts[i], last: ss.Lasts[i]}

@@ -238,7 +238,7 @@ func (l *Log) doClose() error {
 				// Checked after the snapshot, which saw every load that
 				// finished: a load that found damage leaves no snapshot.
 				if !l.cat.damaged.Load() {
-					err = writeChecked(l.fs, l.seal, path.Join(l.dir, catalogFile), snap)
+					err = writeCheckedSized(l.fs, l.seal, path.Join(l.dir, catalogFile), &snap, snap.encodedSize())
 				}
 			}
 			if err == nil { // last: it vouches for the index and the snapshots

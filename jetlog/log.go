@@ -138,6 +138,10 @@ type Log struct {
 	closed    bool
 	consumers map[*Consumer]struct{} // open consumers, closed with the log
 
+	// pages is the sorted subject list STREAM.INFO pages through
+	// (subjectspage.go); it has its own lock, as readers share mu.
+	pages subjectPages
+
 	// Owned by the appender goroutine (and by Open before it starts).
 	ap      appender
 	noAlloc bool // the segment files cannot reserve space (prealloc.go)

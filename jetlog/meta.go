@@ -2,6 +2,7 @@ package jetlog
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -94,12 +95,23 @@ func readChecked(fsys FS, s *sealer, name string, v any) error {
 // by s unless it is nil: write a temporary file, sync it, rename it over
 // name, sync the directory.
 func writeChecked(fsys FS, s *sealer, name string, v any) error {
-	body, err := msgpack.Marshal(v)
-	if err != nil {
+	return writeCheckedSized(fsys, s, name, v, 0)
+}
+
+// writeCheckedSized is writeChecked for a value whose encoding is about
+// size bytes: it is encoded once into a buffer of that size with room for
+// the CRC before it, so a large one (the catalog snapshot of a million
+// subjects, tens of MB) is neither regrown nor copied on its way out.
+func writeCheckedSized(fsys FS, s *sealer, name string, v any, size int) error {
+	buf := bytes.NewBuffer(make([]byte, 4, 4+max(size, 60)))
+	enc := msgpack.GetEncoder()
+	defer msgpack.PutEncoder(enc)
+	enc.Reset(buf)
+	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("jetlog: encode %q: %w", name, err)
 	}
-	data := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(body)), crc32.Checksum(body, castagnoli))
-	data = append(data, body...)
+	data := buf.Bytes()
+	binary.LittleEndian.PutUint32(data, crc32.Checksum(data[4:], castagnoli))
 	return writeFileAtomic(fsys, name, s.sealFile(data, name))
 }
 

@@ -1,6 +1,7 @@
 package jetlog
 
 import (
+	"cmp"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -72,15 +73,21 @@ func (s *section) subjectSummary() ([]uint64, []uint32) {
 	if !s.loaded.Load() {
 		return s.subjIDs, s.subjCounts
 	}
-	ids := make([]uint64, 0, len(s.bySubj))
-	for subj := range s.bySubj {
-		ids = append(ids, subj.id)
+	// One pass over the map, then a sort of plain pairs: a section of
+	// 500,000 subjects (the catalog snapshot at Close) costs that much
+	// less than a second pass and a search per subject.
+	type idCount struct {
+		id uint64
+		n  uint32
 	}
-	slices.Sort(ids)
-	counts := make([]uint32, len(ids))
+	pairs := make([]idCount, 0, len(s.bySubj))
 	for subj, seqs := range s.bySubj {
-		i, _ := slices.BinarySearch(ids, subj.id)
-		counts[i] = uint32(len(seqs))
+		pairs = append(pairs, idCount{subj.id, uint32(len(seqs))})
+	}
+	slices.SortFunc(pairs, func(a, b idCount) int { return cmp.Compare(a.id, b.id) })
+	ids, counts := make([]uint64, len(pairs)), make([]uint32, len(pairs))
+	for i, p := range pairs {
+		ids[i], counts[i] = p.id, p.n
 	}
 	return ids, counts
 }

@@ -336,11 +336,11 @@ func (svc *Service) streamInfo(r apiRequest, name string) (any, *apiError) {
 	}
 	if req.SubjectsFilter != "" {
 		// Per-subject counts, as "nats stream subjects" asks for them.
-		counts := svc.readableCounts(r.from, req.SubjectsFilter, st.log.SubjectCounts(req.SubjectsFilter))
-		if len(counts) > 0 {
+		page, total := svc.subjectCountsPage(r.from, st, req.SubjectsFilter, max(req.Offset, 0))
+		if total > 0 {
 			// As the reference: the paging fields only when some match.
-			resp.Offset, resp.Limit, resp.Total = max(req.Offset, 0), subjectsLimit, len(counts)
-			resp.State.Subjects = subjectsPage(counts, resp.Offset, subjectsLimit)
+			resp.Offset, resp.Limit, resp.Total = max(req.Offset, 0), subjectsLimit, total
+			resp.State.Subjects = page
 		}
 	}
 	return resp, nil

@@ -25,3 +25,17 @@ func subjectsPage(counts map[string]uint64, offset, limit int) map[string]uint64
 	}
 	return page
 }
+
+// subjectCountsPage is one page of STREAM.INFO's subjects_filter for the
+// requester from, and the number of subjects matching in all. A requester
+// who may read everything the filter matches pages through the log's
+// sorted list (jetlog.Log.SubjectCountsPage: a page costs what it holds);
+// one with narrower rights gets the subjects they may read, counted and
+// sorted afresh for each page, since the list is per filter, not per user.
+func (svc *Service) subjectCountsPage(from Rights, st *stream, filter string, offset int) (map[string]uint64, int) {
+	if svc.mayRead(from, filter) {
+		return st.log.SubjectCountsPage(filter, offset, subjectsLimit)
+	}
+	counts := svc.readableCounts(from, filter, st.log.SubjectCounts(filter))
+	return subjectsPage(counts, offset, subjectsLimit), len(counts)
+}
