@@ -20,10 +20,9 @@ const (
 )
 
 // handle dispatches one API request by subject, and sends what its
-// handler returns (apireply.go). Unknown subjects get no answer at all,
-// as with the reference.
+// handler returns (apireply.go), which counts it. Unknown subjects get no
+// answer at all and are not counted, as with the reference.
 func (svc *Service) handle(r apiRequest) {
-	svc.apiTotal.Add(1)
 	t := strings.Split(strings.TrimPrefix(r.subject, apiPrefix), ".")
 	if t[0] != "DIRECT" && levelTooHigh(r.hdr) { // a direct get answers with a status of its own
 		if typ := responseType(t); typ != "" {
