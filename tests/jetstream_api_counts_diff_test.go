@@ -60,7 +60,7 @@ func apiCountsScenario(t *testing.T, url string) []string {
 	if err := nc.PublishRequest("$JS.API.CONSUMER.MSG.NEXT.S.C", inbox, []byte(`{"batch":1}`)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sub.NextMsg(5*time.Second); err != nil {
+	if _, err := sub.NextMsg(5 * time.Second); err != nil {
 		t.Fatal(err)
 	}
 	counts("a consumer create and a pull")
