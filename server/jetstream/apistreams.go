@@ -179,6 +179,9 @@ func (svc *Service) streamCreate(r apiRequest, name string) (any, *apiError) {
 	if e := svc.checkDeliverPrefixes(&cfg); e != nil {
 		return nil, e
 	}
+	if e := svc.checkSourceCycles(&cfg); e != nil {
+		return nil, e
+	}
 	if cfg.Sealed {
 		return nil, errStreamConfig("stream configuration for create can not be sealed")
 	}
@@ -257,6 +260,9 @@ func (svc *Service) streamUpdate(r apiRequest, name string) (any, *apiError) {
 		return nil, e
 	}
 	if e := svc.checkDeliverPrefixes(&cfg); e != nil {
+		return nil, e
+	}
+	if e := svc.checkSourceCycles(&cfg); e != nil {
 		return nil, e
 	}
 	old := st.config()
