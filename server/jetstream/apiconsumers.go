@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/nats-io/nuid"
 )
@@ -115,7 +116,9 @@ func (svc *Service) consumerCreate(r apiRequest, kind createSubject, streamName,
 		return nil, e
 	}
 	existed := st.consumer(cfg.Name) != nil
-	c, e := st.createConsumer(cfg, req.Action)
+	answered := make(chan struct{}) // the consumer started here waits for its reply
+	release := sync.OnceFunc(func() { close(answered) })
+	c, e := st.createConsumerAnswered(cfg, req.Action, answered)
 	if e != nil {
 		return nil, e
 	}
@@ -123,6 +126,7 @@ func (svc *Service) consumerCreate(r apiRequest, kind createSubject, streamName,
 		svc.watchLag()
 	}
 	if existed && cfg.Sourcing && cfg.Durable != "" { // a new one starts where its policy says
+		release() // the reset is a step of the consumer's; its sourcer takes no reply
 		if e := c.restartSourcing(); e != nil {
 			return nil, e
 		}
@@ -131,10 +135,12 @@ func (svc *Service) consumerCreate(r apiRequest, kind createSubject, streamName,
 	if ident != "" {
 		resp = headedResponse{resp, statusHeader("", "Nats-Stream-Identity", ident)}
 	}
-	if existed {
-		return resp, nil
-	}
-	return followedBy{resp, func() { svc.sh.adviseConsumer(st.name, cfg.Name, actionCreate) }}, nil
+	return followedBy{resp, func() {
+		release()
+		if !existed {
+			svc.sh.adviseConsumer(st.name, cfg.Name, actionCreate)
+		}
+	}}, nil
 }
 
 func (svc *Service) consumerInfo(streamName, name string) (any, *apiError) {

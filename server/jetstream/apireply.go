@@ -29,13 +29,20 @@ func (svc *Service) replyTo(reply, typ string) apiReply {
 //   - A resp that is a followedBy is sent, then its then runs: what must
 //     come after the response (advisories, a snapshot's chunks).
 //   - A resp that is a headedResponse is sent with its header block.
-//   - Without a reply subject nothing is sent, but an error is counted
+//   - Without a reply subject nothing is sent, but it is counted
 //     and a follow-up still runs, as the request was carried out.
-//   - (nil, nil) sends nothing.
+//   - (nil, nil) sends nothing and is not counted.
+//
+// The account's API total counts a response as it is sent, so an
+// account info answer does not count itself (the reference's first
+// $JS.API.INFO says total 0); an error counts in the total too.
 func (a apiReply) send(resp any, e *apiError) {
 	var then func()
 	if f, ok := resp.(followedBy); ok {
 		resp, then = f.resp, f.then
+	}
+	if resp != nil || e != nil {
+		a.svc.apiTotal.Add(1)
 	}
 	if e != nil {
 		a.svc.apiErrors.Add(1)

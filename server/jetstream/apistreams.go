@@ -20,10 +20,9 @@ const (
 )
 
 // handle dispatches one API request by subject, and sends what its
-// handler returns (apireply.go). Unknown subjects get no answer at all,
-// as with the reference.
+// handler returns (apireply.go), which counts it. Unknown subjects get no
+// answer at all and are not counted, as with the reference.
 func (svc *Service) handle(r apiRequest) {
-	svc.apiTotal.Add(1)
 	t := strings.Split(strings.TrimPrefix(r.subject, apiPrefix), ".")
 	if t[0] != "DIRECT" && levelTooHigh(r.hdr) { // a direct get answers with a status of its own
 		if typ := responseType(t); typ != "" {
@@ -182,6 +181,9 @@ func (svc *Service) streamCreate(r apiRequest, name string) (any, *apiError) {
 	if e := svc.checkDeliverPrefixes(&cfg); e != nil {
 		return nil, e
 	}
+	if e := svc.checkSourceCycles(&cfg); e != nil {
+		return nil, e
+	}
 	if cfg.Sealed {
 		return nil, errStreamConfig("stream configuration for create can not be sealed")
 	}
@@ -261,6 +263,9 @@ func (svc *Service) streamUpdate(r apiRequest, name string) (any, *apiError) {
 		return nil, e
 	}
 	if e := svc.checkDeliverPrefixes(&cfg); e != nil {
+		return nil, e
+	}
+	if e := svc.checkSourceCycles(&cfg); e != nil {
 		return nil, e
 	}
 	old := st.config()

@@ -33,6 +33,10 @@ type consumer struct {
 	onAcked func(seqs []uint64)
 	// onExpired removes the consumer after its inactivity threshold.
 	onExpired func(*consumer)
+	// answered, when not nil, is closed once the API has answered the
+	// request that created the consumer; run takes no step before
+	// (createConsumerAnswered).
+	answered <-chan struct{}
 	// groups is the machine's held-back messages (x_bus_group_by), read
 	// by doneWith; nil without groups.
 	groups *groups
@@ -94,6 +98,7 @@ type consumerStart struct {
 	durable   bool
 	onAcked   func([]uint64)
 	onExpired func(*consumer)
+	answered  <-chan struct{} // nil, or what run waits for before its first step
 }
 
 // consumerSub is one of a consumer's subscriptions: pulls and acks (an
@@ -116,6 +121,7 @@ func startConsumer(sh *shared, stream string, cs consumerStart) (*consumer, erro
 		durable:   cs.durable,
 		onAcked:   cs.onAcked,
 		onExpired: cs.onExpired,
+		answered:  cs.answered,
 		pulls:     make(chan pullMsg, 256),
 		acks:      make(chan ackMsg, 4096),
 		kick:      make(chan struct{}, 1),
@@ -298,6 +304,14 @@ func (c *consumer) run(m *machine) {
 	timer.Stop()
 	defer timer.Stop()
 	acks := make([]ackMsg, 0, maxAckBatch)
+	if c.answered != nil {
+		select {
+		case <-c.answered:
+		case <-c.stop:
+			c.closeMachine(m)
+			return
+		}
+	}
 	a := m.Stored(c.sh.now()) // a full stream, or deadlines from before a restart
 	var reset resetResult
 	var resetDone chan resetResult // a reset to answer once its step is carried out
@@ -340,13 +354,19 @@ func (c *consumer) run(m *machine) {
 		case group := <-c.unpin:
 			a = m.Unpin(group, c.sh.now())
 		case <-c.stop:
-			c.mu.Lock()
-			status := c.closeMsg
-			c.mu.Unlock()
-			c.send(m.Close(status))
+			c.closeMachine(m)
 			return
 		}
 	}
+}
+
+// closeMachine ends m with the status the consumer was closed with, and
+// sends what that says (waiting pulls' answers).
+func (c *consumer) closeMachine(m *machine) {
+	c.mu.Lock()
+	status := c.closeMsg
+	c.mu.Unlock()
+	c.send(m.Close(status))
 }
 
 // carryOut does what a step asked: sends, retention, dead-letter counts,

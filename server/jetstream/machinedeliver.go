@@ -162,15 +162,19 @@ func (m *machine) deliver(now time.Time) {
 // waiting pull gets the next message in turn, so competing workers that
 // pull at once all get work. A lone pull takes its whole batch in one
 // step, and so do pulls that all answer to one inbox (nats.go's Consume
-// pulls again before its last pull is done): turns would change nothing
-// the client sees but cost a step per message. Priority groups pick
-// their own order.
+// pulls again before its last pull is done) and have no byte budget:
+// turns would change nothing the client sees but cost a step per
+// message. With a budget they do change it: which pull a message uses
+// up decides which pull a large one later no longer fits (409), and so
+// when and how often the client pulls again (nats.go's
+// TestPullConsumerConsume/with_max_messages_and_per_fetch_size_limit
+// counts its pulls). Priority groups pick their own order.
 func (m *machine) takesTurns(r *pullRequest) bool {
 	if r == m.push || m.prio != nil || len(m.waiting) < 2 {
 		return false
 	}
 	for _, w := range m.waiting {
-		if w.reply != r.reply {
+		if w.reply != r.reply || w.hasBudget {
 			return true
 		}
 	}

@@ -16,12 +16,29 @@ import (
 // config matches or the action allows an update. Opening a durable
 // consumer's state is disk I/O; no lock is held across it.
 func (st *stream) createConsumer(cfg consumerConfig, action string) (*consumer, *apiError) {
-	return st.createConsumerAt(cfg, action, nil)
+	return st.startNewConsumer(cfg, action, nil, nil)
+}
+
+// createConsumerAnswered is createConsumer for an API request: a
+// consumer it starts delivers nothing, and takes no step, until answered
+// is closed, which the caller does once the create's reply is sent. So
+// a push consumer's first messages never overtake that reply (nats.go's
+// js.Subscribe waits for it, and its callback may end the wait's
+// context), as with the reference.
+func (st *stream) createConsumerAnswered(cfg consumerConfig, action string, answered <-chan struct{}) (*consumer, *apiError) {
+	return st.startNewConsumer(cfg, action, nil, answered)
 }
 
 // createConsumerAt is createConsumer starting an in-memory consumer from
-// the state in at (a memory stream's restore), when at is not nil.
+// the state in at (a memory stream's restore).
 func (st *stream) createConsumerAt(cfg consumerConfig, action string, at *snapshot.Consumer) (*consumer, *apiError) {
+	return st.startNewConsumer(cfg, action, at, nil)
+}
+
+// startNewConsumer is the three above: at, when not nil, is the state to
+// start from; answered, when not nil, holds the consumer back until it
+// is closed.
+func (st *stream) startNewConsumer(cfg consumerConfig, action string, at *snapshot.Consumer, answered <-chan struct{}) (*consumer, *apiError) {
 	st.mu.Lock()
 	existing := st.consumers[cfg.Name]
 	count := len(st.consumers)
@@ -79,6 +96,7 @@ func (st *stream) createConsumerAt(cfg consumerConfig, action string, at *snapsh
 		durable:   cfg.storedDurably(scfg),
 		onAcked:   st.acked,
 		onExpired: st.expired,
+		answered:  answered,
 	})
 	if err != nil {
 		_ = led.Close()
