@@ -322,16 +322,21 @@ func (s *Server) installImports(accounts []Account, set accountSet) error {
 		for _, im := range a.Imports.Streams {
 			exporter := set[im.Account]
 			var hop importHop
+			reach := &streamReach{importer: importer}
 			if im.Prefix != "" {
-				hop = s.prefixForwarder(importer, strings.TrimSuffix(im.Prefix, ".")+".")
+				reach.prefix = strings.TrimSuffix(im.Prefix, ".") + "."
+				hop = s.prefixForwarder(importer, reach.prefix)
 			} else {
 				tr := importTransform(im.Subject, streamImportSubject(im))
+				reach.tr = tr
 				hop = func(_ *conn, _ int, to, subject, reply []byte, hdr int, msg []byte) bool {
 					mapped, ok := applyImport(tr, to)
 					return ok && s.routeImported(importer.trie, streamImportEnd, mapped, shownAfterImport(to, subject, mapped), reply, hdr, msg) > 0
 				}
 			}
 			sub := importSub(im.Subject, hop)
+			sub.reach = reach
+			s.addImportWatches(watchesFor(im))
 			if _, err := s.subscribeIn(exporter, sub); err != nil {
 				return fmt.Errorf("server: account %q: stream import %q: %w", a.Name, im.Subject, err)
 			}
@@ -365,6 +370,21 @@ func (s *Server) uninstallImports() {
 		s.unsubscribeIn(in.acc, in.sub)
 	}
 	s.installed = nil
+	s.watchers.imports.Store(nil)
+}
+
+// addImportWatches adds watches to the interest watchers' imports
+// (reloadMu held, or in New).
+func (s *Server) addImportWatches(watches []importWatch) {
+	if len(watches) == 0 {
+		return
+	}
+	var list []importWatch
+	if old := s.watchers.imports.Load(); old != nil {
+		list = append(list, *old...)
+	}
+	list = append(list, watches...)
+	s.watchers.imports.Store(&list)
 }
 
 // subjectBufs are the buffers prefixed stream imports build subjects in:

@@ -34,7 +34,10 @@ type subscription struct {
 	// maxImportHops) with the count carried along.
 	imported bool
 	hop      importHop
-	sid      []byte // exactly as the client sent it
+	// reach is where a stream import's subscription delivers, for
+	// JetStream's interest checks (importreach.go); nil for any other.
+	reach *streamReach
+	sid   []byte // exactly as the client sent it
 	// rights are the subscriber's permissions when they limit what it may
 	// receive, else nil; a config reload swaps them (reload.go).
 	rights atomic.Pointer[subRights]
