@@ -37,8 +37,11 @@ const streamImportEnd = maxImportHops
 
 // importHop forwards a message through one import; hops is how many
 // imports it came through already, from its publisher (nil for the
-// server, or a message forwarded along a chain).
-type importHop func(from *conn, hops int, subject, reply []byte, hdr int, msg []byte) bool
+// server, or a message forwarded along a chain). to is the subject the
+// import matched and maps; subject is the one the message shows, the
+// same but for a JetStream delivery: matched on its deliver subject,
+// showing the stored message's (see shownAfterImport).
+type importHop func(from *conn, hops int, to, subject, reply []byte, hdr int, msg []byte) bool
 
 // importSub is the server's subscription of an import on subject: a
 // client's message enters the chain at hop 0 (deliver), a forwarded one
@@ -319,16 +322,21 @@ func (s *Server) installImports(accounts []Account, set accountSet) error {
 		for _, im := range a.Imports.Streams {
 			exporter := set[im.Account]
 			var hop importHop
+			reach := &streamReach{importer: importer}
 			if im.Prefix != "" {
-				hop = s.prefixForwarder(importer, strings.TrimSuffix(im.Prefix, ".")+".")
+				reach.prefix = strings.TrimSuffix(im.Prefix, ".") + "."
+				hop = s.prefixForwarder(importer, reach.prefix)
 			} else {
 				tr := importTransform(im.Subject, streamImportSubject(im))
-				hop = func(_ *conn, _ int, subject, reply []byte, hdr int, msg []byte) bool {
-					to, ok := applyImport(tr, subject)
-					return ok && s.routeImported(importer.trie, streamImportEnd, to, reply, hdr, msg) > 0
+				reach.tr = tr
+				hop = func(_ *conn, _ int, to, subject, reply []byte, hdr int, msg []byte) bool {
+					mapped, ok := applyImport(tr, to)
+					return ok && s.routeImported(importer.trie, streamImportEnd, mapped, shownAfterImport(to, subject, mapped), reply, hdr, msg) > 0
 				}
 			}
 			sub := importSub(im.Subject, hop)
+			sub.reach = reach
+			s.addImportWatches(watchesFor(im))
 			if _, err := s.subscribeIn(exporter, sub); err != nil {
 				return fmt.Errorf("server: account %q: stream import %q: %w", a.Name, im.Subject, err)
 			}
@@ -362,6 +370,21 @@ func (s *Server) uninstallImports() {
 		s.unsubscribeIn(in.acc, in.sub)
 	}
 	s.installed = nil
+	s.watchers.imports.Store(nil)
+}
+
+// addImportWatches adds watches to the interest watchers' imports
+// (reloadMu held, or in New).
+func (s *Server) addImportWatches(watches []importWatch) {
+	if len(watches) == 0 {
+		return
+	}
+	var list []importWatch
+	if old := s.watchers.imports.Load(); old != nil {
+		list = append(list, *old...)
+	}
+	list = append(list, watches...)
+	s.watchers.imports.Store(&list)
 }
 
 // subjectBufs are the buffers prefixed stream imports build subjects in:
@@ -372,11 +395,11 @@ var subjectBufs = sync.Pool{New: func() any { b := make([]byte, 0, 128); return 
 // message into importer under prefix (ending in "."), without an
 // allocation (see BenchmarkImportHop).
 func (s *Server) prefixForwarder(importer *account, prefix string) importHop {
-	return func(_ *conn, _ int, subject, reply []byte, hdr int, msg []byte) bool {
+	return func(_ *conn, _ int, to, subject, reply []byte, hdr int, msg []byte) bool {
 		bp := subjectBufs.Get().(*[]byte)
-		to := append(append((*bp)[:0], prefix...), subject...)
-		n := s.routeImported(importer.trie, streamImportEnd, to, reply, hdr, msg)
-		*bp = to
+		prefixed := append(append((*bp)[:0], prefix...), to...)
+		n := s.routeImported(importer.trie, streamImportEnd, prefixed, shownAfterImport(to, subject, prefixed), reply, hdr, msg)
+		*bp = prefixed
 		subjectBufs.Put(bp)
 		return n > 0
 	}
@@ -408,8 +431,8 @@ func (s *Server) serviceForwarder(importer, exporter *account, tr *subjects.Tran
 	threshold := cmpOr(e.ResponseThreshold, DefaultResponseThreshold)
 	single := e.ResponseType == "" || e.ResponseType == "singleton"
 	latency := e.Latency
-	return func(from *conn, hops int, subject, reply []byte, hdr int, msg []byte) bool {
-		to, ok := applyImport(tr, subject)
+	return func(from *conn, hops int, to, subject, reply []byte, hdr int, msg []byte) bool {
+		mapped, ok := applyImport(tr, to)
 		if !ok {
 			return false
 		}
@@ -426,7 +449,7 @@ func (s *Server) serviceForwarder(importer, exporter *account, tr *subjects.Tran
 			back := string(reply) // the publisher's buffer is not ours to keep
 			// A response goes back along the chain its request came:
 			// the requester's reply subject may be another import's.
-			resp = importSub(serviceReplyPrefix+responseToken(), func(responder *conn, rhops int, _, _ []byte, h int, m []byte) bool {
+			resp = importSub(serviceReplyPrefix+responseToken(), func(responder *conn, rhops int, _, _, _ []byte, h int, m []byte) bool {
 				first := answered.CompareAndSwap(false, true)
 				if single && !first {
 					return false
@@ -437,7 +460,8 @@ func (s *Server) serviceForwarder(importer, exporter *account, tr *subjects.Tran
 				if first && track != nil {
 					s.publishLatency(exporter, latency.Subject, track.answered(responder))
 				}
-				return s.routeImported(importer.trie, rhops+1, []byte(back), nil, h, m) > 0
+				to := []byte(back)
+				return s.routeImported(importer.trie, rhops+1, to, to, nil, h, m) > 0
 			})
 			if _, err := s.subscribeIn(exporter, resp); err != nil {
 				return false
@@ -453,7 +477,7 @@ func (s *Server) serviceForwarder(importer, exporter *account, tr *subjects.Tran
 			// A request nobody can answer: the reference reports it.
 			s.publishLatency(exporter, latency.Subject, track.failed(400))
 		}
-		n := s.routeImported(exporter.trie, hops+1, to, via, hdr, msg)
+		n := s.routeImported(exporter.trie, hops+1, mapped, shownAfterImport(to, subject, mapped), via, hdr, msg)
 		if n == 0 && resp != nil {
 			s.unsubscribeIn(exporter, resp)
 			if track != nil && answered.CompareAndSwap(false, true) {
@@ -478,7 +502,22 @@ func responseToken() string {
 }
 
 // routeImported delivers a message that came through hops imports into
-// trie: to its subscribers and on through the imports there.
-func (s *Server) routeImported(trie *subjects.Trie[*subscription], hops int, to, reply []byte, hdr int, msg []byte) int {
-	return s.routeFrom(trie, nil, to, to, reply, hdr, msg, hops)
+// trie, matched on to and showing subject: to its subscribers and on
+// through the imports there. A JetStream delivery (to differs from
+// subject) keeps the stored-read rule in the importer: routeFrom checks
+// its stored subject against each receiver's rights.
+func (s *Server) routeImported(trie *subjects.Trie[*subscription], hops int, to, subject, reply []byte, hdr int, msg []byte) int {
+	return s.routeFrom(trie, nil, to, subject, reply, hdr, msg, hops)
+}
+
+// shownAfterImport is the subject a message shows once an import mapped
+// to (what it matched) to mapped: mapped, except for a JetStream
+// delivery, which keeps showing its stored subject, as in the reference
+// (its subscribers see the stored message's subject whatever inbox it
+// came to).
+func shownAfterImport(to, subject, mapped []byte) []byte {
+	if string(to) == string(subject) {
+		return mapped
+	}
+	return subject
 }

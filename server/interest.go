@@ -17,6 +17,10 @@ type interestWatchers struct {
 
 	mu        sync.Mutex // guards bySubject
 	bySubject map[string][]*interestWatcher
+
+	// imports are the stream imports that deliver under another subject
+	// (importreach.go), replaced whole when imports are installed.
+	imports atomic.Pointer[[]importWatch]
 }
 
 type interestWatcher struct{ notify func() }
@@ -58,6 +62,13 @@ func (w *interestWatchers) changed(pattern string) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.notifyLocked(pattern)
+	w.throughImports(pattern)
+}
+
+// notifyLocked tells the watchers of the subjects pattern matches (w.mu
+// held).
+func (w *interestWatchers) notifyLocked(pattern string) {
 	if subjects.ValidLiteral(pattern) {
 		for _, iw := range w.bySubject[pattern] {
 			iw.notify()

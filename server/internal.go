@@ -68,10 +68,14 @@ func (j jetstreamCore) Deliver(inbox, subject, reply string, hdr, data []byte) i
 // client's publish buffer, which they must not keep either.
 func stringBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
-// HasInterest reports whether anything would receive a message on subject.
+// HasInterest reports whether anything would receive a message on
+// subject: a stream import's subscription only while its importer has a
+// subscriber where it delivers (importreach.go).
 func (j jetstreamCore) HasInterest(subject string) bool {
-	return !j.acc.trie.MatchString(subject).Empty()
+	return anyReceiver(j.acc.trie, stringBytes(subject), anySubscription)
 }
+
+func anySubscription(*subscription) bool { return true }
 
 // WatchInterest calls notify whenever a client subscription matching the
 // literal subject comes or goes. The watchers do not tell accounts apart:

@@ -239,6 +239,11 @@ func (mt *msgTrace) send() {
 	mt.srv.routeIn(mt.from.trie, nil, dest, dest, nil, -1, data)
 }
 
+// tracingOnly reports whether c is routing a trace-only publish, which
+// no server-owned subscription but a stream's capture takes (an import
+// forwards nothing of it either).
+func (c *conn) tracingOnly() bool { return c != nil && c.msgTrace != nil && c.msgTrace.only }
+
 // deliverTraced is deliver for a traced publish: each subscription it
 // reaches gets an egress event; with trace-only nothing is queued, and of
 // the server's own subscriptions only streams' captures are called (they
@@ -247,7 +252,7 @@ func (c *conn) deliverTraced(mt *msgTrace, sub *subscription, subject, reply []b
 	switch {
 	case sub.request != nil && sub.capture:
 		return sub.request(tracedRights{Rights: c.rights(), mt: mt}, subject, reply, hdr, msg)
-	case sub.handler != nil || sub.request != nil || sub.imported:
+	case sub.handler != nil || sub.request != nil:
 		if mt.only {
 			return false
 		}

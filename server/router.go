@@ -34,7 +34,10 @@ type subscription struct {
 	// maxImportHops) with the count carried along.
 	imported bool
 	hop      importHop
-	sid      []byte // exactly as the client sent it
+	// reach is where a stream import's subscription delivers, for
+	// JetStream's interest checks (importreach.go); nil for any other.
+	reach *streamReach
+	sid   []byte // exactly as the client sent it
 	// rights are the subscriber's permissions when they limit what it may
 	// receive, else nil; a config reload swaps them (reload.go).
 	rights atomic.Pointer[subRights]
@@ -118,8 +121,11 @@ func (s *Server) routeFrom(trie *subjects.Trie[*subscription], c *conn, to, subj
 		if !echo && sub.conn == c {
 			continue
 		}
-		if hops > 0 && sub.imported {
-			if hops < maxImportHops && sub.hop(c, hops, subject, reply, hdr, msg) {
+		if sub.imported {
+			// An import matches on to and forwards what the message
+			// shows: for a JetStream delivery, the inbox and the stored
+			// subject (imports.go).
+			if hops < maxImportHops && !c.tracingOnly() && sub.hop(c, hops, to, subject, reply, hdr, msg) {
 				delivered++
 			}
 			continue
@@ -212,14 +218,12 @@ func queueMember(groups []subjects.Group[*subscription], first, n int) *subscrip
 }
 
 // deliver queues one message on a subscription's connection, honouring
-// auto-unsubscribe and the slow-consumer limit.
+// auto-unsubscribe and the slow-consumer limit. sub is never an
+// import's: routeFrom forwards those itself.
 // c is the publishing connection, or nil for the server itself.
 func (c *conn) deliver(sub *subscription, subject, reply []byte, hdr int, msg []byte) bool {
 	if c != nil && c.msgTrace != nil {
 		return c.deliverTraced(c.msgTrace, sub, subject, reply, hdr, msg)
-	}
-	if sub.imported {
-		return sub.hop(c, 0, subject, reply, hdr, msg)
 	}
 	if sub.handler != nil {
 		return sub.handler(subject, reply, hdr, msg)

@@ -113,12 +113,29 @@ func (s *Server) sysAccountRequest(trie *subjects.Trie[*subscription], e func(ac
 // JetStream (the system account, or one without a jetstream key) in
 // trie, as the reference does.
 func (s *Server) noJetStream(trie *subjects.Trie[*subscription]) RequestHandler {
-	return func(_ Rights, _, reply []byte, _ int, _ []byte) bool {
+	return func(_ Rights, subject, reply []byte, _ int, _ []byte) bool {
+		if serviceImported(trie, subject) {
+			// Another account's JetStream answers it through the
+			// import, as in the reference, where an account without
+			// JetStream has no API of its own to answer first.
+			return false
+		}
 		if len(reply) > 0 {
 			s.replyNoJetStream(trie, reply)
 		}
 		return true
 	}
+}
+
+// serviceImported reports whether a service import of trie's account
+// takes requests on subject.
+func serviceImported(trie *subjects.Trie[*subscription], subject []byte) bool {
+	for _, sub := range trie.Match(subject).Plain {
+		if sub.imported && sub.reach == nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) replyNoJetStream(trie *subjects.Trie[*subscription], reply []byte) {
