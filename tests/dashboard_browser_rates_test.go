@@ -17,13 +17,22 @@ import (
 // text is the text of the first element sel matches.
 func text(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
-	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	s, err := chromedp.Run(tctx, chromedp.Text(chromedp.CSS(sel)))
-	if err != nil {
-		t.Fatalf("text of %s: %v", sel, err)
+	// Read in one evaluation, not by node id: the dashboard re-renders
+	// its tables every second, and a node found and then read in two
+	// steps can be gone in between ("No node with given id found").
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		got, err := chromedp.Run(tctx, chromedp.Evaluate[*string](fmt.Sprintf(`(() => { const e = document.querySelector(%q); return e ? e.innerText : null })()`, sel)))
+		cancel()
+		if err == nil && got != nil {
+			return *got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("text of %s: %v (found: %v)", sel, err, got != nil)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the page: nothing to wait on
 	}
-	return s
 }
 
 // The dashboard's first-hour problems (issue 23, item 7): a byte rate is

@@ -68,7 +68,15 @@ func TestReloadLowerMaxConnectionsAsReference(t *testing.T) {
 				t.Errorf("%d connections open after the reload, want 2", open)
 			}
 			code, body := fetch(t, "http://"+side.http+"/connz?state=closed")
-			if code != 200 || strings.Count(string(body), `"Maximum Connections Exceeded"`) != 3 {
+			exceeded := strings.Count(string(body), `"Maximum Connections Exceeded"`)
+			// The reference records "Client Closed" now and then, when the
+			// client's own close of a connection it was told to drop is
+			// seen first (a race of its own, seen in CI); bus records why
+			// it closed them.
+			if side.name == "reference" {
+				exceeded += strings.Count(string(body), `"Client Closed"`)
+			}
+			if code != 200 || exceeded != 3 {
 				t.Errorf("/connz?state=closed (%d) does not list 3 × Maximum Connections Exceeded:\n%s", code, body)
 			}
 		})
