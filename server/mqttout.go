@@ -40,6 +40,34 @@ func mqttHidden(pattern string, subject []byte) bool {
 	return len(subject) > 0 && subject[0] == '$' && pattern != "" && (pattern[0] == '*' || pattern[0] == '>')
 }
 
+// publishHead writes into o.line a PUBLISH's fixed header (first byte
+// first), topic and, at QoS 1 or 2, packet id pi, for a payload of n
+// bytes, and returns it; false for a topic longer than MQTT allows. The
+// topic goes first, after room for the fixed header and its length, so
+// the header can be written in front of it once the topic's length is
+// known. With o.mu held.
+func (o *outbound) publishHead(first byte, subject []byte, pi uint16, n int) ([]byte, bool) {
+	const room = 7 // type byte, up to 4 length bytes, topic length
+	b := append(o.line[:0], make([]byte, room)...)
+	b = mqtt.SubjectToTopic(b, bytesView(subject))
+	topic := len(b) - room
+	if topic > 0xffff {
+		return nil, false
+	}
+	rest := 2 + topic + n
+	if first&0x06 != 0 {
+		b = append(b, byte(pi>>8), byte(pi))
+		rest += 2
+	}
+	var hdrBuf [5]byte
+	h := mqtt.AppendFixedHeader(hdrBuf[:0], first, rest)
+	start := room - 2 - len(h)
+	copy(b[start:], h)
+	b[room-2], b[room-1] = byte(topic>>8), byte(topic)
+	o.line = b
+	return b[start:], true
+}
+
 // appendPublish queues a message for an MQTT subscriber as a QoS 0
 // PUBLISH. MQTT 3.1.1 has no headers: a header block is left out, as
 // the reference does. It allocates nothing once o.line has grown to the
@@ -54,23 +82,11 @@ func (o *outbound) appendPublish(subject []byte, hdr int, msg []byte) appendResu
 	if !ok {
 		return refused
 	}
-	// The topic first, after room for the fixed header and its length,
-	// so the fixed header can be written in front of it.
-	const room = 7 // type byte, up to 4 length bytes, topic length
-	b := append(o.line[:0], make([]byte, room)...)
-	b = mqtt.SubjectToTopic(b, bytesView(subject))
-	topic := len(b) - room
-	if topic > 0xffff {
+	head, ok := o.publishHead(byte(mqtt.PUBLISH)<<4, subject, 0, len(msg))
+	if !ok {
 		return appendResult{} // no MQTT topic is that long; nothing to deliver
 	}
-	rest := 2 + topic + len(msg)
-	var hdrBuf [5]byte
-	h := mqtt.AppendFixedHeader(hdrBuf[:0], byte(mqtt.PUBLISH)<<4, rest)
-	start := room - 2 - len(h)
-	copy(b[start:], h)
-	b[room-2], b[room-1] = byte(topic>>8), byte(topic)
-	o.line = b
-	o.write(b[start:])
+	o.write(head)
 	o.write(msg)
 	o.msgs++
 	o.bytes += int64(len(msg))

@@ -375,25 +375,15 @@ func (o *outbound) appendPublishQoS1(subject []byte, pi uint16, dup bool, payloa
 	if !ok {
 		return refused
 	}
-	const room = 7 // type byte, up to 4 length bytes, topic length
-	b := append(o.line[:0], make([]byte, room)...)
-	b = mqtt.SubjectToTopic(b, bytesView(subject))
-	topic := len(b) - room
-	if topic > 0xffff {
-		return appendResult{}
-	}
-	b = append(b, byte(pi>>8), byte(pi))
 	first := byte(mqtt.PUBLISH)<<4 | 1<<1
 	if dup {
 		first |= 0x08
 	}
-	var hdrBuf [5]byte
-	h := mqtt.AppendFixedHeader(hdrBuf[:0], first, 2+topic+2+len(payload))
-	start := room - 2 - len(h)
-	copy(b[start:], h)
-	b[room-2], b[room-1] = byte(topic>>8), byte(topic)
-	o.line = b
-	o.write(b[start:])
+	head, ok := o.publishHead(first, subject, pi, len(payload))
+	if !ok {
+		return appendResult{}
+	}
+	o.write(head)
 	o.write(payload)
 	o.msgs++
 	o.bytes += int64(len(payload))
