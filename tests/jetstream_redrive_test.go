@@ -8,6 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/bus-dev/bus/server"
 )
 
 type redriveResult struct {
@@ -209,4 +211,48 @@ func TestClientsMayNotFakeInternalAcks(t *testing.T) {
 	rc.expect("-ERR 'Permissions Violation for Publish to \"$BUS.DLQ.ACK.JOBS.W\"'\r\n")
 	rc.send("PUB jobs.x $BUS.DLQ.REDRIVEACK.DLQ.1.1 2\r\n{}\r\n")
 	rc.expect("-ERR 'Permissions Violation for Publish with Reply of \"$BUS.DLQ.REDRIVEACK.DLQ.1.1\"'\r\n")
+}
+
+// A redrive reads the dead letters as the user who asks: a stream that
+// holds them only through a source (no subjects of its own) is checked
+// against every subject it may hold, so a user who may not read the
+// dead-letter subject cannot move them through the copy.
+func TestRedriveOfSourcedCopyNeedsReadRights(t *testing.T) {
+	t.Parallel()
+	users := []server.User{
+		{Name: "admin", Password: "a"},
+		{Name: "worker", Password: "w", Permissions: &server.Permissions{
+			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", "jobs.>"}},
+		}},
+	}
+	s := startBus(t, server.Options{Host: "127.0.0.1", StoreDir: t.TempDir(), JetStream: true,
+		Authorization: server.Authorization{Users: users}})
+	nc := connect(t, busURL(s), nats.UserInfo("admin", "a"))
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	deadLetterJobs(t, js, nc, 2)
+	copyOf, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "DLQCOPY", Sources: []*jetstream.StreamSource{{Name: "DLQ"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, func() bool {
+		i, err := copyOf.Info(ctx)
+		return err == nil && i.State.Msgs == 2
+	})
+	worker := connect(t, busURL(s), nats.UserInfo("worker", "w"))
+	for _, body := range []string{`{}`, `{"filter":"dlq.jobs"}`} {
+		r := redrive(t, worker, "DLQCOPY", body)
+		if r.Error == nil || r.Error.Code != 403 || r.Redriven != 0 {
+			t.Errorf("worker's redrive %s of a sourced copy: %+v, want 403 and nothing moved", body, r)
+		}
+	}
+	if i, _ := copyOf.Info(ctx); i.State.Msgs != 2 {
+		t.Fatalf("DLQCOPY has %d messages after refused redrives, want 2", i.State.Msgs)
+	}
+	if r := redrive(t, nc, "DLQCOPY", `{}`); r.Error != nil || r.Redriven != 2 {
+		t.Fatalf("admin's redrive of the copy: %+v", r)
+	}
 }

@@ -112,7 +112,9 @@ func (svc *Service) redrive(from Rights, name string, body []byte) redriveRespon
 		resp.Error = e
 		return resp
 	}
-	readable := st.config().Subjects
+	// Everything the stream may hold, sources and mirrors included: a
+	// dead-letter stream fed only by sources has no subjects of its own.
+	readable := svc.sh.heldSubjects(st.config(), maxHeldDepth)
 	if req.Filter != "" {
 		readable = []string{req.Filter}
 	}
