@@ -33,15 +33,15 @@ func TestCostTable(t *testing.T) {
 	synced := func(c cost, fsyncs int64) cost { c.fsyncs = fsyncs; return c }
 	res := []result{
 		{sc: scenario{name: "core", msgs: 1_000_000},
-			by: [2]series{
+			by: []series{
 				{costs: []cost{run(2, 20, 0, 3000, 1000), run(1, 22, 0, 1000, 1000), run(3, 21, 0, 2000, 1000)}},
 				{costs: []cost{run(0.5, 15, 0, 100, 500), run(1.5, 15, 0, 100, 500)}, failures: []string{"boom"}},
 			}},
-		{sc: scenario{name: "RSS"}, by: [2]series{{costs: []cost{run(0.1, 300, 0, 0, 0)}}, {costs: []cost{run(0.1, 100, 0, 0, 0)}}}},
+		{sc: scenario{name: "RSS"}, by: []series{{costs: []cost{run(0.1, 300, 0, 0, 0)}}, {costs: []cost{run(0.1, 100, 0, 0, 0)}}}},
 		{sc: scenario{name: "JS", msgs: 10_000, jetstream: true},
-			by: [2]series{{costs: []cost{run(0.85, 21, 1_720_000, 22400, 22400)}}, {na: errNotApplicable.Error() + ": JetStream not implemented"}}},
+			by: []series{{costs: []cost{run(0.85, 21, 1_720_000, 22400, 22400)}}, {na: errNotApplicable.Error() + ": JetStream not implemented"}}},
 		{sc: scenario{name: "JS sync", msgs: 2_000, jetstream: true},
-			by: [2]series{{costs: []cost{run(0.3, 21, 0, 4000, 4000)}}, {costs: []cost{synced(run(0.5, 19, 8_000_000, 4000, 4000), 2000), synced(run(0.5, 19, 8_000_000, 4000, 4000), 1000)}}}},
+			by: []series{{costs: []cost{run(0.3, 21, 0, 4000, 4000)}}, {costs: []cost{synced(run(0.5, 19, 8_000_000, 4000, 4000), 2000), synced(run(0.5, 19, 8_000_000, 4000, 4000), 1000)}}}},
 	}
 	tbl := costTable(res)
 	lines := strings.Split(strings.TrimSpace(tbl), "\n")

@@ -64,8 +64,11 @@ func run() int {
 		}
 	}
 	d := docs{started: time.Now(), machine: describeMachine(), tools: t, pairs: cfg.pairs, note: cfg.note,
-		flavors: [2]flavor{referenceFlavor(t), busFlavor(t)},
+		flavors: []flavor{referenceFlavor(t), busFlavor(t)},
 		command: strings.TrimSpace("go run ./tests/bench " + strings.Join(os.Args[1:], " "))}
+	if path, ok := mosquittoPath(); ok {
+		d.flavors = append(d.flavors, mosquittoFlavor(path))
+	}
 	cpuStart, cpuErr := readCPUUse()
 	r := &runner{flavors: d.flavors, tools: t, pairs: cfg.pairs, tmp: tmp, perfDir: cfg.perfDir, log: os.Stderr}
 	results := r.runAll(ctx, list)
@@ -73,7 +76,7 @@ func run() int {
 	if cpuEnd, err := readCPUUse(); err == nil && cpuErr == nil {
 		d.othersCores = othersCores(cpuStart, cpuEnd)
 	}
-	fmt.Printf("\n%s\n%s\n", table(rows(results)), costTable(results))
+	fmt.Printf("\n%s\n%s\n%s\n", table(rows(results)), costTable(results), mqttTable(results, d.flavors))
 	if ctx.Err() != nil {
 		fmt.Fprintln(os.Stderr, "bench: interrupted; report not written")
 		return 130

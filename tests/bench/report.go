@@ -123,7 +123,7 @@ type docs struct {
 	machine           machine
 	othersCores       float64 // average cores other processes kept busy
 	tools             tools
-	flavors           [2]flavor
+	flavors           []flavor
 	command           string // how the suite was invoked
 	pairs             int
 	note              string // free text from --note
@@ -176,6 +176,9 @@ func writeDocs(path string, d docs, results []result) error {
 	p("%s\n", table(rows(results)))
 	p("## Server cost per message\n\n%s\n", costHowTo())
 	p("%s\n", costTable(results))
+	if mt := mqttTable(results, d.flavors); mt != "" {
+		p("## MQTT: bus, nats-server and mosquitto\n\n%s\n%s\n", mqttHowTo(), mt)
+	}
 	var fails []string
 	for _, res := range results {
 		for f, s := range res.by {

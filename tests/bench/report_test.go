@@ -42,9 +42,9 @@ func TestRowsRatioAndMissingValues(t *testing.T) {
 	t.Parallel()
 	res := []result{
 		{sc: scenario{name: "core", metrics: []metric{{unit: "msgs/s"}}},
-			by: [2]series{{runs: [][]float64{{100}, {300}, {200}}}, {runs: [][]float64{{150}, {250}}, failures: []string{"boom"}}}},
+			by: []series{{runs: [][]float64{{100}, {300}, {200}}}, {runs: [][]float64{{150}, {250}}, failures: []string{"boom"}}}},
 		{sc: scenario{name: "JS", metrics: []metric{{unit: "msgs/s"}}},
-			by: [2]series{{runs: [][]float64{{10}}}, {na: errNotApplicable.Error() + ": JetStream not implemented"}}},
+			by: []series{{runs: [][]float64{{10}}}, {na: errNotApplicable.Error() + ": JetStream not implemented"}}},
 	}
 	rs := rows(res)
 	if got := rs[0]; got.ref != "200" || got.bus != "200 (1 of 3 runs failed)" || got.ratio != "1.00" || got.refSpread != "±50%" {

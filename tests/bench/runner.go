@@ -24,17 +24,20 @@ type series struct {
 	cmds     []string    // what the first run executed
 }
 
-// result holds a scenario's series for both flavors, in runner.flavors order.
+// result holds a scenario's series for each flavor, in runner.flavors
+// order: the reference, bus, then any MQTT-only broker (whose series is
+// empty for the other scenarios).
 type result struct {
 	sc  scenario
-	by  [2]series
+	by  []series
 	dur time.Duration
 }
 
-// runner runs scenarios on the two flavors, alternating them run by run
-// (reference first) so that slow drifts of the machine hit both alike.
+// runner runs scenarios on the flavors, alternating them run by run
+// (reference first) so that slow drifts of the machine hit all alike. An
+// MQTT-only flavor runs the MQTT scenarios only.
 type runner struct {
-	flavors [2]flavor
+	flavors []flavor
 	tools   tools
 	pairs   int
 	tmp     string // parent of every run's scratch directory
@@ -48,11 +51,11 @@ func (r *runner) runAll(ctx context.Context, list []scenario) []result {
 	var results []result
 	for i, sc := range list {
 		start := time.Now()
-		res := result{sc: sc}
+		res := result{sc: sc, by: make([]series, len(r.flavors))}
 		for pair := range r.pairs {
 			for f, fl := range r.flavors {
 				s := &res.by[f]
-				if s.na != "" || ctx.Err() != nil {
+				if s.na != "" || ctx.Err() != nil || (fl.mqttOnly && !sc.mqtt) {
 					continue
 				}
 				runStart := time.Now()
@@ -99,7 +102,7 @@ func (r *runner) once(ctx context.Context, sc scenario, f flavor, run int) ([]fl
 	defer os.RemoveAll(dir)
 	ctx, cancel := context.WithTimeout(ctx, sc.timeout)
 	defer cancel()
-	srv, err := startServer(ctx, f, dir, sc.jetstream, sc.websocket)
+	srv, err := startServer(ctx, f, dir, sc.jetstream, listeners{websocket: sc.websocket, mqtt: sc.mqtt})
 	if err != nil {
 		return nil, cost{}, nil, err
 	}
@@ -108,7 +111,7 @@ func (r *runner) once(ctx context.Context, sc scenario, f flavor, run int) ([]fl
 			fmt.Fprintf(r.log, "    %s: stop: %v\n", f.name, err)
 		}
 	}()
-	if sc.jetstream && !srv.jetstream {
+	if sc.jetstream && !srv.jetstream && !f.mqttOnly {
 		return nil, cost{}, nil, fmt.Errorf("%w: JetStream not implemented", errNotApplicable)
 	}
 	var prof *profiler

@@ -19,6 +19,7 @@ type scenario struct {
 	name      string
 	jetstream bool          // needs JetStream; the reference gets -js
 	websocket bool          // both servers get a websocket listener (-c with a websocket block)
+	mqtt      bool          // an MQTT scenario: both servers get an MQTT listener, and mosquitto runs it too
 	timeout   time.Duration // bounds one run, server start to stop
 	metrics   []metric
 	// msgs is how many messages the measured part of a run moves: what
@@ -34,6 +35,7 @@ type scenario struct {
 // per run on a 2-core machine, the quick set at well under one.
 type sizes struct {
 	core, large, fanout, queue, reqrep, interest, jsSync, jsAsync, ws int // messages
+	mqtt, mqttQoS1                                                    int // messages
 	idleConns, memSubs                                                int
 	quick                                                             bool
 }
@@ -41,11 +43,11 @@ type sizes struct {
 func sizesFor(quick bool) sizes {
 	if quick {
 		return sizes{core: 200_000, large: 2_000, fanout: 50_000, queue: 100_000, ws: 100_000,
-			reqrep: 2_000, interest: 100_000, jsSync: 2_000, jsAsync: 50_000,
+			reqrep: 2_000, interest: 100_000, jsSync: 2_000, jsAsync: 50_000, mqtt: 50_000, mqttQoS1: 5_000,
 			idleConns: 5_000, memSubs: 250_000, quick: true}
 	}
 	return sizes{core: 1_000_000, large: 10_000, fanout: 200_000, queue: 500_000, ws: 500_000,
-		reqrep: 10_000, interest: 500_000, jsSync: 10_000, jsAsync: 200_000,
+		reqrep: 10_000, interest: 500_000, jsSync: 10_000, jsAsync: 200_000, mqtt: 200_000, mqttQoS1: 20_000,
 		idleConns: 10_000, memSubs: 1_000_000}
 }
 
@@ -94,6 +96,15 @@ func scenarios(s sizes) []scenario {
 	add(false, scenario{name: "RSS WebSocket", websocket: true,
 		metrics: []metric{{label: "idle", unit: "MiB", lowerIsBetter: true}, {label: count(s.idleConns) + " idle conns", unit: "MiB", lowerIsBetter: true}},
 		run:     idleConns{n: s.idleConns, websocket: true}.run})
+	mqtt := func(fullOnly bool, name string, p mqttPubSub) {
+		add(fullOnly, scenario{name: name, jetstream: true, mqtt: true, metrics: throughput, msgs: p.n, run: p.run})
+	}
+	mqtt(false, "MQTT QoS 0 pub→sub 16 B", mqttPubSub{n: s.mqtt, size: 16})
+	mqtt(true, "MQTT QoS 0 pub→sub 1 KiB", mqttPubSub{n: s.mqtt / 2, size: 1024})
+	mqtt(false, "MQTT QoS 1 pub→sub 16 B", mqttPubSub{n: s.mqttQoS1, size: 16, qos: 1})
+	add(false, scenario{name: "RSS MQTT", jetstream: true, mqtt: true,
+		metrics: []metric{{label: "idle", unit: "MiB", lowerIsBetter: true}, {label: count(s.idleConns) + " idle conns", unit: "MiB", lowerIsBetter: true}},
+		run:     idleConns{n: s.idleConns, mqtt: true}.run})
 	js := func(fullOnly bool, name string, msgs int, run func(context.Context, *env) ([]float64, error)) {
 		add(fullOnly, scenario{name: name, jetstream: true, metrics: throughput, msgs: msgs, run: run})
 	}

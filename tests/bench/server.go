@@ -24,13 +24,18 @@ const (
 	pollEvery    = 10 * time.Millisecond
 )
 
-// flavor is one of the two servers under comparison.
+// flavor is one of the servers under comparison.
 type flavor struct {
-	name string // "nats-server" or "bus", as printed in the table
+	name string // "nats-server", "bus" or "mosquitto", as printed in the tables
 	// argv returns the command line for a server on loopback at port, with
 	// monitoring at httpPort and its store in dir; JetStream is on only
 	// for the JetStream scenarios, in both servers alike.
 	argv func(port, httpPort int, dir string, jetstream bool) []string
+	// mqttOnly marks a broker that speaks MQTT and nothing else
+	// (mosquitto): it runs the MQTT scenarios only, from a config file of
+	// its own that mqttOnlyConfig writes, and is ready once it answers an
+	// MQTT CONNECT.
+	mqttOnly bool
 }
 
 func referenceFlavor(t tools) flavor {
@@ -57,6 +62,7 @@ type server struct {
 	addr      string // host:port for clients
 	url       string // nats://host:port
 	wsURL     string // ws://host:port of the websocket listener, "" without one
+	mqttAddr  string // host:port of the MQTT listener, "" without one
 	httpURL   string // http://host:port of the monitoring endpoint
 	jetstream bool   // the INFO it sent advertised JetStream
 	logPath   string
@@ -64,12 +70,22 @@ type server struct {
 	waitErr   error         // set before done is closed
 }
 
+// listeners are the listeners besides the client port that a scenario
+// needs, in both NATS flavors alike.
+type listeners struct {
+	websocket bool // a plain websocket listener that offers compression
+	mqtt      bool // an MQTT listener (nats-server's needs JetStream and a server name)
+}
+
 // startServer starts f on free loopback ports with a store under dir and
-// returns once it has sent INFO to a client and answers /varz. With
-// websocket, both flavors also read a config file (nats-server's
-// syntax, which bus reads too) with a plain websocket listener that
-// offers compression.
-func startServer(ctx context.Context, f flavor, dir string, jetstream, websocket bool) (*server, error) {
+// returns once it has sent INFO to a client and answers /varz (an
+// MQTT-only broker: once it answers an MQTT CONNECT). With extra
+// listeners, the NATS flavors also read a config file (nats-server's
+// syntax, which bus reads too) that declares them.
+func startServer(ctx context.Context, f flavor, dir string, jetstream bool, extra listeners) (*server, error) {
+	if f.mqttOnly {
+		return startMQTTOnly(ctx, f, dir)
+	}
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -89,43 +105,61 @@ func startServer(ctx context.Context, f flavor, dir string, jetstream, websocket
 	}
 	defer logFile.Close() // the child holds its own descriptor
 	argv := f.argv(port, httpPort, store, jetstream)
-	wsPort := 0
-	if websocket {
+	var wsPort, mqttPort int
+	var conf strings.Builder
+	if extra.websocket {
 		if wsPort, err = freePort(); err != nil {
 			return nil, err
 		}
-		conf := filepath.Join(dir, "websocket.conf")
-		block := fmt.Sprintf("websocket {\n  host: \"127.0.0.1\"\n  port: %d\n  no_tls: true\n  compression: true\n}\n", wsPort)
-		if err := os.WriteFile(conf, []byte(block), 0o644); err != nil {
+		fmt.Fprintf(&conf, "websocket {\n  host: \"127.0.0.1\"\n  port: %d\n  no_tls: true\n  compression: true\n}\n", wsPort)
+	}
+	if extra.mqtt {
+		if mqttPort, err = freePort(); err != nil {
 			return nil, err
 		}
-		argv = append(argv, "-c", conf)
+		fmt.Fprintf(&conf, "server_name: bench\nmqtt {\n  host: \"127.0.0.1\"\n  port: %d\n}\n", mqttPort)
 	}
+	if conf.Len() > 0 {
+		path := filepath.Join(dir, "listeners.conf")
+		if err := os.WriteFile(path, []byte(conf.String()), 0o644); err != nil {
+			return nil, err
+		}
+		argv = append(argv, "-c", path)
+	}
+	s, err := launch(f, argv, logPath, logFile)
+	if err != nil {
+		return nil, err
+	}
+	s.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	s.httpURL = "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(httpPort))
+	s.url = "nats://" + s.addr
+	if wsPort != 0 {
+		s.wsURL = "ws://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(wsPort))
+	}
+	if mqttPort != 0 {
+		s.mqttAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(mqttPort))
+	}
+	if err := s.waitReady(ctx); err != nil {
+		_ = s.stop()
+		return nil, fmt.Errorf("%s not ready: %w\n%s", f.name, err, s.logTail())
+	}
+	return s, nil
+}
+
+// launch starts argv with its output in logFile and a goroutine that
+// records its exit.
+func launch(f flavor, argv []string, logPath string, logFile *os.File) (*server, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = childAttr()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", f.name, err)
 	}
-	s := &server{
-		cmd:     cmd,
-		addr:    net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-		httpURL: "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(httpPort)),
-		logPath: logPath,
-		done:    make(chan struct{}),
-	}
-	s.url = "nats://" + s.addr
-	if wsPort != 0 {
-		s.wsURL = "ws://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(wsPort))
-	}
+	s := &server{cmd: cmd, logPath: logPath, done: make(chan struct{})}
 	go func() {
 		s.waitErr = cmd.Wait()
 		close(s.done)
 	}()
-	if err := s.waitReady(ctx); err != nil {
-		_ = s.stop()
-		return nil, fmt.Errorf("%s not ready: %w\n%s", f.name, err, s.logTail())
-	}
 	return s, nil
 }
 

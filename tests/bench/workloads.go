@@ -250,6 +250,7 @@ func interestPattern(i int) string {
 type idleConns struct {
 	n         int
 	websocket bool // through the websocket listener (dialWS)
+	mqtt      bool // MQTT connections to the MQTT listener (dialMQTT)
 }
 
 func (c idleConns) run(ctx context.Context, e *env) ([]float64, error) {
@@ -257,7 +258,11 @@ func (c idleConns) run(ctx context.Context, e *env) ([]float64, error) {
 	if c.websocket {
 		kind, addr, dial = "WebSocket (upgrade, then)", e.srv.wsURL, dialWS
 	}
-	e.note(fmt.Sprintf("(in process) %d raw %s connections: CONNECT, PING, wait for PONG; then VmRSS from /proc/<pid>/status", c.n, kind))
+	handshake := "CONNECT, PING, wait for PONG"
+	if c.mqtt {
+		kind, addr, dial, handshake = "MQTT", e.srv.mqttAddr, dialMQTT, "CONNECT (3.1.1, clean session, no keepalive), wait for CONNACK"
+	}
+	e.note(fmt.Sprintf("(in process) %d raw %s connections: %s; then VmRSS from /proc/<pid>/status", c.n, kind, handshake))
 	idle, err := e.srv.rss()
 	if err != nil {
 		return nil, err
