@@ -60,5 +60,5 @@ func mqttHowTo() string {
 		"which both need for QoS 1), and mosquitto (Debian's package) with the config below: its defaults, which keep\n"+
 		"QoS 1 messages in memory and never fsync, with no cap on queued messages. bus and nats-server store every QoS 1\n"+
 		"message in the `$MQTT_msgs` stream before the PUBACK; bus fsyncs it first. The ratios are bus over each.\n\n"+
-		"```\n%s```\n", mqttOnlyConfig(0))
+		"```\n%s```\n", strings.Replace(mqttOnlyConfig(0), "listener 0 ", "listener $PORT ", 1))
 }
