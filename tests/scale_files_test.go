@@ -41,7 +41,9 @@ func TestScaleStreamFiles(t *testing.T) {
 				}
 			}
 			t.Logf("%d streams created: open files %d, RSS %s", n, p.fds(), p.rss(t))
+			stopping := time.Now()
 			p.stop(t)
+			t.Logf("stopped (SIGTERM to exit) in %v", time.Since(stopping).Round(time.Millisecond))
 			p = startScaleServer(t, srv, dir)
 			js = p.jetStream(t)
 			t.Logf("after restart: open files %d, RSS %s", p.fds(), p.rss(t))
