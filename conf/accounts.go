@@ -45,6 +45,11 @@ type Account struct {
 type AccountJetStream struct {
 	MaxMemory, MaxStore                     int64
 	MaxStreams, MaxConsumers, MaxAckPending int
+	// MemoryMaxStreamBytes and StoreMaxStreamBytes bound one memory or
+	// file stream's max_bytes (0 for none); MaxBytesRequired refuses a
+	// stream without max_bytes.
+	MemoryMaxStreamBytes, StoreMaxStreamBytes int64
+	MaxBytesRequired                          bool
 }
 
 // AccountLimits is an account's limits block (nats-server's keys); 0 is
@@ -221,10 +226,6 @@ func (p *blockParser) accountJetStream(path string, raw any) *AccountJetStream {
 	js := &AccountJetStream{}
 	for k := range m {
 		switch strings.ToLower(k) {
-		case "max_bytes_required", "max_stream_bytes", "max_bytes", "mem_max_stream_bytes", "memory_max_stream_bytes",
-			"disk_max_stream_bytes", "store_max_stream_bytes":
-			p.errs = append(p.errs, &nestedError{path: path + "." + k, reason: "per-stream byte bounds of an account are not in bus yet; " + removeIt, err: ErrUnsupportedKey})
-			delete(m, k)
 		case "cluster_traffic":
 			p.errs = append(p.errs, &nestedError{path: path + "." + k, reason: "bus runs as a single server and has no cluster traffic; " + removeIt, err: ErrUnsupportedKey})
 			delete(m, k)
@@ -233,10 +234,35 @@ func (p *blockParser) accountJetStream(path string, raw any) *AccountJetStream {
 	f := p.fields(path, m, [][]string{
 		{"max_memory", "max_mem", "mem", "memory"}, {"max_store", "max_file", "max_disk", "store", "disk"},
 		{"max_streams", "streams"}, {"max_consumers", "consumers"}, {"max_ack_pending"},
+		{"max_bytes_required", "max_stream_bytes", "max_bytes"},
+		{"memory_max_stream_bytes", "mem_max_stream_bytes"}, {"store_max_stream_bytes", "disk_max_stream_bytes"},
 	})
+	if v, ok := f["max_bytes_required"]; ok {
+		delete(f, "max_bytes_required")
+		if js.MaxBytesRequired, ok = v.(bool); !ok {
+			p.bad(path+".max_bytes_required", "%s is not true or false", describe(v))
+		}
+	}
 	for _, key := range slices.Sorted(maps.Keys(f)) {
 		v, kpath := f[key], path+"."+key
 		n, ok := number(v)
+		perStream := key == "memory_max_stream_bytes" || key == "store_max_stream_bytes"
+		switch {
+		case !ok && perStream:
+			p.bad(kpath, "%s is not a whole number or a size", describe(v))
+			continue
+		case perStream && n < -1:
+			p.bad(kpath, "%d is out of range (0 or -1 for no bound)", n)
+			continue
+		case perStream:
+			n = max(n, 0) // 0 and -1: no bound, as in nats-server
+			if key == "memory_max_stream_bytes" {
+				js.MemoryMaxStreamBytes = n
+			} else {
+				js.StoreMaxStreamBytes = n
+			}
+			continue
+		}
 		switch {
 		case !ok:
 			p.bad(kpath, "%s is not a whole number or a size", describe(v))

@@ -19,12 +19,17 @@ type AccountJetStream struct {
 	// MaxStreams, MaxConsumers (per stream) and MaxAckPending are
 	// jetstream.AccountLimits.
 	MaxStreams, MaxConsumers, MaxAckPending int
+	// MemoryMaxStreamBytes, StoreMaxStreamBytes and MaxBytesRequired
+	// bound one stream's max_bytes (jetstream.AccountLimits).
+	MemoryMaxStreamBytes, StoreMaxStreamBytes int64
+	MaxBytesRequired                          bool
 }
 
 // limits are the account limits jetstream.Service enforces besides the
 // storage ones.
 func (js *AccountJetStream) limits() jetstream.AccountLimits {
-	return jetstream.AccountLimits{MaxStreams: js.MaxStreams, MaxConsumers: js.MaxConsumers, MaxAckPending: js.MaxAckPending}
+	return jetstream.AccountLimits{MaxStreams: js.MaxStreams, MaxConsumers: js.MaxConsumers, MaxAckPending: js.MaxAckPending,
+		MemoryMaxStreamBytes: js.MemoryMaxStreamBytes, StoreMaxStreamBytes: js.StoreMaxStreamBytes, MaxBytesRequired: js.MaxBytesRequired}
 }
 
 // accountsDir holds the stores of the accounts of the accounts block,
@@ -50,7 +55,8 @@ func (a Account) validateJetStream(serverJetStream bool) error {
 	case !safeDirName(a.Name):
 		// The name is its store's directory.
 		return fmt.Errorf("server: account %q: an account with jetstream needs a name fit for a directory (no '.', '*', '>', '/', '\\', ':', spaces or control characters)", a.Name)
-	case js.MaxMemory < 0 || js.MaxStore < 0 || js.MaxStreams < 0 || js.MaxConsumers < 0 || js.MaxAckPending < 0:
+	case js.MaxMemory < 0 || js.MaxStore < 0 || js.MaxStreams < 0 || js.MaxConsumers < 0 || js.MaxAckPending < 0 ||
+		js.MemoryMaxStreamBytes < 0 || js.StoreMaxStreamBytes < 0:
 		return fmt.Errorf("server: account %q: jetstream limits must not be negative (0 for none)", a.Name)
 	}
 	return nil

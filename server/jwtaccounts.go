@@ -75,6 +75,10 @@ func accountFromClaims(ac *jwt.AccountClaims, jetStream bool, g *importGrants) A
 			MaxStreams:    jwtLimit(js.Streams),
 			MaxConsumers:  jwtLimit(js.Consumer),
 			MaxAckPending: jwtLimit(js.MaxAckPending),
+			// The JWT's 0 here is no bound, as in the reference.
+			MemoryMaxStreamBytes: max(js.MemoryMaxStreamBytes, 0),
+			StoreMaxStreamBytes:  max(js.DiskMaxStreamBytes, 0),
+			MaxBytesRequired:     js.MaxBytesRequired,
 		}
 	}
 	for _, e := range ac.Exports {

@@ -223,6 +223,8 @@ func accountJetStream(js *conf.AccountJetStream) *server.AccountJetStream {
 	return &server.AccountJetStream{
 		MaxMemory: js.MaxMemory, MaxStore: js.MaxStore,
 		MaxStreams: js.MaxStreams, MaxConsumers: js.MaxConsumers, MaxAckPending: js.MaxAckPending,
+		MemoryMaxStreamBytes: js.MemoryMaxStreamBytes, StoreMaxStreamBytes: js.StoreMaxStreamBytes,
+		MaxBytesRequired: js.MaxBytesRequired,
 	}
 }
 

@@ -102,8 +102,8 @@ type accountLimits struct {
 	MaxConsumers int   `json:"max_consumers"`
 	MaxAckPend   int   `json:"max_ack_pending"`
 	// The account's bounds on one stream's max_bytes, and whether a
-	// stream must set one: none for bus's one account, as the
-	// reference's global account.
+	// stream must set one (AccountLimits); -1 and false without them,
+	// as the reference's.
 	MemoryMaxStreamBytes int64 `json:"memory_max_stream_bytes"`
 	StoreMaxStreamBytes  int64 `json:"storage_max_stream_bytes"`
 	MaxBytesRequired     bool  `json:"max_bytes_required"`

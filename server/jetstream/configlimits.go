@@ -31,6 +31,9 @@ type Limits struct {
 
 	// accountConsumers is the account's max_consumers (withAccount).
 	accountConsumers int
+	// streamBytes is the account's bounds on one stream's max_bytes
+	// (withAccount).
+	streamBytes AccountLimits
 }
 
 // AccountLimits are an account's own JetStream limits, as nats-server's
@@ -47,11 +50,17 @@ type AccountLimits struct {
 	// MaxAckPending refuses a consumer asking for more, as the server's
 	// limit does (10121); the lower of the two holds.
 	MaxAckPending int
+	// MemoryMaxStreamBytes and StoreMaxStreamBytes refuse a memory or
+	// file stream whose max_bytes is larger (10122); MaxBytesRequired
+	// refuses one without max_bytes (10113), at create and update.
+	MemoryMaxStreamBytes, StoreMaxStreamBytes int64
+	MaxBytesRequired                          bool
 }
 
 // withAccount is l with an account's limits folded in.
 func (l Limits) withAccount(a AccountLimits) Limits {
 	l.accountConsumers = a.MaxConsumers
+	l.streamBytes = AccountLimits{MemoryMaxStreamBytes: a.MemoryMaxStreamBytes, StoreMaxStreamBytes: a.StoreMaxStreamBytes, MaxBytesRequired: a.MaxBytesRequired}
 	if a.MaxAckPending > 0 && (l.MaxAckPending <= 0 || a.MaxAckPending < l.MaxAckPending) {
 		l.MaxAckPending = a.MaxAckPending
 	}
@@ -124,6 +133,16 @@ func (l Limits) streamDefaults(c *streamConfig) {
 // is beyond the limit, or that asks for more consumers than its
 // account allows.
 func (l Limits) checkStream(c *streamConfig) *apiError {
+	bound := l.streamBytes.StoreMaxStreamBytes
+	if c.Storage == jetlog.StorageMemory {
+		bound = l.streamBytes.MemoryMaxStreamBytes
+	}
+	switch {
+	case l.streamBytes.MaxBytesRequired && c.MaxBytes <= 0:
+		return newAPIError(400, 10113, "account requires a stream config to have max bytes set")
+	case bound > 0 && c.MaxBytes > bound:
+		return newAPIError(400, 10122, "stream max bytes exceeds account limit max stream bytes")
+	}
 	if l.accountConsumers > 0 && c.MaxConsumers > int64(l.accountConsumers) {
 		return errMaxConsumers()
 	}
@@ -178,4 +197,11 @@ func (a AccountLimits) report(out *accountLimits) {
 			*f.to = f.set
 		}
 	}
+	if a.MemoryMaxStreamBytes > 0 {
+		out.MemoryMaxStreamBytes = a.MemoryMaxStreamBytes
+	}
+	if a.StoreMaxStreamBytes > 0 {
+		out.StoreMaxStreamBytes = a.StoreMaxStreamBytes
+	}
+	out.MaxBytesRequired = a.MaxBytesRequired
 }
