@@ -126,6 +126,10 @@ func (s *Server) Reload(opts Options) error {
 	if opts.MaxConnections < old.MaxConnections {
 		s.closeOverLimit(opts.MaxConnections)
 	}
+	// An account's lowered limits { max_connections } closes its
+	// connections over it, as a JWT update's does (the reference's
+	// 'maximum account active connections exceeded').
+	s.closeOverAccountLimits(set)
 	if !reflect.DeepEqual(old.Authorization, opts.Authorization) || !reflect.DeepEqual(old.SystemAccount, opts.SystemAccount) ||
 		!reflect.DeepEqual(old.Accounts, opts.Accounts) {
 		if opts.trust != nil {
