@@ -114,10 +114,14 @@ func (s *Server) sysAccountRequest(trie *subjects.Trie[*subscription], e func(ac
 // trie, as the reference does.
 func (s *Server) noJetStream(trie *subjects.Trie[*subscription]) RequestHandler {
 	return func(_ Rights, subject, reply []byte, _ int, _ []byte) bool {
-		if serviceImported(trie, subject) {
+		if serviceImported(trie, subject) || serviceImported(trie, jsAPIInfoSubject) {
 			// Another account's JetStream answers it through the
 			// import, as in the reference, where an account without
-			// JetStream has no API of its own to answer first.
+			// JetStream has no API of its own to answer first. An
+			// account that imports $JS.API.INFO uses another's
+			// JetStream: the reference gives it no API of its own at
+			// all, so what it does not import has no responders
+			// (nats.go's Bind then goes ahead without CONSUMER.INFO).
 			return false
 		}
 		if len(reply) > 0 {
@@ -126,6 +130,10 @@ func (s *Server) noJetStream(trie *subjects.Trie[*subscription]) RequestHandler 
 		return true
 	}
 }
+
+// jsAPIInfoSubject is $JS.API.INFO, the request whose import makes an
+// account another's JetStream user (noJetStream).
+var jsAPIInfoSubject = []byte("$JS.API.INFO")
 
 // serviceImported reports whether a service import of trie's account
 // takes requests on subject.
