@@ -63,7 +63,7 @@ func (sr *streamReach) anyReceiver(to []byte, ok func(*subscription) bool) bool 
 		to = append(append((*bp)[:0], sr.prefix...), to...)
 		defer func() { *bp = to; subjectBufs.Put(bp) }()
 	case sr.tr != nil:
-		mapped, err := sr.tr.Apply(string(to))
+		mapped, err := sr.tr.ApplyLiteral(string(to))
 		if err != nil {
 			return false
 		}

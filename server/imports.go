@@ -415,12 +415,13 @@ func serviceExportFor(e Exports, subject, importer string) ServiceExport {
 	return ServiceExport{}
 }
 
-// applyImport maps subject through tr (nil: unchanged).
+// applyImport maps subject through tr (nil: unchanged); a published
+// subject's "*" and ">" tokens are plain tokens here, as in the reference.
 func applyImport(tr *subjects.Transform, subject []byte) ([]byte, bool) {
 	if tr == nil {
 		return subject, true
 	}
-	to, err := tr.Apply(string(subject))
+	to, err := tr.ApplyLiteral(string(subject))
 	return []byte(to), err == nil
 }
 

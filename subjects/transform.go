@@ -283,12 +283,38 @@ func (t *Transform) Apply(subject string) (string, error) {
 	return t.build(subject, tokens), nil
 }
 
+// ApplyLiteral is Apply for a published subject whose tokens may be "*"
+// or ">": they are taken as plain tokens, matched only by wildcards of
+// the source, as the reference's imports map what a client publishes
+// (nats.go's ordered consumer sends its filter, "$KV.b.>", inside its
+// CONSUMER.CREATE subject, which an import of "$JS.API.>" must carry).
+func (t *Transform) ApplyLiteral(subject string) (string, error) {
+	if t.identity {
+		return subject, nil
+	}
+	var buf [maxApplyTokens]string
+	tokens := splitTokens(subject, buf[:0], true)
+	if tokens == nil || !t.matches(tokens) {
+		return "", fmt.Errorf("subjects: apply %q to %q: %w", t.src, subject, ErrNoMatch)
+	}
+	if t.literal {
+		return t.dest, nil
+	}
+	return t.build(subject, tokens), nil
+}
+
 // splitLiteral appends the tokens of subject to tokens, or returns nil if
 // one is empty or exactly "*" or ">".
 func splitLiteral(subject string, tokens []string) []string {
+	return splitTokens(subject, tokens, false)
+}
+
+// splitTokens appends the tokens of subject to tokens, or returns nil if one is
+// empty, or, unless wildcards, exactly "*" or ">".
+func splitTokens(subject string, tokens []string, wildcards bool) []string {
 	for {
 		tok, rest, more := strings.Cut(subject, ".")
-		if tok == "" || tok == "*" || tok == ">" {
+		if tok == "" || !wildcards && (tok == "*" || tok == ">") {
 			return nil
 		}
 		tokens = append(tokens, tok)

@@ -105,6 +105,37 @@ func TestTransformApplyRefuses(t *testing.T) {
 	}
 }
 
+// ApplyLiteral takes a published subject's "*" and ">" tokens as plain
+// tokens, which only the source's wildcards match, as an import carries
+// nats.go's CONSUMER.CREATE.<stream>.<name>.<filter>.
+func TestTransformApplyLiteral(t *testing.T) {
+	t.Parallel()
+	tr, err := NewTransform("fromA.>", "$JS.API.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tr.ApplyLiteral("fromA.CONSUMER.CREATE.KV_b.x.$KV.b.>")
+	if err != nil || got != "$JS.API.CONSUMER.CREATE.KV_b.x.$KV.b.>" {
+		t.Errorf("ApplyLiteral = %q, %v", got, err)
+	}
+	star, err := NewTransform("foo.*.bar", "x.$1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := star.ApplyLiteral("foo.*.bar"); err != nil || got != "x.*" {
+		t.Errorf("ApplyLiteral(foo.*.bar) = %q, %v", got, err)
+	}
+	lit, err := NewTransform("foo.a", "bar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, subject := range []string{"foo.*", "foo.>", "foo..a", "", "foo.a."} {
+		if got, err := lit.ApplyLiteral(subject); !errors.Is(err, ErrNoMatch) {
+			t.Errorf("ApplyLiteral(%q) = %q, %v; want ErrNoMatch", subject, got, err)
+		}
+	}
+}
+
 func TestNewTransformRefuses(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
