@@ -38,8 +38,6 @@ var unsupportedKeys = map[string]string{
 	"accounts_resolver":        noJWT,
 	"resolver_tls":             noJWT,
 	"resolver_pinned_accounts": noJWT,
-	"trusted":                  noJWT,
-	"trusted_keys":             noJWT,
 	"default_sentinel":         noJWT,
 	"http_base_path":           "bus serves monitoring at /; " + removeIt + " (a reverse proxy can add a prefix)",
 	"ports_file_dir":           "bus writes no ports file; " + removeIt + " (the \"serving\" log line has the bound addresses)",

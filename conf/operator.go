@@ -18,8 +18,9 @@ import (
 // resolver_preload, nats-server's MEMORY resolver.
 const ResolverMemory = "MEMORY"
 
-// Operators is the operator key: the trusted operators' JWTs.
-type Operators struct{ JWTs []string }
+// Operators is the operator key, the trusted operators' JWTs, or the
+// trusted_keys key, their public keys alone (trustedkeys.go): one of them.
+type Operators struct{ JWTs, TrustedKeys []string }
 
 // Preload is resolver_preload: account JWTs by account public key.
 type Preload struct{ Accounts map[string]string }
@@ -50,7 +51,10 @@ func (v operatorValue) set(raw any) error {
 		}
 		out = append(out, token)
 	}
-	*v.p = &Operators{JWTs: out}
+	if *v.p == nil {
+		*v.p = &Operators{}
+	}
+	(*v.p).JWTs = out
 	return nil
 }
 
@@ -80,7 +84,7 @@ func readOperatorJWT(s string) (string, error) {
 }
 
 func (v operatorValue) String() string {
-	if *v.p == nil {
+	if *v.p == nil || len((*v.p).JWTs) == 0 {
 		return ""
 	}
 	return "[…]"
@@ -162,6 +166,8 @@ func (c Config) checkOperator(bad func(key, format string, args ...any)) {
 		bad("resolver", "needs operator (the trusted operator's JWT)")
 	case !c.OperatorMode() && c.ResolverPreload != nil:
 		bad("resolver_preload", "needs operator and a resolver")
+	case c.OperatorMode() && len(c.Operator.JWTs) > 0 && len(c.Operator.TrustedKeys) > 0:
+		bad("trusted_keys", "conflicting options for 'TrustedKeys' and 'TrustedOperators': set operator or trusted_keys, not both")
 	case c.OperatorMode() && c.Resolver == nil:
 		bad("operator", "needs a resolver: resolver: MEMORY with the account JWTs in resolver_preload, or resolver { type: full, dir: ... }")
 	case c.OperatorMode() && c.Accounts != nil && len(c.Accounts.Entries) > 0:

@@ -20,6 +20,10 @@ type Operator struct {
 	// JWTs are the trusted operators' JWTs, each as its file holds it
 	// (bare or between the nsc decoration lines).
 	JWTs []string
+	// TrustedKeys are trusted operators' public keys, in place of their
+	// JWTs (nats-server's trusted_keys): account JWTs one of them signed
+	// are trusted. Not beside JWTs.
+	TrustedKeys []string
 	// SystemAccount is the public key of the system account; "" for
 	// none. Its JWT must be among Accounts.
 	SystemAccount string
@@ -55,11 +59,20 @@ type trust struct {
 // compileOperator decodes and verifies o's JWTs. Its errors name the key
 // of the config file (operator, resolver_preload) and the JWT's key.
 func compileOperator(o *Operator) (*trust, error) {
-	if len(o.JWTs) == 0 {
+	switch {
+	case len(o.JWTs) == 0 && len(o.TrustedKeys) == 0:
 		return nil, fmt.Errorf("server: operator: no operator JWT")
+	case len(o.JWTs) > 0 && len(o.TrustedKeys) > 0:
+		return nil, fmt.Errorf("server: trusted_keys: conflicting options for 'TrustedKeys' and 'TrustedOperators'")
 	}
 	t := &trust{signers: map[string]bool{}, strictOperators: map[string]bool{}, strictSigners: map[string]bool{},
 		accounts: map[string]*jwt.AccountClaims{}, skipped: map[string]error{}, system: o.SystemAccount}
+	for _, k := range o.TrustedKeys {
+		if !nkeys.IsValidPublicOperatorKey(k) {
+			return nil, fmt.Errorf("server: trusted_keys: trust key %q required to be a valid public operator nkey", k)
+		}
+		t.signers[k] = true
+	}
 	for i, raw := range o.JWTs {
 		oc, err := decodeOperator(raw)
 		if err != nil {
@@ -198,5 +211,5 @@ func sameOperators(old, new *Operator) bool {
 	if old == nil || new == nil {
 		return old == new
 	}
-	return slices.Equal(old.JWTs, new.JWTs) && reflect.DeepEqual(old.Resolver, new.Resolver)
+	return slices.Equal(old.JWTs, new.JWTs) && slices.Equal(old.TrustedKeys, new.TrustedKeys) && reflect.DeepEqual(old.Resolver, new.Resolver)
 }

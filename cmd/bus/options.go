@@ -142,7 +142,7 @@ func operator(cfg conf.Config) *server.Operator {
 	if !cfg.OperatorMode() {
 		return nil
 	}
-	o := &server.Operator{JWTs: cfg.Operator.JWTs, SystemAccount: cfg.SystemAccount}
+	o := &server.Operator{JWTs: cfg.Operator.JWTs, TrustedKeys: cfg.Operator.TrustedKeys, SystemAccount: cfg.SystemAccount}
 	if cfg.ResolverPreload != nil {
 		o.Accounts = cfg.ResolverPreload.Accounts
 	}
