@@ -69,6 +69,7 @@ type Config struct {
 	// a NATS resolver's directory: resolver.go), and ResolverPreload the
 	// account JWTs to start with, by account public key.
 	Operator        *Operators
+	TrustedKeys     *TrustedKeys // the operators' public keys in place of Operator (trustedkeys.go)
 	Resolver        *Resolver
 	ResolverPreload *Preload
 

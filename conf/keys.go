@@ -69,7 +69,7 @@ func keys(c *Config) []key {
 			usage: "the account of the accounts block whose users may make the $SYS requests (default: $SYS)"},
 		{name: "operator", aliases: []string{"operators", "root_operator", "root_operators"}, value: operatorValue{&c.Operator}, fileOnly: true,
 			usage: "operator mode: the trusted operator's JWT, or a path to it, or a list (file only; see docs/security.md)"},
-		{name: "trusted_keys", aliases: []string{"trusted"}, value: trustedKeysValue{&c.Operator}, fileOnly: true,
+		{name: "trusted_keys", aliases: []string{"trusted"}, value: trustedKeysValue{&c.TrustedKeys}, fileOnly: true,
 			usage: "operator mode: the trusted operators' public keys, in place of their JWTs (file only; see docs/security.md)"},
 		{name: "resolver", value: resolverValue{&c.Resolver}, fileOnly: true,
 			usage: "operator mode: where account JWTs come from: MEMORY, or a block { type: full|cache, dir: ... } (file only; see docs/security.md)"},

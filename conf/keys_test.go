@@ -42,6 +42,8 @@ func sample(t *testing.T, k key) any {
 		return map[string]any{"js_ack_fc_v2": true}
 	case operatorValue:
 		return "eyJ0eXAiOiJKV1QifQ.sample"
+	case trustedKeysValue:
+		return "OD2W2I4MVRA5TGZLZ2AG6ZHGVL3OTKFWQJFIX4TNBER23E6P46S345YY"
 	case resolverValue:
 		return "memory"
 	case preloadValue:

@@ -161,7 +161,6 @@ func TestLoadNATSConfRefusesWhatBusLacks(t *testing.T) {
 		{"logfile_max_num_negative", "logfile_max_num: -1", "logfile_max_num", ErrOutOfRange, "negative"},
 		{"websocket_cookie", "websocket { port: 8080, no_tls: true, jwt_cookie: jwt }", "websocket.jwt_cookie", ErrOutOfRange, "JWT"},
 		{"websocket_no_tls", "websocket { port: 8080 }", "websocket", ErrBadValue, "no_tls"},
-		{"trusted", "trusted: [OABC]", "trusted", ErrUnsupportedKey, "operator mode takes"},
 		{"jetstream_tpm", "jetstream { tpm { keys_file: /k } }", "jetstream.tpm", ErrUnsupportedKey, "TPM"},
 		{"http_host_differs", "http: localhost:8222", "http", ErrUnsupportedKey, "client interface (0.0.0.0)"},
 		{"listen_and_port", "listen: 0.0.0.0:4222\nport: 4333", "listen", ErrDuplicateKey, "port"},

@@ -18,9 +18,8 @@ import (
 // resolver_preload, nats-server's MEMORY resolver.
 const ResolverMemory = "MEMORY"
 
-// Operators is the operator key, the trusted operators' JWTs, or the
-// trusted_keys key, their public keys alone (trustedkeys.go): one of them.
-type Operators struct{ JWTs, TrustedKeys []string }
+// Operators is the operator key: the trusted operators' JWTs.
+type Operators struct{ JWTs []string }
 
 // Preload is resolver_preload: account JWTs by account public key.
 type Preload struct{ Accounts map[string]string }
@@ -51,10 +50,7 @@ func (v operatorValue) set(raw any) error {
 		}
 		out = append(out, token)
 	}
-	if *v.p == nil {
-		*v.p = &Operators{}
-	}
-	(*v.p).JWTs = out
+	*v.p = &Operators{JWTs: out}
 	return nil
 }
 
@@ -84,7 +80,7 @@ func readOperatorJWT(s string) (string, error) {
 }
 
 func (v operatorValue) String() string {
-	if *v.p == nil || len((*v.p).JWTs) == 0 {
+	if *v.p == nil {
 		return ""
 	}
 	return "[…]"
@@ -155,8 +151,9 @@ func loadPreload(path string, normal map[string]any, cfg *Config) ([]*KeyError, 
 	return errs, nil
 }
 
-// OperatorMode reports whether c turns operator (JWT) mode on.
-func (c Config) OperatorMode() bool { return c.Operator != nil }
+// OperatorMode reports whether c turns operator (JWT) mode on: with the
+// operators' JWTs, or their public keys (trusted_keys).
+func (c Config) OperatorMode() bool { return c.Operator != nil || c.TrustedKeys != nil }
 
 // checkOperator reports operator mode configured by halves, and what
 // operator mode replaces.
@@ -166,7 +163,7 @@ func (c Config) checkOperator(bad func(key, format string, args ...any)) {
 		bad("resolver", "needs operator (the trusted operator's JWT)")
 	case !c.OperatorMode() && c.ResolverPreload != nil:
 		bad("resolver_preload", "needs operator and a resolver")
-	case c.OperatorMode() && len(c.Operator.JWTs) > 0 && len(c.Operator.TrustedKeys) > 0:
+	case c.Operator != nil && c.TrustedKeys != nil:
 		bad("trusted_keys", "conflicting options for 'TrustedKeys' and 'TrustedOperators': set operator or trusted_keys, not both")
 	case c.OperatorMode() && c.Resolver == nil:
 		bad("operator", "needs a resolver: resolver: MEMORY with the account JWTs in resolver_preload, or resolver { type: full, dir: ... }")

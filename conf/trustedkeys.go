@@ -11,7 +11,10 @@ import (
 // public keys of the trusted operators, in place of their JWTs. It turns
 // operator mode on as the operator key does; account JWTs signed by one
 // of the keys are trusted, with the resolver's rules.
-type trustedKeysValue struct{ p **Operators }
+type trustedKeysValue struct{ p **TrustedKeys }
+
+// TrustedKeys is the trusted_keys key: operator public keys.
+type TrustedKeys struct{ Keys []string }
 
 func (v trustedKeysValue) set(raw any) error {
 	var list []any
@@ -38,10 +41,7 @@ func (v trustedKeysValue) set(raw any) error {
 		}
 		keys = append(keys, s)
 	}
-	if *v.p == nil {
-		*v.p = &Operators{}
-	}
-	(*v.p).TrustedKeys = keys
+	*v.p = &TrustedKeys{Keys: keys}
 	return nil
 }
 
@@ -49,7 +49,7 @@ func (v trustedKeysValue) String() string {
 	if *v.p == nil {
 		return ""
 	}
-	return strings.Join((*v.p).TrustedKeys, ",")
+	return strings.Join((*v.p).Keys, ",")
 }
 
 func (v trustedKeysValue) kind() string { return "list" }

@@ -21,8 +21,8 @@ func TestTrustedKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !cfg.OperatorMode() || !reflect.DeepEqual(cfg.Operator.TrustedKeys, []string{opPub}) || len(cfg.Operator.JWTs) != 0 {
-		t.Fatalf("operator %+v", cfg.Operator)
+	if !cfg.OperatorMode() || cfg.TrustedKeys == nil || !reflect.DeepEqual(cfg.TrustedKeys.Keys, []string{opPub}) || cfg.Operator != nil {
+		t.Fatalf("operator %+v, trusted keys %v", cfg.Operator, cfg.TrustedKeys)
 	}
 	for _, tc := range []struct{ name, content, reason string }{
 		{"account key", "trusted_keys: [" + accPub + "]\nresolver: MEMORY\n", "valid public operator nkey"},

@@ -142,7 +142,13 @@ func operator(cfg conf.Config) *server.Operator {
 	if !cfg.OperatorMode() {
 		return nil
 	}
-	o := &server.Operator{JWTs: cfg.Operator.JWTs, TrustedKeys: cfg.Operator.TrustedKeys, SystemAccount: cfg.SystemAccount}
+	o := &server.Operator{SystemAccount: cfg.SystemAccount}
+	if cfg.Operator != nil {
+		o.JWTs = cfg.Operator.JWTs
+	}
+	if cfg.TrustedKeys != nil {
+		o.TrustedKeys = cfg.TrustedKeys.Keys
+	}
 	if cfg.ResolverPreload != nil {
 		o.Accounts = cfg.ResolverPreload.Accounts
 	}
