@@ -31,9 +31,10 @@ type Limits struct {
 
 	// accountConsumers is the account's max_consumers (withAccount).
 	accountConsumers int
-	// streamBytes is the account's bounds on one stream's max_bytes
-	// (withAccount).
-	streamBytes AccountLimits
+	// memoryStreamBytes, storeStreamBytes and streamBytesRequired are
+	// the account's bounds on one stream's max_bytes (withAccount).
+	memoryStreamBytes, storeStreamBytes int64
+	streamBytesRequired                 bool
 }
 
 // AccountLimits are an account's own JetStream limits, as nats-server's
@@ -60,7 +61,7 @@ type AccountLimits struct {
 // withAccount is l with an account's limits folded in.
 func (l Limits) withAccount(a AccountLimits) Limits {
 	l.accountConsumers = a.MaxConsumers
-	l.streamBytes = AccountLimits{MemoryMaxStreamBytes: a.MemoryMaxStreamBytes, StoreMaxStreamBytes: a.StoreMaxStreamBytes, MaxBytesRequired: a.MaxBytesRequired}
+	l.memoryStreamBytes, l.storeStreamBytes, l.streamBytesRequired = a.MemoryMaxStreamBytes, a.StoreMaxStreamBytes, a.MaxBytesRequired
 	if a.MaxAckPending > 0 && (l.MaxAckPending <= 0 || a.MaxAckPending < l.MaxAckPending) {
 		l.MaxAckPending = a.MaxAckPending
 	}
@@ -133,12 +134,12 @@ func (l Limits) streamDefaults(c *streamConfig) {
 // is beyond the limit, or that asks for more consumers than its
 // account allows.
 func (l Limits) checkStream(c *streamConfig) *apiError {
-	bound := l.streamBytes.StoreMaxStreamBytes
+	bound := l.storeStreamBytes
 	if c.Storage == jetlog.StorageMemory {
-		bound = l.streamBytes.MemoryMaxStreamBytes
+		bound = l.memoryStreamBytes
 	}
 	switch {
-	case l.streamBytes.MaxBytesRequired && c.MaxBytes <= 0:
+	case l.streamBytesRequired && c.MaxBytes <= 0:
 		return newAPIError(400, 10113, "account requires a stream config to have max bytes set")
 	case bound > 0 && c.MaxBytes > bound:
 		return newAPIError(400, 10122, "stream max bytes exceeds account limit max stream bytes")

@@ -102,7 +102,7 @@ func (r *runner) once(ctx context.Context, sc scenario, f flavor, run int) ([]fl
 	defer os.RemoveAll(dir)
 	ctx, cancel := context.WithTimeout(ctx, sc.timeout)
 	defer cancel()
-	srv, err := startServer(ctx, f, dir, sc.jetstream, listeners{websocket: sc.websocket, mqtt: sc.mqtt})
+	srv, err := startServer(ctx, f, dir, sc.jetstream, listeners{websocket: sc.websocket, mqtt: sc.mqtt, accounts: sc.accounts})
 	if err != nil {
 		return nil, cost{}, nil, err
 	}

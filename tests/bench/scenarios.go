@@ -20,6 +20,7 @@ type scenario struct {
 	jetstream bool          // needs JetStream; the reference gets -js
 	websocket bool          // both servers get a websocket listener (-c with a websocket block)
 	mqtt      bool          // an MQTT scenario: both servers get an MQTT listener, and mosquitto runs it too
+	accounts  int           // both servers get an accounts block of this many accounts and an importer (accounts.go)
 	timeout   time.Duration // bounds one run, server start to stop
 	metrics   []metric
 	// msgs is how many messages the measured part of a run moves: what
@@ -36,6 +37,7 @@ type scenario struct {
 type sizes struct {
 	core, large, fanout, queue, reqrep, interest, jsSync, jsAsync, ws int // messages
 	mqtt, mqttQoS1                                                    int // messages
+	accounts                                                          int // configured accounts of the idle-memory row
 	idleConns, memSubs                                                int
 	quick                                                             bool
 }
@@ -43,11 +45,11 @@ type sizes struct {
 func sizesFor(quick bool) sizes {
 	if quick {
 		return sizes{core: 200_000, large: 2_000, fanout: 50_000, queue: 100_000, ws: 100_000,
-			reqrep: 2_000, interest: 100_000, jsSync: 2_000, jsAsync: 50_000, mqtt: 50_000, mqttQoS1: 5_000,
+			reqrep: 2_000, interest: 100_000, jsSync: 2_000, jsAsync: 50_000, mqtt: 50_000, mqttQoS1: 5_000, accounts: 1_000,
 			idleConns: 5_000, memSubs: 250_000, quick: true}
 	}
 	return sizes{core: 1_000_000, large: 10_000, fanout: 200_000, queue: 500_000, ws: 500_000,
-		reqrep: 10_000, interest: 500_000, jsSync: 10_000, jsAsync: 200_000, mqtt: 200_000, mqttQoS1: 20_000,
+		reqrep: 10_000, interest: 500_000, jsSync: 10_000, jsAsync: 200_000, mqtt: 200_000, mqttQoS1: 20_000, accounts: 1_000,
 		idleConns: 10_000, memSubs: 1_000_000}
 }
 
@@ -105,6 +107,18 @@ func scenarios(s sizes) []scenario {
 	add(false, scenario{name: "RSS MQTT", jetstream: true, mqtt: true,
 		metrics: []metric{{label: "idle", unit: "MiB", lowerIsBetter: true}, {label: count(s.idleConns) + " idle conns", unit: "MiB", lowerIsBetter: true}},
 		run:     idleConns{n: s.idleConns, mqtt: true}.run})
+	acc := func(fullOnly bool, name string, accounts int, p pubSub) {
+		add(fullOnly, scenario{name: name, accounts: accounts, metrics: throughput, msgs: p.n, run: p.run})
+	}
+	acc(false, "accounts: pub→sub 16 B, 1 account", 1, pubSub{subject: "bench.accounts", n: s.core, size: 16, subClients: 1, pubClients: 1, pubUser: "u0", subUser: "u0"})
+	acc(false, "accounts: pub→sub 16 B, 100 accounts", 100, pubSub{subject: "bench.accounts", n: s.core, size: 16, subClients: 1, pubClients: 1, pubUser: "u0", subUser: "u0"})
+	acc(false, "accounts: fan-out 1→10, 16 B, 100 accounts", 100, pubSub{subject: "bench.fanout", n: s.fanout, size: 16, subClients: 10, pubClients: 1, pubUser: "u0", subUser: "u0"})
+	acc(false, "accounts: stream import hop 16 B", 1, pubSub{subject: "bench.import", n: s.core, size: 16, subClients: 1, pubClients: 1, pubUser: "u0", subUser: "imp"})
+	add(false, scenario{name: "accounts: service import request-reply 128 B", accounts: 1, msgs: s.reqrep,
+		metrics: []metric{{unit: "msgs/s"}, {label: "p50", unit: "µs", lowerIsBetter: true}, {label: "p99", unit: "µs", lowerIsBetter: true}},
+		run:     requestReply{n: s.reqrep, size: 128, clients: 1, serveUser: "u0", requestUser: "imp"}.run})
+	add(false, scenario{name: "RSS idle, " + count(s.accounts) + " accounts", accounts: s.accounts,
+		metrics: []metric{{unit: "MiB", lowerIsBetter: true}}, run: idleRSS})
 	js := func(fullOnly bool, name string, msgs int, run func(context.Context, *env) ([]float64, error)) {
 		add(fullOnly, scenario{name: name, jetstream: true, metrics: throughput, msgs: msgs, run: run})
 	}

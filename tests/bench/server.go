@@ -75,6 +75,7 @@ type server struct {
 type listeners struct {
 	websocket bool // a plain websocket listener that offers compression
 	mqtt      bool // an MQTT listener (nats-server's needs JetStream and a server name)
+	accounts  int  // an accounts block of this many accounts besides the importer (accounts.go); 0 for none
 }
 
 // startServer starts f on free loopback ports with a store under dir and
@@ -118,6 +119,9 @@ func startServer(ctx context.Context, f flavor, dir string, jetstream bool, extr
 			return nil, err
 		}
 		fmt.Fprintf(&conf, "server_name: bench\nmqtt {\n  host: \"127.0.0.1\"\n  port: %d\n}\n", mqttPort)
+	}
+	if extra.accounts > 0 {
+		conf.WriteString(accountsBlock(extra.accounts))
 	}
 	if conf.Len() > 0 {
 		path := filepath.Join(dir, "listeners.conf")

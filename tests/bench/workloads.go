@@ -65,14 +65,31 @@ func (e *env) readUsage() (usage, error) {
 
 // startNats starts `nats -s <url> args...` in the background.
 func (e *env) startNats(ctx context.Context, args ...string) (*tool, error) {
-	argv := append([]string{e.tools.nats, "-s", e.srv.url}, args...)
-	e.note("nats -s $URL " + strings.Join(args, " "))
+	return e.startNatsAs(ctx, "", args...)
+}
+
+// startNatsAs is startNats as user of the accounts block (accounts.go);
+// "" for no credentials.
+func (e *env) startNatsAs(ctx context.Context, user string, args ...string) (*tool, error) {
+	argv := []string{e.tools.nats, "-s", e.srv.url}
+	shown := "nats -s $URL "
+	if user != "" {
+		argv = append(argv, "--user", user, "--password", accountsPassword)
+		shown += "--user " + user + " --password " + accountsPassword + " "
+	}
+	argv = append(argv, args...)
+	e.note(shown + strings.Join(args, " "))
 	return startTool(ctx, e.dir, nil, argv...)
 }
 
 // runNats runs `nats -s <url> args...` to completion.
 func (e *env) runNats(ctx context.Context, args ...string) (string, error) {
-	t, err := e.startNats(ctx, args...)
+	return e.runNatsAs(ctx, "", args...)
+}
+
+// runNatsAs is runNats as user (startNatsAs).
+func (e *env) runNatsAs(ctx context.Context, user string, args ...string) (string, error) {
+	t, err := e.startNatsAs(ctx, user, args...)
 	if err != nil {
 		return "", err
 	}
@@ -91,6 +108,10 @@ type pubSub struct {
 	subClients   int
 	pubClients   int
 	multisubject bool // publish across subject.000000 … subject.099999
+	// pubUser and subUser are users of the accounts block (accounts.go):
+	// the same for one account's traffic, the exporter's and the
+	// importer's for a stream import hop; "" without accounts.
+	pubUser, subUser string
 }
 
 func (p pubSub) run(ctx context.Context, e *env) ([]float64, error) {
@@ -104,7 +125,7 @@ func (p pubSub) run(ctx context.Context, e *env) ([]float64, error) {
 	}
 	subCtx, cancelSub := context.WithCancel(ctx)
 	defer cancelSub()
-	sub, err := e.startNats(subCtx, append([]string{"bench", "sub", p.subject, "--clients", strconv.Itoa(p.subClients)}, common...)...)
+	sub, err := e.startNatsAs(subCtx, p.subUser, append([]string{"bench", "sub", p.subject, "--clients", strconv.Itoa(p.subClients)}, common...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +141,7 @@ func (p pubSub) run(ctx context.Context, e *env) ([]float64, error) {
 	if err := e.beginMeasure(); err != nil {
 		return nil, err
 	}
-	if _, err := e.runNats(ctx, pubArgs...); err != nil {
+	if _, err := e.runNatsAs(ctx, p.pubUser, pubArgs...); err != nil {
 		return nil, err
 	}
 	timer := time.AfterFunc(drainTimeout, cancelSub)
@@ -168,6 +189,9 @@ func (q queue) run(ctx context.Context, e *env) ([]float64, error) {
 // `clients` concurrent clients: rate, P50 and P99 round trip.
 type requestReply struct {
 	n, size, clients int
+	// serveUser and requestUser are users of the accounts block: the
+	// exporter's and the importer's for a service import hop.
+	serveUser, requestUser string
 }
 
 func (r requestReply) run(ctx context.Context, e *env) ([]float64, error) {
@@ -177,7 +201,7 @@ func (r requestReply) run(ctx context.Context, e *env) ([]float64, error) {
 	}
 	srvCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	svc, err := e.startNats(srvCtx, "bench", "service", "serve", "bench.service", "--no-progress")
+	svc, err := e.startNatsAs(srvCtx, r.serveUser, "bench", "service", "serve", "bench.service", "--no-progress")
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +212,7 @@ func (r requestReply) run(ctx context.Context, e *env) ([]float64, error) {
 	if err := e.beginMeasure(); err != nil {
 		return nil, err
 	}
-	out, err := e.runNats(ctx, "bench", "service", "request", "bench.service", "--msgs", strconv.Itoa(r.n),
+	out, err := e.runNatsAs(ctx, r.requestUser, "bench", "service", "request", "bench.service", "--msgs", strconv.Itoa(r.n),
 		"--size", strconv.Itoa(r.size), "--clients", strconv.Itoa(r.clients), "--no-progress")
 	if err != nil {
 		return nil, err
