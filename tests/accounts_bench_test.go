@@ -12,7 +12,8 @@ import (
 )
 
 // BenchmarkAccountsPubSub publishes through one account's subject space to
-// one subscriber when the server holds 1 or 100 accounts, for bus and the
+// one subscriber (and fanned out to ten) when the server holds 1 or 100
+// accounts, for bus and the
 // embedded reference side by side (issue 27: the hot path must not pay for
 // tenants it does not serve):
 //
@@ -38,38 +39,42 @@ func BenchmarkAccountsPubSub(b *testing.B) {
 		for _, side := range []struct{ name, url string }{
 			{"server=nats-server", ref.ClientURL()}, {"server=bus", busURL(bus)},
 		} {
-			b.Run(fmt.Sprintf("%s/accounts=%d", side.name, accounts), func(b *testing.B) {
-				auth := nats.UserInfo("u0", accountsPass)
-				benchPubSubAcross(b, side.url, auth, auth)
-			})
+			for _, subs := range []int{1, 10} {
+				b.Run(fmt.Sprintf("%s/accounts=%d/subs=%d", side.name, accounts, subs), func(b *testing.B) {
+					auth := nats.UserInfo("u0", accountsPass)
+					benchPubSubAcross(b, side.url, subs, auth, auth)
+				})
+			}
 		}
 		shutdown(b, bus)
 	}
 }
 
 // benchPubSubAcross sends b.N 16-byte messages on bench from a connection
-// logged in with pubAuth to one logged in with subAuth, and waits until
-// all arrived.
-func benchPubSubAcross(b *testing.B, url string, pubAuth, subAuth nats.Option) {
+// logged in with pubAuth to subs connections logged in with subAuth, and
+// waits until each has all of them.
+func benchPubSubAcross(b *testing.B, url string, subs int, pubAuth, subAuth nats.Option) {
 	pub, err := nats.Connect(url, pubAuth)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer pub.Close()
-	sub, err := nats.Connect(url, subAuth)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer sub.Close()
-	done := make(chan struct{})
-	n := 0
-	s, _ := sub.Subscribe("bench", func(*nats.Msg) {
-		if n++; n == b.N {
-			close(done)
+	done := make(chan struct{}, subs)
+	counts := make([]int, subs)
+	for i := range counts {
+		sub, err := nats.Connect(url, subAuth)
+		if err != nil {
+			b.Fatal(err)
 		}
-	})
-	_ = s.SetPendingLimits(-1, -1)
-	_ = sub.Flush()
+		defer sub.Close()
+		s, _ := sub.Subscribe("bench", func(*nats.Msg) {
+			if counts[i]++; counts[i] == b.N {
+				done <- struct{}{}
+			}
+		})
+		_ = s.SetPendingLimits(-1, -1)
+		_ = sub.Flush()
+	}
 	payload := make([]byte, 16)
 	b.SetBytes(16)
 	b.ReportAllocs()
@@ -78,9 +83,11 @@ func benchPubSubAcross(b *testing.B, url string, pubAuth, subAuth nats.Option) {
 		_ = pub.Publish("bench", payload)
 	}
 	_ = pub.Flush()
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		b.Fatalf("received %d of %d", n, b.N)
+	for range counts {
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			b.Fatalf("received %v of %d", counts, b.N)
+		}
 	}
 }

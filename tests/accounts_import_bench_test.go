@@ -57,7 +57,7 @@ func importBenchServers(b *testing.B) [2][2]string {
 func BenchmarkAccountsStreamImport(b *testing.B) {
 	for _, side := range importBenchServers(b) {
 		b.Run(side[0], func(b *testing.B) {
-			benchPubSubAcross(b, side[1], nats.UserInfo("a", accountsPass), nats.UserInfo("b", accountsPass))
+			benchPubSubAcross(b, side[1], 1, nats.UserInfo("a", accountsPass), nats.UserInfo("b", accountsPass))
 		})
 	}
 }
