@@ -115,12 +115,9 @@ func (s *catalogSnapshot) consistent(ids []uint64, idxs map[uint64]bool) error {
 	if len(ss.IDs) != n || len(ss.Counts) != n || len(ss.Firsts) != n || len(ss.Lasts) != n {
 		return errors.New("subject columns differ in length")
 	}
-	perSubject := make(map[uint64]uint64, n) // live messages counted by the sections
-	for _, id := range ss.IDs {
-		if _, dup := perSubject[id]; dup {
-			return fmt.Errorf("subject id %d listed twice", id)
-		}
-		perSubject[id] = 0
+	perSubject, err := newSubjectSums(ss.IDs)
+	if err != nil {
+		return err
 	}
 	var live uint64
 	next := uint64(0)
@@ -149,11 +146,9 @@ func (s *catalogSnapshot) consistent(ids []uint64, idxs map[uint64]bool) error {
 		}
 		var bySubject uint64
 		for k, id := range sec.SubjectIDs {
-			sum, ok := perSubject[id]
-			if !ok {
+			if !perSubject.add(id, uint64(sec.SubjectCounts[k])) {
 				return fmt.Errorf("segment %d: unknown subject id %d", sec.ID, id)
 			}
-			perSubject[id] = sum + uint64(sec.SubjectCounts[k])
 			bySubject += uint64(sec.SubjectCounts[k])
 		}
 		if bySubject != uint64(sec.Live) {
@@ -164,7 +159,7 @@ func (s *catalogSnapshot) consistent(ids []uint64, idxs map[uint64]bool) error {
 	}
 	var counted uint64
 	for i := range n {
-		if ss.Counts[i] == 0 || ss.Firsts[i] > ss.Lasts[i] || ss.Lasts[i] > s.Last || perSubject[ss.IDs[i]] != ss.Counts[i] {
+		if ss.Counts[i] == 0 || ss.Firsts[i] > ss.Lasts[i] || ss.Lasts[i] > s.Last || perSubject.sum(ss.IDs[i]) != ss.Counts[i] {
 			return fmt.Errorf("subject %q: bad summary", ss.Names[i])
 		}
 		counted += ss.Counts[i]
