@@ -63,13 +63,8 @@ func (e *env) readUsage() (usage, error) {
 	return u, nil
 }
 
-// startNats starts `nats -s <url> args...` in the background.
-func (e *env) startNats(ctx context.Context, args ...string) (*tool, error) {
-	return e.startNatsAs(ctx, "", args...)
-}
-
-// startNatsAs is startNats as user of the accounts block (accounts.go);
-// "" for no credentials.
+// startNatsAs starts `nats -s <url> args...` in the background, as user
+// of the accounts block (accounts.go); "" for no credentials.
 func (e *env) startNatsAs(ctx context.Context, user string, args ...string) (*tool, error) {
 	argv := []string{e.tools.nats, "-s", e.srv.url}
 	shown := "nats -s $URL "
@@ -87,7 +82,7 @@ func (e *env) runNats(ctx context.Context, args ...string) (string, error) {
 	return e.runNatsAs(ctx, "", args...)
 }
 
-// runNatsAs is runNats as user (startNatsAs).
+// runNatsAs is runNats as user of the accounts block (startNatsAs).
 func (e *env) runNatsAs(ctx context.Context, user string, args ...string) (string, error) {
 	t, err := e.startNatsAs(ctx, user, args...)
 	if err != nil {
