@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -70,7 +69,7 @@ accounts {
 			case err != nil:
 				steps = append(steps, who+" "+subject+": "+err.Error())
 			default:
-				steps = append(steps, who+" "+subject+": "+jsonErrorOf(m.Data))
+				steps = append(steps, who+" "+subject+": "+apiErrorOf(m.Data))
 			}
 		}
 		u := connect(t, url, nats.UserInfo("u", "pw"))
@@ -95,22 +94,4 @@ accounts {
 		t.Log(lines(steps...))
 		return steps
 	})
-}
-
-// jsonErrorOf is an API answer's error code and description, or "ok".
-func jsonErrorOf(body []byte) string {
-	var doc struct {
-		Error *struct {
-			Code        int    `json:"code"`
-			ErrCode     int    `json:"err_code"`
-			Description string `json:"description"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(body, &doc); err != nil {
-		return "not JSON: " + string(body)
-	}
-	if doc.Error == nil {
-		return "ok"
-	}
-	return fmt.Sprintf("%d %d %s", doc.Error.Code, doc.Error.ErrCode, doc.Error.Description)
 }
