@@ -206,8 +206,13 @@ func (m *machine) acksLocked(s *jetlog.ConsumerState) {
 			if p := s.Pending[a.seq]; p != nil {
 				deliveries, cseq = p.Deliveries, p.Consumer
 			}
-			if pending, _ := m.releaseLocked(s, a.seq, m.scratch.ackNow); pending {
+			// A TERM is an ack to retention, as in the reference: an
+			// interest or work-queue stream drops the message now.
+			if pending, left := m.releaseLocked(s, a.seq, m.scratch.ackNow); pending {
 				m.scratch.terminated = append(m.scratch.terminated, termed{a.seq, deliveries, cseq, a.arg})
+				if left {
+					m.act.acked = append(m.act.acked, a.seq)
+				}
 			}
 		}
 	}
@@ -240,14 +245,19 @@ func parseNakDelay(arg string) time.Duration {
 // it); with one, or in message groups (whose next message must follow),
 // it is handed on as acknowledged.
 func (m *machine) deadLetter(seq, deliveries uint64, reason, detail string, now time.Time) {
-	termed := false
-	step := func(s *jetlog.ConsumerState) { termed, _ = m.releaseLocked(s, seq, now.UnixNano()) }
+	termed, left := false, false
+	step := func(s *jetlog.ConsumerState) { termed, left = m.releaseLocked(s, seq, now.UnixNano()) }
 	if m.cfg.DeadLetterSubject == "" && m.groups == nil {
 		step = func(s *jetlog.ConsumerState) { termed = s.GiveUp(seq) }
 	}
 	if err := m.ledger.Update(step, false); err != nil || !termed {
 		m.act.err = err
 		return
+	}
+	if left {
+		// Handed on as acknowledged: retention hears of it now, not at
+		// the next restart (sweepRetained).
+		m.act.acked = append(m.act.acked, seq)
 	}
 	m.advise("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES", maxDeliverAdvisory{
 		Type: "io.nats.jetstream.advisory.v1.max_deliver", ID: nuid.Next(), Timestamp: now.UTC(),
